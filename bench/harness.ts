@@ -1,0 +1,79 @@
+/**
+ * Benchmarks report ratios against a baseline measured in the same run, on the same machine, so
+ * that the figure means something whatever the hardware: "0.62x of raw pg", not "4,100/s".
+ */
+export interface BenchRow {
+  case: string;        // what was measured, e.g. "postTransfer, 4 callers"
+  value: number;       // the measured figure
+  unit: string;        // "ops/s", "MB/s", "ms", "MB"
+  baseline?: number;   // the baseline figure in the same unit
+  baselineCase?: string;
+  ratio?: number;      // value / baseline (or baseline / value where lower is better; say so in `case`)
+  goal?: string;       // e.g. ">= 0.8"
+}
+
+export interface BenchReport {
+  name: string;
+  rows: BenchRow[];
+  notes?: string[];
+}
+
+export type Benchmark = (args: string[]) => Promise<BenchReport>;
+
+export function ratioRow(row: Omit<BenchRow, "ratio">, lowerIsBetter = false): BenchRow {
+  const ratio = row.baseline === undefined || row.baseline === 0 ? undefined
+    : lowerIsBetter ? row.baseline / row.value : row.value / row.baseline;
+  return ratio === undefined ? { ...row } : { ...row, ratio };
+}
+
+/** Runs `fn` `count` times with at most `concurrency` in flight; returns operations per second. */
+export async function throughput(count: number, concurrency: number, fn: (i: number) => Promise<void>): Promise<{ opsPerSecond: number; latenciesMs: number[] }> {
+  let next = 0;
+  const latenciesMs: number[] = [];
+  const started = process.hrtime.bigint();
+  async function worker(): Promise<void> {
+    while (next < count) {
+      const i = next++;
+      const t0 = process.hrtime.bigint();
+      await fn(i);
+      latenciesMs.push(Number(process.hrtime.bigint() - t0) / 1e6);
+    }
+  }
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  return { opsPerSecond: count / seconds, latenciesMs };
+}
+
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[index] ?? 0;
+}
+
+/** Peak resident set size of a child run, in MB, read from the kernel (VmHWM). */
+export function peakRssMb(): number {
+  return process.resourceUsage().maxRSS / 1024;
+}
+
+function format(n: number | undefined): string {
+  if (n === undefined) return "";
+  if (Math.abs(n) >= 1000) return Math.round(n).toLocaleString("en-US");
+  return n.toPrecision(3);
+}
+
+export function printReport(report: BenchReport): void {
+  const header = ["case", "value", "unit", "baseline", "ratio", "goal"];
+  const lines = report.rows.map((r) => [
+    r.case, format(r.value), r.unit, r.baselineCase ? `${format(r.baseline)} (${r.baselineCase})` : format(r.baseline),
+    r.ratio === undefined ? "" : `${r.ratio.toFixed(2)}x`, r.goal ?? "",
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? "").length)));
+  const row = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
+  console.log(`\nbenchmark: ${report.name}`);
+  console.log(row(header));
+  console.log(widths.map((w) => "-".repeat(w)).join("  "));
+  for (const l of lines) console.log(row(l));
+  for (const note of report.notes ?? []) console.log(`note: ${note}`);
+  console.log(JSON.stringify({ benchmark: report.name, rows: report.rows, notes: report.notes ?? [] }));
+}

@@ -1,0 +1,32 @@
+import { assert } from "../assert.ts";
+import { achLimits } from "./limits/ach.ts";
+import { dbLimits } from "./limits/db.ts";
+import { httpLimits } from "./limits/http.ts";
+import { ingestLimits } from "./limits/ingest.ts";
+import { iso20022Limits } from "./limits/iso20022.ts";
+import { iso8583Limits } from "./limits/iso8583.ts";
+import { ledgerLimits } from "./limits/ledger.ts";
+
+/**
+ * Every bound in one place. Pure codecs take these as defaults; the service may override some
+ * through configuration (validated in src/config/config.ts).
+ */
+export const limits = {
+  db: dbLimits,
+  ledger: ledgerLimits,
+  ach: achLimits,
+  iso20022: iso20022Limits,
+  iso8583: iso8583Limits,
+  http: httpLimits,
+  ingest: ingestLimits,
+} as const;
+
+/** Every bound is a positive whole number; a zero or negative bound is a configuration bug. */
+export function assertLimitsValid(tree: object = limits, path = "limits"): void {
+  for (const [name, value] of Object.entries(tree)) {
+    const where = `${path}.${name}`;
+    if (typeof value === "object" && value !== null) assertLimitsValid(value, where);
+    else if (typeof value === "number") assert(Number.isSafeInteger(value) && value > 0, `${where} must be a positive integer`);
+    else if (typeof value === "bigint") assert(value > 0n, `${where} must be positive`);
+  }
+}

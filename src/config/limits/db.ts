@@ -1,0 +1,11 @@
+// Database bounds. Each value says its unit in its name and why it is what it is.
+export const dbLimits = {
+  poolConnectionsMax: 10,          // per process; PostgreSQL default max_connections is 100
+  connectTimeoutMs: 10_000,        // a database that does not answer in 10 s is down for us
+  statementTimeoutMs: 60_000,      // no single statement of ours should run a minute
+  idleInTransactionTimeoutMs: 60_000, // a stuck transaction must not hold row locks forever
+  migrationLockTimeoutMs: 120_000, // a second process waits this long for another's migration
+  embeddedStartTimeoutMs: 60_000,  // initdb + start of the embedded server on a cold disk
+  transactionRetriesMax: 5,        // serialization/deadlock retries before surfacing the failure
+  transactionRetryBackoffMs: 20,   // first backoff; doubles per retry
+} as const;

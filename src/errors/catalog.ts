@@ -1,0 +1,28 @@
+import { achErrorCodes } from "./codes/ach.ts";
+import { commonErrorCodes } from "./codes/common.ts";
+import { httpErrorCodes } from "./codes/http.ts";
+import { ingestErrorCodes } from "./codes/ingest.ts";
+import { iso20022ErrorCodes } from "./codes/iso20022.ts";
+import { iso8583ErrorCodes } from "./codes/iso8583.ts";
+import { ledgerErrorCodes } from "./codes/ledger.ts";
+
+/**
+ * The one catalog of error codes. A code is stable once published: clients and operators match
+ * on it. docs/errors.md is generated from this catalog (`npm run docs:errors`) and a test fails
+ * when the two disagree, so no code ships undocumented.
+ */
+export const errorCatalog = {
+  ...commonErrorCodes,
+  ...ledgerErrorCodes,
+  ...achErrorCodes,
+  ...iso20022ErrorCodes,
+  ...iso8583ErrorCodes,
+  ...httpErrorCodes,
+  ...ingestErrorCodes,
+} as const;
+
+export type ErrorCode = keyof typeof errorCatalog;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(errorCatalog, code);
+}

@@ -1,0 +1,10 @@
+export const ledgerErrorCodes = {
+  LEDGER_TRANSFER_EMPTY: "A transfer must have at least two legs.",
+  LEDGER_TRANSFER_UNBALANCED: "The debits and credits of a transfer differ in some currency.",
+  LEDGER_ACCOUNT_UNKNOWN: "A leg names an account that does not exist for this tenant.",
+  LEDGER_ACCOUNT_CURRENCY_MISMATCH: "A leg's currency differs from its account's currency.",
+  LEDGER_ACCOUNT_EXISTS_DIFFERENT: "An account with this id exists with another kind or currency.",
+  LEDGER_INSUFFICIENT_FUNDS: "The posting would take a customer account below zero.",
+  LEDGER_PROJECTION_MISMATCH: "A materialized balance disagrees with the sum of its entries.",
+  LEDGER_TRANSFER_UNBALANCED_STORED: "A stored transfer's entries do not balance.",
+} as const satisfies Record<string, string>;

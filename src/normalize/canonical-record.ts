@@ -1,0 +1,22 @@
+/**
+ * The normalizer's one input shape: whatever channel a payment came through, it becomes this.
+ * Dedup works on `naturalKey` (the stable business identity of THIS record) and compares
+ * `fingerprint` (a hash of the economically meaningful fields) when a key is seen again.
+ */
+export type Channel = "ach" | "iso20022" | "iso8583" | "api";
+
+export interface CanonicalRecord {
+  tenantId: string;
+  channel: Channel;
+  naturalKey: string;      // channel-prefixed, e.g. "ach:09101298:091012980000001:..."
+  intentId: string;        // end-to-end identity (UETR, EndToEndId, RRN, client reference)
+  kind: string;            // credit, debit, return, reversal, cancellation, status, auth, noc, ...
+  amount: bigint;          // minor units, >= 0 (0 only for non-monetary records: NOC, status)
+  currency: string;        // ISO 4217
+  valueDate: string;       // YYYY-MM-DD
+  original?: string;       // natural key (or link key) of the record this one returns/reverses/cancels
+  fingerprint: string;     // sha256 hex of the normalized economic content
+  source: { fileId?: string; position?: string; connection?: string };
+  /** Channel-specific facts the posting rules need (transaction code, counterparty alias, ...). Strings only. */
+  attributes: Record<string, string>;
+}
