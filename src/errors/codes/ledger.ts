@@ -7,4 +7,5 @@ export const ledgerErrorCodes = {
   LEDGER_INSUFFICIENT_FUNDS: "The posting would take a customer account below zero.",
   LEDGER_PROJECTION_MISMATCH: "A materialized balance disagrees with the sum of its entries.",
   LEDGER_TRANSFER_UNBALANCED_STORED: "A stored transfer's entries do not balance.",
+  LEDGER_NEGATIVE_CUSTOMER_BALANCE: "A customer account's balance derived from its entries is below zero.",
 } as const satisfies Record<string, string>;

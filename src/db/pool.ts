@@ -1,0 +1,40 @@
+import pg from "pg";
+import { limits } from "../config/limits.ts";
+
+/**
+ * int8 (bigint, counts, sums of bigint) comes back as a JS bigint and numeric as a string:
+ * a JS number silently loses precision above 2^53, and money must never pass through one.
+ * The parsers are set on a private type registry, not pg's global one, so that no other user of
+ * the pg module in this process is surprised.
+ */
+const INT8_OID = 20;
+const NUMERIC_OID = 1700;
+
+const typeRegistry = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === INT8_OID) return (value: string) => BigInt(value);
+    if (oid === NUMERIC_OID) return (value: string) => value;
+    return pg.types.getTypeParser(oid, format ?? "text");
+  },
+};
+
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+/** Anything that runs a query: a pool or a client inside a transaction. */
+export type Queryable = Pick<pg.PoolClient, "query">;
+
+export function createPool(connectionString: string, options: { max?: number; applicationName?: string } = {}): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max: options.max ?? limits.db.poolConnectionsMax,
+    connectionTimeoutMillis: limits.db.connectTimeoutMs,
+    statement_timeout: limits.db.statementTimeoutMs,
+    idle_in_transaction_session_timeout: limits.db.idleInTransactionTimeoutMs,
+    application_name: options.applicationName ?? "clearline",
+    types: typeRegistry,
+  });
+  // An idle client that loses its connection (server restart) must not crash the process; the
+  // pool discards it and the next checkout opens a new one.
+  pool.on("error", () => undefined);
+  return pool;
+}

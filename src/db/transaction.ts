@@ -1,0 +1,79 @@
+import { limits } from "../config/limits.ts";
+import type { Pool, PoolClient, Queryable } from "./pool.ts";
+
+declare const inTransaction: unique symbol;
+/**
+ * A client inside an open transaction. Functions that must run inside the caller's transaction
+ * (a posting and its dedup mark commit together) take a Tx, so the compiler refuses a bare pool,
+ * whose every statement would commit on its own.
+ */
+export type Tx = Queryable & { readonly [inTransaction]: true };
+
+/** SQLSTATEs after which the whole transaction may safely be run again. */
+const RETRYABLE_SQLSTATES = new Set([
+  "40001", // serialization_failure
+  "40P01", // deadlock_detected
+]);
+
+export interface TransactionOptions {
+  isolation?: "read committed" | "repeatable read" | "serializable";
+  retriesMax?: number;
+}
+
+export function sqlState(error: unknown): string | undefined {
+  return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined;
+}
+
+/**
+ * Runs `work` in one transaction and commits it; rolls back on any throw. Retries the whole
+ * transaction (a bounded number of times, with a doubling backoff) only on serialization
+ * failures and deadlocks, where PostgreSQL guarantees nothing of the attempt was kept.
+ * Every module that writes takes the client handed to `work`, so dedup marks and ledger
+ * postings commit together.
+ */
+export async function withTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+  const retriesMax = options.retriesMax ?? limits.db.transactionRetriesMax;
+  for (let attempt = 0; ; attempt++) {
+    const client = await pool.connect();
+    let broken = false;
+    try {
+      await client.query(options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}` : "BEGIN");
+      const result = await work(client as unknown as Tx);
+      await client.query("COMMIT");
+      return result;
+    } catch (error) {
+      try {
+        await client.query("ROLLBACK");
+      } catch {
+        broken = true; // the connection is gone; do not return it to the pool
+      }
+      const state = sqlState(error);
+      if (state && RETRYABLE_SQLSTATES.has(state) && attempt < retriesMax) {
+        await new Promise((resolve) => setTimeout(resolve, limits.db.transactionRetryBackoffMs * 2 ** attempt));
+        continue;
+      }
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+/** A transaction held open across awaits by the caller (streams, tests); commit or roll back. */
+export async function openTransaction(pool: Pool): Promise<{ tx: Tx; commit(): Promise<void>; rollback(): Promise<void> }> {
+  const client: PoolClient = await pool.connect();
+  await client.query("BEGIN");
+  let done = false;
+  const finish = async (sql: "COMMIT" | "ROLLBACK") => {
+    if (done) return;
+    done = true;
+    try {
+      await client.query(sql);
+      client.release();
+    } catch (error) {
+      client.release(true);
+      throw error;
+    }
+  };
+  return { tx: client as unknown as Tx, commit: () => finish("COMMIT"), rollback: () => finish("ROLLBACK") };
+}

@@ -1,0 +1,38 @@
+import { currencyByCode } from "../protocols/iso4217/currency.ts";
+import type { Queryable } from "../db/pool.ts";
+import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
+import { isAccountKind, type AccountKind } from "./account-kinds.ts";
+
+export interface Account {
+  tenantId: string;
+  accountId: string;
+  kind: AccountKind;
+  currency: string;
+}
+
+/**
+ * Creates an account, idempotent on its id: the same id with the same kind and currency is
+ * `exists`; with another kind or currency it is refused, never silently changed.
+ */
+export async function openAccount(tx: Queryable, account: Account): Promise<Result<"created" | "exists", Finding>> {
+  if (!isAccountKind(account.kind)) return fail(finding("CONFIG_INVALID", `unknown account kind ${account.kind}`, { field: "kind" }));
+  if (!currencyByCode(account.currency)) return fail(finding("CURRENCY_UNKNOWN", `unknown currency ${account.currency}`, { field: "currency" }));
+  const inserted = await tx.query(
+    `INSERT INTO account (tenant_id, account_id, kind, currency) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (tenant_id, account_id) DO NOTHING RETURNING account_id`,
+    [account.tenantId, account.accountId, account.kind, account.currency],
+  );
+  if (inserted.rowCount === 1) return ok("created");
+  const existing = await findAccount(tx, account.tenantId, account.accountId);
+  if (existing && existing.kind === account.kind && existing.currency === account.currency) return ok("exists");
+  return fail(finding("LEDGER_ACCOUNT_EXISTS_DIFFERENT", `account ${account.accountId} exists as ${existing?.kind} ${existing?.currency}`, { field: "id" }));
+}
+
+export async function findAccount(tx: Queryable, tenantId: string, accountId: string): Promise<Account | undefined> {
+  const { rows } = await tx.query<{ kind: AccountKind; currency: string }>(
+    "SELECT kind, currency FROM account WHERE tenant_id = $1 AND account_id = $2",
+    [tenantId, accountId],
+  );
+  const row = rows[0];
+  return row ? { tenantId, accountId, kind: row.kind, currency: row.currency } : undefined;
+}

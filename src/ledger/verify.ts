@@ -1,0 +1,122 @@
+import type { Queryable } from "../db/pool.ts";
+
+export interface VerifyProblem {
+  code: "LEDGER_TRANSFER_UNBALANCED_STORED" | "LEDGER_PROJECTION_MISMATCH" | "LEDGER_NEGATIVE_CUSTOMER_BALANCE";
+  tenantId: string;
+  transferKey?: string;
+  accountId?: string;
+  message: string;
+}
+
+export interface VerifyReport {
+  ok: boolean;
+  tenants: number;
+  accounts: number;
+  transfers: number;
+  entries: number;
+  problems: VerifyProblem[];
+  problemsMax: number;
+}
+
+const PROBLEMS_MAX = 1_000; // enough to act on; the counts say how bad it is beyond that
+
+/**
+ * Recomputes every balance from the entries and checks: each transfer balances per currency
+ * with at least two legs; the projection agrees with the entries up to its watermark; no
+ * customer account is negative. Reads only.
+ */
+export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
+  const problems: VerifyProblem[] = [];
+  const counts = await db.query<{ tenants: bigint; accounts: bigint; transfers: bigint; entries: bigint }>(
+    `SELECT (SELECT count(DISTINCT tenant_id) FROM account) AS tenants, (SELECT count(*) FROM account) AS accounts,
+            (SELECT count(*) FROM transfer) AS transfers, (SELECT count(*) FROM ledger_entry) AS entries`,
+  );
+
+  const unbalanced = await db.query<{ tenant_id: string; transfer_key: string; detail: string }>(
+    `SELECT t.tenant_id, t.transfer_key,
+            coalesce(string_agg(DISTINCT s.currency || ' D' || s.debits || ' C' || s.credits, ', '), 'no entries') AS detail
+       FROM transfer t
+       LEFT JOIN (
+         SELECT tenant_id, transfer_key, currency,
+                sum(amount_minor) FILTER (WHERE direction = 'D') AS debits,
+                sum(amount_minor) FILTER (WHERE direction = 'C') AS credits,
+                count(*) AS legs
+           FROM ledger_entry GROUP BY tenant_id, transfer_key, currency
+       ) s ON s.tenant_id = t.tenant_id AND s.transfer_key = t.transfer_key
+      GROUP BY t.tenant_id, t.transfer_key
+     HAVING coalesce(sum(s.legs), 0) < 2
+         OR bool_or(coalesce(s.debits, 0) <> coalesce(s.credits, 0))
+      LIMIT $1`,
+    [PROBLEMS_MAX],
+  );
+  for (const row of unbalanced.rows) {
+    problems.push({ code: "LEDGER_TRANSFER_UNBALANCED_STORED", tenantId: row.tenant_id, transferKey: row.transfer_key, message: `transfer ${row.transfer_key} does not balance: ${row.detail}` });
+  }
+
+  const projection = await db.query<{ tenant_id: string; account_id: string; projected_debits: string; projected_credits: string; debits: string; credits: string }>(
+    `WITH truth AS (
+       SELECT e.tenant_id, e.account_id,
+              coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D'), 0)::numeric AS debits,
+              coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C'), 0)::numeric AS credits
+         FROM ledger_entry e JOIN balance_projection_state s ON s.tenant_id = e.tenant_id
+        WHERE e.xact_id < s.watermark
+        GROUP BY e.tenant_id, e.account_id
+     )
+     SELECT coalesce(b.tenant_id, t.tenant_id) AS tenant_id, coalesce(b.account_id, t.account_id) AS account_id,
+            coalesce(b.debits_minor, 0)::text AS projected_debits, coalesce(b.credits_minor, 0)::text AS projected_credits,
+            coalesce(t.debits, 0)::text AS debits, coalesce(t.credits, 0)::text AS credits
+       FROM account_balance b
+       FULL JOIN truth t ON t.tenant_id = b.tenant_id AND t.account_id = b.account_id
+      WHERE coalesce(b.debits_minor, 0) <> coalesce(t.debits, 0) OR coalesce(b.credits_minor, 0) <> coalesce(t.credits, 0)
+      ORDER BY 1, 2 LIMIT $1`,
+    [PROBLEMS_MAX],
+  );
+  for (const row of projection.rows) {
+    problems.push({
+      code: "LEDGER_PROJECTION_MISMATCH", tenantId: row.tenant_id, accountId: row.account_id,
+      message: `account ${row.account_id}: projection D${row.projected_debits} C${row.projected_credits}, entries D${row.debits} C${row.credits}`,
+    });
+  }
+
+  const negative = await db.query<{ tenant_id: string; account_id: string; balance: string }>(
+    `SELECT a.tenant_id, a.account_id, (coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C'), 0)
+                                      - coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D'), 0))::text AS balance
+       FROM account a JOIN ledger_entry e ON e.tenant_id = a.tenant_id AND e.account_id = a.account_id
+      WHERE a.kind = 'customer'
+      GROUP BY a.tenant_id, a.account_id
+     HAVING coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C'), 0) < coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D'), 0)
+      LIMIT $1`,
+    [PROBLEMS_MAX],
+  );
+  for (const row of negative.rows) {
+    problems.push({ code: "LEDGER_NEGATIVE_CUSTOMER_BALANCE", tenantId: row.tenant_id, accountId: row.account_id, message: `customer account ${row.account_id} is negative: ${row.balance}` });
+  }
+
+  const c = counts.rows[0];
+  return {
+    ok: problems.length === 0,
+    tenants: Number(c?.tenants ?? 0n),
+    accounts: Number(c?.accounts ?? 0n),
+    transfers: Number(c?.transfers ?? 0n),
+    entries: Number(c?.entries ?? 0n),
+    problems,
+    problemsMax: PROBLEMS_MAX,
+  };
+}
+
+export interface LedgerStats {
+  transfersByKind: Record<string, number>;
+  accountsByKind: Record<string, number>;
+  entries: number;
+}
+
+export async function ledgerStats(db: Queryable): Promise<LedgerStats> {
+  const transfers = await db.query<{ kind: string; n: bigint }>("SELECT kind, count(*) AS n FROM transfer GROUP BY kind ORDER BY kind");
+  const accounts = await db.query<{ kind: string; n: bigint }>("SELECT kind, count(*) AS n FROM account GROUP BY kind ORDER BY kind");
+  const entries = await db.query<{ n: bigint }>("SELECT count(*) AS n FROM ledger_entry");
+  return {
+    transfersByKind: Object.fromEntries(transfers.rows.map((r) => [r.kind, Number(r.n)])),
+    accountsByKind: Object.fromEntries(accounts.rows.map((r) => [r.kind, Number(r.n)])),
+    entries: Number(entries.rows[0]?.n ?? 0n),
+  };
+}

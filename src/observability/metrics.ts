@@ -1,0 +1,35 @@
+import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+
+/**
+ * One registry for the process, served at /metrics. Metrics are named for what an on-call
+ * engineer asks ("how many repeats did we dedupe, and why?"), never for implementation details.
+ */
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: "clearline_process_" });
+
+/** A hit on ledger_entry's unique index means a key collision upstream: a bug. Must stay 0. */
+export const ledgerEntryUniqueHits = new Counter({
+  name: "clearline_ledger_entry_unique_index_hits_total",
+  help: "Entries refused by the ledger's last-line unique index (a bug upstream; must stay zero)",
+  registers: [registry],
+});
+
+export const ledgerTransfers = new Counter({
+  name: "clearline_ledger_transfers_total",
+  help: "postTransfer outcomes: applied, exists, exists_with_different_*",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+export const ledgerCompensations = new Counter({
+  name: "clearline_ledger_compensations_total",
+  help: "Transfers posted as compensations of earlier transfers",
+  registers: [registry],
+});
+
+export const projectionLagEntries = new Gauge({
+  name: "clearline_ledger_projection_lag_entries",
+  help: "Entries after the balance projection's watermark at its last advance",
+  labelNames: ["tenant"] as const,
+  registers: [registry],
+});

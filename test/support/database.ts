@@ -1,0 +1,47 @@
+import { randomBytes } from "node:crypto";
+import pg from "pg";
+import { inject } from "vitest";
+import { createPool, type Pool } from "../../src/db/pool.ts";
+import { withDatabase } from "../../src/db/url.ts";
+
+export interface TestDatabase {
+  pool: Pool;
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function newDatabase(suffix: string, createSql: (name: string) => string, poolMax: number): Promise<TestDatabase> {
+  // Named after the run's template so the global teardown drops whatever a crashed file left.
+  const name = `${inject("templateDatabase").replace("tmpl", "t")}_${suffix}${randomBytes(4).toString("hex")}`;
+  await admin((client) => client.query(createSql(name)));
+  const url = withDatabase(inject("adminDatabaseUrl"), name);
+  const pool = createPool(url, { max: poolMax });
+  return {
+    pool, url, name,
+    async drop() {
+      await pool.end();
+      await admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+    },
+  };
+}
+
+/** A fresh database cloned from the migrated template: each test file gets its own. */
+export function createTestDatabase(options: { poolMax?: number } = {}): Promise<TestDatabase> {
+  return newDatabase("", (name) => `CREATE DATABASE ${name} TEMPLATE ${inject("templateDatabase")}`, options.poolMax ?? 10);
+}
+
+/** A fresh, empty database (not migrated): for testing the migration runner itself. */
+export function createEmptyDatabase(): Promise<TestDatabase> {
+  return newDatabase("e", (name) => `CREATE DATABASE ${name}`, 4);
+}
