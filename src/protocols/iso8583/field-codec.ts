@@ -1,0 +1,368 @@
+import type { Finding } from "../../errors/finding.ts";
+import { decodeEbcdic, ebcdicByteOf } from "./ebcdic.ts";
+import { iso8583Error } from "./errors.ts";
+import { maskForError } from "./masking.ts";
+import { buildTlv, parseTlv, type TlvProblem } from "./tlv.ts";
+import type { FieldDefinition, FieldEncoding, FieldPrefix, FieldValue, PrefixEncoding, Subfields, TlvElement } from "./types.ts";
+
+/**
+ * One field on the wire: an optional length prefix, then the value in its encoding. Reading
+ * checks every byte before it builds a value; writing checks the value before it writes a byte.
+ */
+
+export interface FieldRead {
+  value: FieldValue;
+  next: number; // offset just past the field
+}
+
+const digitsByPrefix: Readonly<Record<Exclude<FieldPrefix, "fixed">, number>> = { L: 1, LL: 2, LLL: 3, LLLL: 4 };
+
+export function prefixBytes(prefix: FieldPrefix, encoding: PrefixEncoding | undefined): number {
+  if (prefix === "fixed") return 0;
+  const digits = digitsByPrefix[prefix];
+  switch (encoding) {
+    case "ascii":
+    case "ebcdic": return digits;
+    case "bcd": return Math.ceil(digits / 2);
+    case "binary": return digits <= 2 ? 1 : 2;
+    case undefined: return 0;
+  }
+}
+
+/** Bytes a value of `length` units (characters, digits or bytes) takes in `encoding`. */
+export function bodyBytes(encoding: FieldEncoding, length: number): number {
+  switch (encoding) {
+    case "ascii":
+    case "ebcdic":
+    case "binary": return length;
+    case "bcd":
+    case "bcd-left": return (length + 1) >> 1;
+    case "ascii-hex": return length * 2;
+    case "sign-bcd": return 1 + (length >> 1); // one sign byte, then ceil((length - 1) / 2)
+  }
+}
+
+const digit0 = 0x30;
+const isDigitByte = (byte: number): boolean => byte >= 0x30 && byte <= 0x39;
+
+/** The length a prefix states, or -1 when it is not a valid number in its encoding. */
+function readPrefix(bytes: Uint8Array, offset: number, width: number, encoding: PrefixEncoding): number {
+  let length = 0;
+  for (let i = offset; i < offset + width; i++) {
+    const byte = bytes[i] as number;
+    if (encoding === "binary") {
+      length = length * 256 + byte;
+    } else if (encoding === "bcd") {
+      const high = byte >> 4;
+      const low = byte & 0x0f;
+      if (high > 9 || low > 9) return -1;
+      length = length * 100 + high * 10 + low;
+    } else {
+      const digit = encoding === "ascii" ? byte - digit0 : byte - 0xf0;
+      if (digit < 0 || digit > 9) return -1;
+      length = length * 10 + digit;
+    }
+  }
+  return length;
+}
+
+function writePrefix(out: Buffer, offset: number, width: number, encoding: PrefixEncoding, length: number): void {
+  let rest = length;
+  for (let i = offset + width - 1; i >= offset; i--) {
+    if (encoding === "binary") {
+      out[i] = rest & 0xff;
+      rest >>= 8;
+    } else if (encoding === "bcd") {
+      out[i] = ((Math.floor(rest / 10) % 10) << 4) | (rest % 10);
+      rest = Math.floor(rest / 100);
+    } else {
+      out[i] = (encoding === "ascii" ? digit0 : 0xf0) + (rest % 10);
+      rest = Math.floor(rest / 10);
+    }
+  }
+}
+
+function fieldPathOf(definition: FieldDefinition, sub?: string): string[] {
+  return sub === undefined ? [String(definition.number)] : [String(definition.number), sub];
+}
+
+function isHexByte(byte: number): boolean {
+  return (byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x46) || (byte >= 0x61 && byte <= 0x66);
+}
+
+/** BCD digits from `count` nibbles; `padFirst`: the pad nibble leads (right aligned) or trails. */
+function readBcd(bytes: Uint8Array, start: number, count: number, padFirst: boolean, padNibble: number, track: boolean): string | undefined {
+  const nibbles = ((count + 1) >> 1) * 2;
+  const padded = nibbles !== count;
+  let text = "";
+  for (let n = 0; n < nibbles; n++) {
+    const byte = bytes[start + (n >> 1)] as number;
+    const nibble = (n & 1) === 0 ? byte >> 4 : byte & 0x0f;
+    const isPad = padded && (padFirst ? n === 0 : n === nibbles - 1);
+    if (isPad) {
+      if (nibble !== padNibble) return undefined;
+    } else if (nibble <= 9) {
+      text += String.fromCharCode(digit0 + nibble);
+    } else if (track && nibble === 0x0d) {
+      text += "="; // track 2 field separator, written as nibble D in BCD
+    } else {
+      return undefined;
+    }
+  }
+  return text;
+}
+
+function writeBcd(out: Buffer, start: number, text: string, padFirst: boolean, padNibble: number): void {
+  const nibbles = ((text.length + 1) >> 1) * 2;
+  const padded = nibbles !== text.length;
+  let index = 0;
+  for (let n = 0; n < nibbles; n++) {
+    const isPad = padded && (padFirst ? n === 0 : n === nibbles - 1);
+    let nibble = padNibble;
+    if (!isPad) {
+      const char = text.charCodeAt(index++);
+      nibble = char === 0x3d ? 0x0d : char - digit0;
+    }
+    const at = start + (n >> 1);
+    out[at] = (n & 1) === 0 ? nibble << 4 : (out[at] as number) | nibble;
+  }
+}
+
+function invalidCharacter(definition: FieldDefinition, offset: number, text: string, what: string): Finding {
+  return iso8583Error("ISO8583_FIELD_INVALID_CHARACTER", `field ${definition.number} (${definition.name}): ${what}`,
+    fieldPathOf(definition), offset, maskForError(text, definition.sensitive));
+}
+
+/** Type rules on decoded text: n is digits, x+n is a C/D sign then digits; other types take any character of their encoding. */
+function typeProblem(definition: FieldDefinition, text: string): string | undefined {
+  if (definition.type === "n") {
+    for (let i = 0; i < text.length; i++) if (!isDigitByte(text.charCodeAt(i))) return "a numeric field holds a non-digit";
+  } else if (definition.type === "x+n") {
+    const sign = text.charCodeAt(0);
+    if (sign !== 0x43 && sign !== 0x44) return "an amount must start with its sign C or D";
+    for (let i = 1; i < text.length; i++) if (!isDigitByte(text.charCodeAt(i))) return "an amount holds a non-digit after its sign";
+  }
+  return undefined;
+}
+
+function tlvError(definition: FieldDefinition, problem: TlvProblem, byteOffset: number): Finding {
+  const code = problem.tooMany === true ? "ISO8583_TLV_TOO_MANY_ELEMENTS" : "ISO8583_TLV_INVALID";
+  return iso8583Error(code, `field ${definition.number} (${definition.name}): ${problem.reason}`,
+    fieldPathOf(definition, problem.tag), byteOffset);
+}
+
+export function unpackField(definition: FieldDefinition, bytes: Buffer, offset: number, end: number, tlvElementsMax: number): FieldRead | Finding {
+  let position = offset;
+  let length = definition.length;
+  if (definition.prefixEncoding !== undefined) {
+    const width = prefixBytes(definition.prefix, definition.prefixEncoding);
+    if (position + width > end) {
+      return iso8583Error("ISO8583_MESSAGE_TRUNCATED", `message ends inside the length prefix of field ${definition.number}`, fieldPathOf(definition), position);
+    }
+    length = readPrefix(bytes, position, width, definition.prefixEncoding);
+    if (length < 0) {
+      return iso8583Error("ISO8583_FIELD_LENGTH_INVALID", `field ${definition.number} (${definition.name}): length prefix is not a ${definition.prefixEncoding} number`,
+        fieldPathOf(definition), position, bytes.toString("hex", position, position + width).toUpperCase());
+    }
+    if (length > definition.length) {
+      return iso8583Error("ISO8583_FIELD_TOO_LONG", `field ${definition.number} (${definition.name}): length ${length} exceeds ${definition.length}`,
+        fieldPathOf(definition), position);
+    }
+    position += width;
+  }
+  const byteCount = bodyBytes(definition.encoding, length);
+  if (position + byteCount > end) {
+    return iso8583Error("ISO8583_MESSAGE_TRUNCATED", `message ends inside field ${definition.number} (${definition.name})`, fieldPathOf(definition), position);
+  }
+  const bodyEnd = position + byteCount;
+  let text: string;
+  switch (definition.encoding) {
+    case "ascii": {
+      for (let i = position; i < bodyEnd; i++) {
+        if ((bytes[i] as number) >= 0x80) return invalidCharacter(definition, i, bytes.toString("hex", position, bodyEnd), "a byte outside 7-bit ASCII");
+      }
+      text = bytes.toString("latin1", position, bodyEnd);
+      break;
+    }
+    case "ebcdic":
+      text = decodeEbcdic(bytes, position, bodyEnd);
+      break;
+    case "bcd":
+    case "bcd-left": {
+      const padFirst = definition.encoding === "bcd";
+      const padNibble = padFirst ? 0 : parseInt(definition.padding, 16);
+      const digits = readBcd(bytes, position, length, padFirst, padNibble, definition.type === "z");
+      if (digits === undefined) {
+        return iso8583Error("ISO8583_BCD_INVALID", `field ${definition.number} (${definition.name}): a nibble is not a decimal digit or the pad nibble is wrong`,
+          fieldPathOf(definition), position, maskForError(bytes.toString("hex", position, bodyEnd).toUpperCase(), definition.sensitive));
+      }
+      text = digits;
+      break;
+    }
+    case "sign-bcd": {
+      const sign = bytes[position] as number;
+      const digits = readBcd(bytes, position + 1, length - 1, true, 0, false);
+      if (digits === undefined || (sign !== 0x43 && sign !== 0x44)) {
+        return iso8583Error("ISO8583_BCD_INVALID", `field ${definition.number} (${definition.name}): not a C/D sign followed by BCD digits`,
+          fieldPathOf(definition), position, maskForError(bytes.toString("hex", position, bodyEnd).toUpperCase(), definition.sensitive));
+      }
+      text = String.fromCharCode(sign) + digits;
+      break;
+    }
+    case "binary":
+      text = bytes.toString("hex", position, bodyEnd).toUpperCase();
+      break;
+    case "ascii-hex": {
+      for (let i = position; i < bodyEnd; i++) {
+        if (!isHexByte(bytes[i] as number)) return invalidCharacter(definition, i, "", "a binary field holds a non-hex character");
+      }
+      text = bytes.toString("latin1", position, bodyEnd).toUpperCase();
+      break;
+    }
+  }
+  const problem = typeProblem(definition, text);
+  if (problem !== undefined) return invalidCharacter(definition, position, text, problem);
+  const composite = definition.composite;
+  if (composite === undefined) return { value: text, next: bodyEnd };
+  if (composite.kind === "positional") {
+    const subfields: Record<string, string> = {};
+    let at = 0;
+    for (const subfield of composite.subfields) {
+      subfields[subfield.name] = text.slice(at, at + subfield.length);
+      at += subfield.length;
+    }
+    return { value: subfields, next: bodyEnd };
+  }
+  const tlvBytes = definition.encoding === "binary" ? bytes : Buffer.from(text, "hex");
+  const tlvStart = definition.encoding === "binary" ? position : 0;
+  const elements = parseTlv(tlvBytes, tlvStart, tlvStart + length, tlvElementsMax);
+  if (!Array.isArray(elements)) {
+    const scale = definition.encoding === "ascii-hex" ? 2 : 1;
+    return tlvError(definition, elements as TlvProblem, position + (elements as TlvProblem).offset * scale);
+  }
+  return { value: elements, next: bodyEnd };
+}
+
+function valueInvalid(definition: FieldDefinition, offset: number, what: string, sub?: string): Finding {
+  return iso8583Error("ISO8583_FIELD_VALUE_INVALID", `field ${definition.number} (${definition.name}): ${what}`, fieldPathOf(definition, sub), offset);
+}
+
+/** A composite value flattened to the field's text (hex for TLV), or a finding. */
+function flatten(definition: FieldDefinition, value: FieldValue, offset: number, tlvElementsMax: number): string | Finding {
+  if (typeof value === "string") {
+    if (definition.composite?.kind === "tlv") {
+      const bytes = /^(?:[0-9A-Fa-f]{2})*$/.test(value) ? Buffer.from(value, "hex") : undefined;
+      if (bytes === undefined) return valueInvalid(definition, offset, "TLV data must be hex");
+      const elements = parseTlv(bytes, 0, bytes.length, tlvElementsMax);
+      if (!Array.isArray(elements)) return tlvError(definition, elements as TlvProblem, offset);
+    }
+    return value;
+  }
+  const composite = definition.composite;
+  if (composite === undefined) return valueInvalid(definition, offset, "expected text");
+  if (composite.kind === "tlv") {
+    if (!Array.isArray(value)) return valueInvalid(definition, offset, "expected a list of { tag, value } elements");
+    const hex = buildTlv(value as readonly TlvElement[], tlvElementsMax);
+    return typeof hex === "string" ? hex : tlvError(definition, hex, offset);
+  }
+  if (Array.isArray(value) || typeof value !== "object" || value === null) return valueInvalid(definition, offset, "expected subfields by name");
+  const subfieldValues = value as Subfields;
+  const known = new Set(composite.subfields.map((subfield) => subfield.name));
+  for (const name of Object.keys(subfieldValues)) {
+    if (!known.has(name)) {
+      return iso8583Error("ISO8583_SUBFIELDS_INVALID", `field ${definition.number}: no subfield named as given`, fieldPathOf(definition), offset);
+    }
+  }
+  let text = "";
+  for (const subfield of composite.subfields) {
+    const part = subfieldValues[subfield.name] ?? "";
+    if (typeof part !== "string" || part.length > subfield.length) {
+      return iso8583Error("ISO8583_SUBFIELDS_INVALID", `field ${definition.number} subfield ${subfield.name}: must be text of at most ${subfield.length} characters`,
+        fieldPathOf(definition, subfield.name), offset);
+    }
+    text += definition.type === "n" ? part.padStart(subfield.length, "0") : part.padEnd(subfield.length, " ");
+  }
+  return text;
+}
+
+/** The units a value takes (characters, digits, or bytes for b), after padding a short fixed value. */
+function padded(definition: FieldDefinition, text: string): string {
+  if (definition.prefix !== "fixed" || definition.type === "b") return text;
+  const units = text.length;
+  if (units >= definition.length) return text;
+  if (definition.type === "x+n") return text.slice(0, 1) + text.slice(1).padStart(definition.length - 1, "0");
+  // A number keeps its value when zeros lead; text keeps its meaning when spaces trail.
+  if (definition.type === "n") return text.padStart(definition.length, "0");
+  return text.padEnd(definition.length, definition.padding);
+}
+
+export interface FieldWriter {
+  buffer: Buffer;
+  offset: number;
+}
+
+/** Writes one field at writer.offset; returns the finding instead when the value or the room does not fit. */
+export function packField(definition: FieldDefinition, value: FieldValue, writer: FieldWriter, tlvElementsMax: number): Finding | undefined {
+  const offset = writer.offset;
+  const flat = flatten(definition, value, offset, tlvElementsMax);
+  if (typeof flat !== "string") return flat;
+  const text = padded(definition, flat);
+  let units = text.length;
+  if (definition.type === "b") {
+    if (!/^(?:[0-9A-Fa-f]{2})*$/.test(text)) return valueInvalid(definition, offset, "a binary field takes an even number of hex digits");
+    units = text.length / 2;
+  }
+  if (units > definition.length) {
+    return iso8583Error("ISO8583_FIELD_TOO_LONG", `field ${definition.number} (${definition.name}): length ${units} exceeds ${definition.length}`,
+      fieldPathOf(definition), offset, maskForError(text, definition.sensitive));
+  }
+  if (definition.prefix === "fixed" && units !== definition.length) {
+    return valueInvalid(definition, offset, `a fixed field takes exactly ${definition.length} ${definition.type === "b" ? "bytes" : "characters"}`);
+  }
+  const problem = typeProblem(definition, text);
+  if (problem !== undefined) return invalidCharacter(definition, offset, text, problem);
+  const width = prefixBytes(definition.prefix, definition.prefixEncoding);
+  const byteCount = bodyBytes(definition.encoding, units);
+  if (offset + width + byteCount > writer.buffer.length) {
+    return iso8583Error("ISO8583_MESSAGE_TOO_LARGE", `field ${definition.number} does not fit in ${writer.buffer.length} bytes`, fieldPathOf(definition), offset);
+  }
+  const out = writer.buffer;
+  if (definition.prefixEncoding !== undefined) writePrefix(out, offset, width, definition.prefixEncoding, units);
+  const start = offset + width;
+  switch (definition.encoding) {
+    case "ascii":
+      for (let i = 0; i < text.length; i++) {
+        const char = text.charCodeAt(i);
+        if (char >= 0x80) return invalidCharacter(definition, offset, text, "a character outside 7-bit ASCII");
+        out[start + i] = char;
+      }
+      break;
+    case "ebcdic":
+      for (let i = 0; i < text.length; i++) {
+        const byte = ebcdicByteOf(text.charCodeAt(i));
+        if (byte < 0) return invalidCharacter(definition, offset, text, "a character EBCDIC cp037 cannot encode");
+        out[start + i] = byte;
+      }
+      break;
+    case "bcd":
+    case "bcd-left": {
+      const allowed = definition.type === "z" ? /^[0-9=]*$/ : /^[0-9]*$/;
+      if (!allowed.test(text)) return invalidCharacter(definition, offset, text, "BCD takes digits only");
+      const padFirst = definition.encoding === "bcd";
+      writeBcd(out, start, text, padFirst, padFirst ? 0 : parseInt(definition.padding, 16));
+      break;
+    }
+    case "sign-bcd":
+      out[start] = text.charCodeAt(0);
+      writeBcd(out, start + 1, text.slice(1), true, 0);
+      break;
+    case "binary":
+      out.write(text, start, "hex");
+      break;
+    case "ascii-hex":
+      out.write(text.toUpperCase(), start, "latin1");
+      break;
+  }
+  writer.offset = start + byteCount;
+  return undefined;
+}

@@ -1,0 +1,16 @@
+// The public face of the ISO 8583 codec: dictionaries, pack/unpack, framing, masking, response codes.
+export type {
+  BitmapEncoding, Composite, Dictionary, FieldDefinition, FieldEncoding, FieldPrefix, FieldType, FieldValue,
+  Message, MtiEncoding, PositionalSubfield, PrefixEncoding, Sensitivity, Subfields, TlvElement,
+} from "./types.ts";
+export { loadDictionary, parseDictionary } from "./dictionary.ts";
+export { defaultDictionary, dictionaryByName, iso87AsciiDictionary, iso87BinaryDictionary, shippedDictionaries } from "./dictionaries.ts";
+export { pack, unpack, type CodecOptions } from "./message-codec.ts";
+export {
+  createDeframer, decodeFrameHeader, defaultFraming, Deframer, encodeFrameHeader, frameHeaderBytes, frameMessage, framings,
+  isFraming, type DeframeResult, type Framing,
+} from "./framing.ts";
+export { alwaysSensitiveFields, maskDigitRuns, maskFieldValue, maskMessage, maskPan, maskSecret, maskTrack } from "./masking.ts";
+export { responseCode, responseCodes, type ResponseCode, type ResponseOutcome } from "./response-codes.ts";
+export { messageFromJson } from "./message-json.ts";
+export { bytesFromHex, hexFromBytes } from "./hex.ts";

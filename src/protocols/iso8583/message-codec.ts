@@ -1,0 +1,199 @@
+import { limits } from "../../config/limits.ts";
+import { fail, ok, type Finding, type Result } from "../../errors/finding.ts";
+import { decodeEbcdic, ebcdicByteOf } from "./ebcdic.ts";
+import { iso8583Error } from "./errors.ts";
+import { packField, unpackField, type FieldWriter } from "./field-codec.ts";
+import type { Dictionary, FieldValue, Message } from "./types.ts";
+
+/**
+ * A whole message: MTI, bitmaps, then the fields the bitmaps announce in ascending order. Unpack
+ * returns a message only when every byte was accounted for; pack writes into a scratch buffer and
+ * hands out a copy only when every field fitted, so neither direction is ever half done.
+ */
+
+export interface CodecOptions {
+  messageBytesMax?: number;
+  tlvElementsMax?: number;
+}
+
+const bitmapBits = 64;
+const mtiPattern = /^\d{4}$/;
+
+function mtiBytes(dictionary: Dictionary): number {
+  return dictionary.mti.encoding === "bcd" ? 2 : 4;
+}
+
+function bitmapBytes(dictionary: Dictionary): number {
+  return dictionary.bitmap.encoding === "hex" ? 16 : 8;
+}
+
+function readMti(bytes: Buffer, dictionary: Dictionary): string | undefined {
+  let text: string;
+  switch (dictionary.mti.encoding) {
+    case "ascii": text = bytes.toString("latin1", 0, 4); break;
+    case "ebcdic": text = decodeEbcdic(bytes, 0, 4); break;
+    case "bcd": text = bytes.toString("hex", 0, 2); break;
+  }
+  return mtiPattern.test(text) ? text : undefined;
+}
+
+const hexValue = (byte: number): number =>
+  byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : byte >= 0x41 && byte <= 0x46 ? byte - 0x37 : byte >= 0x61 && byte <= 0x66 ? byte - 0x57 : -1;
+
+/** Reads one 8-byte bitmap into `into` at `at`; false when a hex bitmap holds a non-hex character. */
+function readBitmap(bytes: Buffer, offset: number, dictionary: Dictionary, into: Uint8Array, at: number): boolean {
+  if (dictionary.bitmap.encoding === "binary") {
+    for (let i = 0; i < 8; i++) into[at + i] = bytes[offset + i] as number;
+    return true;
+  }
+  for (let i = 0; i < 8; i++) {
+    const high = hexValue(bytes[offset + 2 * i] as number);
+    const low = hexValue(bytes[offset + 2 * i + 1] as number);
+    if (high < 0 || low < 0) return false;
+    into[at + i] = (high << 4) | low;
+  }
+  return true;
+}
+
+const isBitSet = (bitmap: Uint8Array, fieldNumber: number): boolean =>
+  (((bitmap[(fieldNumber - 1) >> 3] as number) >> (7 - ((fieldNumber - 1) & 7))) & 1) === 1;
+
+/**
+ * The first bit of each bitmap announces the next one (bit 1: secondary, bit 65: tertiary, bit
+ * 129: a fourth, which no dictionary allows). Bit 65 is an ordinary field when the dictionary
+ * stops at two bitmaps, as ISO 8583:1987 packagers usually do.
+ */
+function isBitmapIndicator(fieldNumber: number, bitmapsMax: number): boolean {
+  return fieldNumber === 1 || fieldNumber === 129 || (fieldNumber === 65 && bitmapsMax >= 3);
+}
+
+function announcesNextBitmap(bitmap: Uint8Array, bitmapCount: number, bitmapsMax: number): boolean {
+  const indicator = (bitmapCount - 1) * bitmapBits + 1;
+  return isBitmapIndicator(indicator, bitmapsMax) && isBitSet(bitmap, indicator);
+}
+
+export function unpack(input: Uint8Array, dictionary: Dictionary, options: CodecOptions = {}): Result<Message, Finding> {
+  const messageBytesMax = options.messageBytesMax ?? limits.iso8583.messageBytesMax;
+  const tlvElementsMax = options.tlvElementsMax ?? limits.iso8583.tlvElementsMax;
+  if (input.length > messageBytesMax) {
+    return fail(iso8583Error("ISO8583_MESSAGE_TOO_LARGE", `message of ${input.length} bytes exceeds ${messageBytesMax}`, undefined, messageBytesMax));
+  }
+  const bytes = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  const end = bytes.length;
+  const mtiLength = mtiBytes(dictionary);
+  if (end < mtiLength) return fail(iso8583Error("ISO8583_MESSAGE_TRUNCATED", "message ends inside its MTI", ["0"], 0));
+  const mti = readMti(bytes, dictionary);
+  if (mti === undefined) return fail(iso8583Error("ISO8583_MTI_INVALID", "MTI is not four decimal digits", ["0"], 0, bytes.toString("hex", 0, mtiLength).toUpperCase()));
+
+  const bitmapLength = bitmapBytes(dictionary);
+  const bitmapsMax = dictionary.bitmap.bitmapsMax;
+  const bitmap = new Uint8Array(8 * limits.iso8583.bitmapsMax);
+  let offset = mtiLength;
+  let bitmapCount = 0;
+  for (;;) {
+    if (offset + bitmapLength > end) return fail(iso8583Error("ISO8583_MESSAGE_TRUNCATED", "message ends inside a bitmap", ["1"], offset));
+    if (!readBitmap(bytes, offset, dictionary, bitmap, bitmapCount * 8)) {
+      return fail(iso8583Error("ISO8583_BITMAP_INVALID", "a hex bitmap holds a non-hex character", ["1"], offset));
+    }
+    offset += bitmapLength;
+    bitmapCount++;
+    if (!announcesNextBitmap(bitmap, bitmapCount, bitmapsMax)) break;
+    if (bitmapCount === bitmapsMax) {
+      return fail(iso8583Error("ISO8583_BITMAP_TOO_MANY", `bitmap ${bitmapCount} announces another, beyond the ${bitmapsMax} the dictionary allows`,
+        ["1"], offset - bitmapLength));
+    }
+  }
+
+  const fields: Record<number, FieldValue> = {};
+  const fieldNumberMax = bitmapCount * bitmapBits;
+  for (let fieldNumber = 2; fieldNumber <= fieldNumberMax; fieldNumber++) {
+    if (isBitmapIndicator(fieldNumber, bitmapsMax)) continue;
+    if (!isBitSet(bitmap, fieldNumber)) continue;
+    const definition = dictionary.fields[fieldNumber];
+    if (definition === undefined) {
+      return fail(iso8583Error("ISO8583_FIELD_UNDEFINED", `bitmap announces field ${fieldNumber}, which dictionary ${dictionary.name} does not define`, [String(fieldNumber)], offset));
+    }
+    const read = unpackField(definition, bytes, offset, end, tlvElementsMax);
+    if ("code" in read) return fail(read);
+    fields[fieldNumber] = read.value;
+    offset = read.next;
+  }
+  if (offset !== end) {
+    return fail(iso8583Error("ISO8583_MESSAGE_TRAILING_BYTES", `${end - offset} bytes follow the last field`, undefined, offset));
+  }
+  let neededBitmaps = 1;
+  for (let fieldNumber = fieldNumberMax; fieldNumber > 64; fieldNumber--) {
+    if (fields[fieldNumber] !== undefined) {
+      neededBitmaps = fieldNumber > 128 ? 3 : 2;
+      break;
+    }
+  }
+  return ok(bitmapCount > neededBitmaps ? { mti, fields, bitmapCount } : { mti, fields });
+}
+
+let scratch = Buffer.allocUnsafe(limits.iso8583.messageBytesMax);
+
+function writeMti(out: Buffer, mti: string, dictionary: Dictionary): void {
+  switch (dictionary.mti.encoding) {
+    case "ascii": out.write(mti, 0, "latin1"); break;
+    case "ebcdic": for (let i = 0; i < 4; i++) out[i] = ebcdicByteOf(mti.charCodeAt(i)); break;
+    case "bcd": out.write(mti, 0, "hex"); break;
+  }
+}
+
+function writeBitmaps(out: Buffer, offset: number, bitmap: Uint8Array, count: number, dictionary: Dictionary): void {
+  if (dictionary.bitmap.encoding === "binary") {
+    out.set(bitmap.subarray(0, count * 8), offset);
+    return;
+  }
+  out.write(Buffer.from(bitmap.buffer, bitmap.byteOffset, count * 8).toString("hex").toUpperCase(), offset, "latin1");
+}
+
+export function pack(message: Message, dictionary: Dictionary, options: CodecOptions = {}): Result<Buffer, Finding> {
+  const messageBytesMax = options.messageBytesMax ?? limits.iso8583.messageBytesMax;
+  const tlvElementsMax = options.tlvElementsMax ?? limits.iso8583.tlvElementsMax;
+  if (typeof message.mti !== "string" || !mtiPattern.test(message.mti)) {
+    return fail(iso8583Error("ISO8583_MTI_INVALID", "MTI must be four decimal digits", ["0"], 0));
+  }
+  if (typeof message.fields !== "object" || message.fields === null) {
+    return fail(iso8583Error("ISO8583_FIELD_VALUE_INVALID", "fields must be an object keyed by field number", undefined, 0));
+  }
+  const fieldNumbers: number[] = [];
+  for (const key of Object.keys(message.fields)) {
+    const fieldNumber = Number(key);
+    const definition = String(fieldNumber) === key ? dictionary.fields[fieldNumber] : undefined;
+    if (definition === undefined) {
+      return fail(iso8583Error("ISO8583_FIELD_UNDEFINED", `dictionary ${dictionary.name} defines no field ${key.slice(0, 8)}`, [key.slice(0, 8)], 0));
+    }
+    fieldNumbers.push(fieldNumber);
+  }
+  fieldNumbers.sort((a, b) => a - b); // integer keys already iterate ascending; sorting keeps that a fact, not an accident
+  const highest = fieldNumbers[fieldNumbers.length - 1] ?? 0;
+  const requested = message.bitmapCount ?? 1;
+  if (!Number.isSafeInteger(requested) || requested < 1 || requested > dictionary.bitmap.bitmapsMax) {
+    return fail(iso8583Error("ISO8583_BITMAP_TOO_MANY", `bitmapCount must be 1..${dictionary.bitmap.bitmapsMax}`, ["1"], 0));
+  }
+  const bitmapCount = Math.max(requested, highest > 128 ? 3 : highest > 64 ? 2 : 1);
+  const bitmap = new Uint8Array(8 * bitmapCount);
+  for (let i = 1; i < bitmapCount; i++) {
+    const indicator = (i - 1) * bitmapBits + 1;
+    bitmap[(indicator - 1) >> 3] = (bitmap[(indicator - 1) >> 3] as number) | (0x80 >> ((indicator - 1) & 7));
+  }
+  for (const fieldNumber of fieldNumbers) {
+    bitmap[(fieldNumber - 1) >> 3] = (bitmap[(fieldNumber - 1) >> 3] as number) | (0x80 >> ((fieldNumber - 1) & 7));
+  }
+  if (scratch.length < messageBytesMax) scratch = Buffer.allocUnsafe(messageBytesMax);
+  const writer: FieldWriter = { buffer: scratch.subarray(0, messageBytesMax), offset: 0 };
+  const headerBytes = mtiBytes(dictionary) + bitmapCount * bitmapBytes(dictionary);
+  if (headerBytes > messageBytesMax) {
+    return fail(iso8583Error("ISO8583_MESSAGE_TOO_LARGE", `MTI and bitmaps exceed ${messageBytesMax} bytes`, undefined, 0));
+  }
+  writeMti(writer.buffer, message.mti, dictionary);
+  writeBitmaps(writer.buffer, mtiBytes(dictionary), bitmap, bitmapCount, dictionary);
+  writer.offset = headerBytes;
+  for (const fieldNumber of fieldNumbers) {
+    const problem = packField(dictionary.fields[fieldNumber]!, message.fields[fieldNumber]!, writer, tlvElementsMax);
+    if (problem !== undefined) return fail(problem);
+  }
+  return ok(Buffer.from(writer.buffer.subarray(0, writer.offset)));
+}
