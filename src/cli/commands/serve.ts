@@ -1,0 +1,35 @@
+import type { Command } from "commander";
+import { createLogger } from "../../observability/logger.ts";
+import { startService } from "../../service.ts";
+import { configOrExit } from "../context.ts";
+import type { Config } from "../../config/config.ts";
+
+export function registerServeCommand(program: Command): void {
+  program
+    .command("serve")
+    .description("run the service: HTTP API, /healthz and /metrics, background ledger jobs")
+    .option("--http-port <port>", "HTTP port (CLEARLINE_HTTP_PORT, default 8080)")
+    .option("--iso8583-port <port>", "ISO 8583 scheme endpoint port (CLEARLINE_ISO8583_PORT)")
+    .action(async (options: { httpPort?: string; iso8583Port?: string }) => {
+      const overrides: Partial<Config> = {};
+      if (options.httpPort !== undefined) overrides.httpPort = options.httpPort as unknown as number; // validated by loadConfig
+      if (options.iso8583Port !== undefined) overrides.iso8583Port = options.iso8583Port as unknown as number;
+      const config = configOrExit(overrides);
+      const logger = createLogger({ level: config.logLevel });
+      const service = await startService(config, logger);
+      logger.info({ http: service.httpUrl, embeddedDatabase: service.database.embedded, home: config.home }, "clearline is serving");
+      process.stderr.write(`clearline serving on ${service.httpUrl} (health: ${service.httpUrl}/healthz, metrics: ${service.httpUrl}/metrics)\n`);
+
+      const shutdown = (signal: string) => {
+        logger.info({ signal }, "stopping");
+        const forced = setTimeout(() => process.exit(1), config.shutdownTimeoutMs);
+        forced.unref();
+        service.stop().then(() => process.exit(0), (error: unknown) => {
+          logger.error({ err: error }, "stop failed");
+          process.exit(1);
+        });
+      };
+      process.once("SIGINT", () => shutdown("SIGINT"));
+      process.once("SIGTERM", () => shutdown("SIGTERM"));
+    });
+}

@@ -1,0 +1,29 @@
+import { Command, CommanderError } from "commander";
+import { registerLedgerCommands } from "./commands/ledger.ts";
+import { registerMigrateCommand } from "./commands/migrate.ts";
+import { registerServeCommand } from "./commands/serve.ts";
+import { CliError, exitCodes } from "./exit-codes.ts";
+
+const program = new Command("clearline")
+  .description("clearing files and card protocol in; every payment applied exactly once")
+  .exitOverride()
+  .configureOutput({ writeErr: (text) => process.stderr.write(text) });
+
+registerServeCommand(program);
+registerMigrateCommand(program);
+registerLedgerCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // --help and --version end here too, with exit code 0.
+    process.exitCode = error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
+  } else if (error instanceof CliError) {
+    process.stderr.write(`clearline: ${error.message}\n`);
+    process.exitCode = error.exitCode;
+  } else {
+    process.stderr.write(`clearline: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = exitCodes.failure;
+  }
+}
