@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { advanceProjection } from "../../src/ledger/balance.ts";
+import { runCli } from "../support/cli.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { givenAccounts, post, transferOf } from "../support/ledger-fixtures.ts";
+
+describe("clearline ledger commands", () => {
+  let db: TestDatabase;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    env = { DATABASE_URL: db.url };
+    await givenAccounts(db.pool, "acme", [["settlement", "settlement"], ["alice", "customer"]]);
+    await post(db.pool, transferOf("acme", "i-1:credit", "settlement", "alice", 1234n));
+    await advanceProjection(db.pool, "acme");
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it("prints a balance as a decimal string in the account's currency", async () => {
+    const run = await runCli(["balance", "--tenant", "acme", "--account", "alice", "--json"], env);
+    expect(run.exitCode).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ account: "alice", currency: "USD", balance: "12.34", balanceMinor: "1234" });
+  });
+
+  it("exits 2 with a one-line error for an unknown account", async () => {
+    const run = await runCli(["balance", "--tenant", "acme", "--account", "nobody"], env);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr.trim().split("\n")).toEqual(["clearline: no account nobody for tenant acme"]);
+  });
+
+  it("exits 2 on bad usage", async () => {
+    expect((await runCli(["no-such-command"], env)).exitCode).toBe(2);
+    expect((await runCli(["balance", "--tenant", "acme"], env)).exitCode).toBe(2);
+  });
+
+  it("counts transfers by kind", async () => {
+    const run = await runCli(["ledger", "stats", "--json"], env);
+    expect(JSON.parse(run.stdout)).toEqual({ transfersByKind: { payment: 1 }, accountsByKind: { customer: 1, settlement: 1 }, entries: 2 });
+  });
+
+  it("verifies ok, then exits non-zero naming the account after the projection is tampered with", async () => {
+    const clean = await runCli(["ledger", "verify", "--json"], env);
+    expect(clean.exitCode).toBe(0);
+    expect(JSON.parse(clean.stdout)).toMatchObject({ ok: true, transfers: 1, entries: 2 });
+
+    await db.pool.query("UPDATE account_balance SET debits_minor = debits_minor + 100 WHERE tenant_id = 'acme' AND account_id = 'settlement'");
+    const tampered = await runCli(["ledger", "verify", "--json"], env);
+    expect(tampered.exitCode).toBe(1);
+    expect(JSON.parse(tampered.stdout).problems).toEqual([expect.objectContaining({ code: "LEDGER_PROJECTION_MISMATCH", accountId: "settlement" })]);
+  });
+});
