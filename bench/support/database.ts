@@ -1,0 +1,49 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { startEmbeddedPostgres } from "../../src/db/embedded.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { createPool, type Pool } from "../../src/db/pool.ts";
+import { withDatabase } from "../../src/db/url.ts";
+
+export interface BenchDatabase {
+  pool: Pool;
+  url: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A fresh, migrated database for one benchmark run: a temporary database on DATABASE_URL's
+ * server when set, else a temporary embedded PostgreSQL. Removed afterwards.
+ */
+export async function benchDatabase(poolMax = 20): Promise<BenchDatabase> {
+  let adminUrl = process.env.DATABASE_URL;
+  let home: string | undefined;
+  let stopEmbedded = async () => undefined as void;
+  if (!adminUrl) {
+    home = mkdtempSync(path.join(tmpdir(), "clearline-bench-pg-"));
+    const embedded = await startEmbeddedPostgres(home, { persistent: false });
+    adminUrl = embedded.url;
+    stopEmbedded = embedded.stop;
+  }
+  const name = `clearline_bench_${randomBytes(4).toString("hex")}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  const url = withDatabase(adminUrl, name);
+  const pool = createPool(url, { max: poolMax });
+  await migrate(pool);
+  return {
+    pool,
+    url,
+    async close() {
+      await pool.end();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.end();
+      await stopEmbedded();
+      if (home) rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
