@@ -56,7 +56,7 @@ export class Iso20022StreamReader {
     parser.on("cdata", (text) => walker.text(text));
     parser.on("closetag", () => walker.close());
     parser.on("error", (error) => {
-      walker.fatal("ISO20022_XML_MALFORMED", error.message.replace(/^[^:]*:\d+:\d+: /, ""), { line: parser.line, column: parser.column, xmlPath: walker.currentXmlPath });
+      walker.fatal("ISO20022_XML_MALFORMED", error.message.replace(/^(?:[^:]*:)?\d+:\d+: /, ""), { line: parser.line, column: parser.column, xmlPath: walker.currentXmlPath });
     });
   }
 

@@ -1,0 +1,99 @@
+import { createHash } from "node:crypto";
+import { limits } from "../config/limits.ts";
+import { mappingFor } from "../protocols/iso20022/mapping.ts";
+import { readIso20022Sync } from "../protocols/iso20022/reader.ts";
+import type { Iso20022Finding, Iso20022Header } from "../protocols/iso20022/types.ts";
+import { normalizeIso20022Transaction } from "./from-iso20022.ts";
+import type { InspectedRecord, InspectReport } from "./inspect-report.ts";
+
+export interface InspectIso20022Options {
+  fileName?: string;
+  tenantId?: string;
+  recordsMax?: number;
+}
+
+function identifierNames(family: string, version: string, level: "header" | "context" | "transaction"): string[] {
+  const table = mappingFor(family, version)?.[level] ?? {};
+  return Object.entries(table).filter(([, spec]) => spec.identifier).map(([name]) => name);
+}
+
+/**
+ * `clearline inspect` for an ISO 20022 file, without a database: message type and version, group
+ * header, findings with their xmlPath, and every transaction's identifiers as strings, its natural
+ * key, fingerprint, kind, amount and link to an original.
+ */
+export function inspectIso20022(bytes: Buffer, options: InspectIso20022Options = {}): InspectReport {
+  const recordsMax = options.recordsMax ?? limits.iso20022.inspectRecordsMax;
+  const tenantId = options.tenantId ?? "inspect";
+  const events = readIso20022Sync(bytes, options.fileName === undefined ? {} : { fileName: options.fileName });
+  const report: InspectReport = { format: "iso20022", identity: {}, contentHash: "", header: {}, findings: [], findingsDropped: 0, records: [], recordCount: 0 };
+  const contentHash = createHash("sha256");
+  const findingsMax = limits.iso20022.findingsMax;
+  const addFinding = (found: Iso20022Finding): void => {
+    if (report.findings.length < findingsMax) report.findings.push(found);
+    else report.findingsDropped++;
+  };
+  let header: Iso20022Header | undefined;
+  for (const event of events) {
+    switch (event.type) {
+      case "header": {
+        header = event.header;
+        report.messageType = header.message.id;
+        report.header = { ...header.values };
+        if (header.message.localVariant) report.header["localVariant"] = header.message.localVariant;
+        if (header.wrapper.length > 0) report.header["wrapper"] = header.wrapper.join("/");
+        for (const [name, value] of Object.entries(header.appHeader?.values ?? {})) report.header[`AppHdr.${name}`] = value;
+        const messageId = header.values["MsgId"] ?? header.values["AssgnmtId"] ?? header.appHeader?.values["BizMsgIdr"];
+        if (messageId !== undefined) report.identity["MsgId"] = messageId;
+        const sender = header.values["InstgAgtBIC"] ?? header.values["InstgAgtMmbId"] ?? header.values["AssgnrBIC"] ?? header.values["AssgnrMmbId"]
+          ?? header.appHeader?.values["FrBIC"] ?? header.appHeader?.values["FrMmbId"] ?? header.values["InitgPtyOrgId"] ?? header.values["InitgPtyNm"];
+        if (sender !== undefined) report.identity["sender"] = sender;
+        report.identity["messageType"] = header.message.id;
+        break;
+      }
+      case "finding":
+        addFinding(event.finding);
+        break;
+      case "transaction": {
+        const transaction = event.transaction;
+        report.recordCount++;
+        for (const found of transaction.findings) addFinding(found);
+        if (!header) break;
+        const { family, version } = header.message;
+        const identifiers: Record<string, string> = {};
+        for (const name of identifierNames(family, version, "context")) {
+          const value = transaction.context?.values[name];
+          if (value !== undefined) identifiers[name] = value;
+        }
+        for (const name of identifierNames(family, version, "transaction")) {
+          const value = transaction.values[name];
+          if (value !== undefined) identifiers[name] = value;
+        }
+        const normalized = normalizeIso20022Transaction(header, transaction, { tenantId });
+        if (!normalized.ok) {
+          for (const found of normalized.error) if (!transaction.findings.includes(found)) addFinding(found);
+          contentHash.update(`rejected:${transaction.xmlPath}\n`);
+          if (report.records.length < recordsMax) {
+            report.records.push({ position: transaction.xmlPath, kind: "rejected", naturalKey: "", fingerprint: "", intentId: "", amountMinor: "0", currency: "", valueDate: "", identifiers });
+          }
+          break;
+        }
+        const record = normalized.value;
+        contentHash.update(`${record.naturalKey}\u0000${record.fingerprint}\n`);
+        if (report.records.length >= recordsMax) break;
+        const inspected: InspectedRecord = {
+          position: transaction.xmlPath, kind: record.kind, naturalKey: record.naturalKey, fingerprint: record.fingerprint, intentId: record.intentId,
+          amountMinor: record.amount.toString(), currency: record.currency, valueDate: record.valueDate, identifiers,
+        };
+        if (record.original !== undefined) inspected.original = record.original;
+        report.records.push(inspected);
+        break;
+      }
+      case "end":
+        report.findingsDropped += event.summary.findingsDropped;
+        break;
+    }
+  }
+  report.contentHash = contentHash.digest("hex");
+  return report;
+}
