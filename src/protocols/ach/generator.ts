@@ -91,7 +91,8 @@ export function* generateAchChunks(options: GenerateAchOptions): Generator<Buffe
         receivingDfiIdentification: rdfi,
         checkDigit: routingCheckDigit(rdfi),
         dfiAccountNumber: String(Math.floor(next() * 1e12)),
-        amount: String(1 + Math.floor(next() * 5_000_000)),
+        // Up to $1,000.00: a million of them still fits the 12-digit file totals.
+        amount: String(1 + Math.floor(next() * 100_000)),
         individualIdentificationNumber: `EMP${String(Math.floor(next() * 1e9)).padStart(9, "0")}`,
         individualName: names[Math.floor(next() * names.length)],
         traceNumber: odfi + String(i).padStart(7, "0"),

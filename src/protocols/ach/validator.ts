@@ -65,7 +65,7 @@ interface PendingEntry {
   transaction: TransactionCodeInfo | undefined;
   traceNumber: string;
   addendaDropped: number;
-  countByType: Map<string, number>;
+  countByType: Map<string, number> | undefined;  // created with the first addenda: most entries have none
 }
 
 const kindOf: Record<string, AchRecordKind> = { "1": "fileHeader", "5": "batchHeader", "6": "entryDetail", "7": "addenda", "8": "batchControl", "9": "fileControl" };
@@ -269,7 +269,7 @@ export class AchValidator {
     const entry: AchEntry = { batchOrdinal: batch.ordinal, record, addenda: [], batchHeader: batch.header, findings: [], rejected: false };
     const transaction = transactionCodeInfo(fields.transactionCode ?? "");
     const traceNumber = fields.traceNumber ?? "";
-    this.pending = { entry, transaction, traceNumber, addendaDropped: 0, countByType: new Map() };
+    this.pending = { entry, transaction, traceNumber, addendaDropped: 0, countByType: undefined };
     this.entryCount++;
     batch.entryCount++;
     batch.entryAddendaCount++;
@@ -362,6 +362,7 @@ export class AchValidator {
     checkFields(layout, record.fields, problems);
     for (const p of problems) this.fieldFinding(p.code, "entry", record, p.field, p.message, p.severity);
 
+    pending.countByType ??= new Map();
     const sameType = (pending.countByType.get(typeCode) ?? 0) + 1;
     pending.countByType.set(typeCode, sameType);
     const sec = batch.sec;
@@ -410,7 +411,7 @@ export class AchValidator {
     if ((indicator === "1") !== (count > 0)) {
       this.fieldFinding("ACH_ADDENDA_INDICATOR_MISMATCH", "entry", record, "addendaRecordIndicator", `indicator ${JSON.stringify(indicator)} but ${count} addenda follow`);
     }
-    const byType = pending.countByType;
+    const byType = pending.countByType ?? new Map<string, number>();
     const returns = byType.get("99") ?? 0;
     const changes = byType.get("98") ?? 0;
     const isReturn = returns > 0 || changes > 0 || pending.transaction?.purpose === "return";
