@@ -1,4 +1,3 @@
-import { assert } from "../../assert.ts";
 import { limits } from "../../config/limits.ts";
 import { LineSplitter } from "./line-splitter.ts";
 import type { AchEntry, AchEvent, AchReadLimits, AchReadOptions, AchRecord, AchSummary } from "./types.ts";
