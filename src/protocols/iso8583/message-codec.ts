@@ -2,7 +2,7 @@ import { limits } from "../../config/limits.ts";
 import { fail, ok, type Finding, type Result } from "../../errors/finding.ts";
 import { decodeEbcdic, ebcdicByteOf } from "./ebcdic.ts";
 import { iso8583Error } from "./errors.ts";
-import { packField, unpackField, type FieldWriter } from "./field-codec.ts";
+import { latin1Slice, packField, unpackField, type FieldWriter } from "./field-codec.ts";
 import type { Dictionary, FieldValue, Message } from "./types.ts";
 
 /**
@@ -30,7 +30,7 @@ function bitmapBytes(dictionary: Dictionary): number {
 function readMti(bytes: Buffer, dictionary: Dictionary): string | undefined {
   let text: string;
   switch (dictionary.mti.encoding) {
-    case "ascii": text = bytes.toString("latin1", 0, 4); break;
+    case "ascii": text = latin1Slice(bytes, 0, 4); break;
     case "ebcdic": text = decodeEbcdic(bytes, 0, 4); break;
     case "bcd": text = bytes.toString("hex", 0, 2); break;
   }
@@ -72,6 +72,9 @@ function announcesNextBitmap(bitmap: Uint8Array, bitmapCount: number, bitmapsMax
   return isBitmapIndicator(indicator, bitmapsMax) && isBitSet(bitmap, indicator);
 }
 
+// Unpack is synchronous, so one bitmap buffer serves every call.
+const unpackBitmap = new Uint8Array(8 * limits.iso8583.bitmapsMax);
+
 export function unpack(input: Uint8Array, dictionary: Dictionary, options: CodecOptions = {}): Result<Message, Finding> {
   const messageBytesMax = options.messageBytesMax ?? limits.iso8583.messageBytesMax;
   const tlvElementsMax = options.tlvElementsMax ?? limits.iso8583.tlvElementsMax;
@@ -87,7 +90,7 @@ export function unpack(input: Uint8Array, dictionary: Dictionary, options: Codec
 
   const bitmapLength = bitmapBytes(dictionary);
   const bitmapsMax = dictionary.bitmap.bitmapsMax;
-  const bitmap = new Uint8Array(8 * limits.iso8583.bitmapsMax);
+  const bitmap = unpackBitmap.fill(0);
   let offset = mtiLength;
   let bitmapCount = 0;
   for (;;) {
@@ -107,8 +110,11 @@ export function unpack(input: Uint8Array, dictionary: Dictionary, options: Codec
   const fields: Record<number, FieldValue> = {};
   const fieldNumberMax = bitmapCount * bitmapBits;
   for (let fieldNumber = 2; fieldNumber <= fieldNumberMax; fieldNumber++) {
-    if (isBitmapIndicator(fieldNumber, bitmapsMax)) continue;
-    if (!isBitSet(bitmap, fieldNumber)) continue;
+    if (((fieldNumber - 1) & 7) === 0 && bitmap[(fieldNumber - 1) >> 3] === 0) {
+      fieldNumber += 7; // a whole empty bitmap byte: none of its eight fields is present
+      continue;
+    }
+    if (!isBitSet(bitmap, fieldNumber) || isBitmapIndicator(fieldNumber, bitmapsMax)) continue;
     const definition = dictionary.fields[fieldNumber];
     if (definition === undefined) {
       return fail(iso8583Error("ISO8583_FIELD_UNDEFINED", `bitmap announces field ${fieldNumber}, which dictionary ${dictionary.name} does not define`, [String(fieldNumber)], offset));
@@ -131,7 +137,12 @@ export function unpack(input: Uint8Array, dictionary: Dictionary, options: Codec
   return ok(bitmapCount > neededBitmaps ? { mti, fields, bitmapCount } : { mti, fields });
 }
 
+// The canonical key of each field number ("2", not "02" or "2.0"), compared without allocating.
+const fieldKeys: readonly string[] = Array.from({ length: 193 }, (_, fieldNumber) => String(fieldNumber));
+
+// Pack is synchronous, so one scratch buffer serves every call; the result is a copy of its used part.
 let scratch = Buffer.allocUnsafe(limits.iso8583.messageBytesMax);
+let scratchView = scratch;
 
 function writeMti(out: Buffer, mti: string, dictionary: Dictionary): void {
   switch (dictionary.mti.encoding) {
@@ -146,8 +157,14 @@ function writeBitmaps(out: Buffer, offset: number, bitmap: Uint8Array, count: nu
     out.set(bitmap.subarray(0, count * 8), offset);
     return;
   }
-  out.write(Buffer.from(bitmap.buffer, bitmap.byteOffset, count * 8).toString("hex").toUpperCase(), offset, "latin1");
+  for (let i = 0; i < count * 8; i++) {
+    const byte = bitmap[i] as number;
+    out[offset + 2 * i] = upperHexDigits[byte >> 4] as number;
+    out[offset + 2 * i + 1] = upperHexDigits[byte & 0x0f] as number;
+  }
 }
+
+const upperHexDigits = Buffer.from("0123456789ABCDEF", "latin1");
 
 export function pack(message: Message, dictionary: Dictionary, options: CodecOptions = {}): Result<Buffer, Finding> {
   const messageBytesMax = options.messageBytesMax ?? limits.iso8583.messageBytesMax;
@@ -159,15 +176,18 @@ export function pack(message: Message, dictionary: Dictionary, options: CodecOpt
     return fail(iso8583Error("ISO8583_FIELD_VALUE_INVALID", "fields must be an object keyed by field number", undefined, 0));
   }
   const fieldNumbers: number[] = [];
+  let ascending = true;
   for (const key of Object.keys(message.fields)) {
     const fieldNumber = Number(key);
-    const definition = String(fieldNumber) === key ? dictionary.fields[fieldNumber] : undefined;
+    const definition = fieldKeys[fieldNumber] === key ? dictionary.fields[fieldNumber] : undefined;
     if (definition === undefined) {
       return fail(iso8583Error("ISO8583_FIELD_UNDEFINED", `dictionary ${dictionary.name} defines no field ${key.slice(0, 8)}`, [key.slice(0, 8)], 0));
     }
+    if (fieldNumbers.length > 0 && fieldNumber < (fieldNumbers[fieldNumbers.length - 1] as number)) ascending = false;
     fieldNumbers.push(fieldNumber);
   }
-  fieldNumbers.sort((a, b) => a - b); // integer keys already iterate ascending; sorting keeps that a fact, not an accident
+  // Integer keys iterate in ascending order already; the sort keeps that a checked fact, not an accident.
+  if (!ascending) fieldNumbers.sort((a, b) => a - b);
   const highest = fieldNumbers[fieldNumbers.length - 1] ?? 0;
   const requested = message.bitmapCount ?? 1;
   if (!Number.isSafeInteger(requested) || requested < 1 || requested > dictionary.bitmap.bitmapsMax) {
@@ -183,7 +203,8 @@ export function pack(message: Message, dictionary: Dictionary, options: CodecOpt
     bitmap[(fieldNumber - 1) >> 3] = (bitmap[(fieldNumber - 1) >> 3] as number) | (0x80 >> ((fieldNumber - 1) & 7));
   }
   if (scratch.length < messageBytesMax) scratch = Buffer.allocUnsafe(messageBytesMax);
-  const writer: FieldWriter = { buffer: scratch.subarray(0, messageBytesMax), offset: 0 };
+  if (scratchView.length !== messageBytesMax) scratchView = scratch.subarray(0, messageBytesMax);
+  const writer: FieldWriter = { buffer: scratchView, offset: 0 };
   const headerBytes = mtiBytes(dictionary) + bitmapCount * bitmapBytes(dictionary);
   if (headerBytes > messageBytesMax) {
     return fail(iso8583Error("ISO8583_MESSAGE_TOO_LARGE", `MTI and bitmaps exceed ${messageBytesMax} bytes`, undefined, 0));
