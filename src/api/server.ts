@@ -1,22 +1,67 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
 import { registry } from "../observability/metrics.ts";
+import { TenantAuthenticator } from "../tenants/tenants.ts";
+import { send } from "./http-context.ts";
+import { openApiDocument } from "./openapi.ts";
+import { problemReply } from "./reply.ts";
+import { registerAccountRoutes } from "./routes/accounts.ts";
+import { registerPaymentRoutes } from "./routes/payments.ts";
+import { registerRefundRoutes } from "./routes/refunds.ts";
 
 export interface HttpDependencies {
   pool: Pool;
   logger: Logger;
+  /** Further routes from other adapters (file uploads, card authorizations), added by the composition root. */
+  extraRoutes?: Array<(app: FastifyInstance) => void>;
+}
+
+/** SQLSTATE classes and client errors that mean "the database is not there right now". */
+function isDatabaseUnavailable(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
+  return code.startsWith("08") || code === "57P01" || code === "57P03" || code === "ECONNREFUSED" || code === "ECONNRESET"
+    || (error instanceof Error && /timeout exceeded when trying to connect|Connection terminated/i.test(error.message));
 }
 
 /**
- * The HTTP surface. /healthz answers 200 only when the database answers, so a load balancer
- * takes an instance out when its database is gone; /metrics serves Prometheus text.
+ * The HTTP surface. /healthz answers 200 only when the database answers; /metrics serves
+ * Prometheus text; /openapi.json the published contract; /v1/* needs a tenant's API key.
  */
 export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   const app = Fastify({
     // pino 10 is a superset of the logger interface fastify types against (pino 9).
     loggerInstance: deps.logger.child({ component: "http" }) as unknown as FastifyBaseLogger,
-    disableRequestLogging: true });
+    disableRequestLogging: true,
+    bodyLimit: limits.http.bodyBytesMax,
+  });
+  const authenticator = new TenantAuthenticator(deps.pool);
+
+  app.addHook("onRequest", async (request, reply) => {
+    if (!request.url.startsWith("/v1/")) return;
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    const tenant = match?.[1] ? await authenticator.authenticate(match[1]) : undefined;
+    if (!tenant) return send(reply.header("www-authenticate", "Bearer"), problemReply("UNAUTHORIZED", "send Authorization: Bearer <api key>"));
+    request.tenant = tenant;
+  });
+
+  app.setNotFoundHandler((request, reply) => send(reply, problemReply("NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)));
+
+  app.setErrorHandler((error, request, reply) => {
+    const statusCode = (error as { statusCode?: number }).statusCode;
+    if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
+      // Fastify's own input errors: malformed JSON, body too large, wrong content type.
+      return send(reply, problemReply("REQUEST_INVALID", error instanceof Error ? error.message : String(error)));
+    }
+    if (isDatabaseUnavailable(error)) {
+      request.log.warn({ err: error, url: request.url }, "database unavailable");
+      return send(reply, problemReply("SERVICE_UNAVAILABLE", "the database does not answer; nothing was stored"));
+    }
+    request.log.error({ err: error, url: request.url }, "request failed");
+    return send(reply, problemReply("INTERNAL_ERROR", "an unexpected failure; nothing was stored for this request"));
+  });
 
   app.get("/healthz", async (_request, reply) => {
     try {
@@ -32,5 +77,12 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     return registry.metrics();
   });
 
+  const openApi = JSON.stringify(openApiDocument());
+  app.get("/openapi.json", async (_request, reply) => reply.header("content-type", "application/json").send(openApi));
+
+  registerAccountRoutes(app, deps);
+  registerPaymentRoutes(app, deps);
+  registerRefundRoutes(app, deps);
+  for (const register of deps.extraRoutes ?? []) register(app);
   return app;
 }

@@ -1,7 +1,9 @@
 import { Command, CommanderError } from "commander";
+import { registerIso8583Command } from "./commands/iso8583.ts";
 import { registerLedgerCommands } from "./commands/ledger.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerServeCommand } from "./commands/serve.ts";
+import { registerTenantCommands } from "./commands/tenant.ts";
 import { CliError, exitCodes } from "./exit-codes.ts";
 
 const program = new Command("clearline")
@@ -12,6 +14,8 @@ const program = new Command("clearline")
 registerServeCommand(program);
 registerMigrateCommand(program);
 registerLedgerCommands(program);
+registerTenantCommands(program);
+registerIso8583Command(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -89,6 +89,7 @@ export async function migrate(pool: Pool, dir = MIGRATIONS_DIR): Promise<Migrati
       return report;
     } finally {
       await client.query("SELECT pg_advisory_unlock($1)", [MIGRATION_ADVISORY_LOCK.toString()]);
+      await client.query("RESET lock_timeout"); // the client goes back to a shared pool
     }
   } finally {
     client.release();

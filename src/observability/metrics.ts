@@ -33,3 +33,17 @@ export const projectionLagEntries = new Gauge({
   labelNames: ["tenant"] as const,
   registers: [registry],
 });
+
+export const dedupDecisions = new Counter({
+  name: "clearline_dedup_decisions_total",
+  help: "Repeats that were not applied again, by channel and reason",
+  labelNames: ["channel", "reason"] as const,
+  registers: [registry],
+});
+
+export const mutatingRequests = new Counter({
+  name: "clearline_http_mutating_requests_total",
+  help: "Mutating HTTP requests by whether they carried an Idempotency-Key (share missing = missing / total)",
+  labelNames: ["endpoint", "idempotency_key"] as const,
+  registers: [registry],
+});

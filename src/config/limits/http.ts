@@ -1,3 +1,16 @@
-// Bounds of the http channel: every queue, buffer, size and timeout, each with its unit and why.
+// Bounds of the HTTP channel: every size, window and timeout, each with its unit and why.
 export const httpLimits = {
+  bodyBytesMax: 64 * 1024,              // a payment request is well under 1 KiB; 64 KiB leaves room for descriptions
+  idempotencyKeyCharsMax: 255,          // as the IETF Idempotency-Key draft suggests; UUIDs are 36
+  idempotencyWindowMs: 7 * 24 * 3_600_000, // responses replayed for 7 days; the intent protects the effect for ever
+  idempotencyLeaseMs: 30_000,           // a claimed attempt that has not finished in 30 s is presumed dead
+  claimLockTimeoutMs: 50,               // a concurrent duplicate waits at most this long on the key, then gets 409
+  retryAfterSeconds: 1,                 // what a 409 in_progress tells the client to wait
+  expiryBatchRowsMax: 1_000,            // rows the expiry job deletes per statement: short locks, bounded WAL
+  expiryIntervalMs: 60_000,             // how often the expiry job runs
+  tenantCacheEntriesMax: 1_000,         // API key -> tenant lookups cached in memory
+  tenantCacheTtlMs: 60_000,             // a revoked key stops working within a minute
+  descriptionCharsMax: 140,             // a payment description is a remittance line, not a document
+  clientReferenceCharsMax: 255,
+  accountIdCharsMax: 64,
 } as const;

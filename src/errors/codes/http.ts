@@ -1,3 +1,25 @@
-// Codes of the http channel; prefix each with the channel's name in capitals.
+// Codes of the HTTP API. The problem+json `code` a client sees is the catalog code in lower case
+// (IDEMPOTENCY_KEY_REUSE -> "idempotency_key_reuse"); src/api/problem.ts maps each to its status.
 export const httpErrorCodes = {
+  TENANT_NAME_INVALID: "A tenant name is 1 to 63 letters, digits, '.', '_' or '-'.",
+  TENANT_EXISTS: "A tenant with this name exists already.",
+  TENANT_UNKNOWN: "No tenant has this id or name.",
+  UNAUTHORIZED: "The request carries no API key, or one that belongs to no tenant (Authorization: Bearer <key>).",
+  IDEMPOTENCY_KEY_MISSING: "A mutating request must carry an Idempotency-Key header; nothing was done.",
+  IDEMPOTENCY_KEY_INVALID: "The Idempotency-Key is not 1 to 255 visible ASCII characters (a UUID is recommended).",
+  IDEMPOTENCY_KEY_MULTIPLE: "The request carries more than one Idempotency-Key header.",
+  IDEMPOTENCY_KEY_REUSE: "This Idempotency-Key was used with a different request; nothing was done and the earlier response is not returned.",
+  REQUEST_IN_PROGRESS: "A request with this Idempotency-Key is still being processed; retry after Retry-After seconds with the same key.",
+  REQUEST_INVALID: "The request body or query does not match the published contract; nothing was done.",
+  DUPLICATE_CLIENT_REFERENCE: "A payment or refund with this client_reference exists already; it was not posted again.",
+  INSUFFICIENT_FUNDS: "The debited account's available balance does not cover the amount; the payment was declined.",
+  ACCOUNT_NOT_FOUND: "No account with this id exists for the tenant.",
+  ACCOUNT_EXISTS_DIFFERENT: "An account with this id exists with another kind or currency.",
+  CURRENCY_MISMATCH: "The amount's currency differs from an account's currency.",
+  PAYMENT_NOT_FOUND: "No payment with this id or client_reference exists for the tenant.",
+  PAYMENT_NOT_REFUNDABLE: "Only a succeeded payment can be refunded.",
+  REFUND_EXCEEDS_PAYMENT: "The refunds of a payment would exceed its amount.",
+  NOT_FOUND: "No such resource.",
+  INTERNAL_ERROR: "An unexpected failure; nothing was stored for the Idempotency-Key, so a retry with the same key is safe.",
+  SERVICE_UNAVAILABLE: "The database does not answer; nothing was stored; retry with the same key.",
 } as const satisfies Record<string, string>;

@@ -1,0 +1,105 @@
+import { limits } from "../config/limits.ts";
+import type { Pool } from "../db/pool.ts";
+import { withTransaction, type Tx } from "../db/transaction.ts";
+import { recordDedupEventsCheaply } from "../dedup/dedup-event.ts";
+import { parseIdempotencyKey } from "../idempotency/idempotency-key.ts";
+import { claim, complete, findRecord, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
+import { differingFields, requestDigest, type Canonical } from "../idempotency/request-digest.ts";
+import { mutatingRequests } from "../observability/metrics.ts";
+import { faultPoint } from "./fault-points.ts";
+import { problemReply, type Reply } from "./reply.ts";
+
+export interface IdempotentCall {
+  pool: Pool;
+  tenantId: string;
+  endpoint: string;                       // "POST /v1/payments"
+  idempotencyKeyHeader: string | string[] | undefined;
+  canonical: Canonical;                   // the validated request, normalized
+  effect: (tx: Tx) => Promise<Reply>;     // the business effect; runs at most once per key
+}
+
+export interface IdempotentReply extends Reply {
+  replayed: boolean;
+  retryAfterSeconds?: number;
+}
+
+class FencedOff extends Error {}
+
+/**
+ * The idempotency contract of a mutating endpoint. The claim, the effect and the completion
+ * commit in ONE transaction: there is no moment at which the effect exists and the key is not
+ * marked, or the key is marked and the effect is missing. A repeat is answered from the stored
+ * response; a repeat while the first is running gets 409 at once; a key reused for another
+ * request gets 422 and nothing else.
+ */
+export async function runIdempotent(call: IdempotentCall): Promise<IdempotentReply> {
+  const parsed = parseIdempotencyKey(call.idempotencyKeyHeader);
+  mutatingRequests.inc({ endpoint: call.endpoint, idempotency_key: parsed.ok || parsed.code !== "IDEMPOTENCY_KEY_MISSING" ? "present" : "missing" });
+  if (!parsed.ok) return { ...problemReply(parsed.code, parsed.message), replayed: false };
+
+  const scope: IdempotencyScope = { tenantId: call.tenantId, endpoint: call.endpoint, key: parsed.key };
+  const digest = requestDigest(call.canonical);
+
+  // Fast path: a completed record is replayed after one plain SELECT, before any write.
+  const seen = await findRecord(call.pool, scope);
+  if (seen && (seen.state === "completed" || !seen.leaseExpired)) return answerHeld(call, scope, digest, seen);
+
+  let decided: { kind: "done"; reply: Reply } | { kind: "held"; record: IdempotencyRecord } | { kind: "busy" };
+  try {
+    decided = await withTransaction(call.pool, async (tx) => {
+      const claimed = await claim(tx, scope, digest, call.canonical);
+      if (claimed.kind !== "claimed") return claimed;
+      faultPoint("after_claim");
+      const reply = await call.effect(tx);
+      faultPoint("after_posting");
+      if (!(await complete(tx, scope, claimed.attempt, { status: reply.status, body: reply.body, effectRef: reply.effectRef }))) throw new FencedOff();
+      return { kind: "done" as const, reply };
+    });
+  } catch (error) {
+    // Another request took this key over after our lease expired; our effect rolled back.
+    if (error instanceof FencedOff) decided = { kind: "busy" };
+    else throw error;
+  }
+  if (decided.kind === "done") {
+    faultPoint("after_commit");
+    return { ...decided.reply, replayed: false };
+  }
+  if (decided.kind === "held") return answerHeld(call, scope, digest, decided.record);
+  await audit(call, scope, "in_progress", null);
+  return inProgress();
+}
+
+function inProgress(): IdempotentReply {
+  return {
+    ...problemReply("REQUEST_IN_PROGRESS", "a request with this Idempotency-Key is being processed; retry with the same key"),
+    replayed: false,
+    retryAfterSeconds: limits.http.retryAfterSeconds,
+  };
+}
+
+function heldReply(call: IdempotentCall, digest: string, record: IdempotencyRecord): IdempotentReply {
+  if (record.digest !== digest) {
+    const fields = differingFields(record.canonical, call.canonical);
+    return { ...problemReply("IDEMPOTENCY_KEY_REUSE", `this Idempotency-Key was first used with a different request (${fields.join(", ")} differ)`, { differing_fields: fields }), replayed: false };
+  }
+  if (record.state === "in_progress") return inProgress();
+  return { status: record.response.status, body: record.response.body, effectRef: record.response.effectRef, contentType: contentTypeOf(record.response.status), replayed: true };
+}
+
+async function answerHeld(call: IdempotentCall, scope: IdempotencyScope, digest: string, record: IdempotencyRecord): Promise<IdempotentReply> {
+  const reply = heldReply(call, digest, record);
+  const reason = reply.replayed ? "replayed" : reply.status === 422 ? "key_reuse" : "in_progress";
+  await audit(call, scope, reason, record.state === "completed" ? record.response.effectRef : null);
+  return reply;
+}
+
+function audit(call: IdempotentCall, scope: IdempotencyScope, reason: string, originalRef: string | null): Promise<void> {
+  return recordDedupEventsCheaply(call.pool, [{
+    tenantId: scope.tenantId, channel: "http", scope: scope.endpoint, dedupKey: scope.key, reason,
+    ...(originalRef ? { originalRef } : {}),
+  }]);
+}
+
+function contentTypeOf(status: number): string {
+  return status >= 400 ? "application/problem+json; charset=utf-8" : "application/json; charset=utf-8";
+}

@@ -1,0 +1,49 @@
+import type { ErrorCode } from "../errors/catalog.ts";
+import { errorCatalog } from "../errors/catalog.ts";
+
+/**
+ * The one place that maps error codes to HTTP statuses. Anything not listed is a 400 (bad
+ * input); an unexpected failure is a 500 and an unreachable database a 503.
+ */
+const statusByCode: Partial<Record<ErrorCode, number>> = {
+  UNAUTHORIZED: 401,
+  IDEMPOTENCY_KEY_REUSE: 422,
+  REQUEST_IN_PROGRESS: 409,
+  DUPLICATE_CLIENT_REFERENCE: 409,
+  ACCOUNT_EXISTS_DIFFERENT: 409,
+  INSUFFICIENT_FUNDS: 422,
+  CURRENCY_MISMATCH: 422,
+  PAYMENT_NOT_REFUNDABLE: 422,
+  REFUND_EXCEEDS_PAYMENT: 422,
+  ACCOUNT_NOT_FOUND: 404,
+  PAYMENT_NOT_FOUND: 404,
+  NOT_FOUND: 404,
+  INTERNAL_ERROR: 500,
+  SERVICE_UNAVAILABLE: 503,
+};
+
+export function httpStatusOf(code: ErrorCode): number {
+  return statusByCode[code] ?? 400;
+}
+
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  code: string;       // stable, lower case: "idempotency_key_reuse"
+  detail: string;
+  [extension: string]: unknown;
+}
+
+/** RFC 9457 problem details with the catalog code. */
+export function problem(code: ErrorCode, detail: string, extensions: Record<string, unknown> = {}): Problem {
+  const status = httpStatusOf(code);
+  return {
+    type: `https://clearline.dev/errors/${code.toLowerCase()}`,
+    title: errorCatalog[code],
+    status,
+    code: code.toLowerCase(),
+    detail,
+    ...extensions,
+  };
+}

@@ -1,0 +1,19 @@
+import type { ErrorCode } from "../errors/catalog.ts";
+import { problem } from "./problem.ts";
+
+/** A response as stored for replay: status and the exact body bytes. */
+export interface Reply {
+  status: number;
+  body: string;
+  contentType: string;
+  effectRef: string | null;
+}
+
+export function jsonReply(status: number, value: unknown, effectRef: string | null = null): Reply {
+  return { status, body: JSON.stringify(value), contentType: "application/json; charset=utf-8", effectRef };
+}
+
+export function problemReply(code: ErrorCode, detail: string, extensions: Record<string, unknown> = {}, effectRef: string | null = null): Reply {
+  const body = problem(code, detail, extensions);
+  return { status: body.status, body: JSON.stringify(body), contentType: "application/problem+json; charset=utf-8", effectRef };
+}

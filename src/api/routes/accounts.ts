@@ -1,0 +1,28 @@
+import type { FastifyInstance } from "fastify";
+import { openAccount } from "../../ledger/accounts.ts";
+import { balanceOf } from "../../ledger/balance.ts";
+import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
+import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
+import { jsonReply, problemReply } from "../reply.ts";
+import { accountBody, describeIssues } from "../schemas.ts";
+
+export function registerAccountRoutes(app: FastifyInstance, deps: ApiDependencies): void {
+  /** Idempotent on the account id itself, so it needs no Idempotency-Key: 201 created, 200 exists. */
+  app.post("/v1/accounts", async (request, reply) => {
+    const body = accountBody.safeParse(request.body);
+    if (!body.success) return send(reply, problemReply("REQUEST_INVALID", "the account request is invalid", { errors: describeIssues(body.error) }));
+    const tenantId = tenantOf(request).tenantId;
+    const opened = await openAccount(deps.pool, { tenantId, accountId: body.data.id, kind: body.data.kind, currency: body.data.currency });
+    if (!opened.ok) {
+      const code = opened.error.code === "LEDGER_ACCOUNT_EXISTS_DIFFERENT" ? "ACCOUNT_EXISTS_DIFFERENT" : "REQUEST_INVALID";
+      return send(reply, problemReply(code, opened.error.message));
+    }
+    return send(reply, jsonReply(opened.value === "created" ? 201 : 200, { id: body.data.id, kind: body.data.kind, currency: body.data.currency }));
+  });
+
+  app.get<{ Params: { id: string } }>("/v1/accounts/:id/balance", async (request, reply) => {
+    const balance = await balanceOf(deps.pool, tenantOf(request).tenantId, request.params.id);
+    if (!balance) return send(reply, problemReply("ACCOUNT_NOT_FOUND", `no account ${request.params.id}`));
+    return send(reply, jsonReply(200, { account: balance.accountId, currency: balance.currency, balance: minorToDecimal(balance.balanceMinor, balance.currency) }));
+  });
+}

@@ -1,0 +1,51 @@
+import type { FastifyInstance } from "fastify";
+import { createRefund } from "../../payments/refunds.ts";
+import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
+import { runIdempotent } from "../idempotent-request.ts";
+import { jsonReply, problemReply } from "../reply.ts";
+import { describeIssues, refundBody } from "../schemas.ts";
+import { refundView } from "../views.ts";
+
+const ENDPOINT = "POST /v1/refunds";
+const AMOUNT_PATTERN = /^(\d+)(?:\.(\d+))?$/;
+
+/**
+ * The refund's currency is the payment's, known only inside the transaction; so the amount is
+ * normalized here as digits and scaled there. "5", "5.0" and "5.00" are one request.
+ */
+function normalizedAmount(text: string): { whole: string; fraction: string } {
+  const match = AMOUNT_PATTERN.exec(text);
+  const whole = (match?.[1] ?? "0").replace(/^0+(?=\d)/, "");
+  const fraction = (match?.[2] ?? "").replace(/0+$/, "");
+  return { whole, fraction };
+}
+
+export function registerRefundRoutes(app: FastifyInstance, deps: ApiDependencies): void {
+  app.post("/v1/refunds", async (request, reply) => {
+    const tenant = tenantOf(request);
+    const body = refundBody.safeParse(request.body);
+    if (!body.success) return send(reply, problemReply("REQUEST_INVALID", "the refund request is invalid", { errors: describeIssues(body.error) }));
+    const amount = normalizedAmount(body.data.amount);
+    if (/^0*$/.test(amount.whole + amount.fraction)) return send(reply, problemReply("REQUEST_INVALID", "the amount must be greater than zero", { errors: [{ field: "amount", message: "must be > 0" }] }));
+    const paymentRef = body.data.payment_id !== undefined ? { paymentId: body.data.payment_id } : { clientReference: body.data.payment_client_reference ?? "" };
+    const result = await runIdempotent({
+      pool: deps.pool,
+      tenantId: tenant.tenantId,
+      endpoint: ENDPOINT,
+      idempotencyKeyHeader: request.headers["idempotency-key"],
+      canonical: {
+        client_reference: body.data.client_reference, payment_id: body.data.payment_id ?? null,
+        payment_client_reference: body.data.payment_client_reference ?? null,
+        amount: `${amount.whole}.${amount.fraction}`, currency: body.data.currency ?? null,
+      },
+      effect: async (tx) => {
+        const outcome = await createRefund(tx, tenant.tenantId, {
+          clientReference: body.data.client_reference, payment: paymentRef, amountText: body.data.amount, currency: body.data.currency ?? null,
+        }, ENDPOINT);
+        if (outcome.kind === "created") return jsonReply(201, refundView(outcome.refund), outcome.refund.refundId);
+        return problemReply(outcome.refusal.code, outcome.refusal.detail, outcome.refusal.extensions ?? {});
+      },
+    });
+    return send(reply, result);
+  });
+}

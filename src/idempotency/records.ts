@@ -1,0 +1,132 @@
+import { limits } from "../config/limits.ts";
+import type { Queryable } from "../db/pool.ts";
+import { sqlState, type Tx } from "../db/transaction.ts";
+import type { Canonical } from "./request-digest.ts";
+
+export interface IdempotencyScope {
+  tenantId: string;
+  endpoint: string;   // "POST /v1/payments"
+  key: string;
+}
+
+export interface StoredResponse {
+  status: number;
+  body: string;       // exact bytes, replayed as they were sent
+  effectRef: string | null;
+}
+
+export type IdempotencyRecord =
+  | { state: "completed"; digest: string; canonical: Canonical; response: StoredResponse }
+  | { state: "in_progress"; digest: string; canonical: Canonical; leaseExpired: boolean; attempt: number };
+
+interface RecordRow {
+  state: "completed" | "in_progress";
+  request_digest: string;
+  request_canonical: Canonical;
+  response_status: number | null;
+  response_body: string | null;
+  effect_ref: string | null;
+  lease_expired: boolean;
+  attempt: number;
+}
+
+const SELECT_RECORD = `
+  SELECT state, request_digest, request_canonical, response_status, response_body, effect_ref,
+         lease_until < now() AS lease_expired, attempt
+    FROM idempotency_record WHERE tenant_id = $1 AND endpoint = $2 AND idem_key = $3`;
+
+function toRecord(row: RecordRow): IdempotencyRecord {
+  if (row.state === "completed") {
+    return {
+      state: "completed", digest: row.request_digest, canonical: row.request_canonical,
+      response: { status: row.response_status ?? 500, body: row.response_body ?? "", effectRef: row.effect_ref },
+    };
+  }
+  return { state: "in_progress", digest: row.request_digest, canonical: row.request_canonical, leaseExpired: row.lease_expired, attempt: row.attempt };
+}
+
+/** The replay fast path: a plain SELECT, no lock, no write (far cheaper than a no-op upsert). */
+export async function findRecord(db: Queryable, scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
+  const { rows } = await db.query<RecordRow>(SELECT_RECORD, [scope.tenantId, scope.endpoint, scope.key]);
+  return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+export type Claim =
+  | { kind: "claimed"; attempt: number }        // attempt 1: first; > 1: takeover of an expired lease
+  | { kind: "held"; record: IdempotencyRecord } // completed, still running, or another request's key
+  | { kind: "busy" };                           // another transaction holds the key right now
+
+/**
+ * Claims the key inside the caller's transaction. A takeover happens only for an attempt whose
+ * lease expired AND whose request is the same; the attempt counter it bumps is the fencing token
+ * that `complete` checks. A concurrent duplicate would wait on the unique index until the first
+ * transaction ends; lock_timeout turns that wait into `busy` (409) instead of a held connection.
+ * After `busy` the transaction is aborted and must be rolled back.
+ */
+export async function claim(tx: Tx, scope: IdempotencyScope, digest: string, canonical: Canonical): Promise<Claim> {
+  await tx.query(`SET LOCAL lock_timeout = ${limits.http.claimLockTimeoutMs}`);
+  let rows: Array<{ attempt: number }>;
+  try {
+    ({ rows } = await tx.query<{ attempt: number }>(
+      `INSERT INTO idempotency_record AS r
+         (tenant_id, endpoint, idem_key, request_digest, request_canonical, state, lease_until, expires_at)
+       VALUES ($1, $2, $3, $4, $5, 'in_progress', now() + make_interval(secs => $6 / 1000.0), now() + make_interval(secs => $7 / 1000.0))
+       ON CONFLICT (tenant_id, endpoint, idem_key) DO UPDATE
+          SET attempt = r.attempt + 1, lease_until = excluded.lease_until
+        WHERE r.state = 'in_progress' AND r.lease_until < now() AND r.request_digest = excluded.request_digest
+       RETURNING attempt`,
+      [scope.tenantId, scope.endpoint, scope.key, digest, JSON.stringify(canonical), limits.http.idempotencyLeaseMs, limits.http.idempotencyWindowMs],
+    ));
+  } catch (error) {
+    if (sqlState(error) === "55P03") return { kind: "busy" }; // lock_not_available
+    throw error;
+  }
+  await tx.query("RESET lock_timeout");
+  const claimed = rows[0];
+  if (claimed) return { kind: "claimed", attempt: claimed.attempt };
+  const record = await findRecord(tx, scope);
+  // The conflicting row was there a moment ago and only the expiry job deletes, long after.
+  if (!record) throw new Error(`idempotency record ${scope.endpoint} ${scope.key} vanished during its claim`);
+  return { kind: "held", record };
+}
+
+/**
+ * Completes the claimed attempt with its response, in the same transaction as the effect. Returns
+ * false when the attempt was fenced off (another request took the key over after this attempt's
+ * lease expired): the caller must then roll back, so the stale effect never commits.
+ */
+export async function complete(tx: Tx, scope: IdempotencyScope, attempt: number, response: StoredResponse): Promise<boolean> {
+  const result = await tx.query(
+    `UPDATE idempotency_record
+        SET state = 'completed', response_status = $5, response_body = $6, effect_ref = $7, completed_at = now(), lease_until = now()
+      WHERE tenant_id = $1 AND endpoint = $2 AND idem_key = $3 AND attempt = $4 AND state = 'in_progress'`,
+    [scope.tenantId, scope.endpoint, scope.key, attempt, response.status, response.body, response.effectRef],
+  );
+  return result.rowCount === 1;
+}
+
+/**
+ * Deletes expired records, oldest first, at most `rowsMax` per call, so the job never holds long
+ * locks or writes a burst of WAL. Completed records expire after the window; an in_progress one
+ * only after its lease is also a whole window old (its outcome is long decided by then).
+ */
+export async function deleteExpired(db: Queryable, rowsMax: number = limits.http.expiryBatchRowsMax): Promise<number> {
+  const result = await db.query(
+    `DELETE FROM idempotency_record r
+      USING (SELECT tenant_id, endpoint, idem_key FROM idempotency_record
+              WHERE expires_at < now() AND (state = 'completed' OR lease_until < now() - make_interval(secs => $2 / 1000.0))
+              ORDER BY expires_at LIMIT $1) old
+      WHERE r.tenant_id = old.tenant_id AND r.endpoint = old.endpoint AND r.idem_key = old.idem_key`,
+    [rowsMax, limits.http.idempotencyWindowMs],
+  );
+  return result.rowCount ?? 0;
+}
+
+/** Age in seconds of the oldest in_progress record: the earliest sign of trouble downstream. */
+export async function oldestInProgressAgeSeconds(db: Queryable): Promise<number> {
+  const { rows } = await db.query<{ age: string | null }>(
+    "SELECT extract(epoch FROM now() - min(created_at))::text AS age FROM idempotency_record WHERE state = 'in_progress'",
+  );
+  const age = rows[0]?.age;
+  return age ? Math.max(0, Math.round(Number(age))) : 0;
+}

@@ -1,0 +1,96 @@
+import { assert } from "../assert.ts";
+import type { Queryable } from "../db/pool.ts";
+import type { Tx } from "../db/transaction.ts";
+import { recordDedupEvents } from "../dedup/dedup-event.ts";
+import { postTransfer } from "../ledger/post-transfer.ts";
+import { lockIntent } from "./intent-lock.ts";
+import { intentId, transferKeyOf, type Payment, type Refusal } from "./payment.ts";
+
+export interface PaymentRequest {
+  clientReference: string;
+  amountMinor: bigint;
+  currency: string;
+  debtorAccount: string;
+  creditorAccount: string;
+  description: string | null;
+}
+
+export type PaymentOutcome = { kind: "created"; payment: Payment } | { kind: "refused"; refusal: Refusal; payment?: Payment };
+
+const PAYMENT_COLUMNS = `payment_id, client_reference, status, decline_code, amount_minor, currency, debtor_account,
+  creditor_account, description, refunded_minor, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
+
+interface PaymentRow {
+  payment_id: string; client_reference: string; status: "succeeded" | "declined"; decline_code: string | null;
+  amount_minor: bigint; currency: string; debtor_account: string; creditor_account: string; description: string | null;
+  refunded_minor: bigint; created_at: string;
+}
+
+function toPayment(row: PaymentRow): Payment {
+  return {
+    paymentId: row.payment_id, clientReference: row.client_reference, status: row.status, declineCode: row.decline_code,
+    amountMinor: row.amount_minor, currency: row.currency, debtorAccount: row.debtor_account, creditorAccount: row.creditor_account,
+    description: row.description, refundedMinor: row.refunded_minor, createdAt: row.created_at,
+  };
+}
+
+export async function findPayment(db: Queryable, tenantId: string, by: { paymentId: string } | { clientReference: string }, options: { forUpdate?: boolean } = {}): Promise<Payment | undefined> {
+  const [column, value] = "paymentId" in by ? ["payment_id", by.paymentId] : ["client_reference", by.clientReference];
+  const { rows } = await db.query<PaymentRow>(
+    `SELECT ${PAYMENT_COLUMNS} FROM payment WHERE tenant_id = $1 AND ${column} = $2${options.forUpdate ? " FOR UPDATE" : ""}`,
+    [tenantId, value],
+  );
+  return rows[0] ? toPayment(rows[0]) : undefined;
+}
+
+/**
+ * One payment intent -> one balanced transfer (debit the debtor, credit the creditor) under a key
+ * derived from the intent, in the caller's transaction. The intent is protected for ever: a second
+ * request with the same client_reference (any Idempotency-Key, any day) posts nothing.
+ */
+export async function createPayment(tx: Tx, tenantId: string, request: PaymentRequest, scope: string): Promise<PaymentOutcome> {
+  await lockIntent(tx, tenantId, request.clientReference);
+  const existing = await findPayment(tx, tenantId, { clientReference: request.clientReference });
+  if (existing) {
+    await recordDedupEvents(tx, [{ tenantId, channel: "http", scope, dedupKey: request.clientReference, reason: "duplicate_client_reference", originalRef: existing.paymentId }]);
+    return {
+      kind: "refused",
+      refusal: { code: "DUPLICATE_CLIENT_REFERENCE", detail: `payment ${existing.paymentId} has client_reference ${request.clientReference}`, extensions: { payment_id: existing.paymentId } },
+    };
+  }
+
+  const transferKey = transferKeyOf(request.clientReference, "debit");
+  const posted = await postTransfer(tx, {
+    tenantId, transferKey, kind: "payment", valueDate: new Date().toISOString().slice(0, 10), sourceRef: `http:${intentId("pay", tenantId, request.clientReference)}`,
+    legs: [
+      { accountId: request.debtorAccount, direction: "D", amountMinor: request.amountMinor, currency: request.currency },
+      { accountId: request.creditorAccount, direction: "C", amountMinor: request.amountMinor, currency: request.currency },
+    ],
+  });
+  if (!posted.ok) {
+    const code = posted.error.code;
+    if (code === "LEDGER_INSUFFICIENT_FUNDS") {
+      // A decision about money: the intent is declined for good, and a caller who lost the
+      // response finds it by client_reference.
+      const payment = await insertPayment(tx, tenantId, request, "declined", "insufficient_funds", null);
+      return { kind: "refused", refusal: { code: "INSUFFICIENT_FUNDS", detail: `account ${request.debtorAccount} cannot cover the amount`, extensions: { payment_id: payment.paymentId } }, payment };
+    }
+    if (code === "LEDGER_ACCOUNT_UNKNOWN") return { kind: "refused", refusal: { code: "ACCOUNT_NOT_FOUND", detail: posted.error.message } };
+    if (code === "LEDGER_ACCOUNT_CURRENCY_MISMATCH") return { kind: "refused", refusal: { code: "CURRENCY_MISMATCH", detail: posted.error.message } };
+    throw new Error(`unexpected ledger refusal ${code}: ${posted.error.message}`);
+  }
+  // The intent lock and the payment lookup above make a second posting of this key impossible.
+  assert(posted.value === "applied", `payment transfer ${transferKey} must be new, was ${posted.value}`);
+  return { kind: "created", payment: await insertPayment(tx, tenantId, request, "succeeded", null, transferKey) };
+}
+
+async function insertPayment(tx: Tx, tenantId: string, request: PaymentRequest, status: Payment["status"], declineCode: string | null, transferKey: string | null): Promise<Payment> {
+  const { rows } = await tx.query<PaymentRow>(
+    `INSERT INTO payment (tenant_id, payment_id, client_reference, status, decline_code, amount_minor, currency, debtor_account, creditor_account, description, transfer_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${PAYMENT_COLUMNS}`,
+    [tenantId, intentId("pay", tenantId, request.clientReference), request.clientReference, status, declineCode, request.amountMinor.toString(),
+      request.currency, request.debtorAccount, request.creditorAccount, request.description, transferKey],
+  );
+  assert(rows[0], "insert returns the payment");
+  return toPayment(rows[0]);
+}
