@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { registerInspectCommand } from "./commands/inspect.ts";
 import { registerIso8583Command } from "./commands/iso8583.ts";
 import { registerLedgerCommands } from "./commands/ledger.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
@@ -16,6 +17,7 @@ registerMigrateCommand(program);
 registerLedgerCommands(program);
 registerTenantCommands(program);
 registerIso8583Command(program);
+registerInspectCommand(program);
 
 try {
   await program.parseAsync(process.argv);
