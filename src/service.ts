@@ -3,8 +3,11 @@ import { buildHttpServer } from "./api/server.ts";
 import type { Config } from "./config/config.ts";
 import { openDatabase, type Database } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
+import { deleteExpired, oldestInProgressAgeSeconds } from "./idempotency/records.ts";
 import { advanceProjection, tenantsWithEntries } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
+import { oldestInProgressAge } from "./observability/metrics.ts";
+import { limits } from "./config/limits.ts";
 
 /**
  * The composition root: the one place that wires database, ledger jobs and driving adapters
@@ -31,7 +34,18 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const address = http.server.address() as AddressInfo;
   const httpUrl = `http://${address.address}:${address.port}`;
 
-  const projection = startProjectionLoop(database, config.projectionIntervalMs, logger);
+  const jobs = [
+    startPeriodicJob("balance projection", config.projectionIntervalMs, logger, async (isStopped) => {
+      for (const tenantId of await tenantsWithEntries(database.pool)) {
+        if (isStopped()) return;
+        await advanceProjection(database.pool, tenantId);
+      }
+    }),
+    startPeriodicJob("idempotency expiry", limits.http.expiryIntervalMs, logger, async () => {
+      await deleteExpired(database.pool);
+      oldestInProgressAge.set(await oldestInProgressAgeSeconds(database.pool));
+    }),
+  ];
 
   let stopping: Promise<void> | undefined;
   return {
@@ -39,9 +53,9 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     database,
     stop() {
       stopping ??= (async () => {
-        projection.stop();
+        for (const job of jobs) job.stop();
         await http.close();
-        await projection.idle();
+        await Promise.all(jobs.map((job) => job.idle()));
         await database.close();
         logger.info("stopped");
       })();
@@ -50,20 +64,17 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   };
 }
 
-/** Advances every tenant's balance projection on a timer; one run at a time, never overlapping. */
-function startProjectionLoop(database: Database, intervalMs: number, logger: Logger): { stop(): void; idle(): Promise<void> } {
+/** Runs `work` every `intervalMs`; one run at a time, never overlapping; a failure is logged and retried next time. */
+export function startPeriodicJob(name: string, intervalMs: number, logger: Logger, work: (isStopped: () => boolean) => Promise<void>): { stop(): void; idle(): Promise<void> } {
   let running: Promise<void> = Promise.resolve();
   let stopped = false;
   const timer = setInterval(() => {
     running = running.then(async () => {
       if (stopped) return;
       try {
-        for (const tenantId of await tenantsWithEntries(database.pool)) {
-          if (stopped) return;
-          await advanceProjection(database.pool, tenantId);
-        }
+        await work(() => stopped);
       } catch (error) {
-        logger.warn({ err: error }, "balance projection did not advance; balances stay exact, reads just sum more entries");
+        logger.warn({ err: error, job: name }, "periodic job failed; it runs again at its next interval");
       }
     });
   }, intervalMs);

@@ -47,3 +47,9 @@ export const mutatingRequests = new Counter({
   labelNames: ["endpoint", "idempotency_key"] as const,
   registers: [registry],
 });
+
+export const oldestInProgressAge = new Gauge({
+  name: "clearline_idempotency_oldest_in_progress_age_seconds",
+  help: "Age of the oldest in_progress idempotency record: the earliest sign of timeouts downstream",
+  registers: [registry],
+});

@@ -1,0 +1,1 @@
+-- Reserved for the ingestion pipeline (issue 6).

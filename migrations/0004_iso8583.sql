@@ -1,0 +1,1 @@
+-- Reserved for the ISO 8583 gateway (issue 7).
