@@ -64,7 +64,7 @@ export function openApiDocument(): Record<string, unknown> {
         },
       },
       "/v1/accounts": {
-        post: { summary: "Open an account (idempotent on its id; no Idempotency-Key needed)", requestBody: { required: true, content: json(accountBody) }, responses: { "201": { description: "created" }, "200": { description: "exists with the same kind and currency" }, ...problems({ "409": "exists with another kind or currency" }) } },
+        post: { summary: "Open an account (idempotent on its id; no Idempotency-Key needed)", requestBody: { required: true, content: json(accountBody) }, responses: { "201": { description: "created, or exists with the same kind and currency (the same answer)" }, ...problems({ "409": "exists with another kind or currency" }) } },
       },
       "/v1/accounts/{id}/balance": {
         get: { summary: "An account's balance (decimal string)", parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "{ account, currency, balance }" }, ...problems({ "404": "no such account" }) } },

@@ -7,7 +7,10 @@ import { jsonReply, problemReply } from "../reply.ts";
 import { accountBody, describeIssues } from "../schemas.ts";
 
 export function registerAccountRoutes(app: FastifyInstance, deps: ApiDependencies): void {
-  /** Idempotent on the account id itself, so it needs no Idempotency-Key: 201 created, 200 exists. */
+  /**
+   * Idempotent on the account id itself, so it needs no Idempotency-Key: a repeat of the same
+   * account (same kind and currency) gets the same 201 and body as the first request.
+   */
   app.post("/v1/accounts", async (request, reply) => {
     const body = accountBody.safeParse(request.body);
     if (!body.success) return send(reply, problemReply("REQUEST_INVALID", "the account request is invalid", { errors: describeIssues(body.error) }));
@@ -17,7 +20,7 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDependencie
       const code = opened.error.code === "LEDGER_ACCOUNT_EXISTS_DIFFERENT" ? "ACCOUNT_EXISTS_DIFFERENT" : "REQUEST_INVALID";
       return send(reply, problemReply(code, opened.error.message));
     }
-    return send(reply, jsonReply(opened.value === "created" ? 201 : 200, { id: body.data.id, kind: body.data.kind, currency: body.data.currency }));
+    return send(reply, jsonReply(201, { id: body.data.id, kind: body.data.kind, currency: body.data.currency }));
   });
 
   app.get<{ Params: { id: string } }>("/v1/accounts/:id/balance", async (request, reply) => {
