@@ -3,7 +3,7 @@ import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEventsCheaply } from "../dedup/dedup-event.ts";
 import { parseIdempotencyKey } from "../idempotency/idempotency-key.ts";
-import { claim, complete, findRecord, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
+import { claim, claimTransactionSettings, complete, findRecord, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
 import { differingFields, requestDigest, type Canonical } from "../idempotency/request-digest.ts";
 import { mutatingRequests } from "../observability/metrics.ts";
 import { faultPoint } from "./fault-points.ts";
@@ -54,7 +54,7 @@ export async function runIdempotent(call: IdempotentCall): Promise<IdempotentRep
       faultPoint("after_posting");
       if (!(await complete(tx, scope, claimed.attempt, { status: reply.status, body: reply.body, effectRef: reply.effectRef }))) throw new FencedOff();
       return { kind: "done" as const, reply };
-    });
+    }, { localSettings: claimTransactionSettings });
   } catch (error) {
     // Another request took this key over after our lease expired; our effect rolled back.
     if (error instanceof FencedOff) decided = { kind: "busy" };

@@ -17,7 +17,18 @@ const RETRYABLE_SQLSTATES = new Set([
 
 export interface TransactionOptions {
   isolation?: "read committed" | "repeatable read" | "serializable";
+  /** Settings for this transaction only, sent with BEGIN in the same round trip (constant values only). */
+  localSettings?: Record<string, string | number>;
   retriesMax?: number;
+}
+
+function beginSql(options: TransactionOptions): string {
+  let sql = options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}` : "BEGIN";
+  for (const [name, value] of Object.entries(options.localSettings ?? {})) {
+    if (!/^[a-z_]+$/.test(name) || !/^[A-Za-z0-9_.]+$/.test(String(value))) throw new Error(`refusing setting ${name}=${value}`);
+    sql += `; SET LOCAL ${name} = ${typeof value === "number" ? value : `'${value}'`}`;
+  }
+  return sql;
 }
 
 export function sqlState(error: unknown): string | undefined {
@@ -37,7 +48,7 @@ export async function withTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T
     const client = await pool.connect();
     let broken = false;
     try {
-      await client.query(options.isolation ? `BEGIN ISOLATION LEVEL ${options.isolation.toUpperCase()}` : "BEGIN");
+      await client.query(beginSql(options));
       const result = await work(client as unknown as Tx);
       await client.query("COMMIT");
       return result;

@@ -1,5 +1,4 @@
 import type { Pool, Queryable } from "../db/pool.ts";
-import { withTransaction } from "../db/transaction.ts";
 import { dedupDecisions } from "../observability/metrics.ts";
 
 export type DedupChannel = "http" | "ach" | "iso20022" | "iso8583";
@@ -15,29 +14,37 @@ export interface DedupEvent {
   position?: string;      // where the repeat came from
 }
 
+function eventColumns(events: DedupEvent[]): Array<Array<string | null>> {
+  return [
+    events.map((e) => e.tenantId), events.map((e) => e.channel), events.map((e) => e.scope), events.map((e) => e.dedupKey),
+    events.map((e) => e.reason), events.map((e) => e.originalRef ?? null), events.map((e) => e.position ?? null),
+  ];
+}
+
 const INSERT_SQL = `INSERT INTO dedup_event (tenant_id, channel, scope, dedup_key, reason, original_ref, position)
   SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[])`;
 
 /** Records dedup decisions inside the caller's transaction: they commit with its outcome. */
 export async function recordDedupEvents(db: Queryable, events: DedupEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await db.query(INSERT_SQL, [
-    events.map((e) => e.tenantId), events.map((e) => e.channel), events.map((e) => e.scope), events.map((e) => e.dedupKey),
-    events.map((e) => e.reason), events.map((e) => e.originalRef ?? null), events.map((e) => e.position ?? null),
-  ]);
+  await db.query(INSERT_SQL, eventColumns(events));
   for (const e of events) dedupDecisions.inc({ channel: e.channel, reason: e.reason });
 }
 
 /**
- * Records dedup decisions that stand alone (a replayed HTTP response), in their own transaction
- * with synchronous_commit off: such an audit row may be lost in the last moments before a crash
- * (never a posting, never a dedup mark), in exchange for not waiting on a WAL flush for every
- * repeat. See docs/decisions/0005-cheap-audit-writes.md.
+ * Records dedup decisions that stand alone (a replayed HTTP response) in one statement, its own
+ * implicit transaction committed with synchronous_commit off (set_config local to it): such an
+ * audit row may be lost in the last moments before a database crash (never a posting, never a
+ * dedup mark), in exchange for not waiting on a WAL flush for every repeat. One round trip.
+ * See docs/decisions/0005-cheap-audit-writes.md.
  */
 export async function recordDedupEventsCheaply(pool: Pool, events: DedupEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await withTransaction(pool, async (tx) => {
-    await tx.query("SET LOCAL synchronous_commit = off");
-    await recordDedupEvents(tx, events);
-  });
+  await pool.query(
+    `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
+     INSERT INTO dedup_event (tenant_id, channel, scope, dedup_key, reason, original_ref, position)
+     SELECT e.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS e, relaxed`,
+    eventColumns(events),
+  );
+  for (const e of events) dedupDecisions.inc({ channel: e.channel, reason: e.reason });
 }

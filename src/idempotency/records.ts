@@ -61,10 +61,13 @@ export type Claim =
  * lease expired AND whose request is the same; the attempt counter it bumps is the fencing token
  * that `complete` checks. A concurrent duplicate would wait on the unique index until the first
  * transaction ends; lock_timeout turns that wait into `busy` (409) instead of a held connection.
- * After `busy` the transaction is aborted and must be rolled back.
+ * After `busy` the transaction is aborted and must be rolled back. The caller opens the
+ * transaction with `claimTransactionSettings` (saves a round trip); lock_timeout is reset after
+ * the claim so later waits (a customer's row lock) are not cut short.
  */
+export const claimTransactionSettings = { lock_timeout: limits.http.claimLockTimeoutMs } as const;
+
 export async function claim(tx: Tx, scope: IdempotencyScope, digest: string, canonical: Canonical): Promise<Claim> {
-  await tx.query(`SET LOCAL lock_timeout = ${limits.http.claimLockTimeoutMs}`);
   let rows: Array<{ attempt: number }>;
   try {
     ({ rows } = await tx.query<{ attempt: number }>(
