@@ -16,4 +16,38 @@ export const iso8583Limits = {
   // Bytes the `clearline iso8583` tool reads from its argument or stdin (hex text or JSON): a
   // trace excerpt, not a capture file.
   cliInputBytesMax: 1_048_576,
+
+  // --- The gateway (src/gateway): connections, in-flight messages, timeouts, retries. ---
+  // Scheme connections the inbound endpoint accepts at once: a scheme opens a handful (one per
+  // link, a few for load); 32 leaves room for reconnects overlapping old sockets.
+  inboundConnectionsMax: 32,
+  // Messages of one inbound connection being decided at once; reading pauses at this bound, so a
+  // peer that floods us is slowed by TCP, not buffered in memory. Each holds a database
+  // connection at most, so more than a few times the pool only waits.
+  inboundInflightPerConnectionMax: 64,
+  // A scheme link with no message for 5 minutes is dead: schemes echo every 30 to 60 s.
+  inboundIdleTimeoutMs: 300_000,
+  // Outbound requests in flight on the scheme connection; a request beyond waits for a slot.
+  outboundInflightMax: 64,
+  // How long a request waits for an in-flight slot before it is refused (nothing was stored).
+  outboundSlotWaitMs: 5_000,
+  // A scheme answers an authorization within seconds; after 10 s the outcome is unknown and the
+  // authorization is reversed.
+  outboundResponseTimeoutMs: 10_000,
+  // A quiet scheme connection is echoed (0800/301) after this long without traffic.
+  outboundEchoIdleMs: 30_000,
+  // Reconnect backoff: first wait, doubling to the maximum.
+  outboundReconnectBackoffMs: 250,
+  outboundReconnectBackoffMaxMs: 30_000,
+  // Reversal repeats (0401): first wait after a send, doubling to the maximum; repeated until a
+  // 0410 arrives, however long that takes (the money is held at the scheme until then).
+  reversalRetryBackoffMs: 1_000,
+  reversalRetryBackoffMaxMs: 60_000,
+  // How often the reversal job looks for due repeats, and how many it sends per run.
+  reversalJobIntervalMs: 1_000,
+  reversalBatchRowsMax: 100,
+  // STANs taken from the database per block: one counter write per 100 messages.
+  stanBlockSize: 100,
+  // Requests remembered after their timeout so that a late response is recorded against them.
+  lateResponsesTrackedMax: 10_000,
 } as const;

@@ -21,4 +21,12 @@ export const iso8583ErrorCodes = {
   ISO8583_DICTIONARY_INVALID: "A field dictionary is inconsistent (unknown encoding, bad length, overlapping bitmap field...).",
   ISO8583_HEX_INVALID: "The input is not an even number of hexadecimal digits.",
   ISO8583_JSON_INVALID: "The JSON message is not of the form { mti, fields } with string, subfield or TLV values.",
+  ISO8583_CARD_PAN_INVALID: "A card number to register is not 12 to 19 digits with a valid Luhn check digit; nothing was stored.",
+  ISO8583_CARD_ACCOUNT_UNKNOWN: "The account a card is to be linked to does not exist for the tenant.",
+  ISO8583_CARD_ACCOUNT_NOT_CUSTOMER: "A card can only be linked to a customer account.",
+  ISO8583_CARD_BIN_OTHER_TENANT: "The card's BIN already routes to another tenant; a BIN belongs to one issuer tenant.",
+  ISO8583_CARD_LINKED_ELSEWHERE: "The card is registered already, linked to another account; it was not changed.",
+  ISO8583_SCHEME_UNAVAILABLE: "The gateway has no signed-on scheme connection (or none is configured); nothing was sent or stored.",
+  ISO8583_SCHEME_BUSY: "Every in-flight slot of the scheme connection stayed taken; nothing was sent or stored; retry with the same key.",
+  ISO8583_CARD_AUTHORIZATION_INVALID: "The card authorization request does not match the published contract; nothing was sent.",
 } as const satisfies Record<string, string>;

@@ -1,0 +1,103 @@
+import type { Queryable } from "../db/pool.ts";
+import type { Tx } from "../db/transaction.ts";
+import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
+import { findAccount, openAccount } from "../ledger/accounts.ts";
+import { maskPan } from "../protocols/iso8583/index.ts";
+import type { CardKeys } from "./card-key.ts";
+
+/**
+ * The card registry: a card is its keyed hash, BIN and last four, linked to one customer
+ * account. The PAN passes through these functions and is never stored, logged or returned.
+ */
+export const binDigits = 6; // the issuer identification number as routed here (ISO/IEC 7812 six-digit BIN)
+
+export interface CardIdentity {
+  cardHash: string;
+  bin: string;
+  lastFour: string;
+  panMasked: string;
+}
+
+export function isPanWellFormed(pan: string): boolean {
+  return /^\d{12,19}$/.test(pan);
+}
+
+/** The Luhn check digit of ISO/IEC 7812: catches a mistyped digit when a card is registered. */
+export function luhnValid(pan: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < pan.length; i++) {
+    let digit = pan.charCodeAt(pan.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+export function cardIdentity(keys: CardKeys, tenantId: string, pan: string): CardIdentity {
+  return { cardHash: keys.cardHash(tenantId, pan), bin: pan.slice(0, binDigits), lastFour: pan.slice(-4), panMasked: maskPan(pan) };
+}
+
+/** Ledger accounts the gateway posts against, one per currency and tenant. */
+export const gatewayAccounts = {
+  holds: (currency: string) => `iso8583-holds-${currency}`,          // kind holds: authorized, not yet settled
+  scheme: (currency: string) => `iso8583-scheme-${currency}`,        // kind clearing: owed to the scheme for settlement
+  suspense: (currency: string) => `iso8583-suspense-${currency}`,    // kind suspense: advices the customer account could not cover
+};
+
+export async function openGatewayAccounts(tx: Queryable, tenantId: string, currency: string): Promise<void> {
+  for (const [accountId, kind] of [[gatewayAccounts.holds(currency), "holds"], [gatewayAccounts.scheme(currency), "clearing"], [gatewayAccounts.suspense(currency), "suspense"]] as const) {
+    const opened = await openAccount(tx, { tenantId, accountId, kind, currency });
+    if (!opened.ok) throw new Error(`gateway account ${accountId}: ${opened.error.message}`);
+  }
+}
+
+export type AddCardOutcome = { kind: "created" | "exists"; card: CardIdentity & { accountId: string } };
+
+/** Links a card to a customer account. The same card and account again is `exists`; another account is refused. */
+export async function addCard(tx: Tx, keys: CardKeys, request: { tenantId: string; pan: string; accountId: string }): Promise<Result<AddCardOutcome, Finding>> {
+  const { tenantId, pan, accountId } = request;
+  if (!isPanWellFormed(pan) || !luhnValid(pan)) {
+    return fail(finding("ISO8583_CARD_PAN_INVALID", "a PAN is 12 to 19 digits with a valid Luhn check digit", { field: "pan" }, { valueMasked: maskPan(pan.replace(/\D/g, "")) }));
+  }
+  const account = await findAccount(tx, tenantId, accountId);
+  if (!account) return fail(finding("ISO8583_CARD_ACCOUNT_UNKNOWN", `account ${accountId} does not exist`, { field: "account" }));
+  if (account.kind !== "customer") return fail(finding("ISO8583_CARD_ACCOUNT_NOT_CUSTOMER", `account ${accountId} is a ${account.kind} account`, { field: "account" }));
+  const card = cardIdentity(keys, tenantId, pan);
+
+  await tx.query("INSERT INTO card_issuer_bin (tenant_id, bin) VALUES ($1, $2) ON CONFLICT DO NOTHING", [tenantId, card.bin]);
+  const owner = await tx.query<{ tenant_id: string }>("SELECT tenant_id FROM card_issuer_bin WHERE bin = $1", [card.bin]);
+  if (owner.rows[0]?.tenant_id !== tenantId) {
+    return fail(finding("ISO8583_CARD_BIN_OTHER_TENANT", `BIN ${card.bin} is routed to another tenant`, { field: "pan" }, { valueMasked: card.panMasked }));
+  }
+  await openGatewayAccounts(tx, tenantId, account.currency);
+
+  const inserted = await tx.query(
+    `INSERT INTO card (tenant_id, card_hash, bin, last_four, account_id) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (tenant_id, card_hash) DO NOTHING`,
+    [tenantId, card.cardHash, card.bin, card.lastFour, accountId],
+  );
+  if (inserted.rowCount === 1) return ok({ kind: "created", card: { ...card, accountId } });
+  const existing = await tx.query<{ account_id: string }>("SELECT account_id FROM card WHERE tenant_id = $1 AND card_hash = $2", [tenantId, card.cardHash]);
+  if (existing.rows[0]?.account_id === accountId) return ok({ kind: "exists", card: { ...card, accountId } });
+  return fail(finding("ISO8583_CARD_LINKED_ELSEWHERE", `card ${card.panMasked} is linked to another account`, { field: "account" }, { valueMasked: card.panMasked }));
+}
+
+export type CardRoute =
+  | { kind: "unknown_issuer" }
+  | { kind: "unknown_card"; tenantId: string; card: CardIdentity }
+  | { kind: "card"; tenantId: string; card: CardIdentity; accountId: string };
+
+/** Inbound routing: the BIN names the tenant, the tenant's keyed hash names the card and its account. */
+export async function routeCard(db: Queryable, keys: CardKeys, pan: string): Promise<CardRoute> {
+  if (!isPanWellFormed(pan)) return { kind: "unknown_issuer" };
+  const issuer = await db.query<{ tenant_id: string }>("SELECT tenant_id FROM card_issuer_bin WHERE bin = $1", [pan.slice(0, binDigits)]);
+  const tenantId = issuer.rows[0]?.tenant_id;
+  if (tenantId === undefined) return { kind: "unknown_issuer" };
+  const card = cardIdentity(keys, tenantId, pan);
+  const found = await db.query<{ account_id: string }>("SELECT account_id FROM card WHERE tenant_id = $1 AND card_hash = $2", [tenantId, card.cardHash]);
+  const accountId = found.rows[0]?.account_id;
+  return accountId === undefined ? { kind: "unknown_card", tenantId, card } : { kind: "card", tenantId, card, accountId };
+}

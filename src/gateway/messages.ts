@@ -1,0 +1,165 @@
+import { createHash } from "node:crypto";
+import { assert } from "../assert.ts";
+import { alwaysSensitiveFields, responseCode, type FieldValue, type Message, type Subfields } from "../protocols/iso8583/index.ts";
+
+/**
+ * What the gateway reads from and writes into ISO 8583 messages: natural keys, the response
+ * MTI, the fields a response echoes, the codes its decisions map to. Pure: no database, no socket.
+ */
+
+/** Field value as text; undefined when absent or not a plain text field. */
+export function textField(message: Message, fieldNumber: number): string | undefined {
+  const value = message.fields[fieldNumber];
+  return typeof value === "string" ? value : undefined;
+}
+
+// Institution identification codes (32, 33) are LL numeric fields of up to 11 digits; field 90
+// carries them zero-padded to 11. Keys use the padded form so that both spellings meet.
+export function institutionCode(value: string | undefined): string {
+  return (value ?? "").padStart(11, "0");
+}
+
+/** MTI without its origin digit: 0100 and its repeat 0101 are one transaction ("010"). */
+export function mtiClassOf(mti: string): string {
+  return mti.slice(0, 3);
+}
+
+export function isRepeatMti(mti: string): boolean {
+  return mti[3] === "1" || mti[3] === "3";
+}
+
+/** Request MTI + 10, origin digit cleared: 0100 and 0101 -> 0110, 0420 -> 0430, 0800 -> 0810. */
+export function responseMtiOf(mti: string): string {
+  const functionDigit = Number(mti[2]);
+  assert(functionDigit % 2 === 0 && functionDigit < 9, `MTI ${mti} is a request or an advice`);
+  return `${mti.slice(0, 2)}${functionDigit + 1}0`;
+}
+
+/** Requests (function 0) and advices (function 2) are answered; responses and notifications are not. */
+export function expectsResponse(mti: string): boolean {
+  return /^\d\d[02]\d$/.test(mti);
+}
+
+export interface TransactionIdentity {
+  mtiClass: string;
+  acquirer: string;        // DE 32, padded to 11
+  forwarding: string;      // DE 33, padded to 11 ("00000000000" when absent)
+  stan: string;            // DE 11
+  transmission: string;    // DE 7 MMDDhhmmss
+}
+
+/** The natural key of ARCHITECTURE.md: MTI class + 32 + 33 + 11 + 7. */
+export function naturalKeyOf(identity: TransactionIdentity): string {
+  return `iso8583:${identity.mtiClass}:${identity.acquirer}:${identity.forwarding}:${identity.stan}:${identity.transmission}`;
+}
+
+export function identityOf(message: Message): TransactionIdentity | undefined {
+  const stan = textField(message, 11);
+  const transmission = textField(message, 7);
+  const acquirer = textField(message, 32);
+  if (stan === undefined || transmission === undefined || acquirer === undefined) return undefined;
+  return { mtiClass: mtiClassOf(message.mti), acquirer: institutionCode(acquirer), forwarding: institutionCode(textField(message, 33)), stan, transmission };
+}
+
+/** The original's identity from a reversal's field 90 (original data elements). */
+export function originalIdentityOf(message: Message): TransactionIdentity | undefined {
+  const value = message.fields[90];
+  if (value === undefined || typeof value === "string" || Array.isArray(value)) return undefined;
+  const sub = value as Subfields;
+  const mti = sub.originalMessageTypeIdentifier;
+  const stan = sub.originalSystemTraceAuditNumber;
+  const transmission = sub.originalTransmissionDateTime;
+  if (mti === undefined || stan === undefined || transmission === undefined || !/^\d{4}$/.test(mti)) return undefined;
+  return {
+    mtiClass: mtiClassOf(mti), acquirer: institutionCode(sub.originalAcquiringInstitutionIdentificationCode),
+    forwarding: institutionCode(sub.originalForwardingInstitutionIdentificationCode), stan, transmission,
+  };
+}
+
+/** Field 90 for a reversal of `original` (the original MTI, 11, 7, 32 and 33). */
+export function originalDataElements(original: Message): Subfields {
+  return {
+    originalMessageTypeIdentifier: original.mti,
+    originalSystemTraceAuditNumber: textField(original, 11) ?? "000000",
+    originalTransmissionDateTime: textField(original, 7) ?? "0000000000",
+    originalAcquiringInstitutionIdentificationCode: institutionCode(textField(original, 32)),
+    originalForwardingInstitutionIdentificationCode: institutionCode(textField(original, 33)),
+  };
+}
+
+/** The PAN from field 2, else from the start of track 2 (35). */
+export function panOf(message: Message): string | undefined {
+  const pan = textField(message, 2);
+  if (pan !== undefined) return pan;
+  const track2 = textField(message, 35);
+  const match = track2 === undefined ? null : /^;?(\d{12,19})[=D]/.exec(track2);
+  return match?.[1];
+}
+
+// Fields a response echoes from its request (ISO 8583:1987 "mandatory echo" in the response
+// columns of the message tables), by message class.
+const echoedFields: Readonly<Record<string, readonly number[]>> = {
+  "01": [2, 3, 4, 7, 11, 12, 13, 32, 33, 37, 41, 42, 49],
+  "02": [2, 3, 4, 7, 11, 12, 13, 32, 33, 37, 41, 42, 49],
+  "04": [2, 3, 4, 7, 11, 12, 13, 32, 33, 37, 41, 42, 49, 90],
+  "08": [7, 11, 33, 70],
+};
+// When a message cannot be understood, echo what lets the sender match the answer.
+const formatErrorEchoedFields: readonly number[] = [7, 11, 32, 33, 37, 41];
+
+export function buildResponse(request: Message, code: ResponseCodeName, extra: Record<number, FieldValue> = {}): Message {
+  const responseCodeValue = decisionCodes[code];
+  const echo = echoedFields[request.mti.slice(0, 2)] ?? formatErrorEchoedFields;
+  const fields: Record<number, FieldValue> = {};
+  for (const fieldNumber of code === "formatError" ? formatErrorEchoedFields : echo) {
+    const value = request.fields[fieldNumber];
+    if (value !== undefined) fields[fieldNumber] = value;
+  }
+  Object.assign(fields, extra);
+  fields[39] = responseCodeValue;
+  return { mti: responseMtiOf(request.mti), fields };
+}
+
+// What the gateway decides, and the DE 39 code each decision is answered with (the meanings live
+// in protocols/iso8583/response-codes.json; every code used here is checked to be there).
+export const decisionCodes = {
+  approved: "00",
+  acknowledged: "00",              // advices, reversals (applied, nothing to reverse, or orphan), network management
+  insufficientFunds: "51",
+  unknownCard: "14",
+  unknownIssuer: "15",
+  invalidTransaction: "12",        // a processing code or currency this issuer does not serve
+  invalidAmount: "13",
+  refusedAfterReversal: "05",      // the original arrived after its reversal: never held
+  duplicateTransmission: "94",     // same natural key, different amount or card
+  originalNotFound: "25",          // a reversal without a PAN whose original is unknown here
+  formatError: "30",
+  systemMalfunction: "96",
+} as const;
+export type ResponseCodeName = keyof typeof decisionCodes;
+for (const [name, code] of Object.entries(decisionCodes)) assert(responseCode(code) !== undefined, `decision ${name} answers with a code of the response-code table`);
+
+/** Stored responses drop card data; field 2 is echoed again from the repeat that is being answered. */
+export function storableFields(message: Message): Record<string, FieldValue> {
+  const stored: Record<string, FieldValue> = {};
+  for (const [key, value] of Object.entries(message.fields)) if (alwaysSensitiveFields[Number(key)] === undefined) stored[key] = value;
+  return stored;
+}
+
+export function replayedResponse(mti: string, storedFields: Record<string, FieldValue>, request: Message): Message {
+  const fields: Record<number, FieldValue> = {};
+  for (const [key, value] of Object.entries(storedFields)) fields[Number(key)] = value;
+  const pan = request.fields[2];
+  if (pan !== undefined && (echoedFields[request.mti.slice(0, 2)] ?? []).includes(2)) fields[2] = pan;
+  return { mti, fields };
+}
+
+/** Hash of the economically meaningful parts: same key + different fingerprint = 94. */
+export function fingerprintOf(parts: readonly string[]): string {
+  return createHash("sha256").update(parts.join("\u001f")).digest("hex");
+}
+
+/** A deterministic six-character authorization id (DE 38) from the transaction's key. */
+export function authorizationIdOf(naturalKey: string): string {
+  return createHash("sha256").update(naturalKey).digest("hex").slice(0, 6).toUpperCase();
+}

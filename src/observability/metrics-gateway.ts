@@ -1,0 +1,55 @@
+import { Counter, Gauge } from "prom-client";
+import { registry } from "./metrics.ts";
+
+/** ISO 8583 gateway metrics: what the on-call engineer asks of the card channel. */
+export const iso8583InboundMessages = new Counter({
+  name: "clearline_iso8583_inbound_messages_total",
+  help: "Inbound scheme messages answered, by request MTI and response code (DE 39)",
+  labelNames: ["mti", "response_code"] as const,
+  registers: [registry],
+});
+
+export const iso8583InboundRejected = new Counter({
+  name: "clearline_iso8583_inbound_rejected_total",
+  help: "Inbound frames that could not be read (malformed message, bad frame), by error code",
+  labelNames: ["code"] as const,
+  registers: [registry],
+});
+
+export const iso8583InboundConnections = new Gauge({
+  name: "clearline_iso8583_inbound_connections",
+  help: "Scheme connections open on the inbound endpoint",
+  registers: [registry],
+});
+
+export const iso8583OutboundInflight = new Gauge({
+  name: "clearline_iso8583_outbound_inflight",
+  help: "Outbound requests sent and waiting for their response",
+  registers: [registry],
+});
+
+export const iso8583OutboundOutcomes = new Counter({
+  name: "clearline_iso8583_outbound_authorizations_total",
+  help: "Outbound authorizations by outcome: approved, declined, reversed (timeout or lost connection)",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+export const iso8583LateResponses = new Counter({
+  name: "clearline_iso8583_outbound_late_responses_total",
+  help: "Responses that arrived after their request was reversed (recorded, never turned into an approval)",
+  registers: [registry],
+});
+
+export const iso8583ReversalSends = new Counter({
+  name: "clearline_iso8583_outbound_reversal_sends_total",
+  help: "Reversals sent (0400 first, 0401 repeats) until the scheme acknowledges",
+  labelNames: ["mti"] as const,
+  registers: [registry],
+});
+
+export const iso8583ReversalsPending = new Gauge({
+  name: "clearline_iso8583_outbound_reversals_pending",
+  help: "Reversals persisted and not yet acknowledged by a 0410, at the reversal job's last run",
+  registers: [registry],
+});

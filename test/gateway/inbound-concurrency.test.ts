@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { CardKeys } from "../../src/cards/card-key.ts";
+import { gatewayAccounts } from "../../src/cards/cards.ts";
+import type { InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
+import { cardRequest, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import type { Message } from "../../src/protocols/iso8583/index.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "./support.ts";
+
+describe("the ISO 8583 endpoint under concurrent load", () => {
+  let db: TestDatabase;
+  let keys: CardKeys;
+  let endpoint: InboundEndpoint;
+  let clients: SchemeClient[];
+  let issuer: Issuer;
+  const pans = [testPan("401200", 1), testPan("401200", 2)];
+
+  beforeAll(async () => {
+    db = await createTestDatabase({ poolMax: 12 });
+    keys = testKeys();
+    issuer = await givenIssuer(db.pool, keys, { name: "issuer-load", pans, balanceMinor: 150_000n });
+    endpoint = await startTestEndpoint(db.pool, keys);
+    clients = await Promise.all(Array.from({ length: 4 }, () => connectClient(endpoint)));
+  });
+  afterAll(async () => {
+    await Promise.all(clients.map((c) => c.close()));
+    await endpoint.close();
+    await db.drop();
+  });
+
+  it("decides 200 concurrent authorizations over 4 connections, with repeats among them, and the balances are exact", async () => {
+    const requests: Message[] = Array.from({ length: 200 }, (_, i) =>
+      cardRequest({ pan: pans[i % 2] as string, amountMinor: 1_000n, stan: i + 1, terminal: `TERM${String(i % 4).padStart(4, "0")}` }));
+    const sends = requests.map((request, i) => (clients[i % 4] as SchemeClient).request(request));
+    // A repeat of every tenth request, on another connection, while the originals are in flight.
+    const repeats = requests.filter((_, i) => i % 10 === 0).map((request, i) => (clients[(i + 1) % 4] as SchemeClient).request({ ...request, mti: "0101" }));
+    const responses = await Promise.all(sends);
+    const repeated = await Promise.all(repeats);
+
+    const approved = responses.filter((r) => r.fields[39] === "00").length;
+    const declined = responses.filter((r) => r.fields[39] === "51").length;
+    expect({ approved, declined }).toEqual({ approved: 150, declined: 50 });
+    repeated.forEach((response, i) => expect(response).toEqual(responses[i * 10]));
+    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(0n);
+    expect(await balance(db.pool, issuer.tenantId, gatewayAccounts.holds("EUR"))).toBe(150_000n);
+    const holds = await db.pool.query("SELECT 1 FROM transfer WHERE tenant_id = $1 AND kind = 'card_hold'", [issuer.tenantId]);
+    expect(holds.rowCount).toBe(150);
+  });
+});

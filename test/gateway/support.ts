@@ -1,0 +1,98 @@
+import { randomBytes } from "node:crypto";
+import { Writable } from "node:stream";
+import { CardKeys } from "../../src/cards/card-key.ts";
+import { addCard } from "../../src/cards/cards.ts";
+import type { Pool } from "../../src/db/pool.ts";
+import { withTransaction } from "../../src/db/transaction.ts";
+import { limits } from "../../src/config/limits.ts";
+import { startInboundEndpoint, type InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
+import type { Codec } from "../../src/gateway/framed-socket.ts";
+import { SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { openAccount } from "../../src/ledger/accounts.ts";
+import { balanceOf } from "../../src/ledger/balance.ts";
+import { postTransfer } from "../../src/ledger/post-transfer.ts";
+import { createLogger, type Logger } from "../../src/observability/logger.ts";
+import { defaultFraming, iso87AsciiDictionary } from "../../src/protocols/iso8583/index.ts";
+import { createTenant } from "../../src/tenants/tenants.ts";
+
+export const codec: Codec = { dictionary: iso87AsciiDictionary, framing: defaultFraming, frameBytesMax: limits.iso8583.frameBytesMax };
+
+export function testKeys(): CardKeys {
+  return new CardKeys(randomBytes(32));
+}
+
+/** A logger whose lines are kept in memory, for tests that read what was logged. */
+export function capturedLogger(level = "debug"): { logger: Logger; lines: string[] } {
+  const lines: string[] = [];
+  const destination = new Writable({ write(chunk, _encoding, done) { lines.push(String(chunk)); done(); } });
+  return { logger: createLogger({ level, destination }), lines };
+}
+
+export interface Issuer {
+  tenantId: string;
+  accountId: string;
+}
+
+/** A tenant with a funded EUR customer account and the given cards linked to it. */
+export async function givenIssuer(pool: Pool, keys: CardKeys, options: { name: string; pans: string[]; balanceMinor: bigint; accountId?: string }): Promise<Issuer> {
+  const tenant = await createTenant(pool, options.name);
+  if (!tenant.ok) throw new Error(tenant.error.message);
+  const tenantId = tenant.value.tenantId;
+  const accountId = options.accountId ?? "cust-1";
+  await withTransaction(pool, async (tx) => {
+    for (const [id, kind] of [[accountId, "customer"], ["settlement-EUR", "settlement"]] as const) {
+      const opened = await openAccount(tx, { tenantId, accountId: id, kind, currency: "EUR" });
+      if (!opened.ok) throw new Error(opened.error.message);
+    }
+    if (options.balanceMinor > 0n) {
+      const funded = await postTransfer(tx, {
+        tenantId, transferKey: `fund:${accountId}`, kind: "funding", valueDate: "2026-12-01",
+        legs: [
+          { accountId: "settlement-EUR", direction: "D", amountMinor: options.balanceMinor, currency: "EUR" },
+          { accountId, direction: "C", amountMinor: options.balanceMinor, currency: "EUR" },
+        ],
+      });
+      if (!funded.ok) throw new Error(funded.error.message);
+    }
+    for (const pan of options.pans) {
+      const added = await addCard(tx, keys, { tenantId, pan, accountId });
+      if (!added.ok) throw new Error(added.error.message);
+    }
+  });
+  return { tenantId, accountId };
+}
+
+export async function balance(pool: Pool, tenantId: string, accountId: string): Promise<bigint> {
+  const found = await balanceOf(pool, tenantId, accountId);
+  if (!found) throw new Error(`no account ${accountId}`);
+  return found.balanceMinor;
+}
+
+export async function startTestEndpoint(pool: Pool, keys: CardKeys, logger: Logger = capturedLogger().logger, overrides: Partial<{ connectionsMax: number; inflightPerConnectionMax: number; idleTimeoutMs: number; frameBytesMax: number }> = {}): Promise<InboundEndpoint> {
+  return startInboundEndpoint({ pool, keys, logger }, {
+    host: "127.0.0.1", port: 0,
+    codec: { ...codec, frameBytesMax: overrides.frameBytesMax ?? codec.frameBytesMax },
+    connectionsMax: overrides.connectionsMax ?? limits.iso8583.inboundConnectionsMax,
+    inflightPerConnectionMax: overrides.inflightPerConnectionMax ?? limits.iso8583.inboundInflightPerConnectionMax,
+    idleTimeoutMs: overrides.idleTimeoutMs ?? limits.iso8583.inboundIdleTimeoutMs,
+  });
+}
+
+export function connectClient(endpoint: InboundEndpoint): Promise<SchemeClient> {
+  return SchemeClient.connect("127.0.0.1", endpoint.port, codec);
+}
+
+/** Luhn-valid test PANs under BINs of our own choosing (no real issuer). */
+export function testPan(bin: string, serial: number): string {
+  const body = `${bin}${String(serial).padStart(9, "0")}`;
+  let sum = 0;
+  for (let i = 0; i < body.length; i++) {
+    let digit = Number(body[body.length - 1 - i]);
+    if (i % 2 === 0) {
+      digit *= 2;
+      if (digit > 9) digit -= 9;
+    }
+    sum += digit;
+  }
+  return body + String((10 - (sum % 10)) % 10);
+}
