@@ -1,9 +1,9 @@
-import { loadConfig, type Config } from "../config/config.ts";
+import { loadConfig, type Config, type ConfigOverrides } from "../config/config.ts";
 import { openDatabase, type Database } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import { CliError, exitCodes } from "./exit-codes.ts";
 
-export function configOrExit(overrides: Partial<Config> = {}): Config {
+export function configOrExit(overrides: ConfigOverrides = {}): Config {
   const loaded = loadConfig(process.env, overrides);
   if (!loaded.ok) throw new CliError(`configuration: ${loaded.errors.map((e) => e.message).join("; ")}`, exitCodes.usage);
   return loaded.value;

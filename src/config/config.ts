@@ -31,7 +31,10 @@ const LOG_LEVELS = new Set(["fatal", "error", "warn", "info", "debug", "trace", 
 
 type Source = Record<string, unknown>;
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): { ok: true; value: Config } | { ok: false; errors: Finding[] } {
+/** Overrides come from the command line: strings, validated like every other source. */
+export type ConfigOverrides = Partial<Record<keyof Config, string | number>>;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: ConfigOverrides = {}): { ok: true; value: Config } | { ok: false; errors: Finding[] } {
   const home = path.resolve(String(overrides.home ?? env.CLEARLINE_HOME ?? defaults.home));
   const errors: Finding[] = [];
   const file: Source = readConfigFile(env.CLEARLINE_CONFIG ?? path.join(home, "config.json"), errors);

@@ -3,6 +3,7 @@ import { withTransaction } from "../../src/db/transaction.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenAccounts, post, transferOf } from "../support/ledger-fixtures.ts";
 import { InvariantError } from "../../src/assert.ts";
+import { limits } from "../../src/config/limits.ts";
 
 describe("every transfer balances", () => {
   let db: TestDatabase;
@@ -60,6 +61,13 @@ describe("every transfer balances", () => {
     const unbalanced = transferOf("t1", "code:1", "settlement", "alice", 10n);
     unbalanced.legs[1]!.amountMinor = 9n;
     await expect(post(db.pool, unbalanced)).rejects.toBeInstanceOf(InvariantError);
+  });
+
+  it(`stops the process (invariant) for a balanced transfer with more than ${limits.ledger.transferLegsMax} legs`, async () => {
+    const leg = { accountId: "settlement", direction: "D" as const, amountMinor: 1n, currency: "USD" };
+    const legs = Array.from({ length: limits.ledger.transferLegsMax + 1 }, (_, i) => (i % 2 === 0 ? leg : { ...leg, accountId: "alice", direction: "C" as const }));
+    legs.push({ ...leg, accountId: "alice", direction: "C" });
+    await expect(post(db.pool, { ...transferOf("t1", "code:3", "settlement", "alice", 1n), legs })).rejects.toBeInstanceOf(InvariantError);
   });
 
   it("returns a typed error, not an exception, for a transfer with no legs", async () => {

@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { createLogger } from "../../observability/logger.ts";
 import { startService } from "../../service.ts";
 import { configOrExit } from "../context.ts";
-import type { Config } from "../../config/config.ts";
+import type { ConfigOverrides } from "../../config/config.ts";
 
 export function registerServeCommand(program: Command): void {
   program
@@ -11,9 +11,9 @@ export function registerServeCommand(program: Command): void {
     .option("--http-port <port>", "HTTP port (CLEARLINE_HTTP_PORT, default 8080)")
     .option("--iso8583-port <port>", "ISO 8583 scheme endpoint port (CLEARLINE_ISO8583_PORT)")
     .action(async (options: { httpPort?: string; iso8583Port?: string }) => {
-      const overrides: Partial<Config> = {};
-      if (options.httpPort !== undefined) overrides.httpPort = options.httpPort as unknown as number; // validated by loadConfig
-      if (options.iso8583Port !== undefined) overrides.iso8583Port = options.iso8583Port as unknown as number;
+      const overrides: ConfigOverrides = {};
+      if (options.httpPort !== undefined) overrides.httpPort = options.httpPort;
+      if (options.iso8583Port !== undefined) overrides.iso8583Port = options.iso8583Port;
       const config = configOrExit(overrides);
       const logger = createLogger({ level: config.logLevel });
       const service = await startService(config, logger);
