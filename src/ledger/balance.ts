@@ -61,10 +61,25 @@ export interface ProjectionAdvance {
 }
 
 /**
- * Folds entries into account_balance up to the oldest transaction still running, in steps of
- * at most projectionBatchEntriesMax entries. Entries of one transaction share its xact_id, so
- * a step never splits a transaction. Only entries of finished transactions (xact_id below the
- * snapshot's xmin) are folded: a transaction that commits late is picked up by a later step.
+ * The projection's horizon: our own transaction id, or the oldest transaction still running IN
+ * THIS DATABASE if that is older. Transaction ids are cluster-wide, so the snapshot's xmin would
+ * let a long transaction in any other database of the server stall the projection; only a
+ * transaction connected to this database can write ledger entries here. A transaction that ends
+ * between the snapshot and the activity lookup has ended: the later fold statement sees it.
+ */
+const HORIZON_SQL = `
+  SELECT watermark::text,
+         least(pg_current_xact_id(),
+               (SELECT min(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
+                 WHERE x::xid IN (SELECT backend_xid FROM pg_stat_activity
+                                   WHERE datname = current_database() AND backend_xid IS NOT NULL)))::text AS horizon
+    FROM balance_projection_state WHERE tenant_id = $1 FOR UPDATE`;
+
+/**
+ * Folds entries into account_balance up to the horizon (above), in steps of at most
+ * projectionBatchEntriesMax entries. Entries of one transaction share its xact_id, so a step
+ * never splits a transaction. Only entries of finished transactions are folded: a transaction
+ * that commits late is picked up by a later step.
  */
 export async function advanceProjection(pool: Pool, tenantId: string, options: { stepsMax?: number; batchEntriesMax?: number } = {}): Promise<ProjectionAdvance> {
   const stepsMax = options.stepsMax ?? 1_000;
@@ -73,11 +88,10 @@ export async function advanceProjection(pool: Pool, tenantId: string, options: {
   for (; result.steps < stepsMax; result.steps++) {
     const folded = await withTransaction(pool, async (tx) => {
       await tx.query("INSERT INTO balance_projection_state (tenant_id, watermark) VALUES ($1, '1'::xid8) ON CONFLICT DO NOTHING", [tenantId]);
-      const state = await tx.query<{ watermark: string; horizon: string }>(
-        `SELECT watermark::text, pg_snapshot_xmin(pg_current_snapshot())::text AS horizon
-           FROM balance_projection_state WHERE tenant_id = $1 FOR UPDATE`,
-        [tenantId],
-      );
+      // Our own id first: any transaction that gets an id after the horizon query below has a
+      // larger one than ours, so it cannot hide under the horizon.
+      await tx.query("SELECT pg_current_xact_id()");
+      const state = await tx.query<{ watermark: string; horizon: string }>(HORIZON_SQL, [tenantId]);
       const row = state.rows[0];
       assert(row, "projection state row exists after insert");
       // The step's end: the horizon, or earlier if more than `batch` entries lie before it.
