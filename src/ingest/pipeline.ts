@@ -1,0 +1,177 @@
+import { limits } from "../config/limits.ts";
+import type { Pool } from "../db/pool.ts";
+import { withTransaction } from "../db/transaction.ts";
+import { ok, type Finding, type Result } from "../errors/finding.ts";
+import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { SeverityOverrides } from "../protocols/ach/types.ts";
+import type { FileFormat } from "../protocols/detect-format.ts";
+import { ingestFilesByStatus, ingestFilesFinished, ingestOldestProcessingAge, ingestRecords } from "../observability/metrics-ingest.ts";
+import { commitChunk, outcomes, type ChunkContext } from "./chunk.ts";
+import { ingestFaultPoint } from "./fault-points.ts";
+import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
+import { ensurePartnerAccounts, findPartner } from "./partners.ts";
+import { receiveFile, storedContent, type Arrival } from "./receipt.ts";
+import { fileReport, type FileReport } from "./report.ts";
+
+export interface IngestOptions {
+  format?: FileFormat;                    // forced format; default: detected from the first bytes
+  chunkRecordsMax?: number;
+  suspectWindowHours?: number;
+  achSeverityOverrides?: SeverityOverrides;
+  onProgress?: (recordsDone: number, recordsTotal: number) => void;
+}
+
+/** Receives a file (stored before anything reads it), then processes it: the whole path of one arrival. */
+export async function ingestArrival(pool: Pool, arrival: Arrival, options: IngestOptions = {}): Promise<Result<FileReport, Finding>> {
+  const receipt = await receiveFile(pool, arrival);
+  if (!receipt.ok) return receipt;
+  ingestFaultPoint("ingest_after_receipt");
+  return ok(await processFile(pool, arrival.tenantId, receipt.value.fileId, options));
+}
+
+interface FileRow {
+  partner_id: string;
+  original_name: string;
+  status: string;
+  records_done: number;
+}
+
+/**
+ * Processes a received file, or resumes one left in `processing` (its committed chunks are
+ * skipped, not redone): a validation pass over the whole file first (a structurally broken file
+ * is rejected and applies nothing), then the records in chunks, each chunk one transaction. A
+ * finished file is returned as it is. Safe to run twice at once on one file: a chunk whose
+ * progress moved on is fenced off.
+ */
+export async function processFile(pool: Pool, tenantId: string, fileId: string, options: IngestOptions = {}): Promise<FileReport> {
+  const { rows } = await pool.query<FileRow>(
+    "SELECT partner_id, original_name, status, records_done FROM ingest_file WHERE tenant_id = $1 AND file_id = $2", [tenantId, fileId]);
+  const file = rows[0];
+  if (!file) throw new Error(`file ${fileId} of tenant ${tenantId} does not exist`);
+  if (file.status === "received") {
+    await pool.query("UPDATE ingest_file SET status = 'processing', updated_at = now() WHERE tenant_id = $1 AND file_id = $2 AND status = 'received'", [tenantId, fileId]);
+  } else if (file.status !== "processing") {
+    return reportOf(pool, tenantId, fileId);
+  }
+  const partner = await findPartner(pool, tenantId, file.partner_id);
+  if (!partner) throw new Error(`partner ${file.partner_id} of file ${fileId} does not exist`);
+
+  const content: ContentSource = () => storedContent(pool, tenantId, fileId);
+  const readOptions = { fileName: file.original_name, ...(options.achSeverityOverrides ? { achSeverityOverrides: options.achSeverityOverrides } : {}) };
+  const scan = await scanFile(content, { ...readOptions, ...(options.format ? { format: options.format } : {}) });
+  ingestFaultPoint("ingest_after_scan");
+  if (scan.rejected || !scan.format) {
+    await pool.query(
+      `UPDATE ingest_file SET status = 'rejected', format = $3, identity_key = $4, findings = $5::jsonb, records_total = $6, finished_at = now(), updated_at = now()
+        WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = 0`,
+      [tenantId, fileId, scan.format ?? null, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
+    );
+    ingestFilesFinished.inc({ status: "rejected" });
+    return reportOf(pool, tenantId, fileId);
+  }
+  await pool.query(
+    `UPDATE ingest_file SET format = $3, identity_key = $4, findings = $5::jsonb, records_total = $6, updated_at = now()
+      WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing'`,
+    [tenantId, fileId, scan.format, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
+  );
+
+  const context: ChunkContext = {
+    tenantId, fileId, partner, accounts: new Map(),
+    suspectWindowHours: options.suspectWindowHours ?? limits.ingest.suspectWindowHours,
+  };
+  const chunkRecordsMax = options.chunkRecordsMax ?? limits.ingest.chunkRecordsMax;
+  const stream = fileRecords(content, scan.format, { tenantId, fileId, ...readOptions });
+  let done = file.records_done;
+  let chunk: IngestRecord[] = [];
+  const commit = async (): Promise<boolean> => {
+    for (const currency of new Set(chunk.flatMap((r) => (r.record ? [r.record.currency] : [])))) {
+      if (context.accounts.has(currency) || currency === "XXX") continue;
+      const opened = await ensurePartnerAccounts(pool, partner, currency);
+      if (!opened.ok) throw new Error(`partner accounts in ${currency}: ${opened.error.message}`);
+      context.accounts.set(currency, opened.value);
+    }
+    const result = await commitChunk(pool, context, chunk, done);
+    if (result.kind === "fenced") return false;
+    done += chunk.length;
+    const channel = scan.format ?? "unknown";
+    for (const outcome of outcomes) if (result.counts[outcome] > 0) ingestRecords.inc({ channel, outcome }, result.counts[outcome]);
+    chunk = [];
+    options.onProgress?.(done, scan.recordsTotal);
+    ingestFaultPoint("ingest_chunk_after_commit");
+    return true;
+  };
+  let total = 0;
+  for await (const record of stream.records) {
+    total = record.index;
+    if (record.index <= done) continue;
+    chunk.push(record);
+    if (chunk.length >= chunkRecordsMax && !(await commit())) return reportOf(pool, tenantId, fileId);
+  }
+  if (chunk.length > 0 && !(await commit())) return reportOf(pool, tenantId, fileId);
+  ingestFaultPoint("ingest_before_finish");
+  await finish(pool, tenantId, fileId, total, stream.contentHash());
+  return reportOf(pool, tenantId, fileId);
+}
+
+/**
+ * Marks a file done with its content hash; a file whose identity an earlier file carried, with
+ * other content, is recorded as a correction of that file.
+ */
+async function finish(pool: Pool, tenantId: string, fileId: string, recordsTotal: number, contentHash: string): Promise<void> {
+  const finished = await withTransaction(pool, async (tx) => {
+    const updated = await tx.query(
+      `UPDATE ingest_file f SET status = 'done', content_hash = $3, records_total = $4, finished_at = now(), updated_at = now(),
+              correction_of = (SELECT e.file_id FROM ingest_file e
+                                WHERE e.tenant_id = f.tenant_id AND e.identity_key = f.identity_key AND e.file_id <> f.file_id
+                                  AND e.status = 'done' AND e.content_hash IS DISTINCT FROM $3 AND e.received_at <= f.received_at
+                                ORDER BY e.received_at DESC LIMIT 1)
+        WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = $4`,
+      [tenantId, fileId, contentHash, recordsTotal],
+    );
+    return updated.rowCount === 1;
+  });
+  if (finished) ingestFilesFinished.inc({ status: "done" });
+}
+
+async function reportOf(pool: Pool, tenantId: string, fileId: string): Promise<FileReport> {
+  const report = await fileReport(pool, tenantId, fileId);
+  if (!report) throw new Error(`file ${fileId} vanished`);
+  return report;
+}
+
+/**
+ * Files left `received` or `processing` (their worker died, or the service stopped mid-file):
+ * all of them at start, and later those whose heartbeat is older than staleProcessingMs.
+ */
+export async function unfinishedFiles(pool: Pool, options: { staleAfterMs?: number } = {}): Promise<Array<{ tenantId: string; fileId: string }>> {
+  const { rows } = await pool.query<{ tenant_id: string; file_id: string }>(
+    `SELECT tenant_id, file_id FROM ingest_file
+      WHERE status IN ('received', 'processing') AND updated_at < now() - make_interval(secs => $1::double precision / 1000)
+      ORDER BY received_at LIMIT $2`,
+    [options.staleAfterMs ?? 0, limits.ingest.listRowsMax],
+  );
+  return rows.map((r) => ({ tenantId: r.tenant_id, fileId: r.file_id }));
+}
+
+export async function resumeUnfinished(pool: Pool, options: IngestOptions & { staleAfterMs?: number; isStopped?: () => boolean } = {}): Promise<FileReport[]> {
+  const reports: FileReport[] = [];
+  for (const file of await unfinishedFiles(pool, options)) {
+    if (options.isStopped?.()) break;
+    reports.push(await processFile(pool, file.tenantId, file.fileId, options));
+  }
+  return reports;
+}
+
+/** Files by status and the age of the oldest unfinished one, for the gauges. */
+export async function refreshIngestGauges(pool: Pool): Promise<void> {
+  const { rows } = await pool.query<{ status: string; files: bigint; oldest_seconds: string | null }>(
+    `SELECT status, count(*) AS files, extract(epoch FROM now() - min(received_at))::text AS oldest_seconds FROM ingest_file GROUP BY status`);
+  let oldest = 0;
+  for (const status of ["received", "processing", "done", "rejected"]) {
+    const row = rows.find((r) => r.status === status);
+    ingestFilesByStatus.set({ status }, Number(row?.files ?? 0n));
+    if ((status === "received" || status === "processing") && row?.oldest_seconds) oldest = Math.max(oldest, Number(row.oldest_seconds));
+  }
+  ingestOldestProcessingAge.set(oldest);
+}
+

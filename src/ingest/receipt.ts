@@ -1,0 +1,129 @@
+import { createHash, randomBytes } from "node:crypto";
+import path from "node:path";
+import { limits } from "../config/limits.ts";
+import type { Pool, Queryable } from "../db/pool.ts";
+import { withTransaction, type Tx } from "../db/transaction.ts";
+import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
+
+export type FileSource = "drop_folder" | "sftp" | "http" | "cli";
+
+export interface Arrival {
+  tenantId: string;
+  partnerId: string;
+  source: FileSource;
+  name: string;                                        // the name it arrived with (sanitized here)
+  content: Uint8Array | AsyncIterable<Uint8Array>;
+}
+
+export interface Receipt {
+  fileId: string;
+  name: string;
+  sizeBytes: number;
+  bytesSha256: string;
+}
+
+/**
+ * A file name as it may be stored and shown: the last path component only (no directory, no
+ * traversal), printable ASCII letters, digits, '.', '_' and '-' (anything else becomes '_'),
+ * at most fileNameCharsMax characters. An empty name, '.' or '..' is refused.
+ */
+export function sanitizeFileName(raw: string): Result<string, Finding> {
+  const base = path.posix.basename(raw.replace(/\\/g, "/"));
+  const cleaned = base.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, limits.ingest.fileNameCharsMax);
+  if (cleaned === "" || /^\.+$/.test(cleaned)) return fail(finding("INGEST_FILE_NAME_INVALID", `${JSON.stringify(raw.slice(0, 80))} is not a usable file name`, { field: "name" }));
+  return ok(cleaned);
+}
+
+export function newFileId(): string {
+  return `fil_${randomBytes(10).toString("hex")}`;
+}
+
+async function* pieces(content: Uint8Array | AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  if (content instanceof Uint8Array) yield content;
+  else yield* content;
+}
+
+/**
+ * Stores a file before anything reads it: the receipt row and the content (in pieces of
+ * contentPieceBytes) commit together, so a file is either wholly received or not at all, and a
+ * received file is never lost. Memory stays at one piece whatever the file size. A file past
+ * fileBytesMax is refused and nothing is kept.
+ */
+export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileBytesMax?: number } = {}): Promise<Result<Receipt, Finding>> {
+  const named = sanitizeFileName(arrival.name);
+  if (!named.ok) return named;
+  const fileBytesMax = options.fileBytesMax ?? limits.ingest.fileBytesMax;
+  const fileId = newFileId();
+  const tooLarge = Symbol("too large");
+  try {
+    return await withTransaction(pool, async (tx) => {
+      await tx.query(
+        `INSERT INTO ingest_file (tenant_id, file_id, partner_id, source, original_name, size_bytes, bytes_sha256, status)
+         VALUES ($1, $2, $3, $4, $5, 0, '', 'received')`,
+        [arrival.tenantId, fileId, arrival.partnerId, arrival.source, named.value],
+      );
+      const hash = createHash("sha256");
+      const pieceBytes = limits.ingest.contentPieceBytes;
+      let buffer = Buffer.allocUnsafe(pieceBytes);
+      let filled = 0;
+      let seq = 0;
+      let size = 0;
+      const flush = async () => {
+        if (filled === 0) return;
+        await tx.query("INSERT INTO ingest_file_content (tenant_id, file_id, seq, bytes) VALUES ($1, $2, $3, $4)", [arrival.tenantId, fileId, seq++, buffer.subarray(0, filled)]);
+        buffer = Buffer.allocUnsafe(pieceBytes);
+        filled = 0;
+      };
+      for await (const chunk of pieces(arrival.content)) {
+        size += chunk.byteLength;
+        if (size > fileBytesMax) throw tooLarge;
+        hash.update(chunk);
+        let offset = 0;
+        while (offset < chunk.byteLength) {
+          const n = Math.min(pieceBytes - filled, chunk.byteLength - offset);
+          buffer.set(chunk.subarray(offset, offset + n), filled);
+          filled += n;
+          offset += n;
+          if (filled === pieceBytes) await flush();
+        }
+      }
+      await flush();
+      const bytesSha256 = hash.digest("hex");
+      await tx.query("UPDATE ingest_file SET size_bytes = $3, bytes_sha256 = $4 WHERE tenant_id = $1 AND file_id = $2", [arrival.tenantId, fileId, size, bytesSha256]);
+      return ok({ fileId, name: named.value, sizeBytes: size, bytesSha256 });
+    });
+  } catch (error) {
+    if (error === tooLarge) return fail(finding("INGEST_FILE_TOO_LARGE", `the file exceeds ${fileBytesMax} bytes; nothing was stored`, { field: "content" }));
+    throw error;
+  }
+}
+
+/** Same as receiveFile, inside the caller's transaction (an HTTP upload claims its key and stores the file together). */
+export async function receiveSmallFileInTransaction(tx: Tx, arrival: Arrival & { content: Uint8Array }): Promise<Result<Receipt, Finding>> {
+  const named = sanitizeFileName(arrival.name);
+  if (!named.ok) return named;
+  if (arrival.content.byteLength > limits.ingest.fileBytesMax) return fail(finding("INGEST_FILE_TOO_LARGE", `the file exceeds ${limits.ingest.fileBytesMax} bytes; nothing was stored`, { field: "content" }));
+  const fileId = newFileId();
+  const bytesSha256 = createHash("sha256").update(arrival.content).digest("hex");
+  await tx.query(
+    `INSERT INTO ingest_file (tenant_id, file_id, partner_id, source, original_name, size_bytes, bytes_sha256, status)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, 'received')`,
+    [arrival.tenantId, fileId, arrival.partnerId, arrival.source, named.value, arrival.content.byteLength, bytesSha256],
+  );
+  const pieceBytes = limits.ingest.contentPieceBytes;
+  for (let offset = 0, seq = 0; offset < arrival.content.byteLength; offset += pieceBytes, seq++) {
+    await tx.query("INSERT INTO ingest_file_content (tenant_id, file_id, seq, bytes) VALUES ($1, $2, $3, $4)",
+      [arrival.tenantId, fileId, seq, Buffer.from(arrival.content.buffer, arrival.content.byteOffset + offset, Math.min(pieceBytes, arrival.content.byteLength - offset))]);
+  }
+  return ok({ fileId, name: named.value, sizeBytes: arrival.content.byteLength, bytesSha256 });
+}
+
+/** A stored file's content, one piece at a time, in order. */
+export async function* storedContent(db: Queryable, tenantId: string, fileId: string): AsyncGenerator<Uint8Array> {
+  for (let seq = 0; ; seq++) {
+    const { rows } = await db.query<{ bytes: Buffer }>("SELECT bytes FROM ingest_file_content WHERE tenant_id = $1 AND file_id = $2 AND seq = $3", [tenantId, fileId, seq]);
+    const row = rows[0];
+    if (!row) return;
+    yield row.bytes;
+  }
+}

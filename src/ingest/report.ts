@@ -1,0 +1,137 @@
+import { limits } from "../config/limits.ts";
+import type { Queryable } from "../db/pool.ts";
+import type { Finding } from "../errors/finding.ts";
+import { zeroCounts, type Outcome, type OutcomeCounts } from "./chunk.ts";
+
+/** A finding as a report shows it: where (line or xmlPath), which field, the code and the message. */
+export interface ReportedFinding {
+  line?: number;
+  xmlPath?: string;
+  field?: string;
+  code: string;
+  message: string;
+}
+
+/** The per-file summary `clearline ingest --json` prints and the HTTP API returns. */
+export interface FileReport {
+  file_id: string;
+  name: string;
+  format: string | null;
+  status: "received" | "processing" | "done" | "rejected";
+  records: number;
+  outcomes: OutcomeCounts;
+  errors: ReportedFinding[];
+  warnings: ReportedFinding[];
+  partner: string;
+  source: string;
+  size_bytes: number;
+  received_at: string;
+  identity: string | null;
+  correction_of: string | null;
+}
+
+interface FileRow {
+  file_id: string;
+  original_name: string;
+  format: string | null;
+  status: FileReport["status"];
+  records_total: number | null;
+  records_done: number;
+  applied: number;
+  duplicate: number;
+  conflict: number;
+  suspect: number;
+  rejected: number;
+  orphan: number;
+  findings: Finding[];
+  partner_name: string;
+  source: string;
+  size_bytes: bigint;
+  received_at: Date;
+  identity_key: string | null;
+  correction_of: string | null;
+}
+
+const FILE_COLUMNS = `f.file_id, f.original_name, f.format, f.status, f.records_total, f.records_done, f.applied, f.duplicate, f.conflict,
+  f.suspect, f.rejected, f.orphan, f.findings, p.name AS partner_name, f.source, f.size_bytes, f.received_at, f.identity_key, f.correction_of`;
+
+function reported(found: Finding): ReportedFinding {
+  const out: ReportedFinding = { code: found.code, message: found.message };
+  if (found.position.line !== undefined) out.line = found.position.line;
+  if (found.position.xmlPath !== undefined) out.xmlPath = found.position.xmlPath;
+  if (found.position.field !== undefined) out.field = found.position.field;
+  return out;
+}
+
+/** "line 12" -> { line: 12 }; an xmlPath stays an xmlPath. */
+export function positionOf(position: string): { line: number } | { xmlPath: string } {
+  const line = /^line (\d+)$/.exec(position);
+  return line ? { line: Number(line[1]) } : { xmlPath: position };
+}
+
+function reportFromRow(row: FileRow, recordErrors: ReportedFinding[]): FileReport {
+  const outcomes: OutcomeCounts = zeroCounts();
+  for (const name of Object.keys(outcomes) as Outcome[]) outcomes[name] = row[name];
+  return {
+    file_id: row.file_id,
+    name: row.original_name,
+    format: row.format,
+    status: row.status,
+    records: row.records_total ?? row.records_done,
+    outcomes,
+    errors: [...row.findings.filter((f) => f.severity === "error").map(reported), ...recordErrors].slice(0, limits.ingest.findingsMax),
+    warnings: row.findings.filter((f) => f.severity === "warning").map(reported),
+    partner: row.partner_name,
+    source: row.source,
+    size_bytes: Number(row.size_bytes),
+    received_at: row.received_at.toISOString(),
+    identity: row.identity_key,
+    correction_of: row.correction_of,
+  };
+}
+
+export async function fileReport(db: Queryable, tenantId: string, fileId: string): Promise<FileReport | undefined> {
+  const { rows } = await db.query<FileRow>(
+    `SELECT ${FILE_COLUMNS} FROM ingest_file f JOIN partner p ON p.tenant_id = f.tenant_id AND p.partner_id = f.partner_id
+      WHERE f.tenant_id = $1 AND f.file_id = $2`, [tenantId, fileId]);
+  const row = rows[0];
+  if (!row) return undefined;
+  const rejected = row.rejected > 0
+    ? (await db.query<{ position: string; field: string | null; code: string; detail: string | null }>(
+      `SELECT position, field, code, detail FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND outcome = 'rejected'
+        ORDER BY record_index LIMIT $3`, [tenantId, fileId, limits.ingest.findingsMax])).rows
+    : [];
+  return reportFromRow(row, rejected.map((r) => ({ ...positionOf(r.position), ...(r.field ? { field: r.field } : {}), code: r.code, message: r.detail ?? r.code })));
+}
+
+export async function listFiles(db: Queryable, tenantId: string, options: { status?: string; limit?: number } = {}): Promise<FileReport[]> {
+  const { rows } = await db.query<FileRow>(
+    `SELECT ${FILE_COLUMNS} FROM ingest_file f JOIN partner p ON p.tenant_id = f.tenant_id AND p.partner_id = f.partner_id
+      WHERE f.tenant_id = $1 AND ($2::text IS NULL OR f.status = $2) ORDER BY f.received_at DESC, f.file_id LIMIT $3`,
+    [tenantId, options.status ?? null, Math.min(options.limit ?? limits.ingest.listRowsMax, limits.ingest.listRowsMax)]);
+  return rows.map((row) => reportFromRow(row, []));
+}
+
+export interface RecordOutcome {
+  index: number;
+  position: string;
+  natural_key: string | null;
+  outcome: Outcome;
+  code: string | null;
+  field: string | null;
+  detail: string | null;
+  kind: string | null;
+  amount_minor: string | null;
+  currency: string | null;
+  original_ref: string | null;
+  transfer_key: string | null;
+}
+
+/** Per-record outcomes of a file, in file order, with their positions. */
+export async function fileOutcomes(db: Queryable, tenantId: string, fileId: string, limit: number = limits.ingest.showRecordsMax): Promise<RecordOutcome[]> {
+  const { rows } = await db.query<Omit<RecordOutcome, "amount_minor"> & { amount_minor: bigint | null }>(
+    `SELECT record_index AS index, position, natural_key, outcome, code, field, detail, kind, amount_minor, currency, original_ref, transfer_key
+       FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index LIMIT $3`,
+    [tenantId, fileId, Math.min(limit, limits.ingest.showRecordsMax)]);
+  return rows.map((r) => ({ ...r, amount_minor: r.amount_minor === null ? null : r.amount_minor.toString() }));
+}

@@ -1,0 +1,147 @@
+import achRulesJson from "../../protocols/posting-rules/ach.json" with { type: "json" };
+import isoRulesJson from "../../protocols/posting-rules/iso20022.json" with { type: "json" };
+import { assert } from "../assert.ts";
+import type { CanonicalRecord, Channel } from "./canonical-record.ts";
+
+/**
+ * Posting rules as data (protocols/posting-rules/*.json): a record's channel and kind (and, when a
+ * rule says so, its transaction code or a zero amount) decide what happens to it. This module is
+ * pure: it turns a record into a balanced transfer whose key derives from the record's natural
+ * key; the pipeline resolves the counterparty alias and the partner's accounts beforehand.
+ */
+/** A leg and a transfer as the ledger takes them (src/ledger/transfer.ts has the same shape; normalize stays pure). */
+export interface Leg {
+  accountId: string;
+  direction: "D" | "C";
+  amountMinor: bigint;
+  currency: string;
+}
+
+export interface Transfer {
+  tenantId: string;
+  transferKey: string;
+  kind: string;
+  valueDate: string;
+  sourceRef?: string;
+  legs: Leg[];
+}
+
+export type RuleAccount = "settlement" | "counterparty" | "suspense";
+export type RuleAction = "post" | "record" | "reverse-original";
+
+export interface PostingRule {
+  channel: Channel;
+  kind: string;
+  action: RuleAction;
+  transactionCodes?: string[];          // ACH only: the rule applies to these codes
+  amount?: "zero";                      // the rule applies only to zero amounts
+  counterparty?: string;                // attribute holding the counterparty's alias
+  legs?: Array<{ direction: "D" | "C"; account: RuleAccount }>;
+}
+
+interface RulesFile {
+  channel: string;
+  rules: Array<Record<string, unknown>>;
+}
+
+const ACTIONS = new Set<RuleAction>(["post", "record", "reverse-original"]);
+const ACCOUNTS = new Set<RuleAccount>(["settlement", "counterparty", "suspense"]);
+
+/** Loads and checks a rules file: a malformed rule is a bug in our data, so it asserts. */
+export function loadPostingRules(file: RulesFile): PostingRule[] {
+  const channel = file.channel as Channel;
+  assert(["ach", "iso20022", "iso8583", "api"].includes(channel), `posting rules channel ${file.channel}`);
+  return file.rules.map((raw, index) => {
+    const where = `posting rule ${channel}[${index}]`;
+    const kind = raw.kind;
+    const action = raw.action as RuleAction;
+    assert(typeof kind === "string" && kind.length > 0, `${where} names a kind`);
+    assert(ACTIONS.has(action), `${where} action ${String(raw.action)}`);
+    const rule: PostingRule = { channel, kind, action };
+    if (raw.transactionCodes !== undefined) {
+      assert(Array.isArray(raw.transactionCodes) && raw.transactionCodes.every((c) => typeof c === "string"), `${where} transactionCodes`);
+      rule.transactionCodes = raw.transactionCodes as string[];
+    }
+    if (raw.amount !== undefined) {
+      assert(raw.amount === "zero", `${where} amount condition is "zero"`);
+      rule.amount = "zero";
+    }
+    if (action === "post") {
+      const legs = raw.legs as PostingRule["legs"];
+      assert(Array.isArray(legs) && legs.length === 2, `${where} posts exactly two legs`);
+      assert(legs.filter((l) => l.direction === "D").length === 1 && legs.filter((l) => l.direction === "C").length === 1, `${where} has one debit and one credit leg`);
+      assert(legs.every((l) => ACCOUNTS.has(l.account)), `${where} legs name settlement, counterparty or suspense`);
+      if (legs.some((l) => l.account === "counterparty")) {
+        assert(typeof raw.counterparty === "string" && raw.counterparty.length > 0, `${where} names the attribute of its counterparty`);
+        rule.counterparty = raw.counterparty;
+      }
+      rule.legs = legs.map((l) => ({ direction: l.direction, account: l.account }));
+    } else {
+      assert(raw.legs === undefined, `${where}: only a "post" rule has legs`);
+    }
+    return rule;
+  });
+}
+
+const rulesByChannel = new Map<Channel, PostingRule[]>([
+  ["ach", loadPostingRules(achRulesJson)],
+  ["iso20022", loadPostingRules(isoRulesJson)],
+]);
+
+/** The first rule of the record's channel that matches it; none: the record is rejected, never guessed. */
+export function postingRuleFor(record: Pick<CanonicalRecord, "channel" | "kind" | "amount" | "attributes">, rules = rulesByChannel.get(record.channel) ?? []): PostingRule | undefined {
+  return rules.find((rule) => rule.kind === record.kind
+    && (rule.amount === undefined || record.amount === 0n)
+    && (rule.transactionCodes === undefined || rule.transactionCodes.includes(record.attributes.transactionCode ?? "")));
+}
+
+/** The fixed rule from a record's natural key to the key of its posting. */
+export function transferKeyOf(naturalKey: string): string {
+  return `${naturalKey}:post`;
+}
+
+/** The key of a posting made when a person releases a held record: derived from the record, so a second release is a replay. */
+export function releaseTransferKeyOf(naturalKey: string, fingerprint: string): string {
+  return `${naturalKey}:release:${fingerprint.slice(0, 16)}`;
+}
+
+export interface PartnerAccounts {
+  settlement: string;
+  suspense: string;
+}
+
+/**
+ * A "post" rule applied to a record: two legs of the record's amount between the partner's
+ * accounts and the counterparty (its resolved account, else the partner's suspense account).
+ */
+export function transferFor(record: CanonicalRecord, rule: PostingRule, accounts: PartnerAccounts, counterpartyAccount: string | undefined, transferKey = transferKeyOf(record.naturalKey)): Transfer {
+  assert(rule.action === "post" && rule.legs !== undefined, "transferFor takes a post rule");
+  assert(record.amount > 0n, "a posted record has a positive amount");
+  const legs: Leg[] = rule.legs.map((leg) => ({
+    accountId: leg.account === "settlement" ? accounts.settlement : leg.account === "suspense" ? accounts.suspense : counterpartyAccount ?? accounts.suspense,
+    direction: leg.direction,
+    amountMinor: record.amount,
+    currency: record.currency,
+  }));
+  return transferOf(record, transferKey, legs);
+}
+
+/** A return: the original's legs with their directions swapped, for the return's amount. */
+export function reversalFor(record: CanonicalRecord, originalLegs: Array<Pick<Leg, "accountId" | "direction">>, transferKey = transferKeyOf(record.naturalKey)): Transfer {
+  assert(originalLegs.length === 2, "an original posted by a rule has two legs");
+  assert(record.amount > 0n, "a posted return has a positive amount");
+  const legs: Leg[] = originalLegs.map((leg) => ({
+    accountId: leg.accountId,
+    direction: leg.direction === "D" ? "C" : "D",
+    amountMinor: record.amount,
+    currency: record.currency,
+  }));
+  return transferOf(record, transferKey, legs);
+}
+
+function transferOf(record: CanonicalRecord, transferKey: string, legs: Leg[]): Transfer {
+  const transfer: Transfer = { tenantId: record.tenantId, transferKey, kind: `${record.channel}-${record.kind}`, valueDate: record.valueDate, legs };
+  const source = [record.channel, record.source.fileId, record.source.position].filter((s) => s !== undefined).join(":");
+  if (source) transfer.sourceRef = source;
+  return transfer;
+}

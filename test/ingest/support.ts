@@ -1,0 +1,63 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Pool } from "../../src/db/pool.ts";
+import { signedBalance, type AccountKind } from "../../src/ledger/account-kinds.ts";
+import { createPartner, type Partner } from "../../src/ingest/partners.ts";
+import { ingestArrival, type IngestOptions } from "../../src/ingest/pipeline.ts";
+import type { FileSource } from "../../src/ingest/receipt.ts";
+import type { FileReport } from "../../src/ingest/report.ts";
+import { createTenant } from "../../src/tenants/tenants.ts";
+
+const fixturesDir = fileURLToPath(new URL("../../fixtures/", import.meta.url));
+
+export function fixture(relative: string): Buffer {
+  return readFileSync(path.join(fixturesDir, relative));
+}
+
+export interface Scene {
+  tenantId: string;
+  partner: Partner;
+}
+
+/** A tenant and its clearing partner (settlement and suspense accounts in USD). */
+export async function givenScene(pool: Pool, name: string): Promise<Scene> {
+  const tenant = await createTenant(pool, name);
+  if (!tenant.ok) throw new Error(tenant.error.message);
+  const partner = await createPartner(pool, tenant.value.tenantId, `${name}-clearing`);
+  if (!partner.ok) throw new Error(partner.error.message);
+  return { tenantId: tenant.value.tenantId, partner: partner.value };
+}
+
+/** Receives and processes one file, as any source would. */
+export async function ingest(pool: Pool, scene: Scene, content: Buffer, name: string, options: IngestOptions & { source?: FileSource } = {}): Promise<FileReport> {
+  const report = await ingestArrival(pool, { tenantId: scene.tenantId, partnerId: scene.partner.partnerId, source: options.source ?? "cli", name, content }, options);
+  if (!report.ok) throw new Error(report.error.message);
+  return report.value;
+}
+
+/** Every account's balance of a tenant (signed by its normal side), derived from entries. */
+export async function balances(pool: Pool, tenantId: string): Promise<Record<string, bigint>> {
+  const { rows } = await pool.query<{ account_id: string; kind: AccountKind; debits: string; credits: string }>(
+    `SELECT a.account_id, a.kind,
+            coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D'), 0)::text AS debits,
+            coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C'), 0)::text AS credits
+       FROM account a LEFT JOIN ledger_entry e ON e.tenant_id = a.tenant_id AND e.account_id = a.account_id
+      WHERE a.tenant_id = $1 GROUP BY a.account_id, a.kind ORDER BY a.account_id`, [tenantId]);
+  return Object.fromEntries(rows.map((r) => [r.account_id, signedBalance(r.kind, BigInt(r.debits), BigInt(r.credits))]));
+}
+
+export async function transferCount(pool: Pool, tenantId: string): Promise<number> {
+  const { rows } = await pool.query<{ n: bigint }>("SELECT count(*) AS n FROM transfer WHERE tenant_id = $1", [tenantId]);
+  return Number(rows[0]?.n ?? 0n);
+}
+
+export function settlementOf(scene: Scene): string {
+  return `partner.${scene.partner.name}.settlement.USD`;
+}
+
+export function suspenseOf(scene: Scene): string {
+  return `partner.${scene.partner.name}.suspense.USD`;
+}
+
+export const noOutcomes = { applied: 0, duplicate: 0, conflict: 0, suspect: 0, rejected: 0, orphan: 0 };
