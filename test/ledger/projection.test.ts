@@ -3,7 +3,7 @@ import { openTransaction } from "../../src/db/transaction.ts";
 import { advanceProjection, balanceOf } from "../../src/ledger/balance.ts";
 import { postTransfer } from "../../src/ledger/post-transfer.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { createEmptyDatabase, createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenAccounts, post, transferOf } from "../support/ledger-fixtures.ts";
 
 describe("balance projection and ledger verify", () => {
@@ -48,6 +48,22 @@ describe("balance projection and ledger verify", () => {
     expect(advanced.entriesFolded).toBe(10n);
     expect(advanced.steps).toBeGreaterThanOrEqual(3);
     expect((await verifyLedger(db.pool)).ok).toBe(true);
+  });
+
+  it("is not held back by a long transaction in another database of the same server (regression)", async () => {
+    const other = await createEmptyDatabase();
+    const client = await other.pool.connect();
+    try {
+      await client.query("BEGIN");
+      await client.query("SELECT pg_current_xact_id()"); // holds a cluster-wide transaction id
+      await post(db.pool, transferOf("t1", "p:beside-other-db", "settlement", "alice", 1n));
+      const advanced = await advanceProjection(db.pool, "t1");
+      expect(advanced.entriesFolded).toBe(2n);
+      await client.query("ROLLBACK");
+    } finally {
+      client.release();
+      await other.drop();
+    }
   });
 
   it("reports ok on an untouched ledger, and names the account after the projection is tampered with", async () => {
