@@ -1,4 +1,5 @@
 import { Command, CommanderError } from "commander";
+import { assertLimitsValid } from "../config/limits.ts";
 import { registerInspectCommand } from "./commands/inspect.ts";
 import { registerIso8583Command } from "./commands/iso8583.ts";
 import { registerLedgerCommands } from "./commands/ledger.ts";
@@ -6,6 +7,9 @@ import { registerMigrateCommand } from "./commands/migrate.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerTenantCommands } from "./commands/tenant.ts";
 import { CliError, exitCodes } from "./exit-codes.ts";
+
+// Every bound is checked once at start: a zero or negative bound is a build mistake, not input.
+assertLimitsValid();
 
 const program = new Command("clearline")
   .description("clearing files and card protocol in; every payment applied exactly once")
