@@ -106,7 +106,11 @@ CREATE TABLE iso8583_outbound (
   CHECK ((reversal_state IS NULL) = (reversal_fields IS NULL))
 );
 CREATE INDEX iso8583_outbound_reversal_due ON iso8583_outbound (reversal_next_at) WHERE reversal_state = 'pending';
+-- Responses are matched by connection + match key (a late 0110, a 0410 after a restart); the
+-- reversal job finds sends whose caller died before deciding.
 CREATE INDEX iso8583_outbound_match ON iso8583_outbound (connection, match_key);
+CREATE INDEX iso8583_outbound_reversal_match ON iso8583_outbound (connection, reversal_match_key) WHERE reversal_state = 'pending';
+CREATE INDEX iso8583_outbound_undecided ON iso8583_outbound (connection, created_at) WHERE state = 'sent';
 
 -- STANs are a property of a connection, not of a tenant: each connection takes blocks of a
 -- counter and numbers its messages from them, wrapping at 999999 (unique per day and connection

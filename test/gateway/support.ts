@@ -96,3 +96,13 @@ export function testPan(bin: string, serial: number): string {
   }
   return body + String((10 - (sum % 10)) % 10);
 }
+
+/** Polls `check` until it holds (a wait for an asynchronous effect, not a timing assertion). */
+export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 20_000, what = "condition"): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`${what} did not hold within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}

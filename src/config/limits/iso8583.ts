@@ -48,6 +48,4 @@ export const iso8583Limits = {
   reversalBatchRowsMax: 100,
   // STANs taken from the database per block: one counter write per 100 messages.
   stanBlockSize: 100,
-  // Requests remembered after their timeout so that a late response is recorded against them.
-  lateResponsesTrackedMax: 10_000,
 } as const;

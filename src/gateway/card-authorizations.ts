@@ -1,0 +1,240 @@
+import { createHash } from "node:crypto";
+import type { CardKeys } from "../cards/card-key.ts";
+import { cardIdentity } from "../cards/cards.ts";
+import type { Pool } from "../db/pool.ts";
+import { withTransaction, type Tx } from "../db/transaction.ts";
+import { recordDedupEventsCheaply } from "../dedup/dedup-event.ts";
+import { claim, complete, findRecord, type IdempotencyRecord, type IdempotencyScope, type StoredResponse } from "../idempotency/records.ts";
+import { differingFields, requestDigest, type Canonical } from "../idempotency/request-digest.ts";
+import type { Logger } from "../observability/logger.ts";
+import { iso8583OutboundOutcomes } from "../observability/metrics-gateway.ts";
+import { currencyByCode, minorToDecimal } from "../protocols/iso4217/currency.ts";
+import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
+import { findOutbound, insertOutbound, persistReversal, recordResponse, type OutboundRow } from "./outbound-store.ts";
+import { matchKeyOf, retrievalReferenceNumber, transmissionDateTime, type Exchange, type OutboundConnection } from "./outbound-connection.ts";
+
+/**
+ * POST /v1/card-authorizations, the acquirer side, as a two-phase flow: (1) claim the
+ * Idempotency-Key and persist the 0100 in one transaction, commit; (2) send it and wait; (3) in a
+ * second transaction record the response, or on a timeout or a lost connection persist the
+ * reversal, and complete the key, fenced by the claim's attempt. The caller always gets a
+ * definite answer: approved, declined, or reversed (the outcome was unknown, so it was undone).
+ * A takeover of a key whose earlier attempt died never sends a second 0100: it answers from
+ * that attempt's row, reversing it if it was never decided.
+ */
+export const cardAuthorizationEndpoint = "POST /v1/card-authorizations";
+
+export interface CardAuthorizationRequest {
+  tenantId: string;
+  idempotencyKey: string;
+  pan: string;
+  amountMinor: bigint;
+  currency: string;
+  terminal: string;     // DE 41, up to 8 characters
+  merchant: string;     // DE 42, up to 15 characters
+}
+
+export type AuthorizeOutcome =
+  | { kind: "answer"; response: StoredResponse; replayed: boolean }
+  | { kind: "key_reuse"; differing: string[] }
+  | { kind: "in_progress" }
+  | { kind: "scheme_unavailable" }
+  | { kind: "scheme_busy" };
+
+class FencedOff extends Error {}
+
+export class CardAuthorizer {
+  constructor(private readonly pool: Pool, private readonly keys: CardKeys, private readonly outbound: OutboundConnection | undefined, private readonly logger: Logger) {
+    if (outbound !== undefined) outbound.undecidedHandler = (row) => this.reverseUndecided(row);
+  }
+
+  async authorize(request: CardAuthorizationRequest): Promise<AuthorizeOutcome> {
+    const scope: IdempotencyScope = { tenantId: request.tenantId, endpoint: cardAuthorizationEndpoint, key: request.idempotencyKey };
+    const card = cardIdentity(this.keys, request.tenantId, request.pan);
+    // The stored request names the card by its keyed hash: the PAN never reaches the table.
+    const canonical: Canonical = {
+      card_hash: card.cardHash, amount_minor: request.amountMinor.toString(), currency: request.currency, terminal: request.terminal, merchant: request.merchant,
+    };
+    const digest = requestDigest(canonical);
+
+    const seen = await findRecord(this.pool, scope);
+    if (seen && (seen.state === "completed" || !seen.leaseExpired)) return this.answerHeld(scope, digest, canonical, seen);
+    const outbound = this.outbound;
+    if (outbound === undefined || !outbound.isSignedOn) return { kind: "scheme_unavailable" };
+    const release = await outbound.acquireSlot();
+    if (release === undefined) return { kind: "scheme_busy" };
+    try {
+      // Numbers come before the transaction: no pool checkout while a transaction holds one.
+      const stan = await outbound.stans.next();
+      const earlier = seen === undefined ? undefined : await findOutbound(this.pool, request.tenantId, request.idempotencyKey);
+      const reversalStan = earlier?.state === "sent" ? await outbound.stans.next() : undefined;
+      const transmission = transmissionDateTime();
+      const message = this.authorizationMessage(request, stan, transmission);
+
+      let phase1: { kind: "send"; attempt: number } | { kind: "done"; response: StoredResponse } | { kind: "held"; record: IdempotencyRecord } | { kind: "busy" };
+      try {
+        phase1 = await withTransaction(this.pool, async (tx) => {
+          const claimed = await claim(tx, scope, digest, canonical);
+          if (claimed.kind !== "claimed") return claimed;
+          const existing = await findOutbound(tx, request.tenantId, request.idempotencyKey, { forUpdate: true });
+          if (existing !== undefined) {
+            const response = await this.decideEarlier(tx, existing, reversalStan ?? (await outbound.stans.next()));
+            if (!(await complete(tx, scope, claimed.attempt, response))) throw new FencedOff();
+            return { kind: "done" as const, response };
+          }
+          await insertOutbound(tx, {
+            tenantId: request.tenantId, idemKey: request.idempotencyKey, attempt: claimed.attempt, connection: outbound.options.name,
+            matchKey: matchKeyOf(message), request: message, cardHash: card.cardHash, cardBin: card.bin, cardLastFour: card.lastFour,
+            amountMinor: request.amountMinor, currency: request.currency,
+          });
+          return { kind: "send" as const, attempt: claimed.attempt };
+        });
+      } catch (error) {
+        if (error instanceof FencedOff) return { kind: "in_progress" };
+        throw error;
+      }
+      if (phase1.kind === "held") return this.answerHeld(scope, digest, canonical, phase1.record);
+      if (phase1.kind === "busy") return this.inProgress(scope);
+      if (phase1.kind === "done") {
+        outbound.kickReversals();
+        return { kind: "answer", response: phase1.response, replayed: false };
+      }
+
+      // Phase 2: the 0100 is on record; now it goes out.
+      const exchange = await outbound.exchange(message);
+      const needsReversal = exchange.kind !== "response";
+      const secondStan = needsReversal ? await outbound.stans.next() : undefined;
+      let response: StoredResponse;
+      try {
+        response = await withTransaction(this.pool, async (tx) => {
+          await this.decide(tx, request, message, exchange, secondStan);
+          const row = await findOutbound(tx, request.tenantId, request.idempotencyKey);
+          if (row === undefined) throw new Error("the outbound row written in phase 1 is gone");
+          const stored = storedResponseOf(row);
+          if (!(await complete(tx, scope, phase1.attempt, stored))) throw new FencedOff();
+          return stored;
+        });
+      } catch (error) {
+        // Another attempt took the key over; this row stays 'sent' and the reversal job undoes it.
+        if (error instanceof FencedOff) return { kind: "in_progress" };
+        throw error;
+      } finally {
+        for (const late of outbound.finish(message)) await outbound.recordLate(late);
+      }
+      if (needsReversal) outbound.kickReversals();
+      this.logger.info({ tenantId: request.tenantId, stan, outcome: JSON.parse(response.body).status, exchange: exchange.kind }, "card authorization decided");
+      return { kind: "answer", response, replayed: false };
+    } finally {
+      release();
+    }
+  }
+
+  private authorizationMessage(request: CardAuthorizationRequest, stan: string, transmission: string): Message {
+    const currency = currencyByCode(request.currency);
+    if (currency === undefined) throw new Error(`currency ${request.currency} was validated by the route`);
+    return {
+      mti: "0100",
+      fields: {
+        2: request.pan,
+        3: "000000",
+        4: request.amountMinor.toString().padStart(12, "0"),
+        7: transmission,
+        11: stan,
+        12: transmission.slice(4),
+        13: transmission.slice(0, 4),
+        32: this.outbound?.options.acquirerId ?? "0",
+        37: retrievalReferenceNumber(stan),
+        41: request.terminal.padEnd(8, " "),
+        42: request.merchant.padEnd(15, " "),
+        49: currency.numeric,
+      },
+    };
+  }
+
+  private async decide(tx: Tx, request: CardAuthorizationRequest, message: Message, exchange: Exchange, reversalStan: string | undefined): Promise<void> {
+    if (exchange.kind === "response") {
+      const decided = await recordResponse(tx, request.tenantId, request.idempotencyKey, exchange.response);
+      iso8583OutboundOutcomes.inc({ outcome: decided ? (exchange.response.fields[39] === "00" ? "approved" : "declined") : "too_late" });
+      return;
+    }
+    if (reversalStan === undefined || this.outbound === undefined) throw new Error("a reversal needs its STAN and the connection");
+    const reversal = this.outbound.reversalFor(storedRequestFields(message), reversalStan);
+    await persistReversal(tx, request.tenantId, request.idempotencyKey, reversal, matchKeyOf(reversal));
+    iso8583OutboundOutcomes.inc({ outcome: "reversed" });
+  }
+
+  /** A takeover found the earlier attempt's row: its answer, after reversing it if it was never decided. */
+  private async decideEarlier(tx: Tx, row: OutboundRow, reversalStan: string): Promise<StoredResponse> {
+    if (row.state !== "sent" || this.outbound === undefined) return storedResponseOf(row);
+    const reversal = this.outbound.reversalFor(row.requestFields, reversalStan);
+    await persistReversal(tx, row.tenantId, row.idemKey, reversal, matchKeyOf(reversal));
+    const decided = await findOutbound(tx, row.tenantId, row.idemKey);
+    return storedResponseOf(decided ?? row);
+  }
+
+  /** The reversal job found a sent authorization nobody is deciding (its process stopped): reverse it. */
+  async reverseUndecided(row: OutboundRow): Promise<void> {
+    if (this.outbound === undefined) return;
+    const reversal = this.outbound.reversalFor(row.requestFields, await this.outbound.stans.next());
+    await withTransaction(this.pool, async (tx) => {
+      if (!(await persistReversal(tx, row.tenantId, row.idemKey, reversal, matchKeyOf(reversal)))) return;
+      const decided = await findOutbound(tx, row.tenantId, row.idemKey);
+      // False when a newer attempt holds the key: it will answer from this row.
+      if (decided !== undefined) await complete(tx, { tenantId: row.tenantId, endpoint: cardAuthorizationEndpoint, key: row.idemKey }, row.attempt, storedResponseOf(decided));
+    });
+    iso8583OutboundOutcomes.inc({ outcome: "reversed" });
+    this.logger.warn({ tenantId: row.tenantId, stan: row.stan }, "authorization left undecided by a stopped process; reversal persisted");
+  }
+
+  private async answerHeld(scope: IdempotencyScope, digest: string, canonical: Canonical, record: IdempotencyRecord): Promise<AuthorizeOutcome> {
+    if (record.digest !== digest) {
+      await this.audit(scope, "key_reuse", null);
+      return { kind: "key_reuse", differing: differingFields(record.canonical, canonical) };
+    }
+    if (record.state === "in_progress") return this.inProgress(scope);
+    await this.audit(scope, "replayed", record.response.effectRef);
+    return { kind: "answer", response: record.response, replayed: true };
+  }
+
+  private async inProgress(scope: IdempotencyScope): Promise<AuthorizeOutcome> {
+    await this.audit(scope, "in_progress", null);
+    return { kind: "in_progress" };
+  }
+
+  private audit(scope: IdempotencyScope, reason: string, originalRef: string | null): Promise<void> {
+    return recordDedupEventsCheaply(this.pool, [{ tenantId: scope.tenantId, channel: "http", scope: scope.endpoint, dedupKey: scope.key, reason, ...(originalRef ? { originalRef } : {}) }]);
+  }
+}
+
+function storedRequestFields(message: Message): Record<string, FieldValue> {
+  const fields: Record<string, FieldValue> = {};
+  for (const [key, value] of Object.entries(message.fields)) if (key !== "2") fields[key] = value;
+  return fields;
+}
+
+/** The authorization as the API shows it: identifiers, masked card, outcome. */
+export function authorizationView(row: OutboundRow): Record<string, unknown> {
+  const status = row.state === "sent" ? "pending" : row.state;
+  return {
+    id: authorizationIdOf(row.tenantId, row.idemKey),
+    status,
+    response_code: row.state === "reversed" ? null : row.responseCode,
+    authorization_code: row.state === "approved" ? (row.responseFields?.["38"] ?? null) : null,
+    reversal: row.reversalState === null ? null : { state: row.reversalState },
+    card: { bin: row.cardBin, last_four: row.cardLastFour },
+    amount: minorToDecimal(row.amountMinor, row.currency),
+    currency: row.currency,
+    terminal: String(row.requestFields["41"] ?? "").trimEnd(),
+    merchant: String(row.requestFields["42"] ?? "").trimEnd(),
+    stan: row.stan,
+    rrn: row.rrn,
+  };
+}
+
+function storedResponseOf(row: OutboundRow): StoredResponse {
+  return { status: 201, body: JSON.stringify(authorizationView(row)), effectRef: authorizationIdOf(row.tenantId, row.idemKey) };
+}
+
+export function authorizationIdOf(tenantId: string, idemKey: string): string {
+  return `cauth_${createHash("sha256").update(`${tenantId}\u001f${idemKey}`).digest("hex").slice(0, 24)}`;
+}
