@@ -1,8 +1,10 @@
 import type { AddressInfo } from "node:net";
+import { registerCardAuthorizationRoutes } from "./api/routes/card-authorizations.ts";
 import { buildHttpServer } from "./api/server.ts";
 import type { Config } from "./config/config.ts";
 import { openDatabase, type Database } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
+import { startCardGateway } from "./gateway/gateway.ts";
 import { deleteExpired, oldestInProgressAgeSeconds } from "./idempotency/records.ts";
 import { advanceProjection, tenantsWithEntries } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
@@ -16,6 +18,7 @@ import { limits } from "./config/limits.ts";
  */
 export interface RunningService {
   httpUrl: string;
+  iso8583Port: number | undefined;  // the scheme endpoint, when configured
   database: Database;
   stop(): Promise<void>;
 }
@@ -29,7 +32,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const migrated = await migrate(database.pool);
   logger.info({ applied: migrated.applied, embedded: database.embedded }, "database ready");
 
-  const http = buildHttpServer({ pool: database.pool, logger });
+  const cardGateway = await startCardGateway(config, database.pool, logger);
+  const http = buildHttpServer({ pool: database.pool, logger, extraRoutes: [(app) => registerCardAuthorizationRoutes(app, { authorizer: cardGateway.authorizer })] });
   await http.listen({ host: config.httpHost, port: config.httpPort });
   const address = http.server.address() as AddressInfo;
   const httpUrl = `http://${address.address}:${address.port}`;
@@ -50,11 +54,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   let stopping: Promise<void> | undefined;
   return {
     httpUrl,
+    iso8583Port: cardGateway.iso8583Port,
     database,
     stop() {
       stopping ??= (async () => {
         for (const job of jobs) job.stop();
         await http.close();
+        await cardGateway.stop();
         await Promise.all(jobs.map((job) => job.idle()));
         await database.close();
         logger.info("stopped");

@@ -1,5 +1,5 @@
 import { createHmac, hkdfSync, randomBytes } from "node:crypto";
-import { closeSync, constants, existsSync, linkSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
 import path from "node:path";
 import { assert } from "../assert.ts";
 
@@ -42,6 +42,7 @@ export function loadCardKeys(options: { home: string; secretHex?: string | undef
     assert(/^(?:[0-9a-fA-F]{2}){32,}$/.test(options.secretHex), "cardHashSecret is validated by loadConfig");
     return new CardKeys(Buffer.from(options.secretHex, "hex"));
   }
+  mkdirSync(options.home, { recursive: true, mode: 0o700 });
   return new CardKeys(readOrCreateKeyFile(path.join(options.home, cardKeyFileName)));
 }
 

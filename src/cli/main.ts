@@ -1,9 +1,11 @@
 import { Command, CommanderError } from "commander";
 import { assertLimitsValid } from "../config/limits.ts";
+import { registerCardCommands } from "./commands/card.ts";
 import { registerInspectCommand } from "./commands/inspect.ts";
 import { registerIso8583Command } from "./commands/iso8583.ts";
 import { registerLedgerCommands } from "./commands/ledger.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
+import { registerSchemeSimCommand } from "./commands/scheme-sim.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerTenantCommands } from "./commands/tenant.ts";
 import { CliError, exitCodes } from "./exit-codes.ts";
@@ -22,6 +24,8 @@ registerLedgerCommands(program);
 registerTenantCommands(program);
 registerIso8583Command(program);
 registerInspectCommand(program);
+registerCardCommands(program);
+registerSchemeSimCommand(program);
 
 try {
   await program.parseAsync(process.argv);

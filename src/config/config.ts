@@ -1,6 +1,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { finding, type Finding } from "../errors/finding.ts";
+import { framings, shippedDictionaries } from "../protocols/iso8583/index.ts";
+import { limits } from "./limits.ts";
 
 /**
  * Service configuration: an optional JSON file (CLEARLINE_CONFIG, else CLEARLINE_HOME/config.json)
@@ -13,9 +15,23 @@ export interface Config {
   httpHost: string;                 // CLEARLINE_HTTP_HOST
   httpPort: number;                 // CLEARLINE_HTTP_PORT; 0 picks a free port (tests)
   iso8583Port?: number;             // CLEARLINE_ISO8583_PORT
+  iso8583Host: string;              // CLEARLINE_ISO8583_HOST: where the scheme endpoint listens
+  iso8583Dictionary: string;        // CLEARLINE_ISO8583_DICTIONARY: iso87-ascii (default) or iso87-binary
+  iso8583Framing: string;           // CLEARLINE_ISO8583_FRAMING: binary-2 (default), ascii-4, bcd-2, vml-4
+  cardHashSecret?: string;          // CLEARLINE_CARD_HASH_SECRET: hex, >= 32 bytes; unset: CLEARLINE_HOME/card-hash.key (docs/decisions/0020)
+  iso8583Outbound?: Iso8583OutboundConfig; // the scheme that authorizations go to (file key iso8583Outbound, or CLEARLINE_ISO8583_OUTBOUND_*)
   logLevel: string;                 // CLEARLINE_LOG_LEVEL
   projectionIntervalMs: number;     // how often the balance projection is advanced
   shutdownTimeoutMs: number;        // graceful stop before the process exits anyway
+}
+
+export interface Iso8583OutboundConfig {
+  host: string;                     // CLEARLINE_ISO8583_OUTBOUND_HOST
+  port: number;                     // CLEARLINE_ISO8583_OUTBOUND_PORT
+  dictionary: string;               // CLEARLINE_ISO8583_OUTBOUND_DICTIONARY, default iso87-ascii
+  framing: string;                  // CLEARLINE_ISO8583_OUTBOUND_FRAMING, default binary-2
+  acquirerId: string;               // CLEARLINE_ISO8583_ACQUIRER_ID: DE 32 of what we send
+  responseTimeoutMs: number;        // CLEARLINE_ISO8583_OUTBOUND_TIMEOUT_MS: after it, the authorization is reversed
 }
 
 const defaults = {
@@ -42,6 +58,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
 
   const config: Config = {
     home,
+    iso8583Host: "127.0.0.1", iso8583Dictionary: "iso87-ascii", iso8583Framing: "binary-2", // set by iso8583Settings
     httpHost: stringSetting("httpHost", pick("httpHost", "CLEARLINE_HTTP_HOST") ?? defaults.httpHost, errors),
     httpPort: integerSetting("httpPort", pick("httpPort", "CLEARLINE_HTTP_PORT") ?? defaults.httpPort, 0, 65_535, errors),
     logLevel: stringSetting("logLevel", pick("logLevel", "CLEARLINE_LOG_LEVEL") ?? defaults.logLevel, errors),
@@ -55,6 +72,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   }
   const iso8583Port = pick("iso8583Port", "CLEARLINE_ISO8583_PORT");
   if (iso8583Port !== undefined && iso8583Port !== "") config.iso8583Port = integerSetting("iso8583Port", iso8583Port, 0, 65_535, errors);
+  iso8583Settings(config, pick, env, file, errors);
   if (!LOG_LEVELS.has(config.logLevel)) errors.push(finding("CONFIG_INVALID", `logLevel must be one of ${[...LOG_LEVELS].join(", ")}`, { field: "logLevel" }));
   return errors.length > 0 ? { ok: false, errors } : { ok: true, value: config };
 }
@@ -83,4 +101,35 @@ function integerSetting(name: string, value: unknown, min: number, max: number, 
   if (Number.isSafeInteger(parsed) && parsed >= min && parsed <= max) return parsed;
   errors.push(finding("CONFIG_INVALID", `${name} must be a whole number from ${min} to ${max}, got ${JSON.stringify(value)}`, { field: name }));
   return min;
+}
+
+/** The card channel's settings (issue 7): endpoint codec, card hash secret, outbound scheme connection. */
+function iso8583Settings(config: Config, pick: (name: keyof Config, envName: string) => unknown, env: NodeJS.ProcessEnv, file: Source, errors: Finding[]): void {
+  const dictionaryNames = [...shippedDictionaries.keys()];
+  const oneOf = (name: string, value: unknown, allowed: readonly string[]): string => {
+    if (typeof value === "string" && allowed.includes(value)) return value;
+    errors.push(finding("CONFIG_INVALID", `${name} must be one of ${allowed.join(", ")}, got ${JSON.stringify(value)}`, { field: name }));
+    return allowed[0] ?? "";
+  };
+  config.iso8583Host = stringSetting("iso8583Host", pick("iso8583Host", "CLEARLINE_ISO8583_HOST") ?? "127.0.0.1", errors);
+  config.iso8583Dictionary = oneOf("iso8583Dictionary", pick("iso8583Dictionary", "CLEARLINE_ISO8583_DICTIONARY") ?? "iso87-ascii", dictionaryNames);
+  config.iso8583Framing = oneOf("iso8583Framing", pick("iso8583Framing", "CLEARLINE_ISO8583_FRAMING") ?? "binary-2", framings);
+  const secret = pick("cardHashSecret", "CLEARLINE_CARD_HASH_SECRET");
+  if (secret !== undefined && secret !== "") {
+    if (typeof secret === "string" && /^(?:[0-9a-fA-F]{2}){32,}$/.test(secret)) config.cardHashSecret = secret;
+    else errors.push(finding("CONFIG_INVALID", "cardHashSecret must be at least 64 hexadecimal digits (32 bytes)", { field: "cardHashSecret" }));
+  }
+  const fromFile = typeof file.iso8583Outbound === "object" && file.iso8583Outbound !== null ? file.iso8583Outbound as Source : {};
+  const outbound = (name: string, envName: string): unknown => env[envName] ?? fromFile[name];
+  const host = outbound("host", "CLEARLINE_ISO8583_OUTBOUND_HOST");
+  if (host === undefined || host === "") return;
+  config.iso8583Outbound = {
+    host: stringSetting("iso8583Outbound.host", host, errors),
+    port: integerSetting("iso8583Outbound.port", outbound("port", "CLEARLINE_ISO8583_OUTBOUND_PORT"), 1, 65_535, errors),
+    dictionary: oneOf("iso8583Outbound.dictionary", outbound("dictionary", "CLEARLINE_ISO8583_OUTBOUND_DICTIONARY") ?? "iso87-ascii", dictionaryNames),
+    framing: oneOf("iso8583Outbound.framing", outbound("framing", "CLEARLINE_ISO8583_OUTBOUND_FRAMING") ?? "binary-2", framings),
+    acquirerId: stringSetting("iso8583Outbound.acquirerId", outbound("acquirerId", "CLEARLINE_ISO8583_ACQUIRER_ID"), errors),
+    responseTimeoutMs: integerSetting("iso8583Outbound.responseTimeoutMs", outbound("responseTimeoutMs", "CLEARLINE_ISO8583_OUTBOUND_TIMEOUT_MS") ?? limits.iso8583.outboundResponseTimeoutMs, 100, 120_000, errors),
+  };
+  if (!/^\d{1,11}$/.test(config.iso8583Outbound.acquirerId)) errors.push(finding("CONFIG_INVALID", "iso8583Outbound.acquirerId must be 1 to 11 digits (DE 32)", { field: "iso8583Outbound.acquirerId" }));
 }

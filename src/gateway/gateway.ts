@@ -1,0 +1,62 @@
+import { loadCardKeys, type CardKeys } from "../cards/card-key.ts";
+import type { Config } from "../config/config.ts";
+import { limits } from "../config/limits.ts";
+import type { Pool } from "../db/pool.ts";
+import type { Logger } from "../observability/logger.ts";
+import { dictionaryByName, isFraming, type Framing } from "../protocols/iso8583/index.ts";
+import { CardAuthorizer } from "./card-authorizations.ts";
+import type { Codec } from "./framed-socket.ts";
+import { startInboundEndpoint, type InboundEndpoint } from "./inbound-endpoint.ts";
+import { OutboundConnection } from "./outbound-connection.ts";
+
+/**
+ * The card channel as `clearline serve` runs it: the scheme endpoint when a port is configured,
+ * the outbound scheme connection when one is configured, and the authorizer behind
+ * POST /v1/card-authorizations (which answers iso8583_scheme_unavailable without a connection).
+ */
+export interface CardGateway {
+  keys: CardKeys;
+  authorizer: CardAuthorizer;
+  iso8583Port: number | undefined;
+  stop(): Promise<void>;
+}
+
+export function codecOf(dictionaryName: string, framing: string): Codec {
+  const dictionary = dictionaryByName(dictionaryName);
+  if (dictionary === undefined || !isFraming(framing)) throw new Error(`dictionary ${dictionaryName} and framing ${framing} are validated by loadConfig`);
+  return { dictionary, framing: framing satisfies Framing, frameBytesMax: limits.iso8583.frameBytesMax };
+}
+
+export async function startCardGateway(config: Config, pool: Pool, logger: Logger): Promise<CardGateway> {
+  const keys = loadCardKeys({ home: config.home, secretHex: config.cardHashSecret });
+  const bounds = limits.iso8583;
+  let endpoint: InboundEndpoint | undefined;
+  if (config.iso8583Port !== undefined) {
+    endpoint = await startInboundEndpoint({ pool, keys, logger }, {
+      host: config.iso8583Host, port: config.iso8583Port, codec: codecOf(config.iso8583Dictionary, config.iso8583Framing),
+      connectionsMax: bounds.inboundConnectionsMax, inflightPerConnectionMax: bounds.inboundInflightPerConnectionMax, idleTimeoutMs: bounds.inboundIdleTimeoutMs,
+    });
+  }
+  let outbound: OutboundConnection | undefined;
+  const target = config.iso8583Outbound;
+  if (target !== undefined) {
+    outbound = new OutboundConnection(pool, logger, {
+      name: `${target.host}:${target.port}`, host: target.host, port: target.port, codec: codecOf(target.dictionary, target.framing),
+      acquirerId: target.acquirerId, responseTimeoutMs: target.responseTimeoutMs, inflightMax: bounds.outboundInflightMax, slotWaitMs: bounds.outboundSlotWaitMs,
+      echoIdleMs: bounds.outboundEchoIdleMs, reconnectBackoffMs: bounds.outboundReconnectBackoffMs, reconnectBackoffMaxMs: bounds.outboundReconnectBackoffMaxMs,
+      reversalRetryBackoffMs: bounds.reversalRetryBackoffMs, reversalRetryBackoffMaxMs: bounds.reversalRetryBackoffMaxMs,
+      reversalJobIntervalMs: bounds.reversalJobIntervalMs, reversalBatchRowsMax: bounds.reversalBatchRowsMax, stanBlockSize: bounds.stanBlockSize,
+    });
+  }
+  const authorizer = new CardAuthorizer(pool, keys, outbound, logger);
+  outbound?.start();
+  return {
+    keys,
+    authorizer,
+    iso8583Port: endpoint?.port,
+    async stop() {
+      await endpoint?.close();
+      await outbound?.stop();
+    },
+  };
+}
