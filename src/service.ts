@@ -1,11 +1,13 @@
 import type { AddressInfo } from "node:net";
 import { registerCardAuthorizationRoutes } from "./api/routes/card-authorizations.ts";
+import { registerFileRoutes } from "./api/routes/files.ts";
 import { buildHttpServer } from "./api/server.ts";
 import type { Config } from "./config/config.ts";
 import { openDatabase, type Database } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
 import { startCardGateway } from "./gateway/gateway.ts";
 import { deleteExpired, oldestInProgressAgeSeconds } from "./idempotency/records.ts";
+import { startIngestSources } from "./ingest/sources.ts";
 import { advanceProjection, tenantsWithEntries } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
 import { oldestInProgressAge } from "./observability/metrics.ts";
@@ -33,10 +35,11 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   logger.info({ applied: migrated.applied, embedded: database.embedded }, "database ready");
 
   const cardGateway = await startCardGateway(config, database.pool, logger);
-  const http = buildHttpServer({ pool: database.pool, logger, extraRoutes: [(app) => registerCardAuthorizationRoutes(app, { authorizer: cardGateway.authorizer })] });
+  const http = buildHttpServer({ pool: database.pool, logger, extraRoutes: [(app) => registerCardAuthorizationRoutes(app, { authorizer: cardGateway.authorizer }), (app) => registerFileRoutes(app, { pool: database.pool, suspectWindowHours: config.ingest.suspectWindowHours })] });
   await http.listen({ host: config.httpHost, port: config.httpPort });
   const address = http.server.address() as AddressInfo;
   const httpUrl = `http://${address.address}:${address.port}`;
+  const ingestSources = await startIngestSources(database.pool, config.ingest, config.home, logger);
 
   const jobs = [
     startPeriodicJob("balance projection", config.projectionIntervalMs, logger, async (isStopped) => {
@@ -60,6 +63,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       stopping ??= (async () => {
         for (const job of jobs) job.stop();
         await http.close();
+        await ingestSources.stop();
         await cardGateway.stop();
         await Promise.all(jobs.map((job) => job.idle()));
         await database.close();

@@ -1,10 +1,14 @@
 import { Command, CommanderError } from "commander";
 import { assertLimitsValid } from "../config/limits.ts";
 import { registerCardCommands } from "./commands/card.ts";
+import { registerFilesCommands } from "./commands/files.ts";
+import { registerIngestCommand } from "./commands/ingest.ts";
 import { registerInspectCommand } from "./commands/inspect.ts";
 import { registerIso8583Command } from "./commands/iso8583.ts";
 import { registerLedgerCommands } from "./commands/ledger.ts";
 import { registerMigrateCommand } from "./commands/migrate.ts";
+import { registerPartnerCommands } from "./commands/partner.ts";
+import { registerReviewCommands } from "./commands/review.ts";
 import { registerSchemeSimCommand } from "./commands/scheme-sim.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerTenantCommands } from "./commands/tenant.ts";
@@ -24,6 +28,10 @@ registerLedgerCommands(program);
 registerTenantCommands(program);
 registerIso8583Command(program);
 registerInspectCommand(program);
+registerPartnerCommands(program);
+registerIngestCommand(program);
+registerFilesCommands(program);
+registerReviewCommands(program);
 registerCardCommands(program);
 registerSchemeSimCommand(program);
 

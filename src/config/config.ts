@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { finding, type Finding } from "../errors/finding.ts";
+import { ingestSettings, type IngestSettings } from "../ingest/sources-config.ts";
 import { framings, shippedDictionaries } from "../protocols/iso8583/index.ts";
 import { limits } from "./limits.ts";
 
@@ -23,6 +24,7 @@ export interface Config {
   logLevel: string;                 // CLEARLINE_LOG_LEVEL
   projectionIntervalMs: number;     // how often the balance projection is advanced
   shutdownTimeoutMs: number;        // graceful stop before the process exits anyway
+  ingest: IngestSettings;           // suspect window, drop folders, SFTP partners (src/ingest/sources-config.ts)
 }
 
 export interface Iso8583OutboundConfig {
@@ -64,6 +66,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     logLevel: stringSetting("logLevel", pick("logLevel", "CLEARLINE_LOG_LEVEL") ?? defaults.logLevel, errors),
     projectionIntervalMs: integerSetting("projectionIntervalMs", pick("projectionIntervalMs", "CLEARLINE_PROJECTION_INTERVAL_MS") ?? defaults.projectionIntervalMs, 100, 3_600_000, errors),
     shutdownTimeoutMs: integerSetting("shutdownTimeoutMs", pick("shutdownTimeoutMs", "CLEARLINE_SHUTDOWN_TIMEOUT_MS") ?? defaults.shutdownTimeoutMs, 100, 600_000, errors),
+    ingest: ingestSettings(env, file, home, errors),
   };
   const databaseUrl = pick("databaseUrl", "DATABASE_URL");
   if (databaseUrl !== undefined && databaseUrl !== "") {

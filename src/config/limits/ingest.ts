@@ -5,6 +5,9 @@ export const ingestLimits = {
   fileBytesMax: 1_073_741_824,
   // A stored file is kept in pieces of this size: receipt and read-back hold one piece at a time.
   contentPieceBytes: 1_048_576,
+  // HTTP uploads (POST /v1/files) are buffered whole before the receipt: 64 MiB holds a 600,000-entry
+  // ACH file; bigger files go through SFTP or the drop folder, which stream.
+  httpUploadBytesMax: 67_108_864,
   // Records per chunk transaction. Each chunk inserts its keys, posts, writes outcomes and advances
   // the file in ONE transaction: 2,000 keeps a chunk well under a second and its locks short, and
   // amortizes the commit's WAL flush over enough records (measured in bench/ingest.bench.ts).

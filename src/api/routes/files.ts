@@ -1,0 +1,79 @@
+import { createHash } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import { limits } from "../../config/limits.ts";
+import type { Pool } from "../../db/pool.ts";
+import { partnerForIngest } from "../../ingest/partners.ts";
+import { processFile } from "../../ingest/pipeline.ts";
+import { receiveSmallFileInTransaction, sanitizeFileName } from "../../ingest/receipt.ts";
+import { fileOutcomes, fileReport, listFiles } from "../../ingest/report.ts";
+import { send, tenantOf } from "../http-context.ts";
+import { runIdempotent } from "../idempotent-request.ts";
+import { jsonReply, problemReply } from "../reply.ts";
+
+export interface FileRouteDependencies {
+  pool: Pool;
+  suspectWindowHours?: number;
+}
+
+const STATUSES = new Set(["received", "processing", "done", "rejected"]);
+
+/**
+ * Files over HTTP (ops uploads):
+ *   POST /v1/files?name=NAME[&partner=P]  raw body, Idempotency-Key required. The receipt commits
+ *     with the key's claim; the file is then processed and its report returned (201). A repeat of
+ *     the key answers with the same file's report as it stands now (200, Idempotent-Replayed);
+ *     the key reused with other bytes or another name is 422.
+ *   GET /v1/files[?status=S]  GET /v1/files/{id}  (report and per-record outcomes).
+ * Uploads are buffered whole, so they are bounded by httpUploadBytesMax; big files go through
+ * SFTP or the drop folder.
+ */
+export function registerFileRoutes(app: FastifyInstance, deps: FileRouteDependencies): void {
+  void app.register(async (files) => {
+    files.removeAllContentTypeParsers();
+    files.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: limits.ingest.httpUploadBytesMax }, (_request, body, done) => done(null, body));
+
+    files.post<{ Querystring: { name?: string; partner?: string } }>("/v1/files", { bodyLimit: limits.ingest.httpUploadBytesMax }, async (request, reply) => {
+      const tenantId = tenantOf(request).tenantId;
+      const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const rawName = request.query.name ?? (typeof request.headers["x-file-name"] === "string" ? request.headers["x-file-name"] : undefined);
+      const named = sanitizeFileName(rawName ?? "");
+      if (!named.ok) return send(reply, problemReply("REQUEST_INVALID", "name the file: POST /v1/files?name=NAME (a plain file name)", { errors: [{ code: named.error.code, field: "name" }] }));
+      if (body.byteLength === 0) return send(reply, problemReply("REQUEST_INVALID", "the body is empty: send the file's bytes", { errors: [{ code: "INPUT_EMPTY", field: "body" }] }));
+      const partner = await partnerForIngest(deps.pool, tenantId, request.query.partner);
+      if (!partner.ok) return send(reply, problemReply("REQUEST_INVALID", partner.error.message, { errors: [{ code: partner.error.code, field: "partner" }] }));
+      const sha256 = createHash("sha256").update(body).digest("hex");
+      const answer = await runIdempotent({
+        pool: deps.pool, tenantId, endpoint: "POST /v1/files", idempotencyKeyHeader: request.headers["idempotency-key"],
+        canonical: { name: named.value, partner: partner.value.partnerId, sha256 },
+        effect: async (tx) => {
+          const receipt = await receiveSmallFileInTransaction(tx, { tenantId, partnerId: partner.value.partnerId, source: "http", name: named.value, content: body });
+          if (!receipt.ok) return problemReply("REQUEST_INVALID", receipt.error.message, { errors: [{ code: receipt.error.code }] });
+          return jsonReply(202, { file_id: receipt.value.fileId, status: "received" }, receipt.value.fileId);
+        },
+      });
+      if (answer.status !== 202 && !(answer.replayed && answer.effectRef)) return send(reply, answer);
+      const fileId = answer.effectRef;
+      if (!fileId) return send(reply, answer);
+      // Processing resumes where any earlier attempt stopped; a finished file is just reported.
+      const report = await processFile(deps.pool, tenantId, fileId, deps.suspectWindowHours ? { suspectWindowHours: deps.suspectWindowHours } : {});
+      if (answer.replayed) reply.header("idempotent-replayed", "true");
+      return send(reply, jsonReply(answer.replayed ? 200 : 201, report));
+    });
+  });
+
+  app.get<{ Querystring: { status?: string; limit?: string } }>("/v1/files", async (request, reply) => {
+    const status = request.query.status;
+    if (status !== undefined && !STATUSES.has(status)) return send(reply, problemReply("REQUEST_INVALID", "status is received, processing, done or rejected"));
+    const limit = request.query.limit === undefined ? limits.ingest.listRowsMax : Number(request.query.limit);
+    if (!Number.isInteger(limit) || limit < 1 || limit > limits.ingest.listRowsMax) return send(reply, problemReply("REQUEST_INVALID", `limit is 1..${limits.ingest.listRowsMax}`));
+    const files = await listFiles(deps.pool, tenantOf(request).tenantId, { limit, ...(status ? { status } : {}) });
+    return send(reply, jsonReply(200, { files }));
+  });
+
+  app.get<{ Params: { id: string } }>("/v1/files/:id", async (request, reply) => {
+    const tenantId = tenantOf(request).tenantId;
+    const report = await fileReport(deps.pool, tenantId, request.params.id);
+    if (!report) return send(reply, problemReply("NOT_FOUND", `no file ${request.params.id}`));
+    return send(reply, jsonReply(200, { ...report, record_outcomes: await fileOutcomes(deps.pool, tenantId, request.params.id) }));
+  });
+}

@@ -1,0 +1,140 @@
+import { createReadStream } from "node:fs";
+import { mkdir, readdir, rename, stat, writeFile } from "node:fs/promises";
+import path from "node:path";
+import { watch, type FSWatcher } from "chokidar";
+import { limits } from "../config/limits.ts";
+import type { Pool } from "../db/pool.ts";
+import type { Logger } from "../observability/logger.ts";
+import type { Partner } from "./partners.ts";
+import { ingestArrival, type IngestOptions } from "./pipeline.ts";
+import { sanitizeFileName } from "./receipt.ts";
+
+/** Names a drop folder never takes: temp names of a copy in progress and dot files. */
+export function isTemporaryName(name: string): boolean {
+  return name.startsWith(".") || /\.(part|tmp)$/i.test(name) || name.endsWith("~");
+}
+
+export interface DropFolderOptions {
+  pool: Pool;
+  tenantId: string;
+  partner: Partner;
+  folder: string;
+  logger: Logger;
+  ingest?: IngestOptions;
+  stableMs?: number;
+  rescanIntervalMs?: number;
+}
+
+/**
+ * A drop folder: files written into it are received and processed, then moved to `processed/`
+ * or `rejected/` with their JSON report beside them. The chokidar watcher only triggers a scan;
+ * a periodic rescan is the source of truth (a missed event costs one interval, never a file).
+ * A file is taken once its mtime has been quiet for `stableMs` (write-finish detection); temp
+ * names (*.part, *.tmp, dot files) are ignored. Files are handled one at a time, in name order.
+ */
+export class DropFolder {
+  private watcher: FSWatcher | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private scanning: Promise<void> = Promise.resolve();
+  private rescanQueued = false;
+  private stopped = false;
+  private readonly stableMs: number;
+
+  constructor(private readonly options: DropFolderOptions) {
+    this.stableMs = options.stableMs ?? limits.ingest.dropStableMs;
+  }
+
+  get processedFolder(): string {
+    return path.join(this.options.folder, "processed");
+  }
+
+  get rejectedFolder(): string {
+    return path.join(this.options.folder, "rejected");
+  }
+
+  async start(): Promise<void> {
+    await mkdir(this.processedFolder, { recursive: true });
+    await mkdir(this.rejectedFolder, { recursive: true });
+    this.watcher = watch(this.options.folder, {
+      depth: 0,
+      ignoreInitial: true,
+      ignored: (file: string) => isTemporaryName(path.basename(file)) && file !== this.options.folder,
+      awaitWriteFinish: { stabilityThreshold: this.stableMs, pollInterval: Math.max(50, Math.floor(this.stableMs / 5)) },
+    });
+    this.watcher.on("add", () => this.trigger());
+    this.watcher.on("change", () => this.trigger());
+    this.watcher.on("error", (error) => this.options.logger.warn({ err: error, folder: this.options.folder }, "drop folder watcher error; the rescan continues"));
+    const interval = this.options.rescanIntervalMs ?? limits.ingest.rescanIntervalMs;
+    this.timer = setInterval(() => this.trigger(), interval);
+    this.timer.unref();
+    this.trigger();
+  }
+
+  /** Runs a scan now, or right after the one running (never two at once). */
+  trigger(): void {
+    if (this.stopped || this.rescanQueued) return;
+    this.rescanQueued = true;
+    this.scanning = this.scanning.then(async () => {
+      this.rescanQueued = false;
+      if (this.stopped) return;
+      try {
+        await this.scan();
+      } catch (error) {
+        this.options.logger.warn({ err: error, folder: this.options.folder }, "drop folder scan failed; retried at the next rescan");
+      }
+    });
+  }
+
+  /** Resolves once the scans started so far are finished. */
+  idle(): Promise<void> {
+    return this.scanning;
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearInterval(this.timer);
+    await this.watcher?.close();
+    await this.scanning;
+  }
+
+  private async scan(): Promise<void> {
+    const entries = await readdir(this.options.folder, { withFileTypes: true });
+    let waiting = false;
+    for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      if (this.stopped) return;
+      if (!entry.isFile() || isTemporaryName(entry.name)) continue;
+      const local = path.join(this.options.folder, entry.name);
+      const info = await stat(local).catch(() => undefined);
+      if (!info) continue;
+      if (Date.now() - info.mtimeMs < this.stableMs) {
+        waiting = true;
+        continue;
+      }
+      await this.take(entry.name, local);
+    }
+    if (waiting && !this.stopped) setTimeout(() => this.trigger(), this.stableMs).unref();
+  }
+
+  private async take(name: string, local: string): Promise<void> {
+    const { pool, tenantId, partner, logger } = this.options;
+    const report = await ingestArrival(pool, { tenantId, partnerId: partner.partnerId, source: "drop_folder", name, content: createReadStream(local) }, this.options.ingest ?? {});
+    const safeName = sanitizeFileName(name);
+    const base = safeName.ok ? safeName.value : "unnamed";
+    if (!report.ok) {
+      logger.warn({ file: base, code: report.error.code }, report.error.message);
+      await this.moveWithReport(local, this.rejectedFolder, base, { name: base, status: "refused", errors: [{ code: report.error.code, message: report.error.message }] });
+      return;
+    }
+    const value = report.value;
+    logger.info({ file: base, fileId: value.file_id, status: value.status, outcomes: value.outcomes }, "drop folder file ingested");
+    await this.moveWithReport(local, value.status === "rejected" ? this.rejectedFolder : this.processedFolder, base, value, value.file_id);
+  }
+
+  /** The report is written first, then the file moved beside it: a crash in between re-takes the file, whose records then come back as duplicates. */
+  private async moveWithReport(local: string, folder: string, base: string, report: unknown, fileId?: string): Promise<void> {
+    const exists = await stat(path.join(folder, base)).then(() => true, () => false);
+    const target = exists ? `${fileId ?? Date.now().toString()}-${base}` : base;
+    await writeFile(path.join(folder, `${target}.report.json`), JSON.stringify(report, null, 2) + "\n");
+    await rename(local, path.join(folder, target));
+  }
+}

@@ -1,0 +1,173 @@
+import { createHash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { mkdir, readFile, rename, rm } from "node:fs/promises";
+import path from "node:path";
+import SftpClient from "ssh2-sftp-client";
+import { limits } from "../config/limits.ts";
+import type { Pool } from "../db/pool.ts";
+import type { Logger } from "../observability/logger.ts";
+import { sftpFilesTaken, sftpPollFailures } from "../observability/metrics-ingest.ts";
+import { isTemporaryName } from "./drop-folder.ts";
+import type { Partner } from "./partners.ts";
+import { ingestArrival, type IngestOptions } from "./pipeline.ts";
+import type { FileReport } from "./report.ts";
+import { sanitizeFileName } from "./receipt.ts";
+import type { SftpPartnerSource } from "./sources-config.ts";
+
+/** "SHA256:<base64 without padding>", as `ssh-keygen -lf` prints a host key's fingerprint. */
+export function hostKeyFingerprint(key: Buffer): string {
+  return `SHA256:${createHash("sha256").update(key).digest("base64").replace(/=+$/, "")}`;
+}
+
+export class HostKeyMismatch extends Error {
+  readonly code = "INGEST_SFTP_HOST_KEY_MISMATCH";
+  constructor(readonly presented: string) {
+    super(`the server presented host key ${presented}, not the configured fingerprint: connection refused`);
+  }
+}
+
+export interface SftpPollerOptions {
+  pool: Pool;
+  tenantId: string;
+  partner: Partner;
+  source: SftpPartnerSource;
+  spoolFolder: string;
+  logger: Logger;
+  ingest?: IngestOptions;
+}
+
+export interface PollResult {
+  taken: FileReport[];
+  waiting: string[];         // files seen whose size was not yet stable (or whose done marker is missing)
+}
+
+/**
+ * One SFTP partner: its inbox is listed every poll; a file is taken only when its size is the same
+ * in two listings (and its done marker exists, when configured); it is downloaded to the local
+ * spool (temp name, then rename), received and processed, and only after that commit moved to
+ * the remote archive (or deleted). If the move fails, the next poll takes the file again and its
+ * records come back as duplicates. One connection per partner, one operation at a time, `end()`
+ * always; a failure doubles the wait before the next poll, up to sftpBackoffMaxMs.
+ */
+export class SftpPoller {
+  private readonly seenSizes = new Map<string, number>();
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<unknown> = Promise.resolve();
+  private failures = 0;
+  private stopped = false;
+  private readonly pattern: RegExp;
+
+  constructor(private readonly options: SftpPollerOptions) {
+    this.pattern = new RegExp(options.source.namePattern);
+  }
+
+  start(): void {
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running.catch(() => undefined);
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.poll().then(
+        () => {
+          this.failures = 0;
+          this.schedule(this.options.source.pollIntervalMs);
+        },
+        (error: unknown) => {
+          this.failures++;
+          sftpPollFailures.inc({ partner: this.options.partner.name });
+          const code = error instanceof HostKeyMismatch ? error.code : undefined;
+          this.options.logger.warn({ err: error, code, failures: this.failures }, "SFTP poll failed; backing off");
+          this.schedule(this.backoffMs());
+        },
+      );
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  backoffMs(): number {
+    return Math.min(this.options.source.pollIntervalMs * 2 ** Math.min(this.failures, 20), limits.ingest.sftpBackoffMaxMs);
+  }
+
+  /** One poll: connect, list, take the stable files, archive them, end. Exposed for tests. */
+  async poll(): Promise<PollResult> {
+    const { source } = this.options;
+    const client = new SftpClient(`clearline-${this.options.partner.name}`);
+    let mismatch: HostKeyMismatch | undefined;
+    const result: PollResult = { taken: [], waiting: [] };
+    try {
+      const privateKey = await readFile(source.privateKeyPath);
+      try {
+        await client.connect({
+          host: source.host, port: source.port, username: source.username, privateKey,
+          readyTimeout: limits.ingest.sftpTimeoutMs, timeout: limits.ingest.sftpTimeoutMs, retries: 0,
+          hostVerifier: (key: Buffer) => {
+            const presented = hostKeyFingerprint(key);
+            if (presented === source.hostKeySha256) return true;
+            mismatch = new HostKeyMismatch(presented);
+            return false;
+          },
+        });
+      } catch (error) {
+        throw mismatch ?? error;
+      }
+      const listing = await client.list(source.inbox);
+      const names = new Set(listing.map((f) => f.name));
+      const candidates = listing
+        .filter((f) => f.type === "-" && !isTemporaryName(f.name) && this.pattern.test(f.name))
+        .filter((f) => !(source.doneMarkerSuffix && f.name.endsWith(source.doneMarkerSuffix)))
+        .sort((a, b) => (a.name < b.name ? -1 : 1));
+      const current = new Map(candidates.map((f) => [f.name, f.size]));
+      for (const name of [...this.seenSizes.keys()]) if (!current.has(name)) this.seenSizes.delete(name);
+      for (const file of candidates) {
+        if (this.stopped || result.taken.length >= limits.ingest.sftpFilesPerPollMax) break;
+        const stable = this.seenSizes.get(file.name) === file.size;
+        this.seenSizes.set(file.name, file.size);
+        const marked = !source.doneMarkerSuffix || names.has(`${file.name}${source.doneMarkerSuffix}`);
+        if (!stable || !marked) {
+          result.waiting.push(file.name);
+          continue;
+        }
+        result.taken.push(await this.take(client, file.name));
+        this.seenSizes.delete(file.name);
+      }
+      return result;
+    } finally {
+      await client.end().catch(() => undefined);
+    }
+  }
+
+  private async take(client: SftpClient, name: string): Promise<FileReport> {
+    const { source, partner, pool, tenantId, logger } = this.options;
+    const remote = path.posix.join(source.inbox, name);
+    const safe = sanitizeFileName(name);
+    const localName = safe.ok ? safe.value : "unnamed";
+    await mkdir(this.options.spoolFolder, { recursive: true });
+    const spooled = path.join(this.options.spoolFolder, localName);
+    const partial = `${spooled}.part`;
+    await client.fastGet(remote, partial);
+    await rename(partial, spooled);
+    const report = await ingestArrival(pool, { tenantId, partnerId: partner.partnerId, source: "sftp", name, content: createReadStream(spooled) }, this.options.ingest ?? {});
+    if (!report.ok) throw new Error(`${name}: ${report.error.code}: ${report.error.message}`);
+    sftpFilesTaken.inc({ partner: partner.name });
+    logger.info({ file: name, fileId: report.value.file_id, status: report.value.status, outcomes: report.value.outcomes }, "SFTP file ingested");
+    // Only now, after the commit: archive (or delete) the remote file and its marker.
+    const marker = source.doneMarkerSuffix ? `${remote}${source.doneMarkerSuffix}` : undefined;
+    if (source.deleteAfter) {
+      await client.delete(remote);
+      if (marker) await client.delete(marker, true);
+    } else {
+      const archive = source.archive ?? "archive";
+      await client.rename(remote, path.posix.join(archive, `${report.value.file_id}-${name}`));
+      if (marker) await client.delete(marker, true);
+    }
+    await rm(spooled, { force: true });
+    return report.value;
+  }
+}

@@ -1,0 +1,85 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../support/cli.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { noOutcomes } from "./support.ts";
+
+const fixtures = fileURLToPath(new URL("../../fixtures/ach/", import.meta.url));
+const fixture = (name: string) => path.join(fixtures, name);
+
+// The operations commands, as a person types them (black-box: a real `clearline` process).
+describe("clearline partner, ingest, files, file show and review", () => {
+  let db: TestDatabase;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    env = { DATABASE_URL: db.url, CLEARLINE_HOME: mkdtempSync(path.join(tmpdir(), "clearline-ingest-cli-")) };
+    expect((await runCli(["tenant", "add", "acme"], env)).exitCode).toBe(0);
+  }, 60_000);
+  afterAll(async () => { await db.drop(); });
+
+  it("creates a clearing partner with its settlement and suspense accounts", async () => {
+    const run = await runCli(["partner", "add", "--tenant", "acme", "fedach", "--json"], env);
+    expect(run.exitCode).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ name: "fedach", settlement_account: "partner.fedach.settlement.USD", suspense_account: "partner.fedach.suspense.USD" });
+  });
+
+  it("ingests a file and prints one JSON object with its outcomes, exit 0", async () => {
+    const run = await runCli(["ingest", fixture("original.ach"), "--tenant", "acme", "--json"], env);
+    expect(run.exitCode).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ name: "original.ach", format: "ach", status: "done", records: 5, outcomes: { ...noOutcomes, applied: 5 }, errors: [], warnings: [] });
+  });
+
+  it("shows with --dry-run what the corrected file would do, without posting", async () => {
+    const run = await runCli(["ingest", fixture("corrected.ach"), "--tenant", "acme", "--partner", "fedach", "--dry-run", "--json"], env);
+    expect(run.exitCode).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: "would_apply", verdicts: { new: 1, already_applied: 3, changed: 1, rejected: 0 } });
+    const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM ingest_file");
+    expect(rows[0]?.n).toBe(1n);
+  });
+
+  it("applies the corrected file's new record and lists its changed one for review; release posts it once", async () => {
+    const run = await runCli(["ingest", fixture("corrected.ach"), "--tenant", "acme", "--json"], env);
+    expect(JSON.parse(run.stdout)).toMatchObject({ outcomes: { ...noOutcomes, applied: 1, duplicate: 3, conflict: 1 } });
+    const listed = await runCli(["review", "list", "--tenant", "acme", "--json"], env);
+    const items = (JSON.parse(listed.stdout) as { items: Array<{ review_id: string; reason: string; amount_minor: string; position: string }> }).items;
+    expect(items).toMatchObject([{ reason: "conflict", amount_minor: "20500", position: "line 4" }]);
+    const id = items[0]?.review_id ?? "";
+    const released = await runCli(["review", "release", id, "--reason", "partner confirmed the new amount", "--json"], env);
+    expect(released.exitCode).toBe(0);
+    expect(JSON.parse(released.stdout)).toMatchObject({ state: "released", transfer_key: expect.stringMatching(/:release:/) });
+    const refused = await runCli(["review", "refuse", id, "--reason", "changed my mind"], env);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toMatch(/INGEST_REVIEW_DECIDED/);
+    const verify = await runCli(["ledger", "verify"], env);
+    expect(verify.exitCode).toBe(0);
+  });
+
+  it("exits 2 for a rejected file and lists it under files --status rejected with its finding's line", async () => {
+    const run = await runCli(["ingest", fixture("malformed-trace-order.ach"), "--tenant", "acme", "--json"], env);
+    expect(run.exitCode).toBe(2);
+    const report = JSON.parse(run.stdout) as { file_id: string };
+    expect(report).toMatchObject({ status: "rejected", errors: [{ code: "ACH_TRACE_NOT_ASCENDING", line: 5 }] });
+    const files = await runCli(["files", "--status", "rejected", "--json"], env);
+    expect((JSON.parse(files.stdout) as Array<{ file_id: string }>).map((f) => f.file_id)).toEqual([report.file_id]);
+  });
+
+  it("shows a file's per-record outcomes with their positions", async () => {
+    const files = JSON.parse((await runCli(["files", "--tenant", "acme", "--status", "done", "--json"], env)).stdout) as Array<{ file_id: string; name: string }>;
+    const corrected = files.find((f) => f.name === "corrected.ach");
+    const shown = await runCli(["file", "show", corrected?.file_id ?? "", "--json"], env);
+    const outcomes = (JSON.parse(shown.stdout) as { record_outcomes: Array<{ position: string; outcome: string }> }).record_outcomes;
+    expect(outcomes.map((o) => `${o.position} ${o.outcome}`)).toEqual(["line 3 duplicate", "line 4 conflict", "line 7 duplicate", "line 8 duplicate", "line 9 applied"]);
+  });
+
+  it("refuses an unknown tenant with exit 2 and the code", async () => {
+    const file = path.join(env.CLEARLINE_HOME ?? "", "x.ach");
+    writeFileSync(file, "101");
+    const run = await runCli(["ingest", file, "--tenant", "nobody"], env);
+    expect(run.exitCode).toBe(2);
+    expect(run.stderr).toMatch(/INGEST_TENANT_UNKNOWN/);
+  });
+});
