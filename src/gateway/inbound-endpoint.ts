@@ -85,7 +85,7 @@ export async function startInboundEndpoint(deps: InboundDependencies & { logger:
     async function answer(message: Message): Promise<void> {
       try {
         const result = await handleInbound(deps, message, { connection });
-        logger.debug({ connection, message: maskMessage(message, options.codec.dictionary), decision: result.decision, tenantId: result.tenantId }, "inbound message");
+        if (logger.isLevelEnabled("debug")) logger.debug({ connection, message: maskMessage(message, options.codec.dictionary), decision: result.decision, tenantId: result.tenantId }, "inbound message");
         if (result.response === undefined) {
           logger.info({ connection, mti: message.mti, stan: textField(message, 11) }, "message needs no answer; not answered");
           return;

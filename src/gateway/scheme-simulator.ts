@@ -71,7 +71,7 @@ export function networkRequest(code: "001" | "002" | "301", stan: number): Messa
 }
 
 function matchKey(responseMti: string, message: Message): string {
-  return `${responseMti}:${textField(message, 11) ?? ""}:${textField(message, 41) ?? ""}`;
+  return `${responseMti}:${textField(message, 11) ?? ""}:${(textField(message, 41) ?? "").trimEnd()}`; // DE 41 is space-padded on the wire
 }
 
 // ---------------------------------------------------------------------------------------------
