@@ -63,6 +63,20 @@ export function openApiDocument(): Record<string, unknown> {
           responses: { "201": { description: "created, or replayed" }, ...problems({ "400": "invalid", "404": "payment not found (stored)", "409": "in progress or duplicate_client_reference", "422": "refund_exceeds_payment, payment_not_refundable, insufficient_funds or idempotency_key_reuse" }) },
         },
       },
+      "/v1/card-authorizations": {
+        post: {
+          summary: "Authorize a card payment with the card scheme (ISO 8583 0100), idempotent; a timeout becomes a reversal, never an unknown",
+          parameters: [idempotencyKey],
+          requestBody: { required: true, content: { "application/json": { schema: {
+            type: "object", additionalProperties: false, required: ["card", "amount", "currency", "terminal", "merchant"],
+            properties: { card: { type: "string", description: "PAN, 12 to 19 digits; never stored or echoed in clear" }, amount: { type: "string" }, currency: { type: "string" }, terminal: { type: "string", maxLength: 8 }, merchant: { type: "string", maxLength: 15 } },
+          } } } },
+          responses: {
+            "201": { description: "{ status: approved | declined | reversed, ... }, or replayed with Idempotent-Replayed: true" },
+            ...problems({ "400": "invalid request or Idempotency-Key (not stored)", "409": "request_in_progress", "422": "idempotency_key_reuse", "503": "iso8583_scheme_unavailable or iso8583_scheme_busy: nothing sent, nothing stored; retry with the same key" }),
+          },
+        },
+      },
       "/v1/accounts": {
         post: { summary: "Open an account (idempotent on its id; no Idempotency-Key needed)", requestBody: { required: true, content: json(accountBody) }, responses: { "201": { description: "created, or exists with the same kind and currency (the same answer)" }, ...problems({ "409": "exists with another kind or currency" }) } },
       },

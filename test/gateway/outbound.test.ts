@@ -136,6 +136,7 @@ describe("outbound card authorizations (acquirer side)", () => {
       await scheme.waitFor((received) => received.filter((m) => m.mti === "0100" && ["000000000110", "000000000120"].includes(m.fields[4] as string)).length === 2);
       const third = await authorizeOverHttp(small.baseUrl, apiKey, nextKey(), body("1.30"));
       expect(third.json.code).toBe("iso8583_scheme_busy");
+      expect(third.status).toBe(503);
       scheme.releaseHeldInReverse();
       expect((await Promise.all(held)).map((a) => a.json.status)).toEqual(["approved", "approved"]);
     } finally {
@@ -149,6 +150,7 @@ describe("outbound card authorizations (acquirer side)", () => {
     const key = nextKey();
     const call = await authorizeOverHttp(gateway.baseUrl, apiKey, key, body("5.00"));
     expect(call.json.code).toBe("iso8583_scheme_unavailable");
+    expect(call.status).toBe(503); // nothing sent or stored: a client may retry with the same key
     expect(await outboundRow(key)).toBeUndefined();
     scheme = await SchemeServer.listen(0, codec); // afterAll closes a server
   });

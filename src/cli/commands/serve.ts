@@ -19,6 +19,7 @@ export function registerServeCommand(program: Command): void {
       const service = await startService(config, logger);
       logger.info({ http: service.httpUrl, embeddedDatabase: service.database.embedded, home: config.home }, "clearline is serving");
       process.stderr.write(`clearline serving on ${service.httpUrl} (health: ${service.httpUrl}/healthz, metrics: ${service.httpUrl}/metrics)\n`);
+      if (service.iso8583Port !== undefined) process.stderr.write(`ISO 8583 scheme endpoint on port ${service.iso8583Port} (2-byte length header, ISO 8583:1987 ASCII)\n`);
 
       const shutdown = (signal: string) => {
         logger.info({ signal }, "stopping");
