@@ -395,7 +395,7 @@ async function matchReturns(tx: Tx, context: ChunkContext, decisions: Decision[]
     }
   }
 
-  if (applied.length > 0) {
+  if (applied.length > 0 && (await hasOrphans(tx, context.tenantId))) {
     const chunkKeys = new Set(decisions.flatMap((d) => (d.record ? [d.record.naturalKey] : [])));
     const refs = applied.flatMap((d) => [(d.record as CanonicalRecord).naturalKey, ...d.item.linkIds]);
     const ids = applied.flatMap((d) => d.item.linkIds);
@@ -472,6 +472,12 @@ async function matchReturns(tx: Tx, context: ChunkContext, decisions: Decision[]
     );
   }
   return states;
+}
+
+/** Whether any return waits for its original: one probe of a small partial index (under the tenant's lock, so it cannot change meanwhile). */
+async function hasOrphans(tx: Queryable, tenantId: string): Promise<boolean> {
+  const { rows } = await tx.query<{ waiting: boolean }>("SELECT EXISTS (SELECT 1 FROM ingest_record_key WHERE tenant_id = $1 AND state = 'orphan') AS waiting", [tenantId]);
+  return rows[0]?.waiting === true;
 }
 
 async function reversedAlready(tx: Queryable, tenantId: string, originals: string[]): Promise<Set<string>> {

@@ -82,8 +82,7 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
   const chunkRecordsMax = options.chunkRecordsMax ?? limits.ingest.chunkRecordsMax;
   const stream = fileRecords(content, scan.format, { tenantId, fileId, ...readOptions });
   let done = file.records_done;
-  let chunk: IngestRecord[] = [];
-  const commit = async (): Promise<boolean> => {
+  const commit = async (chunk: IngestRecord[]): Promise<boolean> => {
     for (const currency of new Set(chunk.flatMap((r) => (r.record ? [r.record.currency] : [])))) {
       if (context.accounts.has(currency) || currency === "XXX") continue;
       const opened = await ensurePartnerAccounts(pool, partner, currency);
@@ -95,19 +94,32 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
     done += chunk.length;
     const channel = scan.format ?? "unknown";
     for (const outcome of outcomes) if (result.counts[outcome] > 0) ingestRecords.inc({ channel, outcome }, result.counts[outcome]);
-    chunk = [];
     options.onProgress?.(done, scan.recordsTotal);
     ingestFaultPoint("ingest_chunk_after_commit");
     return true;
   };
+  // One chunk commits while the next is read and normalized: the database and the parser work at
+  // the same time, and chunks still commit one after the other, in file order.
+  let inFlight: Promise<boolean> | undefined;
+  const start = (chunk: IngestRecord[]) => {
+    const running = commit(chunk);
+    running.catch(() => undefined);   // awaited below; this only keeps an early failure from being "unhandled"
+    inFlight = running;
+  };
+  let chunk: IngestRecord[] = [];
   let total = 0;
   for await (const record of stream.records) {
     total = record.index;
     if (record.index <= done) continue;
     chunk.push(record);
-    if (chunk.length >= chunkRecordsMax && !(await commit())) return reportOf(pool, tenantId, fileId);
+    if (chunk.length >= chunkRecordsMax) {
+      if (inFlight && !(await inFlight)) return reportOf(pool, tenantId, fileId);
+      start(chunk);
+      chunk = [];
+    }
   }
-  if (chunk.length > 0 && !(await commit())) return reportOf(pool, tenantId, fileId);
+  if (inFlight && !(await inFlight)) return reportOf(pool, tenantId, fileId);
+  if (chunk.length > 0 && !(await commit(chunk))) return reportOf(pool, tenantId, fileId);
   ingestFaultPoint("ingest_before_finish");
   await finish(pool, tenantId, fileId, total, stream.contentHash());
   return reportOf(pool, tenantId, fileId);

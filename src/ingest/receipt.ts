@@ -118,12 +118,17 @@ export async function receiveSmallFileInTransaction(tx: Tx, arrival: Arrival & {
   return ok({ fileId, name: named.value, sizeBytes: arrival.content.byteLength, bytesSha256 });
 }
 
-/** A stored file's content, one piece at a time, in order. */
+/**
+ * A stored file's content, in order, one piece read at a time and handed on in slices of
+ * readSliceBytes: a reader turns each slice it is given into events at once, so the slice size
+ * bounds how many records wait in memory.
+ */
 export async function* storedContent(db: Queryable, tenantId: string, fileId: string): AsyncGenerator<Uint8Array> {
+  const slice = limits.ingest.readSliceBytes;
   for (let seq = 0; ; seq++) {
     const { rows } = await db.query<{ bytes: Buffer }>("SELECT bytes FROM ingest_file_content WHERE tenant_id = $1 AND file_id = $2 AND seq = $3", [tenantId, fileId, seq]);
     const row = rows[0];
     if (!row) return;
-    yield row.bytes;
+    for (let offset = 0; offset < row.bytes.byteLength; offset += slice) yield row.bytes.subarray(offset, offset + slice);
   }
 }

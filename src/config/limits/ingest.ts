@@ -8,6 +8,9 @@ export const ingestLimits = {
   // HTTP uploads (POST /v1/files) are buffered whole before the receipt: 64 MiB holds a 600,000-entry
   // ACH file; bigger files go through SFTP or the drop folder, which stream.
   httpUploadBytesMax: 67_108_864,
+  // A stored piece is handed to the readers in slices of this size: a reader turns a slice into
+  // events at once, so 64 KiB (about 680 ACH entries) bounds the records waiting in memory.
+  readSliceBytes: 65_536,
   // Records per chunk transaction. Each chunk inserts its keys, posts, writes outcomes and advances
   // the file in ONE transaction: 2,000 keeps a chunk well under a second and its locks short, and
   // amortizes the commit's WAL flush over enough records (measured in bench/ingest.bench.ts).
