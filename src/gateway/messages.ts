@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { assert } from "../assert.ts";
 import { alwaysSensitiveFields, responseCode, type FieldValue, type Message, type Subfields } from "../protocols/iso8583/index.ts";
+import responseEcho from "../../protocols/iso8583/response-echo.json" with { type: "json" };
 
 /**
  * What the gateway reads from and writes into ISO 8583 messages: natural keys, the response
@@ -96,16 +97,12 @@ export function panOf(message: Message): string | undefined {
   return match?.[1];
 }
 
-// Fields a response echoes from its request (ISO 8583:1987 "mandatory echo" in the response
-// columns of the message tables), by message class.
-const echoedFields: Readonly<Record<string, readonly number[]>> = {
-  "01": [2, 3, 4, 7, 11, 12, 13, 32, 33, 37, 41, 42, 49],
-  "02": [2, 3, 4, 7, 11, 12, 13, 32, 33, 37, 41, 42, 49],
-  "04": [2, 3, 4, 7, 11, 12, 13, 32, 33, 37, 41, 42, 49, 90],
-  "08": [7, 11, 33, 70],
-};
-// When a message cannot be understood, echo what lets the sender match the answer.
-const formatErrorEchoedFields: readonly number[] = [7, 11, 32, 33, 37, 41];
+// Fields a response echoes from its request, by message class: data in protocols/iso8583/response-echo.json.
+const echoedFields: Readonly<Record<string, readonly number[]>> = responseEcho.byMessageClass;
+const formatErrorEchoedFields: readonly number[] = responseEcho.formatError;
+for (const fields of [...Object.values(echoedFields), formatErrorEchoedFields]) {
+  assert(fields.every((n) => Number.isInteger(n) && n >= 2 && n <= 128), "echoed fields are data element numbers 2..128");
+}
 
 export function buildResponse(request: Message, code: ResponseCodeName, extra: Record<number, FieldValue> = {}): Message {
   const responseCodeValue = decisionCodes[code];
