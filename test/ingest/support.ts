@@ -61,3 +61,28 @@ export function suspenseOf(scene: Scene): string {
 }
 
 export const noOutcomes = { applied: 0, duplicate: 0, conflict: 0, suspect: 0, rejected: 0, orphan: 0 };
+
+/** A tenant with a partner of a fixed name, so that two tenants' ledgers use the same account ids. */
+export async function givenTwin(pool: Pool, tenantName: string, partnerName = "clearing"): Promise<Scene> {
+  const tenant = await createTenant(pool, tenantName);
+  if (!tenant.ok) throw new Error(tenant.error.message);
+  const partner = await createPartner(pool, tenant.value.tenantId, partnerName);
+  if (!partner.ok) throw new Error(partner.error.message);
+  return { tenantId: tenant.value.tenantId, partner: partner.value };
+}
+
+/** A tenant's ledger as tenant-free lines: transfer, kind, value date, entry, account, side, amount. */
+export async function ledgerLines(pool: Pool, tenantId: string): Promise<string[]> {
+  const { rows } = await pool.query<{ line: string }>(
+    `SELECT concat_ws(' ', t.transfer_key, t.kind, t.value_date, e.entry_key, e.account_id, e.direction, e.amount_minor, e.currency) AS line
+       FROM transfer t JOIN ledger_entry e ON e.tenant_id = t.tenant_id AND e.transfer_key = t.transfer_key
+      WHERE t.tenant_id = $1 ORDER BY e.entry_key`, [tenantId]);
+  return rows.map((r) => r.line);
+}
+
+/** A valid N-entry PPD file with one batch (traces unique across the file), written to `file`. */
+export async function writeGeneratedAch(file: string, entries: number, seed = 1): Promise<void> {
+  const { generateAchChunks } = await import("../../src/protocols/ach/generator.ts");
+  const { writeFileSync } = await import("node:fs");
+  writeFileSync(file, Buffer.concat([...generateAchChunks({ entries, batches: 1, seed })]));
+}

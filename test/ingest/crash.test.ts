@@ -1,0 +1,65 @@
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ingestFaultPoints, type IngestFaultPoint } from "../../src/ingest/fault-points.ts";
+import { resumeUnfinished } from "../../src/ingest/pipeline.ts";
+import { runCli } from "../support/cli.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { balances, givenTwin, ingest, ledgerLines, noOutcomes, writeGeneratedAch } from "./support.ts";
+import { readFileSync } from "node:fs";
+
+const BIN = fileURLToPath(new URL("../../src/cli/clearline.mjs", import.meta.url));
+
+/** `clearline ingest` in a child process, killed by a fault point (or by the test); resolves with how it ended. */
+function ingestInChild(env: Record<string, string>, file: string, tenant: string, killAfterMs?: number): Promise<{ code: number | null; signal: string | null }> {
+  const child = spawn(process.execPath, [BIN, "ingest", file, "--tenant", tenant, "--json"], { env: { ...process.env, CLEARLINE_LOG_LEVEL: "warn", ...env }, stdio: "ignore" });
+  if (killAfterMs !== undefined) setTimeout(() => child.kill("SIGKILL"), killAfterMs);
+  return new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+}
+
+// Killed at each named fault point, then restarted (files left unfinished are resumed, as `serve`
+// does at start, and the operator re-runs the command): the ledger equals one clean run's.
+describe("crash safety: killed at every fault point, resumed, the ledger equals one clean run", () => {
+  let db: TestDatabase;
+  let env: Record<string, string>;
+  let file: string;
+  let clean: { lines: string[]; balances: Record<string, bigint> };
+  const entries = 4_000;   // two chunks of 2,000: the chunk-level points fire in the second
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    env = { DATABASE_URL: db.url, CLEARLINE_HOME: mkdtempSync(path.join(tmpdir(), "clearline-crash-")) };
+    file = path.join(env.CLEARLINE_HOME ?? "", "payroll.ach");
+    await writeGeneratedAch(file, entries, 11);
+    const scene = await givenTwin(db.pool, "clean");
+    const report = await ingest(db.pool, scene, readFileSync(file), "payroll.ach");
+    expect(report.outcomes).toEqual({ ...noOutcomes, applied: entries });
+    clean = { lines: await ledgerLines(db.pool, scene.tenantId), balances: await balances(db.pool, scene.tenantId) };
+  }, 60_000);
+  afterAll(async () => { await db.drop(); });
+
+  const chunkPoints = new Set<IngestFaultPoint>(["ingest_chunk_after_keys", "ingest_chunk_after_posting", "ingest_chunk_after_outcomes", "ingest_chunk_after_commit"]);
+  for (const point of ingestFaultPoints) {
+    it(`gives one clean run's ledger after a kill at ${point}`, async () => {
+      const tenant = `crash-${point.replaceAll("_", "-")}`;
+      const scene = await givenTwin(db.pool, tenant);
+      const killed = await ingestInChild({ ...env, CLEARLINE_FAULT_POINT: point, CLEARLINE_FAULT_AFTER: chunkPoints.has(point) ? "2" : "1" }, file, tenant);
+      expect(killed.signal).toBe("SIGKILL");
+      await resumeUnfinished(db.pool);
+      const retried = await ingest(db.pool, scene, readFileSync(file), "payroll.ach");
+      expect(retried).toMatchObject({ status: "done", outcomes: { ...noOutcomes, duplicate: entries } });
+      expect(await ledgerLines(db.pool, scene.tenantId)).toEqual(clean.lines);
+      expect(await balances(db.pool, scene.tenantId)).toEqual(clean.balances);
+      const { rows } = await db.pool.query<{ status: string; applied: number }>("SELECT status, applied FROM ingest_file WHERE tenant_id = $1 ORDER BY received_at LIMIT 1", [scene.tenantId]);
+      expect(rows).toEqual([{ status: "done", applied: entries }]);
+    }, 60_000);
+  }
+
+  it("passes clearline ledger verify after all of it", async () => {
+    const verify = await runCli(["ledger", "verify"], env);
+    expect(verify.exitCode).toBe(0);
+  }, 60_000);
+});
