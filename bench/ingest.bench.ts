@@ -158,6 +158,7 @@ export const run: Benchmark = async (args) => {
     const csvs = await copyFiles(file, other.value.tenantId, "fed", dir);
     const copyStarted = process.hrtime.bigint();
     await withTransaction(database.pool, async (tx) => {
+      await tx.query("SET LOCAL statement_timeout = 0");   // one COPY of a million rows outlasts the service's per-statement bound
       await tx.query(`COPY ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position, amount_minor, currency, value_date, transfer_key, link_id1, link_id2) FROM '${csvs[0]}' WITH (FORMAT csv)`);
       await tx.query(`COPY transfer (tenant_id, transfer_key, kind, value_date, source_ref) FROM '${csvs[1]}' WITH (FORMAT csv)`);
       await tx.query(`COPY ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date) FROM '${csvs[2]}' WITH (FORMAT csv)`);

@@ -42,6 +42,10 @@ describe("posting rules as data", () => {
     expect(postingRuleFor(record("prenote", { amount: 0n }))?.action).toBe("record");
   });
 
+  it("records a zero-amount return (of a prenote) instead of reversing anything", () => {
+    expect(postingRuleFor(record("return", { amount: 0n }))?.action).toBe("record");
+  });
+
   it("finds no rule for a kind nobody described, so the record is rejected rather than guessed", () => {
     expect(postingRuleFor(record("unknown"))).toBeUndefined();
   });
