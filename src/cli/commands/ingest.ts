@@ -46,7 +46,7 @@ function progressBar(name: string): { update(done: number, total: number): void;
 
 function summaryLine(report: FileReport): string {
   const o = report.outcomes;
-  return `${report.name}: ${report.status} (${report.format ?? "unknown format"}, ${report.records} records): ${o.applied} applied, ${o.duplicate} duplicate, ${o.conflict} conflict, ${o.suspect} suspect, ${o.rejected} rejected, ${o.orphan} orphan  [file ${report.file_id}]`;
+  return `${report.name}: ${report.status} (${report.format ?? "unknown format"}, ${report.records} records): ${o.applied} applied, ${o.duplicate} duplicate, ${o.conflict} conflict, ${o.suspect} suspect, ${o.rejected} rejected, ${o.orphan} orphan  [file ${report.file_id}]${report.correction_of ? ` a correction of ${report.correction_of}` : ""}`;
 }
 
 function printDryRun(report: DryRunReport, json: boolean | undefined): void {
