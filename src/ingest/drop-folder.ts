@@ -134,7 +134,10 @@ export class DropFolder {
   private async moveWithReport(local: string, folder: string, base: string, report: unknown, fileId?: string): Promise<void> {
     const exists = await stat(path.join(folder, base)).then(() => true, () => false);
     const target = exists ? `${fileId ?? Date.now().toString()}-${base}` : base;
-    await writeFile(path.join(folder, `${target}.report.json`), JSON.stringify(report, null, 2) + "\n");
+    // Written under a temp name and renamed: whoever watches the folder never reads half a report.
+    const reportFile = path.join(folder, `${target}.report.json`);
+    await writeFile(`${reportFile}.tmp`, JSON.stringify(report, null, 2) + "\n");
+    await rename(`${reportFile}.tmp`, reportFile);
     await rename(local, path.join(folder, target));
   }
 }
