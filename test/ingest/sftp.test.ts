@@ -32,7 +32,7 @@ describe("SFTP partners, against a real SFTP server", () => {
     mkdirSync(path.join(root, "archive"));
     userKey = newKeyPair();
     const local = mkdtempSync(path.join(tmpdir(), "clearline-sftp-local-"));
-    keyFile = path.join(local, "id_ed25519");
+    keyFile = path.join(local, "id_ecdsa");
     writeFileSync(keyFile, userKey.private, { mode: 0o600 });
     server = await startSftpServer(root, { name: "clearline", publicKey: userKey.public });
     source = {
