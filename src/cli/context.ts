@@ -1,6 +1,8 @@
 import { loadConfig, type Config, type ConfigOverrides } from "../config/config.ts";
 import { openDatabase, type Database } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
+import type { Queryable } from "../db/pool.ts";
+import { findTenant, type Tenant } from "../tenants/tenants.ts";
 import { CliError, exitCodes } from "./exit-codes.ts";
 
 export function configOrExit(overrides: ConfigOverrides = {}): Config {
@@ -19,4 +21,11 @@ export async function withDatabase<T>(work: (db: Database, config: Config) => Pr
   } finally {
     await db.close();
   }
+}
+
+/** `--tenant` takes a tenant's name or id everywhere. */
+export async function tenantOrExit(db: Queryable, idOrName: string): Promise<Tenant> {
+  const tenant = await findTenant(db, idOrName);
+  if (!tenant) throw new CliError(`TENANT_UNKNOWN: no tenant ${idOrName} (clearline tenant add NAME)`, exitCodes.usage);
+  return tenant;
 }

@@ -10,6 +10,7 @@ describe("clearline ledger commands", () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     env = { DATABASE_URL: db.url };
+    await db.pool.query("INSERT INTO tenant (tenant_id, name, api_key_hash) VALUES ('acme', 'acme-by-name', 'x')");
     await givenAccounts(db.pool, "acme", [["settlement", "settlement"], ["alice", "customer"]]);
     await post(db.pool, transferOf("acme", "i-1:credit", "settlement", "alice", 1234n));
     await advanceProjection(db.pool, "acme");
@@ -22,6 +23,12 @@ describe("clearline ledger commands", () => {
     const run = await runCli(["balance", "--tenant", "acme", "--account", "alice", "--json"], env);
     expect(run.exitCode).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ account: "alice", currency: "USD", balance: "12.34", balanceMinor: "1234" });
+  });
+
+  it("takes the tenant's name as well as its id", async () => {
+    const run = await runCli(["balance", "--tenant", "acme-by-name", "--account", "alice", "--json"], env);
+    expect(run.exitCode).toBe(0);
+    expect(JSON.parse(run.stdout).balance).toBe("12.34");
   });
 
   it("exits 2 with a one-line error for an unknown account", async () => {

@@ -80,6 +80,6 @@ describe("clearline partner, ingest, files, file show and review", () => {
     writeFileSync(file, "101");
     const run = await runCli(["ingest", file, "--tenant", "nobody"], env);
     expect(run.exitCode).toBe(2);
-    expect(run.stderr).toMatch(/INGEST_TENANT_UNKNOWN/);
+    expect(run.stderr).toMatch(/TENANT_UNKNOWN/);
   });
 });

@@ -3,8 +3,7 @@ import type { Command } from "commander";
 import { loadCardKeys } from "../../cards/card-key.ts";
 import { addCard } from "../../cards/cards.ts";
 import { withTransaction } from "../../db/transaction.ts";
-import { findTenant } from "../../tenants/tenants.ts";
-import { withDatabase } from "../context.ts";
+import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
 
@@ -25,8 +24,7 @@ export function registerCardCommands(program: Command): void {
     .action(async (options: { tenant: string; pan: string; account: string; json?: boolean }) => {
       const pan = (options.pan === "-" ? readFileSync(0, "utf8") : options.pan).trim();
       const outcome = await withDatabase(async (db, config) => {
-        const tenant = await findTenant(db.pool, options.tenant);
-        if (!tenant) throw new CliError(`no tenant ${options.tenant}`, exitCodes.usage);
+        const tenant = await tenantOrExit(db.pool, options.tenant);
         const keys = loadCardKeys({ home: config.home, secretHex: config.cardHashSecret });
         return withTransaction(db.pool, (tx) => addCard(tx, keys, { tenantId: tenant.tenantId, pan, accountId: options.account }));
       });

@@ -4,7 +4,7 @@ import { fileOutcomes, fileReport, listFiles } from "../../ingest/report.ts";
 import { withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
-import { tenantOrExit } from "./partner.ts";
+import { tenantOrExit } from "../context.ts";
 
 const STATUSES = ["received", "processing", "done", "rejected"];
 

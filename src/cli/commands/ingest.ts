@@ -10,7 +10,7 @@ import type { FileFormat } from "../../protocols/detect-format.ts";
 import { withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
-import { tenantOrExit } from "./partner.ts";
+import { tenantOrExit } from "../context.ts";
 
 interface IngestCliOptions {
   tenant: string;

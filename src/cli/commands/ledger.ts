@@ -2,7 +2,7 @@ import type { Command } from "commander";
 import { balanceOf } from "../../ledger/balance.ts";
 import { ledgerStats, verifyLedger } from "../../ledger/verify.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
-import { withDatabase } from "../context.ts";
+import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
 
@@ -10,11 +10,11 @@ export function registerLedgerCommands(program: Command): void {
   program
     .command("balance")
     .description("an account's balance, derived from its entries")
-    .requiredOption("--tenant <tenant>", "tenant id")
+    .requiredOption("--tenant <tenant>", "tenant name or id")
     .requiredOption("--account <account>", "account id")
     .option("--json", "machine-readable output")
     .action(async (options: { tenant: string; account: string; json?: boolean }) => {
-      const balance = await withDatabase((db) => balanceOf(db.pool, options.tenant, options.account));
+      const balance = await withDatabase(async (db) => balanceOf(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, options.account));
       if (!balance) throw new CliError(`no account ${options.account} for tenant ${options.tenant}`, exitCodes.usage);
       const view = {
         tenant: options.tenant, account: balance.accountId, kind: balance.kind, currency: balance.currency,

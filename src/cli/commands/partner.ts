@@ -1,18 +1,10 @@
 import type { Command } from "commander";
-import type { Queryable } from "../../db/pool.ts";
 import { addAccountAlias, createPartner, listPartners, partnerAccountsOf } from "../../ingest/partners.ts";
-import { findTenant, type Tenant } from "../../tenants/tenants.ts";
-import { withDatabase } from "../context.ts";
+import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
 
 /** `--tenant` takes a tenant's name or id everywhere. */
-export async function tenantOrExit(db: Queryable, idOrName: string): Promise<Tenant> {
-  const tenant = await findTenant(db, idOrName);
-  if (!tenant) throw new CliError(`INGEST_TENANT_UNKNOWN: no tenant ${idOrName} (clearline tenant add NAME)`, exitCodes.usage);
-  return tenant;
-}
-
 export function registerPartnerCommands(program: Command): void {
   const partner = program.command("partner").description("clearing partners: who sends files, and the accounts their records post against");
   partner

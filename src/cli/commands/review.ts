@@ -3,7 +3,7 @@ import { decideReview, listReviews, listSuspensePostings, type Decision } from "
 import { withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
-import { tenantOrExit } from "./partner.ts";
+import { tenantOrExit } from "../context.ts";
 
 export function registerReviewCommands(program: Command): void {
   const review = program.command("review").description("conflicts and suspects held for a person; records posted to suspense");

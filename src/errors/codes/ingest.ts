@@ -4,7 +4,6 @@ export const ingestErrorCodes = {
   INGEST_FILE_TOO_LARGE: "The file exceeds the largest file clearline receives; nothing was stored.",
   INGEST_FILE_NAME_INVALID: "The file name is empty or names a path; only a plain file name is accepted.",
   INGEST_FILE_NOT_FOUND: "No received file has this id for this tenant.",
-  INGEST_TENANT_UNKNOWN: "No tenant has this name or id.",
   INGEST_PARTNER_UNKNOWN: "No clearing partner of this tenant has this name or id.",
   INGEST_PARTNER_EXISTS: "A clearing partner with this name exists for this tenant.",
   INGEST_PARTNER_NAME_INVALID: "A partner name is 1 to 63 letters, digits, '.', '_' or '-'.",
