@@ -4,7 +4,7 @@ import { assert } from "../src/assert.ts";
 import { frameMessage, iso87AsciiDictionary, pack, unpack, type Message } from "../src/protocols/iso8583/index.ts";
 import { randomBytes } from "node:crypto";
 import { CardKeys } from "../src/cards/card-key.ts";
-import { addCard } from "../src/cards/cards.ts";
+import { addCard, withLuhnCheckDigit } from "../src/cards/cards.ts";
 import { limits } from "../src/config/limits.ts";
 import { withTransaction } from "../src/db/transaction.ts";
 import { handleInbound } from "../src/gateway/inbound.ts";
@@ -132,7 +132,7 @@ async function endpointSection(args: string[]): Promise<{ rows: BenchRow[]; note
           legs: [{ accountId: "bank", direction: "D", amountMinor: 10n ** 12n, currency: "EUR" }, { accountId, direction: "C", amountMinor: 10n ** 12n, currency: "EUR" }],
         });
         assert(funded.ok, "customer funded");
-        const pan = luhnCompleted(`4999${String(i).padStart(11, "0")}`);
+        const pan = withLuhnCheckDigit(`4999${String(i).padStart(11, "0")}`);
         assert((await addCard(tx, keys, { tenantId, pan, accountId })).ok, "card added");
         pans.push(pan);
       }
@@ -180,18 +180,6 @@ async function endpointSection(args: string[]): Promise<{ rows: BenchRow[]; note
   }
 }
 
-function luhnCompleted(body: string): string {
-  let sum = 0;
-  for (let i = 0; i < body.length; i++) {
-    let digit = Number(body[body.length - 1 - i]);
-    if (i % 2 === 0) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return body + String((10 - (sum % 10)) % 10);
-}
 
 export const run: Benchmark = async (args) => {
   const report: BenchReport = { name: "iso8583", rows: [], notes: [] };

@@ -22,18 +22,28 @@ export function isPanWellFormed(pan: string): boolean {
   return /^\d{12,19}$/.test(pan);
 }
 
-/** The Luhn check digit of ISO/IEC 7812: catches a mistyped digit when a card is registered. */
-export function luhnValid(pan: string): boolean {
+/** The Luhn sum of ISO/IEC 7812 over `digits`, doubling every second digit from the right when `doubleFirst`. */
+function luhnSum(digits: string, doubleFirst: boolean): number {
   let sum = 0;
-  for (let i = 0; i < pan.length; i++) {
-    let digit = pan.charCodeAt(pan.length - 1 - i) - 48;
-    if (i % 2 === 1) {
+  for (let i = 0; i < digits.length; i++) {
+    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === (doubleFirst ? 0 : 1)) {
       digit *= 2;
       if (digit > 9) digit -= 9;
     }
     sum += digit;
   }
-  return sum % 10 === 0;
+  return sum;
+}
+
+/** The Luhn check digit of ISO/IEC 7812: catches a mistyped digit when a card is registered. */
+export function luhnValid(pan: string): boolean {
+  return luhnSum(pan, false) % 10 === 0;
+}
+
+/** `body` with its Luhn check digit appended (test and benchmark card numbers). */
+export function withLuhnCheckDigit(body: string): string {
+  return body + String((10 - (luhnSum(body, true) % 10)) % 10);
 }
 
 export function cardIdentity(keys: CardKeys, tenantId: string, pan: string): CardIdentity {

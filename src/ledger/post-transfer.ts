@@ -4,7 +4,8 @@ import { fail, finding, ok, type Finding, type Result } from "../errors/finding.
 import { ledgerEntryUniqueHits, ledgerTransfers } from "../observability/metrics.ts";
 import { accountKinds, type AccountKind } from "./account-kinds.ts";
 import { availableBalanceForUpdate } from "./balance.ts";
-import { assertTransferWellFormed, entryKeyOf, type Leg, type Transfer } from "./transfer.ts";
+import { compareStored, storedTransfers } from "./stored-transfers.ts";
+import { assertTransferWellFormed, entryKeyOf, type Transfer } from "./transfer.ts";
 
 /**
  * `applied`: this call posted the transfer. `exists`: the key was posted before with the same
@@ -144,33 +145,6 @@ async function checkFunds(tx: Queryable, transfer: Transfer, kinds: Map<string, 
 }
 
 async function compareExisting(tx: Queryable, transfer: Transfer): Promise<PostOutcome | undefined> {
-  const head = await tx.query<{ kind: string; value_date: string }>(
-    "SELECT kind, to_char(value_date, 'YYYY-MM-DD') AS value_date FROM transfer WHERE tenant_id = $1 AND transfer_key = $2",
-    [transfer.tenantId, transfer.transferKey],
-  );
-  const row = head.rows[0];
-  if (!row) return undefined;
-  if (row.kind !== transfer.kind) return "exists_with_different_kind";
-  if (row.value_date !== transfer.valueDate) return "exists_with_different_value_date";
-  const { rows } = await tx.query<{ entry_key: string; account_id: string; direction: string; amount_minor: bigint; currency: string }>(
-    "SELECT entry_key, account_id, direction, amount_minor, currency FROM ledger_entry WHERE tenant_id = $1 AND transfer_key = $2",
-    [transfer.tenantId, transfer.transferKey],
-  );
-  const stored = new Map(rows.map((r) => [r.entry_key, r]));
-  if (stored.size !== transfer.legs.length) return "exists_with_different_legs";
-  for (const [index, leg] of transfer.legs.entries()) {
-    const entry = stored.get(entryKeyOf(transfer.transferKey, index));
-    if (!entry) return "exists_with_different_legs";
-    const difference = legDifference(entry, leg);
-    if (difference) return difference;
-  }
-  return "exists";
-}
-
-function legDifference(entry: { account_id: string; direction: string; amount_minor: bigint; currency: string }, leg: Leg): PostOutcome | undefined {
-  if (entry.account_id !== leg.accountId) return "exists_with_different_account";
-  if (entry.direction !== leg.direction) return "exists_with_different_direction";
-  if (entry.currency !== leg.currency) return "exists_with_different_currency";
-  if (entry.amount_minor !== leg.amountMinor) return "exists_with_different_amount";
-  return undefined;
+  const stored = await storedTransfers(tx, transfer.tenantId, [transfer.transferKey]);
+  return compareStored(transfer, stored.get(transfer.transferKey));
 }

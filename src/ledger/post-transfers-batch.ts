@@ -6,7 +6,8 @@ import { ledgerEntryUniqueHits, ledgerTransfers } from "../observability/metrics
 import { accountKinds, type AccountKind } from "./account-kinds.ts";
 import { availableBalanceForUpdate } from "./balance.ts";
 import { LedgerUniqueIndexHit, type PostOutcome } from "./post-transfer.ts";
-import { assertTransferWellFormed, entryKeyOf, type Leg, type Transfer } from "./transfer.ts";
+import { compareStored, storedTransfers } from "./stored-transfers.ts";
+import { assertTransferWellFormed, entryKeyOf, type Transfer } from "./transfer.ts";
 
 /**
  * postTransfer for many transfers of one tenant in a handful of statements, inside the caller's
@@ -210,45 +211,3 @@ async function insertEntries(tx: Queryable, tenantId: string, transfers: Transfe
   }
 }
 
-interface StoredTransfer {
-  kind: string;
-  valueDate: string;
-  entries: Map<string, { account_id: string; direction: string; amount_minor: bigint; currency: string }>;
-}
-
-async function storedTransfers(tx: Queryable, tenantId: string, keys: string[]): Promise<Map<string, StoredTransfer>> {
-  const unique = [...new Set(keys)];
-  const heads = await tx.query<{ transfer_key: string; kind: string; value_date: string }>(
-    "SELECT transfer_key, kind, to_char(value_date, 'YYYY-MM-DD') AS value_date FROM transfer WHERE tenant_id = $1 AND transfer_key = ANY($2::text[])",
-    [tenantId, unique],
-  );
-  const stored = new Map<string, StoredTransfer>(heads.rows.map((r) => [r.transfer_key, { kind: r.kind, valueDate: r.value_date, entries: new Map() }]));
-  const entries = await tx.query<{ transfer_key: string; entry_key: string; account_id: string; direction: string; amount_minor: bigint; currency: string }>(
-    "SELECT transfer_key, entry_key, account_id, direction, amount_minor, currency FROM ledger_entry WHERE tenant_id = $1 AND transfer_key = ANY($2::text[])",
-    [tenantId, unique],
-  );
-  for (const row of entries.rows) stored.get(row.transfer_key)?.entries.set(row.entry_key, row);
-  return stored;
-}
-
-function compareStored(transfer: Transfer, stored: StoredTransfer | undefined): PostOutcome | undefined {
-  if (!stored) return undefined;
-  if (stored.kind !== transfer.kind) return "exists_with_different_kind";
-  if (stored.valueDate !== transfer.valueDate) return "exists_with_different_value_date";
-  if (stored.entries.size !== transfer.legs.length) return "exists_with_different_legs";
-  for (const [index, leg] of transfer.legs.entries()) {
-    const entry = stored.entries.get(entryKeyOf(transfer.transferKey, index));
-    if (!entry) return "exists_with_different_legs";
-    const difference = legDifference(entry, leg);
-    if (difference) return difference;
-  }
-  return "exists";
-}
-
-function legDifference(entry: { account_id: string; direction: string; amount_minor: bigint; currency: string }, leg: Leg): PostOutcome | undefined {
-  if (entry.account_id !== leg.accountId) return "exists_with_different_account";
-  if (entry.direction !== leg.direction) return "exists_with_different_direction";
-  if (entry.currency !== leg.currency) return "exists_with_different_currency";
-  if (entry.amount_minor !== leg.amountMinor) return "exists_with_different_amount";
-  return undefined;
-}

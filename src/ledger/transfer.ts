@@ -1,24 +1,8 @@
 import { assert } from "../assert.ts";
 import { limits } from "../config/limits.ts";
+import type { Direction, Leg, Transfer } from "../normalize/transfer.ts";
 
-export type Direction = "D" | "C";
-
-export interface Leg {
-  accountId: string;
-  direction: Direction;
-  amountMinor: bigint;
-  currency: string;
-}
-
-/** A balanced set of legs under one key derived from the intent (never random, never time). */
-export interface Transfer {
-  tenantId: string;
-  transferKey: string;
-  kind: string;
-  valueDate: string;    // YYYY-MM-DD
-  sourceRef?: string;   // where it came from: identifiers only, never names or card data
-  legs: Leg[];
-}
+export type { Direction, Leg, Transfer };
 
 export function sumMinor(legs: readonly Leg[], direction: Direction, currency?: string): bigint {
   let total = 0n;

@@ -2,6 +2,7 @@ import achRulesJson from "../../protocols/posting-rules/ach.json" with { type: "
 import isoRulesJson from "../../protocols/posting-rules/iso20022.json" with { type: "json" };
 import { assert } from "../assert.ts";
 import type { CanonicalRecord, Channel } from "./canonical-record.ts";
+import type { Leg, Transfer } from "./transfer.ts";
 
 /**
  * Posting rules as data (protocols/posting-rules/*.json): a record's channel and kind (and, when a
@@ -9,22 +10,7 @@ import type { CanonicalRecord, Channel } from "./canonical-record.ts";
  * pure: it turns a record into a balanced transfer whose key derives from the record's natural
  * key; the pipeline resolves the counterparty alias and the partner's accounts beforehand.
  */
-/** A leg and a transfer as the ledger takes them (src/ledger/transfer.ts has the same shape; normalize stays pure). */
-export interface Leg {
-  accountId: string;
-  direction: "D" | "C";
-  amountMinor: bigint;
-  currency: string;
-}
-
-export interface Transfer {
-  tenantId: string;
-  transferKey: string;
-  kind: string;
-  valueDate: string;
-  sourceRef?: string;
-  legs: Leg[];
-}
+export type { Leg, Transfer } from "./transfer.ts";
 
 export type RuleAccount = "settlement" | "counterparty" | "suspense";
 export type RuleAction = "post" | "record" | "reverse-original";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { Writable } from "node:stream";
 import { CardKeys } from "../../src/cards/card-key.ts";
-import { addCard } from "../../src/cards/cards.ts";
+import { addCard, withLuhnCheckDigit } from "../../src/cards/cards.ts";
 import type { Pool } from "../../src/db/pool.ts";
 import { withTransaction } from "../../src/db/transaction.ts";
 import { limits } from "../../src/config/limits.ts";
@@ -84,17 +84,7 @@ export function connectClient(endpoint: InboundEndpoint): Promise<SchemeClient> 
 
 /** Luhn-valid test PANs under BINs of our own choosing (no real issuer). */
 export function testPan(bin: string, serial: number): string {
-  const body = `${bin}${String(serial).padStart(9, "0")}`;
-  let sum = 0;
-  for (let i = 0; i < body.length; i++) {
-    let digit = Number(body[body.length - 1 - i]);
-    if (i % 2 === 0) {
-      digit *= 2;
-      if (digit > 9) digit -= 9;
-    }
-    sum += digit;
-  }
-  return body + String((10 - (sum % 10)) % 10);
+  return withLuhnCheckDigit(`${bin}${String(serial).padStart(9, "0")}`);
 }
 
 /** Polls `check` until it holds (a wait for an asynchronous effect, not a timing assertion). */
