@@ -11,11 +11,7 @@ import { fileRecords } from "../src/ingest/file-reader.ts";
 import { createPartner, partnerAccountsOf } from "../src/ingest/partners.ts";
 import { ingestArrival } from "../src/ingest/pipeline.ts";
 import { transferFor, postingRuleFor, transferKeyOf } from "../src/normalize/posting-rules.ts";
-import { assert } from "../src/assert.ts";
-import { encodeFixedWidth } from "../src/protocols/ach/fixed-width.ts";
-import { blockingFactor, layoutNamed, recordLength } from "../src/protocols/ach/layout.ts";
-import { routingCheckDigit } from "../src/protocols/ach/routing.ts";
-import { ControlTotals, encodeBatchControl, encodeEntry, encodeFileControl, type AchFieldValues } from "../src/protocols/ach/writer.ts";
+import { generateAchChunks } from "../src/protocols/ach/generator.ts";
 import { createTenant } from "../src/tenants/tenants.ts";
 import { benchDatabase } from "./support/database.ts";
 import { ratioRow, type Benchmark } from "./harness.ts";
@@ -45,65 +41,6 @@ function measure(url: string, tenantId: string, partnerId: string, file: string)
   const out = spawnSync(process.execPath, ["--import", "tsx", self, "--child", url, tenantId, partnerId, file], { encoding: "utf8", maxBuffer: 1 << 20 });
   if (out.status !== 0) throw new Error(`child failed: ${out.stderr}`);
   return JSON.parse(out.stdout.trim().split("\n").at(-1) ?? "{}") as ChildResult;
-}
-
-/**
- * A valid N-entry PPD payroll whose trace numbers run across the whole file (as a real ODFI's do),
- * in batches of 10,000: every entry has its own natural key. (src/protocols/ach/generator.ts
- * restarts traces in each batch, which is valid NACHA but gives a million entries 10,000 keys.)
- */
-function* payroll(entries: number): Generator<Buffer> {
-  const odfi = "09101298";
-  let state = 42;
-  const next = () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648;
-    return state / 2_147_483_648;
-  };
-  const unwrap = (r: { ok: true; value: string } | { ok: false; error: { message: string } }) => {
-    assert(r.ok, "generated record encodes");
-    return r.value;
-  };
-  let out: string[] = [];
-  let records = 0;
-  const push = (line: string) => { out.push(line, "\n"); records++; };
-  push(unwrap(encodeFixedWidth(layoutNamed("file-header"), {
-    priorityCode: "01", immediateDestination: " 091012980", immediateOrigin: " 231380104", fileCreationDate: "250102", fileCreationTime: "0930",
-    fileIdModifier: "A", immediateDestinationName: "CLEARLINE BANK", immediateOriginName: "CLEARLINE BENCH",
-  })));
-  const fileTotals = new ControlTotals();
-  const perBatch = 10_000;
-  const batches = Math.max(1, Math.ceil(entries / perBatch));
-  let trace = 0;
-  for (let b = 1; b <= batches; b++) {
-    const header: AchFieldValues = {
-      serviceClassCode: "200", companyName: "CLEARLINE PAYROL", companyIdentification: "1231380104", standardEntryClassCode: "PPD",
-      companyEntryDescription: "PAYROLL", companyDescriptiveDate: "JAN 02", effectiveEntryDate: "250103", originatorStatusCode: "1",
-      originatingDfiIdentification: odfi, batchNumber: String(b),
-    };
-    push(unwrap(encodeFixedWidth(layoutNamed("batch-header"), header)));
-    const totals = new ControlTotals();
-    const count = Math.min(perBatch, entries - (b - 1) * perBatch);
-    const lines: string[] = [];
-    for (let i = 0; i < count; i++) {
-      const rdfi = String(10_000_000 + Math.floor(next() * 89_999_999));
-      const fields: AchFieldValues = {
-        transactionCode: next() < 0.2 ? "27" : "22", receivingDfiIdentification: rdfi, checkDigit: routingCheckDigit(rdfi),
-        dfiAccountNumber: String(Math.floor(next() * 1e12)), amount: String(1 + Math.floor(next() * 100_000)),
-        individualIdentificationNumber: `EMP${String(Math.floor(next() * 1e9)).padStart(9, "0")}`, individualName: "PAYEE",
-        traceNumber: odfi + String(++trace).padStart(7, "0"),
-      };
-      lines.length = 0;
-      assert(encodeEntry("PPD", { fields }, lines).ok, "generated entry encodes");
-      for (const line of lines) push(line);
-      totals.addEntry(fields, 0);
-      if (out.length > 8_192) { yield Buffer.from(out.join(""), "latin1"); out = []; }
-    }
-    push(unwrap(encodeBatchControl(header, totals)));
-    fileTotals.add(totals);
-  }
-  push(unwrap(encodeFileControl(batches, Math.ceil((records + 1) / blockingFactor), fileTotals)));
-  while (records % blockingFactor !== 0) push("9".repeat(recordLength));
-  yield Buffer.from(out.join(""), "latin1");
 }
 
 const csv = (values: Array<string | number | null>) => values.map((v) => (v === null ? "" : `"${String(v).replace(/"/g, '""')}"`)).join(",") + "\n";
@@ -142,7 +79,7 @@ export const run: Benchmark = async (args) => {
   chmodSync(dir, 0o755);
   const file = path.join(dir, `payroll-${entries}.ach`);
   try {
-    await pipeline(Readable.from(payroll(entries)), createWriteStream(file));
+    await pipeline(Readable.from(generateAchChunks({ entries, batches: Math.max(1, Math.ceil(entries / 10_000)), seed: 42 })), createWriteStream(file));
     const bytes = statSync(file).size;
     const tenant = await createTenant(database.pool, "bench");
     const other = await createTenant(database.pool, "copy");

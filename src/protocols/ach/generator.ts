@@ -47,6 +47,7 @@ export function* generateAchChunks(options: GenerateAchOptions): Generator<Buffe
   const batches = Math.max(1, Math.min(options.batches ?? Math.ceil(entries / 10_000), Math.max(1, entries)));
   assert(Number.isSafeInteger(entries) && entries >= 0, "entries is a whole number");
   assert(batches <= 9_999_999, "batch numbers fit 7 digits");
+  assert(entries <= 9_999_999, "trace sequence numbers fit 7 digits");
   const next = random(options.seed ?? 1);
   const eol = options.lineEnding ?? "\n";
   const chunkBytesMax = options.chunkBytesMax ?? 65_536;
@@ -73,6 +74,10 @@ export function* generateAchChunks(options: GenerateAchOptions): Generator<Buffe
   const fileTotals = new ControlTotals();
   const perBatch = Math.floor(entries / batches);
   let written = 0;
+  // Trace numbers run across the whole file, as a real ODFI's do: every entry of a generated
+  // file has its own natural key (restarting them per batch would be valid NACHA, but a million
+  // entries would then share ten thousand keys).
+  let trace = 0;
   const lines: string[] = [];
   for (let b = 1; b <= batches; b++) {
     const count = b === batches ? entries - written : perBatch;
@@ -95,7 +100,7 @@ export function* generateAchChunks(options: GenerateAchOptions): Generator<Buffe
         amount: String(1 + Math.floor(next() * 100_000)),
         individualIdentificationNumber: `EMP${String(Math.floor(next() * 1e9)).padStart(9, "0")}`,
         individualName: names[Math.floor(next() * names.length)],
-        traceNumber: odfi + String(i).padStart(7, "0"),
+        traceNumber: odfi + String(++trace).padStart(7, "0"),
       };
       lines.length = 0;
       const encoded = encodeEntry("PPD", { fields }, lines);
