@@ -3,6 +3,7 @@ import { registerCardAuthorizationRoutes } from "./api/routes/card-authorization
 import { registerFileRoutes } from "./api/routes/files.ts";
 import { buildHttpServer } from "./api/server.ts";
 import type { Config } from "./config/config.ts";
+import { limits } from "./config/limits.ts";
 import { openDatabase, type Database } from "./db/database.ts";
 import { migrate } from "./db/migrate.ts";
 import { startCardGateway } from "./gateway/gateway.ts";
@@ -11,12 +12,11 @@ import { startIngestSources } from "./ingest/sources.ts";
 import { advanceProjection, tenantsWithEntries } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
 import { oldestInProgressAge } from "./observability/metrics.ts";
-import { limits } from "./config/limits.ts";
 
 /**
- * The composition root: the one place that wires database, ledger jobs and driving adapters
- * (HTTP now; the ISO 8583 endpoint and file sources plug in here). Nothing imports this file
- * but the CLI.
+ * The composition root: the one place that wires the database, the ledger jobs and the driving
+ * adapters (HTTP API, ISO 8583 endpoint and outbound connection, drop folders and SFTP pollers).
+ * Nothing imports this file but the CLI.
  */
 export interface RunningService {
   httpUrl: string;
@@ -35,7 +35,14 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   logger.info({ applied: migrated.applied, embedded: database.embedded }, "database ready");
 
   const cardGateway = await startCardGateway(config, database.pool, logger);
-  const http = buildHttpServer({ pool: database.pool, logger, extraRoutes: [(app) => registerCardAuthorizationRoutes(app, { authorizer: cardGateway.authorizer }), (app) => registerFileRoutes(app, { pool: database.pool, suspectWindowHours: config.ingest.suspectWindowHours })] });
+  const http = buildHttpServer({
+    pool: database.pool,
+    logger,
+    extraRoutes: [
+      (app) => registerCardAuthorizationRoutes(app, { authorizer: cardGateway.authorizer }),
+      (app) => registerFileRoutes(app, { pool: database.pool, suspectWindowHours: config.ingest.suspectWindowHours }),
+    ],
+  });
   await http.listen({ host: config.httpHost, port: config.httpPort });
   const address = http.server.address() as AddressInfo;
   const httpUrl = `http://${address.address}:${address.port}`;
