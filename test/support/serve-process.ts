@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 
 const BIN = fileURLToPath(new URL("../../src/cli/clearline.mjs", import.meta.url));
@@ -12,8 +15,10 @@ export interface ServeProcess {
 
 /** A real `clearline serve` process on a free port, against the given database. */
 export async function startServeProcess(env: Record<string, string>): Promise<ServeProcess> {
+  // Its own home (drop folder, key files), never the repository's ./.clearline.
+  const home = mkdtempSync(path.join(tmpdir(), "clearline-serve-"));
   const child = spawn(process.execPath, [BIN, "serve", "--http-port", "0"], {
-    env: { ...process.env, CLEARLINE_LOG_LEVEL: "warn", ...env },
+    env: { ...process.env, CLEARLINE_LOG_LEVEL: "warn", CLEARLINE_HOME: home, ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code, signal) => resolve(signal ? null : code)));
@@ -33,6 +38,7 @@ export async function startServeProcess(env: Record<string, string>): Promise<Se
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       await exited;
+      rmSync(home, { recursive: true, force: true });
     },
   };
 }
