@@ -1,4 +1,5 @@
 import type { Pool, Queryable } from "../db/pool.ts";
+import { limits } from "../config/limits.ts";
 import { dedupDecisions } from "../observability/metrics.ts";
 
 export type DedupChannel = "http" | "ach" | "iso20022" | "iso8583";
@@ -32,14 +33,63 @@ export async function recordDedupEvents(db: Queryable, events: DedupEvent[]): Pr
 }
 
 /**
- * Records dedup decisions that stand alone (a replayed HTTP response) in one statement, its own
- * implicit transaction committed with synchronous_commit off (set_config local to it): such an
- * audit row may be lost in the last moments before a database crash (never a posting, never a
- * dedup mark), in exchange for not waiting on a WAL flush for every repeat. One round trip.
- * See docs/decisions/0005-cheap-audit-writes.md.
+ * Records dedup decisions that stand alone (a replayed HTTP response), committed with
+ * synchronous_commit off (set_config local to the statement's own transaction): such an audit
+ * row may be lost in the last moments before a database crash (never a posting, never a dedup
+ * mark), in exchange for not waiting on a WAL flush for every repeat
+ * (docs/decisions/0005-cheap-audit-writes.md).
+ *
+ * Concurrent callers are group-committed: while one insert is in flight, the events of the
+ * callers that arrive meanwhile queue up and go out together in the next single insert. Every
+ * caller still waits until its own rows are written, so nothing is answered before its audit row
+ * exists; a retry storm costs one insert per round trip instead of one per request.
  */
-export async function recordDedupEventsCheaply(pool: Pool, events: DedupEvent[]): Promise<void> {
-  if (events.length === 0) return;
+export function recordDedupEventsCheaply(pool: Pool, events: DedupEvent[]): Promise<void> {
+  if (events.length === 0) return Promise.resolve();
+  let writer = groupWriters.get(pool);
+  if (!writer) {
+    writer = new GroupWriter(pool);
+    groupWriters.set(pool, writer);
+  }
+  return writer.write(events);
+}
+
+const groupWriters = new WeakMap<Pool, GroupWriter>();
+
+class GroupWriter {
+  private queue: Array<{ events: DedupEvent[]; done: () => void; failed: (error: unknown) => void }> = [];
+  private queuedEvents = 0;
+  private flushing = false;
+  constructor(private readonly pool: Pool) {}
+
+  write(events: DedupEvent[]): Promise<void> {
+    // Bounded: past the bound a caller writes alone rather than growing the queue.
+    if (this.queuedEvents + events.length > limits.http.auditBatchEventsMax) return insertRelaxed(this.pool, events);
+    return new Promise<void>((done, failed) => {
+      this.queue.push({ events, done, failed });
+      this.queuedEvents += events.length;
+      if (!this.flushing) void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    this.flushing = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      this.queuedEvents = 0;
+      try {
+        await insertRelaxed(this.pool, batch.flatMap((b) => b.events));
+        for (const b of batch) b.done();
+      } catch (error) {
+        for (const b of batch) b.failed(error);
+      }
+    }
+    this.flushing = false;
+  }
+}
+
+async function insertRelaxed(pool: Pool, events: DedupEvent[]): Promise<void> {
   await pool.query(
     `WITH relaxed AS (SELECT set_config('synchronous_commit', 'off', true))
      INSERT INTO dedup_event (tenant_id, channel, scope, dedup_key, reason, original_ref, position)

@@ -8,6 +8,7 @@ export const httpLimits = {
   retryAfterSeconds: 1,                 // what a 409 in_progress tells the client to wait
   expiryBatchRowsMax: 1_000,            // rows the expiry job deletes per statement: short locks, bounded WAL
   expiryIntervalMs: 60_000,             // how often the expiry job runs
+  auditBatchEventsMax: 1_000,           // replay audit rows group-committed in one insert; past it a caller writes alone
   tenantCacheEntriesMax: 1_000,         // API key -> tenant lookups cached in memory
   tenantCacheTtlMs: 60_000,             // a revoked key stops working within a minute
   descriptionCharsMax: 140,             // a payment description is a remittance line, not a document
