@@ -31,9 +31,9 @@ function isDatabaseUnavailable(error: unknown): boolean {
  */
 export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   const app = Fastify({
-    // pino 10 is a superset of the logger interface fastify types against (pino 9).
-    loggerInstance: deps.logger.child({ component: "http" }) as unknown as FastifyBaseLogger,
-    disableRequestLogging: true,
+    // pino 10 is a superset of the logger interface fastify types against (pino 9). Warn level:
+    // no info line per request (fastify's request logging), failures still logged.
+    loggerInstance: deps.logger.child({ component: "http" }, { level: "warn" }) as unknown as FastifyBaseLogger,
     bodyLimit: limits.http.bodyBytesMax,
   });
   const authenticator = new TenantAuthenticator(deps.pool);
