@@ -13,7 +13,7 @@ const BIN = fileURLToPath(new URL("../../src/cli/clearline.mjs", import.meta.url
 
 // kill -9 at random moments during a large file (20,000 entries, ten chunks), twice over, then the
 // restart: resume what was left unfinished and re-run the command. The ledger equals one clean run's.
-describe("crash safety: kill -9 at random moments during a 20,000-entry file", () => {
+describe(`crash safety: kill -9 at random moments during a ${Number(process.env.CLEARLINE_KILL_TEST_ENTRIES ?? 20_000).toLocaleString("en-US")}-entry file`, () => {
   let db: TestDatabase;
   let env: Record<string, string>;
   let file: string;
