@@ -73,6 +73,9 @@ export async function givenTwin(pool: Pool, tenantName: string, partnerName = "c
 
 /** A tenant's ledger as tenant-free lines: transfer, kind, value date, entry, account, side, amount. */
 export async function ledgerLines(pool: Pool, tenantId: string): Promise<string[]> {
+  // Fresh statistics: after a bulk ingest (100,000-entry kill tests) autovacuum has often not
+  // analyzed yet, and a plan made on empty-table estimates ran into the statement timeout.
+  await pool.query("ANALYZE transfer, ledger_entry");
   const { rows } = await pool.query<{ line: string }>(
     `SELECT concat_ws(' ', t.transfer_key, t.kind, t.value_date, e.entry_key, e.account_id, e.direction, e.amount_minor, e.currency) AS line
        FROM transfer t JOIN ledger_entry e ON e.tenant_id = t.tenant_id AND e.transfer_key = t.transfer_key
