@@ -9,7 +9,7 @@ import { migrate } from "./db/migrate.ts";
 import { startCardGateway } from "./gateway/gateway.ts";
 import { deleteExpired, oldestInProgressAgeSeconds } from "./idempotency/records.ts";
 import { startIngestSources } from "./ingest/sources.ts";
-import { advanceProjection, tenantsWithEntries } from "./ledger/balance.ts";
+import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
 import { oldestInProgressAge } from "./observability/metrics.ts";
 
@@ -50,7 +50,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
 
   const jobs = [
     startPeriodicJob("balance projection", config.projectionIntervalMs, logger, async (isStopped) => {
-      for (const tenantId of await tenantsWithEntries(database.pool)) {
+      for (const tenantId of await tenantsWithAccounts(database.pool)) {
         if (isStopped()) return;
         await advanceProjection(database.pool, tenantId);
       }

@@ -2,7 +2,7 @@ import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEventsCheaply } from "../dedup/dedup-event.ts";
-import { parseIdempotencyKey } from "../idempotency/idempotency-key.ts";
+import { parseIdempotencyKey, type KeyParse } from "../idempotency/idempotency-key.ts";
 import { claim, claimTransactionSettings, complete, findRecord, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
 import { differingFields, requestDigest, type Canonical } from "../idempotency/request-digest.ts";
 import { mutatingRequests } from "../observability/metrics.ts";
@@ -25,6 +25,13 @@ export interface IdempotentReply extends Reply {
 
 class FencedOff extends Error {}
 
+/** Parses a mutating request's Idempotency-Key and counts whether it carried one (the share missing is a metric). */
+export function idempotencyKeyOf(endpoint: string, header: string | string[] | undefined): KeyParse {
+  const parsed = parseIdempotencyKey(header);
+  mutatingRequests.inc({ endpoint, idempotency_key: parsed.ok || parsed.code !== "IDEMPOTENCY_KEY_MISSING" ? "present" : "missing" });
+  return parsed;
+}
+
 /**
  * The idempotency contract of a mutating endpoint. The claim, the effect and the completion
  * commit in ONE transaction: there is no moment at which the effect exists and the key is not
@@ -33,8 +40,7 @@ class FencedOff extends Error {}
  * request gets 422 and nothing else.
  */
 export async function runIdempotent(call: IdempotentCall): Promise<IdempotentReply> {
-  const parsed = parseIdempotencyKey(call.idempotencyKeyHeader);
-  mutatingRequests.inc({ endpoint: call.endpoint, idempotency_key: parsed.ok || parsed.code !== "IDEMPOTENCY_KEY_MISSING" ? "present" : "missing" });
+  const parsed = idempotencyKeyOf(call.endpoint, call.idempotencyKeyHeader);
   if (!parsed.ok) return { ...problemReply(parsed.code, parsed.message), replayed: false };
 
   const scope: IdempotencyScope = { tenantId: call.tenantId, endpoint: call.endpoint, key: parsed.key };

@@ -145,7 +145,7 @@ export async function advanceProjection(pool: Pool, tenantId: string, options: {
   return result;
 }
 
-export async function tenantsWithEntries(pool: Pool): Promise<string[]> {
+export async function tenantsWithAccounts(pool: Pool): Promise<string[]> {
   const { rows } = await pool.query<{ tenant_id: string }>("SELECT DISTINCT tenant_id FROM account ORDER BY tenant_id");
   return rows.map((r) => r.tenant_id);
 }

@@ -2,11 +2,10 @@ import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { isPanWellFormed } from "../../cards/cards.ts";
 import { cardAuthorizationEndpoint, type CardAuthorizer } from "../../gateway/card-authorizations.ts";
-import { parseIdempotencyKey } from "../../idempotency/idempotency-key.ts";
-import { mutatingRequests } from "../../observability/metrics.ts";
 import { currencyByCode, decimalToMinor } from "../../protocols/iso4217/currency.ts";
 import { maskPan } from "../../protocols/iso8583/index.ts";
 import { send, tenantOf } from "../http-context.ts";
+import { idempotencyKeyOf } from "../idempotent-request.ts";
 import { problemReply } from "../reply.ts";
 import { describeIssues } from "../schemas.ts";
 
@@ -28,8 +27,7 @@ const cardAuthorizationBody = z.object({
 export function registerCardAuthorizationRoutes(app: FastifyInstance, deps: { authorizer: CardAuthorizer }): void {
   app.post("/v1/card-authorizations", async (request, reply) => {
     const tenant = tenantOf(request);
-    const key = parseIdempotencyKey(request.headers["idempotency-key"]);
-    mutatingRequests.inc({ endpoint: cardAuthorizationEndpoint, idempotency_key: key.ok || key.code !== "IDEMPOTENCY_KEY_MISSING" ? "present" : "missing" });
+    const key = idempotencyKeyOf(cardAuthorizationEndpoint, request.headers["idempotency-key"]);
     if (!key.ok) return send(reply, problemReply(key.code, key.message));
     const body = cardAuthorizationBody.safeParse(request.body);
     if (!body.success) return send(reply, problemReply("ISO8583_CARD_AUTHORIZATION_INVALID", "the card authorization request is invalid", { errors: describeIssues(body.error) }));

@@ -4,7 +4,6 @@ import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
 
-/** `--tenant` takes a tenant's name or id everywhere. */
 export function registerPartnerCommands(program: Command): void {
   const partner = program.command("partner").description("clearing partners: who sends files, and the accounts their records post against");
   partner
