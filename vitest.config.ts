@@ -7,6 +7,7 @@ export default defineConfig({
     include: ["test/**/*.test.ts"],
     exclude: ["test/conformance/**", "node_modules/**"],
     globalSetup: ["test/support/global-setup.ts"],
+    setupFiles: ["test/support/ledger-arbiter.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: "forks",

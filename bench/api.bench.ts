@@ -6,7 +6,7 @@ import { claim, claimTransactionSettings, complete } from "../src/idempotency/re
 import { requestDigest } from "../src/idempotency/request-digest.ts";
 import { openAccount } from "../src/ledger/accounts.ts";
 import { advanceProjection } from "../src/ledger/balance.ts";
-import { postTransfer } from "../src/ledger/post-transfer.ts";
+import { postTransfer } from "../src/ledger/post-transfers.ts";
 import { createLogger } from "../src/observability/logger.ts";
 import { createPayment } from "../src/payments/payments.ts";
 import { createTenant } from "../src/tenants/tenants.ts";

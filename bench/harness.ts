@@ -77,3 +77,40 @@ export function printReport(report: BenchReport): void {
   for (const note of report.notes ?? []) console.log(`note: ${note}`);
   console.log(JSON.stringify({ benchmark: report.name, rows: report.rows, notes: report.notes ?? [] }));
 }
+
+export interface AlternatedRounds {
+  measured: number[];   // ops/s of the measured side, one per round
+  baseline: number[];   // ops/s of the baseline, one per round
+  ratios: number[];     // measured / baseline, round by round
+}
+
+/**
+ * Runs the baseline and the measured side in turn (B A B A ...), `rounds` times each, so that a
+ * machine whose speed drifts (other work, caches, autovacuum) hits both sides alike; the ratio
+ * is taken round by round.
+ */
+export async function alternate(rounds: number, baseline: (round: number) => Promise<number>, measured: (round: number) => Promise<number>): Promise<AlternatedRounds> {
+  const result: AlternatedRounds = { measured: [], baseline: [], ratios: [] };
+  for (let round = 0; round < rounds; round++) {
+    const b = await baseline(round);
+    const m = await measured(round);
+    result.baseline.push(b);
+    result.measured.push(m);
+    result.ratios.push(m / b);
+  }
+  return result;
+}
+
+export function median(values: number[]): number {
+  return percentile(values, 50);
+}
+
+/** A row from alternated rounds: medians, with the range of the per-round ratios in the case. */
+export function roundsRow(caseName: string, unit: string, baselineCase: string, rounds: AlternatedRounds, goal?: string): BenchRow {
+  const ratios = [...rounds.ratios].sort((a, b) => a - b);
+  return {
+    case: `${caseName} (${ratios.length} rounds, ratio min ${ratios[0]?.toFixed(2)} median ${median(ratios).toFixed(2)})`,
+    value: median(rounds.measured), unit, baseline: median(rounds.baseline), baselineCase, ratio: median(rounds.ratios),
+    ...(goal ? { goal } : {}),
+  };
+}

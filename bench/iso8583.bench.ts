@@ -12,7 +12,7 @@ import { startInboundEndpoint } from "../src/gateway/inbound-endpoint.ts";
 import { cardRequest, SchemeClient } from "../src/gateway/scheme-simulator.ts";
 import { openAccount } from "../src/ledger/accounts.ts";
 import { advanceProjection } from "../src/ledger/balance.ts";
-import { postTransfer } from "../src/ledger/post-transfer.ts";
+import { postTransfer } from "../src/ledger/post-transfers.ts";
 import { createLogger } from "../src/observability/logger.ts";
 import { createTenant } from "../src/tenants/tenants.ts";
 import { percentile, ratioRow, throughput, type BenchReport, type BenchRow, type Benchmark } from "./harness.ts";

@@ -4,7 +4,7 @@ import type { Pool, Queryable } from "../db/pool.ts";
 import { sqlState, withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEvents } from "../dedup/dedup-event.ts";
 import { findAccount } from "../ledger/accounts.ts";
-import { postTransfer } from "../ledger/post-transfer.ts";
+import { postTransfer } from "../ledger/post-transfers.ts";
 import type { Leg } from "../ledger/transfer.ts";
 import { currencyByNumeric } from "../protocols/iso4217/currency.ts";
 import type { FieldValue, Message } from "../protocols/iso8583/index.ts";

@@ -4,8 +4,8 @@ import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEvents, type DedupChannel, type DedupEvent } from "../dedup/dedup-event.ts";
 import type { Finding, Result } from "../errors/finding.ts";
-import type { PostOutcome } from "../ledger/post-transfer.ts";
-import { postTransfersBatch } from "../ledger/post-transfers-batch.ts";
+import type { PostOutcome } from "../ledger/post-outcome.ts";
+import { postTransfers } from "../ledger/post-transfers.ts";
 import type { Direction, Transfer } from "../ledger/transfer.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
@@ -258,7 +258,7 @@ function accountsFor(context: ChunkContext, currency: string): PartnerAccounts {
 
 /** Posts the decisions' transfers as one batch and turns each ledger outcome into the record's outcome. */
 async function postAndDecide(tx: Tx, decisions: Decision[]): Promise<void> {
-  const results = await postTransfersBatch(tx, decisions.map((d) => d.transfer as Transfer));
+  const results = await postTransfers(tx, decisions.map((d) => d.transfer as Transfer));
   for (const [index, decision] of decisions.entries()) decideFromPosting(decision, results[index] as Result<PostOutcome, Finding>);
 }
 
@@ -446,7 +446,7 @@ async function matchReturns(tx: Tx, context: ChunkContext, decisions: Decision[]
     const record = item.decision ? (item.decision.record as CanonicalRecord) : orphanRecord(context, item.orphan as OrphanRow);
     item.transfer = reversalFor(record, legs);
   }
-  const results = await postTransfersBatch(tx, pending.map((p) => p.transfer as Transfer));
+  const results = await postTransfers(tx, pending.map((p) => p.transfer as Transfer));
   const orphanUpdates: Array<{ orphan: OrphanRow; original: string }> = [];
   for (const [index, item] of pending.entries()) {
     const result = results[index] as Result<PostOutcome, Finding>;

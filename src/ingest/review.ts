@@ -3,7 +3,7 @@ import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEvents, type DedupChannel } from "../dedup/dedup-event.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { postTransfer } from "../ledger/post-transfer.ts";
+import { postTransfer } from "../ledger/post-transfers.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
 import { postingRuleFor, releaseTransferKeyOf, reversalFor, transferFor, type Transfer } from "../normalize/posting-rules.ts";
 import { lockTenantIngestion, type ReviewRecord } from "./chunk.ts";

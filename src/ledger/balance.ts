@@ -1,8 +1,9 @@
 import { assert } from "../assert.ts";
 import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
+import type { Tx } from "../db/transaction.ts";
 import { withTransaction } from "../db/transaction.ts";
-import { projectionLagEntries } from "../observability/metrics.ts";
+import { projectionLagDeltas } from "../observability/metrics.ts";
 import { signedBalance, type AccountKind } from "./account-kinds.ts";
 
 export interface Balance {
@@ -15,134 +16,112 @@ export interface Balance {
 }
 
 /**
- * Projection (sums up to the watermark) plus the entries after it, read in one statement so
- * both halves come from one snapshot.
+ * The folded sums plus the account's delta rows not yet folded, in one statement, so both halves
+ * come from one snapshot. Every committed entry is in exactly one of the two halves in every
+ * snapshot (docs/decisions/0012-exact-balances-from-delta-rows.md).
  */
-const BALANCE_SQL = `
-  WITH state AS (SELECT watermark FROM balance_projection_state WHERE tenant_id = $1)
-  SELECT a.kind, a.currency,
-         (coalesce(p.debits_minor, 0) + coalesce(t.debits_minor, 0))::text AS debits_minor,
-         (coalesce(p.credits_minor, 0) + coalesce(t.credits_minor, 0))::text AS credits_minor
+const BALANCES_SQL = `
+  SELECT a.account_id, a.kind, a.currency,
+         (coalesce(p.debits_minor, 0) + coalesce(d.debits_minor, 0))::text AS debits_minor,
+         (coalesce(p.credits_minor, 0) + coalesce(d.credits_minor, 0))::text AS credits_minor
     FROM account a
     LEFT JOIN account_balance p ON p.tenant_id = a.tenant_id AND p.account_id = a.account_id
     LEFT JOIN LATERAL (
-      SELECT sum(e.amount_minor) FILTER (WHERE e.direction = 'D') AS debits_minor,
-             sum(e.amount_minor) FILTER (WHERE e.direction = 'C') AS credits_minor
-        FROM ledger_entry e
-       WHERE e.tenant_id = a.tenant_id AND e.account_id = a.account_id
-         AND e.xact_id >= coalesce((SELECT watermark FROM state), '0'::xid8)
-    ) t ON true
-   WHERE a.tenant_id = $1 AND a.account_id = $2`;
+      SELECT sum(debits_minor) AS debits_minor, sum(credits_minor) AS credits_minor
+        FROM balance_delta
+       WHERE tenant_id = a.tenant_id AND account_id = a.account_id
+    ) d ON true
+   WHERE a.tenant_id = $1 AND a.account_id = ANY($2::text[])`;
 
-export async function balanceOf(tx: Queryable, tenantId: string, accountId: string): Promise<Balance | undefined> {
-  const { rows } = await tx.query<{ kind: AccountKind; currency: string; debits_minor: string; credits_minor: string }>(BALANCE_SQL, [tenantId, accountId]);
-  const row = rows[0];
-  if (!row) return undefined;
+interface BalanceRow { account_id: string; kind: AccountKind; currency: string; debits_minor: string; credits_minor: string }
+
+function balanceOfRow(row: BalanceRow): Balance {
   const debitsMinor = BigInt(row.debits_minor);
   const creditsMinor = BigInt(row.credits_minor);
-  return { accountId, kind: row.kind, currency: row.currency, debitsMinor, creditsMinor, balanceMinor: signedBalance(row.kind, debitsMinor, creditsMinor) };
+  return { accountId: row.account_id, kind: row.kind, currency: row.currency, debitsMinor, creditsMinor, balanceMinor: signedBalance(row.kind, debitsMinor, creditsMinor) };
+}
+
+export async function balancesOf(db: Queryable, tenantId: string, accountIds: readonly string[]): Promise<Map<string, Balance>> {
+  const { rows } = await db.query<BalanceRow>(BALANCES_SQL, [tenantId, accountIds]);
+  return new Map(rows.map((row) => [row.account_id, balanceOfRow(row)]));
+}
+
+export async function balanceOf(db: Queryable, tenantId: string, accountId: string): Promise<Balance | undefined> {
+  return (await balancesOf(db, tenantId, [accountId])).get(accountId);
 }
 
 /**
- * Locks the account row (FOR UPDATE) and returns its balance: callers that must not overdraw
- * an account serialize on this lock for the rest of their transaction. Holds are ledger
- * transfers to a holds account, so the balance is already net of them.
+ * Locks the accounts' rows (FOR UPDATE, in sorted order so two callers never deadlock), THEN
+ * reads their balances in a second statement: under READ COMMITTED that statement's snapshot is
+ * taken after the lock was granted, so it sees every transfer committed by an earlier holder of
+ * the lock. (Locking and reading in one statement would not: its snapshot predates the wait.)
+ * Every debit of an account that may not go negative takes this lock, so a balance read here
+ * can only grow until the caller commits. Holds are ledger transfers, so it is net of them.
  */
-export async function availableBalanceForUpdate(tx: Queryable, tenantId: string, accountId: string): Promise<bigint> {
-  await tx.query("SELECT 1 FROM account WHERE tenant_id = $1 AND account_id = $2 FOR UPDATE", [tenantId, accountId]);
-  const balance = await balanceOf(tx, tenantId, accountId);
-  assert(balance, `account ${accountId} exists after it was checked`);
-  return balance.balanceMinor;
+export async function lockedBalances(tx: Tx, tenantId: string, accountIds: readonly string[]): Promise<Map<string, bigint>> {
+  const sorted = [...new Set(accountIds)].sort();
+  if (sorted.length === 0) return new Map();
+  await tx.query("SELECT account_id FROM account WHERE tenant_id = $1 AND account_id = ANY($2::text[]) ORDER BY account_id FOR UPDATE", [tenantId, sorted]);
+  const balances = await balancesOf(tx, tenantId, sorted);
+  const available = new Map<string, bigint>();
+  for (const accountId of sorted) {
+    const balance = balances.get(accountId);
+    assert(balance, `account ${accountId} exists after it was checked`);
+    available.set(accountId, balance.balanceMinor);
+  }
+  return available;
 }
 
 export interface ProjectionAdvance {
   steps: number;
-  entriesFolded: bigint;
+  deltasFolded: number;
 }
 
 /**
- * The projection's horizon: our own transaction id, or the oldest transaction still running IN
- * THIS DATABASE if that is older. Transaction ids are cluster-wide, so the snapshot's xmin would
- * let a long transaction in any other database of the server stall the projection; only a
- * transaction connected to this database can write ledger entries here. A transaction that ends
- * between the snapshot and the activity lookup has ended: the later fold statement sees it.
+ * Moves delta rows into account_balance: each step deletes at most `batchDeltasMax` of them
+ * (RETURNING their sums) and adds the sums in the same transaction. A delta row that is not
+ * committed yet is invisible to the DELETE and stays for a later step; one that another projector
+ * is folding is skipped (SKIP LOCKED). account_balance rows are updated in account order, so two
+ * projectors never deadlock. Balances read the same before and after every step.
  */
-const HORIZON_SQL = `
-  SELECT watermark::text,
-         least(pg_current_xact_id(),
-               (SELECT min(x) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
-                 WHERE x::xid IN (SELECT backend_xid FROM pg_stat_activity
-                                   WHERE datname = current_database() AND backend_xid IS NOT NULL)))::text AS horizon
-    FROM balance_projection_state WHERE tenant_id = $1 FOR UPDATE`;
+const FOLD_STEP_SQL = `
+  WITH picked AS (
+    SELECT account_id, transfer_key FROM balance_delta WHERE tenant_id = $1
+     LIMIT $2 FOR UPDATE SKIP LOCKED
+  ), moved AS (
+    DELETE FROM balance_delta d USING picked p
+     WHERE d.tenant_id = $1 AND d.account_id = p.account_id AND d.transfer_key = p.transfer_key
+    RETURNING d.account_id, d.debits_minor, d.credits_minor
+  ), summed AS (
+    SELECT account_id, sum(debits_minor) AS debits_minor, sum(credits_minor) AS credits_minor, count(*) AS deltas
+      FROM moved GROUP BY account_id
+  ), folded AS (
+    INSERT INTO account_balance AS b (tenant_id, account_id, debits_minor, credits_minor)
+    SELECT $1, account_id, debits_minor, credits_minor FROM summed ORDER BY account_id
+    ON CONFLICT (tenant_id, account_id) DO UPDATE
+      SET debits_minor = b.debits_minor + excluded.debits_minor,
+          credits_minor = b.credits_minor + excluded.credits_minor
+  )
+  SELECT coalesce(sum(deltas), 0)::int AS deltas FROM summed`;
 
-/**
- * Folds entries into account_balance up to the horizon (above), in steps of at most
- * projectionBatchEntriesMax entries. Entries of one transaction share its xact_id, so a step
- * never splits a transaction. Only entries of finished transactions are folded: a transaction
- * that commits late is picked up by a later step.
- */
-export async function advanceProjection(pool: Pool, tenantId: string, options: { stepsMax?: number; batchEntriesMax?: number } = {}): Promise<ProjectionAdvance> {
-  const stepsMax = options.stepsMax ?? 1_000;
-  const batch = options.batchEntriesMax ?? limits.ledger.projectionBatchEntriesMax;
-  const result: ProjectionAdvance = { steps: 0, entriesFolded: 0n };
-  for (; result.steps < stepsMax; result.steps++) {
-    const folded = await withTransaction(pool, async (tx) => {
-      await tx.query("INSERT INTO balance_projection_state (tenant_id, watermark) VALUES ($1, '1'::xid8) ON CONFLICT DO NOTHING", [tenantId]);
-      // Our own id first: any transaction that gets an id after the horizon query below has a
-      // larger one than ours, so it cannot hide under the horizon.
-      await tx.query("SELECT pg_current_xact_id()");
-      const state = await tx.query<{ watermark: string; horizon: string }>(HORIZON_SQL, [tenantId]);
-      const row = state.rows[0];
-      assert(row, "projection state row exists after insert");
-      // The step's end: the horizon, or earlier if more than `batch` entries lie before it.
-      const cut = await tx.query<{ cut: string | null }>(
-        `SELECT least($2::xid8, (SELECT min(xact_id) FROM (
-                  SELECT xact_id FROM ledger_entry WHERE tenant_id = $1 AND xact_id >= $3::xid8
-                   ORDER BY xact_id OFFSET $4 LIMIT 1) n))::text AS cut`,
-        [tenantId, row.horizon, row.watermark, batch],
-      );
-      let end = cut.rows[0]?.cut ?? row.horizon;
-      if (end === row.watermark) {
-        // One transaction holds more than `batch` entries: fold it whole rather than stall.
-        const next = await tx.query<{ next: string | null }>(
-          "SELECT min(xact_id)::text AS next FROM ledger_entry WHERE tenant_id = $1 AND xact_id > $2::xid8 AND xact_id < $3::xid8",
-          [tenantId, row.watermark, row.horizon],
-        );
-        end = next.rows[0]?.next ?? row.horizon;
-      }
-      if (end === row.watermark) return 0n;
-      const summed = await tx.query<{ entries: string }>(
-        `WITH step AS (
-           SELECT account_id,
-                  coalesce(sum(amount_minor) FILTER (WHERE direction = 'D'), 0) AS debits_minor,
-                  coalesce(sum(amount_minor) FILTER (WHERE direction = 'C'), 0) AS credits_minor,
-                  count(*) AS entries
-             FROM ledger_entry
-            WHERE tenant_id = $1 AND xact_id >= $2::xid8 AND xact_id < $3::xid8
-            GROUP BY account_id
-         ), folded AS (
-           INSERT INTO account_balance AS b (tenant_id, account_id, debits_minor, credits_minor)
-           SELECT $1, account_id, debits_minor, credits_minor FROM step
-           ON CONFLICT (tenant_id, account_id) DO UPDATE
-             SET debits_minor = b.debits_minor + excluded.debits_minor,
-                 credits_minor = b.credits_minor + excluded.credits_minor
-         )
-         SELECT coalesce(sum(entries), 0)::text AS entries FROM step`,
-        [tenantId, row.watermark, end],
-      );
-      await tx.query("UPDATE balance_projection_state SET watermark = $2::xid8, advanced_at = now() WHERE tenant_id = $1", [tenantId, end]);
-      return BigInt(summed.rows[0]?.entries ?? "0");
-    });
-    if (folded === 0n) break;
-    result.entriesFolded += folded;
+export async function advanceProjection(pool: Pool, tenantId: string, options: { stepsMax?: number; batchDeltasMax?: number } = {}): Promise<ProjectionAdvance> {
+  const stepsMax = options.stepsMax ?? limits.ledger.projectionStepsMax;
+  const batch = options.batchDeltasMax ?? limits.ledger.projectionBatchDeltasMax;
+  const result: ProjectionAdvance = { steps: 0, deltasFolded: 0 };
+  while (result.steps < stepsMax) {
+    const folded = await withTransaction(pool, async (tx) => (await tx.query<{ deltas: number }>(FOLD_STEP_SQL, [tenantId, batch])).rows[0]?.deltas ?? 0);
+    result.steps++;
+    result.deltasFolded += folded;
+    if (folded < batch) break;
   }
-  const lag = await pool.query<{ lag: bigint }>(
-    `SELECT count(*) AS lag FROM ledger_entry WHERE tenant_id = $1
-        AND xact_id >= coalesce((SELECT watermark FROM balance_projection_state WHERE tenant_id = $1), '0'::xid8)`,
-    [tenantId],
-  );
-  projectionLagEntries.set({ tenant: tenantId }, Number(lag.rows[0]?.lag ?? 0n));
+  projectionLagDeltas.set({ tenant: tenantId }, await projectionLag(pool, tenantId));
   return result;
+}
+
+/** Delta rows (one per account and transfer) committed but not yet folded. */
+export async function projectionLag(db: Queryable, tenantId: string): Promise<number> {
+  const { rows } = await db.query<{ lag: number }>("SELECT count(*)::int AS lag FROM balance_delta WHERE tenant_id = $1", [tenantId]);
+  return rows[0]?.lag ?? 0;
 }
 
 export async function tenantsWithAccounts(pool: Pool): Promise<string[]> {

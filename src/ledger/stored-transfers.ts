@@ -1,5 +1,5 @@
 import type { Queryable } from "../db/pool.ts";
-import type { PostOutcome } from "./post-transfer.ts";
+import type { PostOutcome } from "./post-outcome.ts";
 import { entryKeyOf, type Leg, type Transfer } from "./transfer.ts";
 
 /**

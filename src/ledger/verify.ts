@@ -22,8 +22,9 @@ const PROBLEMS_MAX = 1_000; // enough to act on; the counts say how bad it is be
 
 /**
  * Recomputes every balance from the entries and checks: each transfer balances per currency
- * with at least two legs; the projection agrees with the entries up to its watermark; no
- * customer account is negative. Reads only.
+ * with at least two legs; every account's balance as read (folded sums plus delta rows) equals
+ * the sums of its entries (one statement, so one snapshot: exact while postings and the
+ * projector run); no customer account is negative. Reads only.
  */
 export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
   const problems: VerifyProblem[] = [];
@@ -53,21 +54,26 @@ export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
     problems.push({ code: "LEDGER_TRANSFER_UNBALANCED_STORED", tenantId: row.tenant_id, transferKey: row.transfer_key, message: `transfer ${row.transfer_key} does not balance: ${row.detail}` });
   }
 
+  // The balance a read gives (folded sums plus delta rows) against the entries themselves.
   const projection = await db.query<{ tenant_id: string; account_id: string; projected_debits: string; projected_credits: string; debits: string; credits: string }>(
     `WITH truth AS (
-       SELECT e.tenant_id, e.account_id,
-              coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D'), 0)::numeric AS debits,
-              coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C'), 0)::numeric AS credits
-         FROM ledger_entry e JOIN balance_projection_state s ON s.tenant_id = e.tenant_id
-        WHERE e.xact_id < s.watermark
-        GROUP BY e.tenant_id, e.account_id
+       SELECT tenant_id, account_id,
+              coalesce(sum(amount_minor) FILTER (WHERE direction = 'D'), 0)::numeric AS debits,
+              coalesce(sum(amount_minor) FILTER (WHERE direction = 'C'), 0)::numeric AS credits
+         FROM ledger_entry GROUP BY tenant_id, account_id
+     ), projected AS (
+       SELECT tenant_id, account_id, sum(debits_minor) AS debits, sum(credits_minor) AS credits
+         FROM (SELECT tenant_id, account_id, debits_minor, credits_minor FROM account_balance
+               UNION ALL
+               SELECT tenant_id, account_id, debits_minor, credits_minor FROM balance_delta) parts
+        GROUP BY tenant_id, account_id
      )
-     SELECT coalesce(b.tenant_id, t.tenant_id) AS tenant_id, coalesce(b.account_id, t.account_id) AS account_id,
-            coalesce(b.debits_minor, 0)::text AS projected_debits, coalesce(b.credits_minor, 0)::text AS projected_credits,
+     SELECT coalesce(p.tenant_id, t.tenant_id) AS tenant_id, coalesce(p.account_id, t.account_id) AS account_id,
+            coalesce(p.debits, 0)::text AS projected_debits, coalesce(p.credits, 0)::text AS projected_credits,
             coalesce(t.debits, 0)::text AS debits, coalesce(t.credits, 0)::text AS credits
-       FROM account_balance b
-       FULL JOIN truth t ON t.tenant_id = b.tenant_id AND t.account_id = b.account_id
-      WHERE coalesce(b.debits_minor, 0) <> coalesce(t.debits, 0) OR coalesce(b.credits_minor, 0) <> coalesce(t.credits, 0)
+       FROM projected p
+       FULL JOIN truth t ON t.tenant_id = p.tenant_id AND t.account_id = p.account_id
+      WHERE coalesce(p.debits, 0) <> coalesce(t.debits, 0) OR coalesce(p.credits, 0) <> coalesce(t.credits, 0)
       ORDER BY 1, 2 LIMIT $1`,
     [PROBLEMS_MAX],
   );

@@ -27,9 +27,9 @@ export const ledgerCompensations = new Counter({
   registers: [registry],
 });
 
-export const projectionLagEntries = new Gauge({
-  name: "clearline_ledger_projection_lag_entries",
-  help: "Entries after the balance projection's watermark at its last advance",
+export const projectionLagDeltas = new Gauge({
+  name: "clearline_ledger_projection_lag_deltas",
+  help: "Balance delta rows (one per account and transfer) not yet folded into account_balance at the last advance",
   labelNames: ["tenant"] as const,
   registers: [registry],
 });

@@ -2,7 +2,7 @@ import { assert } from "../assert.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import { recordDedupEvents } from "../dedup/dedup-event.ts";
-import { postTransfer } from "../ledger/post-transfer.ts";
+import { postTransfer } from "../ledger/post-transfers.ts";
 import { decimalToMinor } from "../protocols/iso4217/currency.ts";
 import { lockIntent } from "./intent-lock.ts";
 import { intentId, transferKeyOf, type Refund, type Refusal } from "./payment.ts";

@@ -52,7 +52,9 @@ describe("clearline ledger commands", () => {
     expect(clean.exitCode).toBe(0);
     expect(JSON.parse(clean.stdout)).toMatchObject({ ok: true, transfers: 1, entries: 2 });
 
-    await db.pool.query("UPDATE account_balance SET debits_minor = debits_minor + 100 WHERE tenant_id = 'acme' AND account_id = 'settlement'");
+    db.markTampered();
+    await db.pool.query(`INSERT INTO account_balance (tenant_id, account_id, debits_minor, credits_minor) VALUES ('acme', 'settlement', 100, 0)
+                         ON CONFLICT (tenant_id, account_id) DO UPDATE SET debits_minor = account_balance.debits_minor + 100`);
     const tampered = await runCli(["ledger", "verify", "--json"], env);
     expect(tampered.exitCode).toBe(1);
     expect(JSON.parse(tampered.stdout).problems).toEqual([expect.objectContaining({ code: "LEDGER_PROJECTION_MISMATCH", accountId: "settlement" })]);

@@ -10,7 +10,7 @@ import type { Codec } from "../../src/gateway/framed-socket.ts";
 import { SchemeClient } from "../../src/gateway/scheme-simulator.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { balanceOf } from "../../src/ledger/balance.ts";
-import { postTransfer } from "../../src/ledger/post-transfer.ts";
+import { postTransfer } from "../../src/ledger/post-transfers.ts";
 import { createLogger, type Logger } from "../../src/observability/logger.ts";
 import { defaultFraming, iso87AsciiDictionary } from "../../src/protocols/iso8583/index.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";

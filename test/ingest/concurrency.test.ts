@@ -5,8 +5,31 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { processFile } from "../../src/ingest/pipeline.ts";
 import { receiveFile } from "../../src/ingest/receipt.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
+import { openAccount } from "../../src/ledger/accounts.ts";
+import { addAccountAlias } from "../../src/ingest/partners.ts";
+import { advanceProjection, balanceOf } from "../../src/ledger/balance.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { fixture, givenScene, ingest, noOutcomes, transferCount, writeGeneratedAch } from "./support.ts";
+import { post, transferOf } from "../support/ledger-fixtures.ts";
+import { entrySums } from "../support/money.ts";
+import { fixture, givenScene, ingest, noOutcomes, settlementOf, transferCount, writeGeneratedAch } from "./support.ts";
+
+/**
+ * base-valid.ach as another file of the same originator: its own creation time (file identity),
+ * trace numbers (entry k of copy n gets sequence n * 10 + k) and identification numbers (another
+ * invoice), so every entry is a new record and no entry is a suspect repeat of another copy's.
+ */
+function copyWithOwnTraces(base: Buffer, copy: number): Buffer {
+  let entry = 0;
+  const creationTime = `${String(Math.floor(copy / 60)).padStart(2, "0")}${String(copy % 60).padStart(2, "0")}`;
+  const lines = base.toString("latin1").split("\n").map((line) => {
+    if (line.startsWith("1")) return line.slice(0, 29) + creationTime + line.slice(33);
+    if (!line.startsWith("6")) return line;
+    entry += 1;
+    const identification = `INV${copy}-${entry}`.padEnd(15, " ");
+    return line.slice(0, 39) + identification + line.slice(54, 79) + "23138010" + String(copy * 10 + entry).padStart(7, "0");
+  });
+  return Buffer.from(lines.join("\n"), "latin1");
+}
 
 // Two workers at once (an SFTP poll and an ops upload of the same file, or two processes resuming
 // one file): every record is applied once.
@@ -52,4 +75,25 @@ describe("concurrency: overlapping ingestions apply each record once", () => {
     expect(await transferCount(db.pool, scene.tenantId)).toBe(entries);
     expect((await verifyLedger(db.pool)).ok).toBe(true);
   });
+
+  it("takes 64 files debiting one customer at once no further than its balance, while the projection folds", async () => {
+    const scene = await givenScene(db.pool, "debits");
+    await openAccount(db.pool, { tenantId: scene.tenantId, accountId: "turing", kind: "customer", currency: "USD" });
+    await addAccountAlias(db.pool, scene.tenantId, "aba:021000021:9876543", "turing");
+    // Each copy debits turing 980.50 (and credits two unknown payees, to suspense): 10 copies' worth.
+    await post(db.pool, transferOf(scene.tenantId, "seed", settlementOf(scene), "turing", 980_500n));
+    const base = fixture("ach/base-valid.ach");
+    let ingesting = true;
+    const projector = (async () => {
+      while (ingesting) await advanceProjection(db.pool, scene.tenantId);
+    })();
+    const reports = await Promise.all(Array.from({ length: 64 }, (_, n) => ingest(db.pool, scene, copyWithOwnTraces(base, n + 1), `debit-${n + 1}.ach`)))
+      .finally(() => { ingesting = false; });
+    await projector;
+    const total = (k: keyof typeof noOutcomes) => reports.reduce((sum, r) => sum + r.outcomes[k], 0);
+    expect({ applied: total("applied"), rejected: total("rejected") }).toEqual({ applied: 64 * 2 + 10, rejected: 54 });
+    expect(reports.flatMap((r) => r.errors.map((e) => e.code))).toEqual(Array(54).fill("INGEST_INSUFFICIENT_FUNDS"));
+    expect((await balanceOf(db.pool, scene.tenantId, "turing"))?.balanceMinor).toBe(0n);
+    expect(await entrySums(db.pool, scene.tenantId, "turing")).toEqual({ debitsMinor: 980_500n, creditsMinor: 980_500n });
+  }, 600_000); // waits for 64 ingestions, however busy the machine
 });

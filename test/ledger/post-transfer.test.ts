@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/transaction.ts";
 import { balanceOf } from "../../src/ledger/balance.ts";
-import { postTransfer } from "../../src/ledger/post-transfer.ts";
+import { postTransfer } from "../../src/ledger/post-transfers.ts";
 import { registry } from "../../src/observability/metrics.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenAccounts, post, transferOf } from "../support/ledger-fixtures.ts";

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openTransaction } from "../../src/db/transaction.ts";
-import { advanceProjection, balanceOf } from "../../src/ledger/balance.ts";
-import { postTransfer } from "../../src/ledger/post-transfer.ts";
+import { advanceProjection, balanceOf, projectionLag } from "../../src/ledger/balance.ts";
+import { postTransfer } from "../../src/ledger/post-transfers.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
-import { createEmptyDatabase, createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { entrySums } from "../support/money.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenAccounts, post, transferOf } from "../support/ledger-fixtures.ts";
 
-describe("balance projection and ledger verify", () => {
+describe("exact balances: folded sums plus delta rows", () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -17,60 +18,73 @@ describe("balance projection and ledger verify", () => {
     await db.drop();
   });
 
-  it("gives the same balance before and after the projection advances", async () => {
+  it("writes one delta row per account and transfer with every entry insert, in the database itself", async () => {
+    expect(await projectionLag(db.pool, "t1")).toBe(20);
+    const { rows } = await db.pool.query("SELECT debits_minor::text, credits_minor::text FROM balance_delta WHERE tenant_id = 't1' AND account_id = 'alice' AND transfer_key = 'p:1'");
+    expect(rows).toEqual([{ debits_minor: "0", credits_minor: "100" }]);
+  });
+
+  it("gives the same balance before and after the projection advances, and leaves no delta behind", async () => {
     const before = await balanceOf(db.pool, "t1", "alice");
     const advanced = await advanceProjection(db.pool, "t1");
-    expect(advanced.entriesFolded).toBe(20n);
+    expect(advanced.deltasFolded).toBe(20);
+    expect(await projectionLag(db.pool, "t1")).toBe(0);
     expect(await balanceOf(db.pool, "t1", "alice")).toEqual(before);
     expect(before?.balanceMinor).toBe(500n);
   });
 
-  it("adds entries posted after the watermark to the projected balance", async () => {
+  it("adds transfers posted after the last advance to the folded balance", async () => {
     await post(db.pool, transferOf("t1", "p:late", "settlement", "alice", 7n));
     expect((await balanceOf(db.pool, "t1", "alice"))?.balanceMinor).toBe(507n);
   });
 
-  it("never skips an entry of a transaction that was still open when the projection advanced", async () => {
+  it("never loses a transfer whose transaction was still open while the projection advanced (regression)", async () => {
     const slow = await openTransaction(db.pool);
     await postTransfer(slow.tx, transferOf("t1", "p:slow", "settlement", "bob", 9n));
-    await advanceProjection(db.pool, "t1"); // runs while the slow transaction is open
+    await advanceProjection(db.pool, "t1"); // cannot see the open transaction's delta row
     await slow.commit();
-    await advanceProjection(db.pool, "t1");
-    const report = await verifyLedger(db.pool);
-    expect(report.ok).toBe(true);
     expect((await balanceOf(db.pool, "t1", "bob"))?.balanceMinor).toBe(509n);
+    await advanceProjection(db.pool, "t1");
+    expect((await balanceOf(db.pool, "t1", "bob"))?.balanceMinor).toBe(509n);
+    expect((await verifyLedger(db.pool)).problems).toEqual([]);
   });
 
-  it("folds in bounded steps, never splitting a transaction", async () => {
+  it("folds in bounded steps", async () => {
     await givenAccounts(db.pool, "t2", [["settlement", "settlement"], ["dave", "customer"]]);
     for (let i = 0; i < 5; i++) await post(db.pool, transferOf("t2", `s:${i}`, "settlement", "dave", 1n));
-    const advanced = await advanceProjection(db.pool, "t2", { batchEntriesMax: 3 });
-    expect(advanced.entriesFolded).toBe(10n);
-    expect(advanced.steps).toBeGreaterThanOrEqual(3);
-    expect((await verifyLedger(db.pool)).ok).toBe(true);
+    const advanced = await advanceProjection(db.pool, "t2", { batchDeltasMax: 3 });
+    expect(advanced.deltasFolded).toBe(10);
+    expect(advanced.steps).toBe(4);
+    expect((await balanceOf(db.pool, "t2", "dave"))?.balanceMinor).toBe(5n);
   });
 
-  it("is not held back by a long transaction in another database of the same server (regression)", async () => {
-    const other = await createEmptyDatabase();
-    const client = await other.pool.connect();
-    try {
-      await client.query("BEGIN");
-      await client.query("SELECT pg_current_xact_id()"); // holds a cluster-wide transaction id
-      await post(db.pool, transferOf("t1", "p:beside-other-db", "settlement", "alice", 1n));
-      const advanced = await advanceProjection(db.pool, "t1");
-      expect(advanced.entriesFolded).toBe(2n);
-      await client.query("ROLLBACK");
-    } finally {
-      client.release();
-      await other.drop();
-    }
+  it("stays exact with two projectors folding at once beside concurrent postings", async () => {
+    await givenAccounts(db.pool, "t3", [["settlement", "settlement"], ["erin", "customer"]]);
+    const postings = Array.from({ length: 200 }, (_, i) => post(db.pool, transferOf("t3", `c:${i}`, "settlement", "erin", 3n)));
+    const projectors = [0, 1].map(async () => {
+      for (let round = 0; round < 20; round++) await advanceProjection(db.pool, "t3", { batchDeltasMax: 7 });
+    });
+    await Promise.all([...postings, ...projectors]);
+    await advanceProjection(db.pool, "t3");
+    expect((await balanceOf(db.pool, "t3", "erin"))?.balanceMinor).toBe(600n);
+    expect(await entrySums(db.pool, "t3", "erin")).toEqual({ debitsMinor: 0n, creditsMinor: 600n });
+    expect((await verifyLedger(db.pool)).problems).toEqual([]);
   });
 
-  it("reports ok on an untouched ledger, and names the account after the projection is tampered with", async () => {
+  it("reports ok on an untouched ledger, and names the account after the folded sums are tampered with", async () => {
     expect((await verifyLedger(db.pool)).ok).toBe(true);
+    db.markTampered();
     await db.pool.query("UPDATE account_balance SET credits_minor = credits_minor + 1 WHERE tenant_id = 't1' AND account_id = 'alice'");
     const report = await verifyLedger(db.pool);
     expect(report.ok).toBe(false);
     expect(report.problems).toEqual([expect.objectContaining({ code: "LEDGER_PROJECTION_MISMATCH", tenantId: "t1", accountId: "alice" })]);
+  });
+
+  it("names the account when a delta row is deleted by hand", async () => {
+    await post(db.pool, transferOf("t2", "s:lost", "settlement", "dave", 4n));
+    db.markTampered();
+    await db.pool.query("DELETE FROM balance_delta WHERE tenant_id = 't2' AND transfer_key = 's:lost' AND account_id = 'dave'");
+    const report = await verifyLedger(db.pool);
+    expect(report.problems).toEqual(expect.arrayContaining([expect.objectContaining({ code: "LEDGER_PROJECTION_MISMATCH", tenantId: "t2", accountId: "dave" })]));
   });
 });

@@ -8,8 +8,16 @@ export interface TestDatabase {
   pool: Pool;
   url: string;
   name: string;
+  /** For a test that damages the ledger on purpose: the arbiter stops verifying this database. */
+  markTampered(): void;
   drop(): Promise<void>;
 }
+
+/**
+ * Migrated test databases still open in this file: test/support/ledger-arbiter.ts runs
+ * `clearline ledger verify`'s check on each of them after every test.
+ */
+export const openLedgerDatabases = new Set<TestDatabase>();
 
 async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: inject("adminDatabaseUrl") });
@@ -21,27 +29,33 @@ async function admin<T>(work: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-async function newDatabase(suffix: string, createSql: (name: string) => string, poolMax: number): Promise<TestDatabase> {
+async function newDatabase(suffix: string, createSql: (name: string) => string, poolMax: number, verified: boolean): Promise<TestDatabase> {
   // Named after the run's template so the global teardown drops whatever a crashed file left.
   const name = `${inject("templateDatabase").replace("tmpl", "t")}_${suffix}${randomBytes(4).toString("hex")}`;
   await admin((client) => client.query(createSql(name)));
   const url = withDatabase(inject("adminDatabaseUrl"), name);
   const pool = createPool(url, { max: poolMax });
-  return {
+  const database: TestDatabase = {
     pool, url, name,
+    markTampered() {
+      openLedgerDatabases.delete(database);
+    },
     async drop() {
+      openLedgerDatabases.delete(database);
       await pool.end();
       await admin((client) => client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
     },
   };
+  if (verified) openLedgerDatabases.add(database);
+  return database;
 }
 
 /** A fresh database cloned from the migrated template: each test file gets its own. */
 export function createTestDatabase(options: { poolMax?: number } = {}): Promise<TestDatabase> {
-  return newDatabase("", (name) => `CREATE DATABASE ${name} TEMPLATE ${inject("templateDatabase")}`, options.poolMax ?? 10);
+  return newDatabase("", (name) => `CREATE DATABASE ${name} TEMPLATE ${inject("templateDatabase")}`, options.poolMax ?? 10, true);
 }
 
 /** A fresh, empty database (not migrated): for testing the migration runner itself. */
 export function createEmptyDatabase(): Promise<TestDatabase> {
-  return newDatabase("e", (name) => `CREATE DATABASE ${name}`, 4);
+  return newDatabase("e", (name) => `CREATE DATABASE ${name}`, 4, false);
 }

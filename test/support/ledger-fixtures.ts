@@ -1,7 +1,7 @@
 import type { Pool, Queryable } from "../../src/db/pool.ts";
 import { withTransaction } from "../../src/db/transaction.ts";
 import type { Finding, Result } from "../../src/errors/finding.ts";
-import { postTransfer, type PostOutcome } from "../../src/ledger/post-transfer.ts";
+import { postTransfer, type PostOutcome } from "../../src/ledger/post-transfers.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import type { AccountKind } from "../../src/ledger/account-kinds.ts";
 import type { Transfer } from "../../src/ledger/transfer.ts";

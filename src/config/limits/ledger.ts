@@ -1,5 +1,6 @@
 export const ledgerLimits = {
   transferLegsMax: 64,             // a posting rule never needs more; bounds a single insert
   amountMinorMax: 10n ** 17n,      // leaves headroom under int8 (9.2e18) for sums of many entries
-  projectionBatchEntriesMax: 50_000, // entries folded into the balance projection per step
+  projectionBatchDeltasMax: 20_000, // delta rows folded per step: one short transaction, a few MB of RETURNING
+  projectionStepsMax: 1_000,       // steps per advance, so one advance of a backlog ends and the job yields
 } as const;

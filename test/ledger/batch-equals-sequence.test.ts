@@ -2,14 +2,13 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/transaction.ts";
 import type { Pool } from "../../src/db/pool.ts";
-import { postTransfer } from "../../src/ledger/post-transfer.ts";
-import { postTransfersBatch } from "../../src/ledger/post-transfers-batch.ts";
+import { postTransfer, postTransfers } from "../../src/ledger/post-transfers.ts";
 import type { Transfer } from "../../src/ledger/transfer.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenAccounts, post, transferOf } from "../support/ledger-fixtures.ts";
 
-// postTransfersBatch must give every transfer the outcome postTransfer gives it when the same
-// transfers are posted one after the other, and leave the same ledger behind.
+// A batch must give every transfer the outcome it gets when the same transfers are posted one
+// after the other as batches of one, and leave the same ledger behind.
 let tenantCounter = 0;
 
 async function givenLedger(pool: Pool): Promise<string> {
@@ -32,7 +31,7 @@ async function sequential(pool: Pool, transfers: Transfer[]): Promise<string[]> 
 }
 
 async function batched(pool: Pool, transfers: Transfer[]): Promise<string[]> {
-  return withTransaction(pool, async (tx) => (await postTransfersBatch(tx, transfers)).map(outcomeOf));
+  return withTransaction(pool, async (tx) => (await postTransfers(tx, transfers)).map(outcomeOf));
 }
 
 async function ledgerOf(pool: Pool, tenantId: string): Promise<string[]> {
@@ -54,7 +53,7 @@ async function both(pool: Pool, build: (tenantId: string) => Transfer[], before:
   return { expected, actual, expectedLedger: await ledgerOf(pool, one), actualLedger: await ledgerOf(pool, two) };
 }
 
-describe("postTransfersBatch: the outcomes of postTransfer called in order, in a few statements", () => {
+describe("postTransfers: the outcomes of postTransfer called in order, in a few statements", () => {
   let db: TestDatabase;
   beforeAll(async () => { db = await createTestDatabase(); });
   afterAll(async () => { await db.drop(); });
