@@ -1,17 +1,7 @@
 import { Command, CommanderError } from "commander";
+import packageJson from "../../package.json" with { type: "json" };
 import { assertLimitsValid } from "../config/limits.ts";
-import { registerCardCommands } from "./commands/card.ts";
-import { registerFilesCommands } from "./commands/files.ts";
-import { registerIngestCommand } from "./commands/ingest.ts";
-import { registerInspectCommand } from "./commands/inspect.ts";
-import { registerIso8583Command } from "./commands/iso8583.ts";
-import { registerLedgerCommands } from "./commands/ledger.ts";
-import { registerMigrateCommand } from "./commands/migrate.ts";
-import { registerPartnerCommands } from "./commands/partner.ts";
-import { registerReviewCommands } from "./commands/review.ts";
-import { registerSchemeSimCommand } from "./commands/scheme-sim.ts";
-import { registerServeCommand } from "./commands/serve.ts";
-import { registerTenantCommands } from "./commands/tenant.ts";
+import { topLevelCommandIn, topLevelCommands } from "./command-table.ts";
 import { CliError, exitCodes } from "./exit-codes.ts";
 
 // Every bound is checked once at start: a zero or negative bound is a build mistake, not input.
@@ -19,21 +9,19 @@ assertLimitsValid();
 
 const program = new Command("clearline")
   .description("clearing files and card protocol in; every payment applied exactly once")
+  .version(packageJson.version, "-V, --version")
   .exitOverride()
   .configureOutput({ writeErr: (text) => process.stderr.write(text) });
 
-registerServeCommand(program);
-registerMigrateCommand(program);
-registerLedgerCommands(program);
-registerTenantCommands(program);
-registerIso8583Command(program);
-registerInspectCommand(program);
-registerPartnerCommands(program);
-registerIngestCommand(program);
-registerFilesCommands(program);
-registerReviewCommands(program);
-registerCardCommands(program);
-registerSchemeSimCommand(program);
+// Only the module of the command being run is loaded; the help screen lists every command from
+// the table without loading any of them.
+const args = process.argv.slice(2);
+const chosen = topLevelCommandIn(args);
+if (chosen) {
+  (await chosen.load())(program);
+} else {
+  for (const command of topLevelCommands) program.command(command.name).description(command.summary);
+}
 
 try {
   await program.parseAsync(process.argv);

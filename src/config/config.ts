@@ -41,7 +41,7 @@ const defaults = {
   httpHost: "127.0.0.1",
   httpPort: 8080,
   logLevel: "info",
-  projectionIntervalMs: 5_000,      // balances stay exact meanwhile: reads add entries past the watermark
+  projectionIntervalMs: 5_000,      // balances stay exact meanwhile: reads add the unfolded delta rows
   shutdownTimeoutMs: 10_000,
 };
 

@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -22,6 +23,9 @@ declare module "vitest" {
  * file clones its own database from it (test/support/database.ts) and drops it afterwards.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  // Tests run the real `clearline` command, which is compiled: build it from the sources under
+  // test, so no test ever runs a build older than the code beside it.
+  execFileSync("npm", ["run", "-s", "build"], { stdio: "inherit" });
   let embedded: EmbeddedDatabase | undefined;
   let home: string | undefined;
   let adminUrl = process.env.DATABASE_URL;

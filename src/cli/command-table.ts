@@ -1,0 +1,42 @@
+import type { Command } from "commander";
+
+type Register = (program: Command) => void;
+
+/**
+ * Every top-level command, the module that defines it, and a one-line summary for the help
+ * screen. The CLI loads only the module of the command it runs (serve loads fastify and pg,
+ * inspect the XML stack, scheme-sim neither), so `clearline --help` loads none of them.
+ */
+export interface TopLevelCommand {
+  name: string;
+  summary: string;
+  load(): Promise<Register>;
+}
+
+const ledger = async (): Promise<Register> => (await import("./commands/ledger.ts")).registerLedgerCommands;
+const partner = async (): Promise<Register> => (await import("./commands/partner.ts")).registerPartnerCommands;
+const files = async (): Promise<Register> => (await import("./commands/files.ts")).registerFilesCommands;
+
+export const topLevelCommands: readonly TopLevelCommand[] = [
+  { name: "serve", summary: "run the service: HTTP API, ISO 8583 endpoint, file sources, background jobs", load: async () => (await import("./commands/serve.ts")).registerServeCommand },
+  { name: "migrate", summary: "apply pending SQL migrations", load: async () => (await import("./commands/migrate.ts")).registerMigrateCommand },
+  { name: "balance", summary: "an account's balance", load: ledger },
+  { name: "ledger", summary: "ledger verify and statistics", load: ledger },
+  { name: "tenant", summary: "tenants and their API keys", load: async () => (await import("./commands/tenant.ts")).registerTenantCommands },
+  { name: "iso8583", summary: "read and write ISO 8583 messages", load: async () => (await import("./commands/iso8583.ts")).registerIso8583Command },
+  { name: "inspect", summary: "read an ACH or ISO 20022 file without a database", load: async () => (await import("./commands/inspect.ts")).registerInspectCommand },
+  { name: "partner", summary: "clearing partners and their accounts", load: partner },
+  { name: "alias", summary: "counterparty aliases -> ledger accounts", load: partner },
+  { name: "ingest", summary: "receive and apply files, or preview them with --dry-run", load: async () => (await import("./commands/ingest.ts")).registerIngestCommand },
+  { name: "files", summary: "received files", load: files },
+  { name: "file", summary: "one received file and its per-record outcomes", load: files },
+  { name: "review", summary: "conflicts and suspects held for a person, and their decisions", load: async () => (await import("./commands/review.ts")).registerReviewCommands },
+  { name: "card", summary: "cards of the ISO 8583 channel", load: async () => (await import("./commands/card.ts")).registerCardCommands },
+  { name: "scheme-sim", summary: "a card scheme simulator for trying the ISO 8583 gateway", load: async () => (await import("./commands/scheme-sim.ts")).registerSchemeSimCommand },
+];
+
+/** The command named first in `args`, if it is one of ours. */
+export function topLevelCommandIn(args: readonly string[]): TopLevelCommand | undefined {
+  const name = args.find((arg) => !arg.startsWith("-"));
+  return name === undefined ? undefined : topLevelCommands.find((command) => command.name === name);
+}
