@@ -6,6 +6,7 @@ import { ingestLimits } from "./limits/ingest.ts";
 import { iso20022Limits } from "./limits/iso20022.ts";
 import { iso8583Limits } from "./limits/iso8583.ts";
 import { ledgerLimits } from "./limits/ledger.ts";
+import { reconLimits } from "./limits/recon.ts";
 
 /**
  * Every bound in one place. Pure codecs take these as defaults; the service may override some
@@ -19,6 +20,7 @@ export const limits = {
   iso8583: iso8583Limits,
   http: httpLimits,
   ingest: ingestLimits,
+  recon: reconLimits,
 } as const;
 
 /** Every bound is a positive whole number; a zero or negative bound is a configuration bug. */

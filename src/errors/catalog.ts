@@ -5,6 +5,7 @@ import { ingestErrorCodes } from "./codes/ingest.ts";
 import { iso20022ErrorCodes } from "./codes/iso20022.ts";
 import { iso8583ErrorCodes } from "./codes/iso8583.ts";
 import { ledgerErrorCodes } from "./codes/ledger.ts";
+import { reconErrorCodes } from "./codes/recon.ts";
 
 /**
  * The one catalog of error codes. A code is stable once published: clients and operators match
@@ -19,6 +20,7 @@ export const errorCatalog = {
   ...iso8583ErrorCodes,
   ...httpErrorCodes,
   ...ingestErrorCodes,
+  ...reconErrorCodes,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -53,3 +53,24 @@ export const oldestInProgressAge = new Gauge({
   help: "Age of the oldest in_progress idempotency record: the earliest sign of timeouts downstream",
   registers: [registry],
 });
+
+export const reconOpenDifferences = new Gauge({
+  name: "clearline_recon_open_differences",
+  help: "Reconciliation differences nobody has corrected or explained yet, by reason (theirs_only is the dangerous one)",
+  labelNames: ["tenant", "reason"] as const,
+  registers: [registry],
+});
+
+export const reconOldestOpenDifferenceSeconds = new Gauge({
+  name: "clearline_recon_oldest_open_difference_seconds",
+  help: "Age of the oldest open reconciliation difference (0 when none is open)",
+  labelNames: ["tenant"] as const,
+  registers: [registry],
+});
+
+export const reconCorrections = new Counter({
+  name: "clearline_recon_corrections_total",
+  help: "Reconciliation differences closed by a person, by decision (corrected with a keyed transfer, or explained)",
+  labelNames: ["decision", "reason"] as const,
+  registers: [registry],
+});

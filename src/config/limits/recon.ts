@@ -1,0 +1,19 @@
+// Bounds of reconciliation (src/recon): files, items, batches, runs, each with its unit and why.
+export const reconLimits = {
+  // One imported statement or partner file. A day of a busy settlement account is a few hundred
+  // thousand entries (about 200 MB of camt.053); 512 MiB bounds what one import reads.
+  fileBytesMax: 536_870_912,
+  // Items (entries, rows, batch totals) in one import: the same order as the ISO 20022 reader's.
+  itemsMax: 1_000_000,
+  // Transactions (TxDtls) kept as parts of one batch entry: a payroll credit of a large employer.
+  partsPerItemMax: 10_000,
+  // Findings kept per import; the count goes on, the list stops.
+  findingsMax: 100,
+  // Items written per INSERT: one statement of a few MB, short row locks.
+  insertBatchItemsMax: 5_000,
+  // Items of both sides held by one run (in memory, about 500 bytes each): 2 million is ~1 GB; a
+  // larger period is split.
+  runItemsMax: 2_000_000,
+  // Results written per INSERT when a run is stored.
+  resultBatchRowsMax: 5_000,
+} as const;

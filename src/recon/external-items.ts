@@ -1,0 +1,152 @@
+import { createHash } from "node:crypto";
+import { limits } from "../config/limits.ts";
+import type { Pool, Queryable } from "../db/pool.ts";
+import { withTransaction, type Tx } from "../db/transaction.ts";
+import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
+import { findAccount } from "../ledger/accounts.ts";
+import type { ExternalItem, ExternalStatementHead } from "../protocols/statement/external-item.ts";
+import { readExternalFile, type ExternalFormat } from "./read-external-file.ts";
+
+export interface ImportSummary {
+  importId: string;
+  accountId: string;
+  format: ExternalFormat;
+  items: number;              // new items stored by this import
+  seenBefore: number;         // items already known from an earlier import (same identity, same content)
+  duplicates: number;         // items their side listed twice (kept, reported by runs as duplicate_on_their_side)
+  alreadyImported: boolean;   // the same bytes were imported before: nothing changed
+  statement: ExternalStatementHead;
+  warnings: Finding[];
+}
+
+/**
+ * Imports the other side of a reconciliation for one settlement account, idempotently: the same
+ * bytes again change nothing; an item whose identity an earlier import brought with the same
+ * content is counted as seen before; one listed twice, or again with other content, is kept as a
+ * duplicate of the first. Any error in the file refuses it whole (nothing stored).
+ */
+export async function importExternalFile(
+  pool: Pool, input: { tenantId: string; accountId: string; name: string; content: Buffer; format?: ExternalFormat },
+): Promise<Result<ImportSummary, Finding[]>> {
+  const account = await findAccount(pool, input.tenantId, input.accountId);
+  if (!account) return fail([finding("LEDGER_ACCOUNT_UNKNOWN", `account ${input.accountId} does not exist`, { field: "account" })]);
+  if (account.kind !== "settlement") return fail([finding("RECON_ACCOUNT_NOT_RECONCILABLE", `account ${input.accountId} is a ${account.kind} account`, { field: "account" })]);
+  const sha256 = createHash("sha256").update(input.content).digest("hex");
+  const importId = `rim_${createHash("sha256").update(`${input.tenantId}\u0000${input.accountId}\u0000${sha256}`).digest("hex").slice(0, 24)}`;
+  const earlier = await importSummaryOf(pool, input.tenantId, importId);
+  if (earlier) return ok({ ...earlier, alreadyImported: true });
+
+  const read = await readExternalFile(input.content, input.format, limits.recon);
+  if (!read.ok) return read;
+  const { format, items, head, warnings } = read.value;
+  const wrongCurrency = items.find((item) => item.currency !== account.currency);
+  if (wrongCurrency || (head.currency && head.currency !== account.currency)) {
+    return fail([finding("RECON_CURRENCY_MISMATCH", `the file is in ${wrongCurrency?.currency ?? head.currency}, account ${input.accountId} in ${account.currency}`, { field: "currency" })]);
+  }
+  return ok(await withTransaction(pool, async (tx) => {
+    // The import row first (its items refer to it); a concurrent import of the same bytes waits
+    // here on the unique content hash and then finds it imported.
+    const claimed = await tx.query(
+      `INSERT INTO recon_import (tenant_id, import_id, account_id, format, name, content_sha256, statement_ref, items, duplicates, findings)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, 0, 0, $8) ON CONFLICT DO NOTHING`,
+      [input.tenantId, importId, input.accountId, format, input.name, sha256, head.statementRef ?? null, JSON.stringify(warnings)],
+    );
+    if (claimed.rowCount === 0) return { ...(await importSummaryOf(tx, input.tenantId, importId) as ImportSummary), alreadyImported: true };
+    const stored = await storeItems(tx, input.tenantId, input.accountId, importId, items);
+    await tx.query("UPDATE recon_import SET items = $3, duplicates = $4 WHERE tenant_id = $1 AND import_id = $2", [input.tenantId, importId, stored.items, stored.duplicates]);
+    return { importId, accountId: input.accountId, format, ...stored, alreadyImported: false, statement: head, warnings };
+  }));
+}
+
+async function importSummaryOf(db: Queryable, tenantId: string, importId: string): Promise<ImportSummary | undefined> {
+  const { rows } = await db.query<{ account_id: string; format: ExternalFormat; items: number; duplicates: number; statement_ref: string | null; findings: Finding[] }>(
+    "SELECT account_id, format, items, duplicates, statement_ref, findings FROM recon_import WHERE tenant_id = $1 AND import_id = $2",
+    [tenantId, importId],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    importId, accountId: row.account_id, format: row.format, items: row.items, seenBefore: 0, duplicates: row.duplicates, alreadyImported: false,
+    statement: row.statement_ref ? { statementRef: row.statement_ref } : {}, warnings: row.findings,
+  };
+}
+
+interface StoredCounts {
+  items: number;
+  seenBefore: number;
+  duplicates: number;
+}
+
+/** Inserts the items in bounded batches; sorts out repeats of identities already stored. */
+async function storeItems(tx: Tx, tenantId: string, accountId: string, importId: string, items: ExternalItem[]): Promise<StoredCounts> {
+  const counts: StoredCounts = { items: 0, seenBefore: 0, duplicates: 0 };
+  const inThisFile = new Set<string>();
+  for (let start = 0; start < items.length; start += limits.recon.insertBatchItemsMax) {
+    const batch = items.slice(start, start + limits.recon.insertBatchItemsMax);
+    const fresh: ExternalItem[] = [];
+    const repeated: ExternalItem[] = [];
+    for (const item of batch) {
+      if (inThisFile.has(item.itemKey)) repeated.push(item);
+      else { inThisFile.add(item.itemKey); fresh.push(item); }
+    }
+    const inserted = await insertItems(tx, tenantId, accountId, importId, fresh);
+    const known = fresh.filter((item) => !inserted.has(item.itemKey));
+    const { same, booked } = await sameAsStored(tx, tenantId, accountId, known);
+    await markBooked(tx, tenantId, accountId, booked);
+    counts.items += inserted.size;
+    counts.seenBefore += same.size;
+    const duplicates = [...repeated, ...known.filter((item) => !same.has(item.itemKey))];
+    await insertItems(tx, tenantId, accountId, importId, duplicates.map((item) => ({ ...item, itemKey: `${item.itemKey}#dup:${importId}:${item.position}`, duplicateOf: item.itemKey })));
+    counts.duplicates += duplicates.length;
+  }
+  return counts;
+}
+
+async function insertItems(tx: Tx, tenantId: string, accountId: string, importId: string, items: Array<ExternalItem & { duplicateOf?: string }>): Promise<Set<string>> {
+  if (items.length === 0) return new Set();
+  const { rows } = await tx.query<{ item_key: string }>(
+    `INSERT INTO recon_external_item (tenant_id, account_id, item_key, import_id, position, booking_date, value_date, direction, amount_minor,
+                                      currency, status, refs, parts, description, duplicate_of)
+     SELECT $1, $2, i.item_key, $3, i.position, i.booking_date::date, i.value_date::date, i.direction, i.amount_minor, i.currency, i.status,
+            CASE WHEN i.refs = '' THEN '{}'::text[] ELSE string_to_array(i.refs, chr(31)) END, i.parts::jsonb, i.description, i.duplicate_of
+       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+            AS i(item_key, position, booking_date, value_date, direction, amount_minor, currency, status, refs, parts, description, duplicate_of)
+     ON CONFLICT (tenant_id, account_id, item_key) DO NOTHING RETURNING item_key`,
+    [tenantId, accountId, importId, items.map((i) => i.itemKey), items.map((i) => i.position), items.map((i) => i.bookingDate), items.map((i) => i.valueDate ?? null),
+      items.map((i) => i.direction), items.map((i) => i.amountMinor.toString()), items.map((i) => i.currency), items.map((i) => i.status),
+      items.map((i) => i.refs.join("\u001f")), items.map((i) => JSON.stringify(i.parts.map((p) => ({ ...(p.amountMinor === undefined ? {} : { amountMinor: p.amountMinor.toString() }), refs: p.refs })))),
+      items.map((i) => i.description ?? null), items.map((i) => i.duplicateOf ?? null)],
+  );
+  return new Set(rows.map((r) => r.item_key));
+}
+
+/**
+ * Of items whose identity is already stored, those stored with the same direction and amount
+ * (the same item seen again), and among them those stored pending that this file books.
+ */
+async function sameAsStored(tx: Tx, tenantId: string, accountId: string, items: ExternalItem[]): Promise<{ same: Set<string>; booked: ExternalItem[] }> {
+  if (items.length === 0) return { same: new Set(), booked: [] };
+  const { rows } = await tx.query<{ item_key: string; direction: string; amount_minor: string; booking_date: string; status: string }>(
+    `SELECT item_key, direction, amount_minor::text, to_char(booking_date, 'YYYY-MM-DD') AS booking_date, status
+       FROM recon_external_item WHERE tenant_id = $1 AND account_id = $2 AND item_key = ANY($3::text[])`,
+    [tenantId, accountId, items.map((i) => i.itemKey)],
+  );
+  const stored = new Map(rows.map((r) => [r.item_key, r]));
+  const same = items.filter((item) => {
+    const row = stored.get(item.itemKey);
+    return row !== undefined && row.direction === item.direction && row.amount_minor === item.amountMinor.toString();
+  });
+  // A pending entry later booked is the same item: its booking is what the later file adds.
+  const booked = same.filter((item) => item.status === "booked" && stored.get(item.itemKey)?.status === "pending");
+  return { same: new Set(same.map((item) => item.itemKey)), booked };
+}
+
+async function markBooked(tx: Tx, tenantId: string, accountId: string, items: ExternalItem[]): Promise<void> {
+  if (items.length === 0) return;
+  await tx.query(
+    `UPDATE recon_external_item i SET status = 'booked', booking_date = b.booking_date::date
+       FROM unnest($3::text[], $4::text[]) AS b(item_key, booking_date)
+      WHERE i.tenant_id = $1 AND i.account_id = $2 AND i.item_key = b.item_key AND i.status = 'pending'`,
+    [tenantId, accountId, items.map((i) => i.itemKey), items.map((i) => i.bookingDate)],
+  );
+}
