@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { registerCardAuthorizationRoutes } from "./api/routes/card-authorizations.ts";
 import { registerFileRoutes } from "./api/routes/files.ts";
+import { registerReconciliationRoutes } from "./api/routes/reconciliations.ts";
 import { buildHttpServer } from "./api/server.ts";
 import type { Config } from "./config/config.ts";
 import { limits } from "./config/limits.ts";
@@ -41,6 +42,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     extraRoutes: [
       (app) => registerCardAuthorizationRoutes(app, { authorizer: cardGateway.authorizer }),
       (app) => registerFileRoutes(app, { pool: database.pool, suspectWindowHours: config.ingest.suspectWindowHours }),
+      (app) => registerReconciliationRoutes(app, { pool: database.pool }),
     ],
   });
   await http.listen({ host: config.httpHost, port: config.httpPort });

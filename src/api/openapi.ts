@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { accountBody, paymentBody, refundBody } from "./schemas.ts";
+import { accountBody, paymentBody, reconDecisionBody, reconRunBody, refundBody } from "./schemas.ts";
 
 const problemSchema = {
   type: "object",
@@ -80,9 +80,45 @@ export function openApiDocument(): Record<string, unknown> {
       "/v1/accounts": {
         post: { summary: "Open an account (idempotent on its id; no Idempotency-Key needed)", requestBody: { required: true, content: json(accountBody) }, responses: { "201": { description: "created, or exists with the same kind and currency (the same answer)" }, ...problems({ "409": "exists with another kind or currency" }) } },
       },
+      ...reconciliationPaths(json),
       "/v1/accounts/{id}/balance": {
         get: { summary: "An account's balance (decimal string)", parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "{ account, currency, balance }" }, ...problems({ "404": "no such account" }) } },
       },
+    },
+  };
+}
+
+const idParameter = { name: "id", in: "path", required: true, schema: { type: "string" } };
+
+/** /v1/reconciliations: idempotent by nature (imports by content, runs by inputs, corrections by difference). */
+function reconciliationPaths(json: (schema: z.ZodType) => Record<string, unknown>): Record<string, unknown> {
+  return {
+    "/v1/reconciliations/imports": {
+      post: {
+        summary: "Import their side for a settlement account: camt.053, camt.054 or CSV (id,date,amount,currency,reference,description) as the raw body; the same bytes again change nothing",
+        parameters: [{ name: "account", in: "query", required: true, schema: { type: "string" } }, { name: "format", in: "query", schema: { type: "string", enum: ["camt053", "camt054", "csv"] } }, { name: "name", in: "query", schema: { type: "string" } }],
+        requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } },
+        responses: { "201": { description: "imported: items, seen before, listed twice" }, "200": { description: "the same bytes were imported before" }, ...problems({ "400": "unreadable file, with every finding and its position", "404": "no such account", "422": "not a settlement account, another currency, or a closing balance that does not add up" }) },
+      },
+    },
+    "/v1/reconciliations/runs": {
+      post: {
+        summary: "Reconcile one settlement account over a period; the same inputs give the same run",
+        requestBody: { required: true, content: json(reconRunBody) },
+        responses: { "201": { description: "{ run_id, matched, differences: { theirs_only, ours_only, amount_differs, date_outside_window, duplicate_on_their_side, pending } }" }, "200": { description: "a dry run, or the same inputs as an earlier run (that run)" }, ...problems({ "400": "bad period", "404": "no such account", "422": "not a settlement account, or too many items for one run" }) },
+      },
+    },
+    "/v1/reconciliations/runs/{id}": {
+      get: { summary: "A run: differences (theirs_only first) and matches, each with its reason or rule", parameters: [idParameter], responses: { "200": { description: "the run" }, ...problems({ "404": "no such run" }) } },
+    },
+    "/v1/reconciliations/differences": {
+      get: { summary: "Open differences, theirs_only first, then the oldest", parameters: [{ name: "account", in: "query", schema: { type: "string" } }], responses: { "200": { description: "{ differences }" } } },
+    },
+    "/v1/reconciliations/differences/{id}/correct": {
+      post: { summary: "Post the correction the difference calls for (transfer recon:<difference id>, settlement against recon suspense); once, however often asked", parameters: [idParameter], requestBody: { required: true, content: json(reconDecisionBody) }, responses: { "200": { description: "the difference, corrected" }, ...problems({ "404": "no such difference", "409": "already explained", "422": "moves no money: explain it" }) } },
+    },
+    "/v1/reconciliations/differences/{id}/explain": {
+      post: { summary: "Close the difference as explained, with a reason; no money moves", parameters: [idParameter], requestBody: { required: true, content: json(reconDecisionBody) }, responses: { "200": { description: "the difference, explained" }, ...problems({ "404": "no such difference", "409": "already corrected" }) } },
     },
   };
 }

@@ -9,8 +9,13 @@ export interface Reply {
   effectRef: string | null;
 }
 
+/** JSON has no bigint: minor-unit amounts travel as decimal strings of integers ("12500"). */
+function bigintAsString(_key: string, value: unknown): unknown {
+  return typeof value === "bigint" ? value.toString() : value;
+}
+
 export function jsonReply(status: number, value: unknown, effectRef: string | null = null): Reply {
-  return { status, body: JSON.stringify(value), contentType: "application/json; charset=utf-8", effectRef };
+  return { status, body: JSON.stringify(value, bigintAsString), contentType: "application/json; charset=utf-8", effectRef };
 }
 
 export function problemReply(code: ErrorCode, detail: string, extensions: Record<string, unknown> = {}, effectRef: string | null = null): Reply {

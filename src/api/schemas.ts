@@ -44,3 +44,9 @@ export const paymentQuery = z.strictObject({ client_reference: clientReference }
 export function describeIssues(error: z.ZodError): Array<{ field: string; message: string }> {
   return error.issues.map((issue) => ({ field: issue.path.join(".") || "(body)", message: issue.message }));
 }
+
+/** POST /v1/reconciliations/runs */
+export const reconRunBody = z.object({ account: z.string().min(1).max(200), from: z.string(), to: z.string(), dry_run: z.boolean().optional() }).strict();
+
+/** POST /v1/reconciliations/differences/{id}/correct|explain: who decided, and why (kept with the decision). */
+export const reconDecisionBody = z.object({ reason: z.string().min(1).max(2_000), operator: z.string().min(1).max(200) }).strict();

@@ -123,10 +123,17 @@ describe("two-sided reconciliation of a settlement account against a bank statem
     expect(await listOpenDifferences(db.pool, tenantId, "settlement", 10)).toEqual([]);
   });
 
-  it("refuses a statement whose closing balance is not its opening plus its entries, and stores nothing", async () => {
+  it("warns when a statement's closing balance is not its opening plus its entries (entries may be missing)", async () => {
     const tenantId = await givenBooks(db, []);
-    const imported = await importExternalFile(db.pool, { tenantId, accountId: "settlement", name: "bad.xml", content: camt053({ id: "S8", closing: "999.00", entries: [{ amount: "5.00", date: "2026-12-01", svcrRef: "B1" }] }) });
-    expect(imported).toMatchObject({ ok: false, error: [{ code: "RECON_BALANCE_MISMATCH" }] });
+    const imported = await importExternalFile(db.pool, { tenantId, accountId: "settlement", name: "short.xml", content: camt053({ id: "S8", closing: "999.00", entries: [{ amount: "5.00", date: "2026-12-01", svcrRef: "B1" }] }) });
+    expect(imported).toMatchObject({ ok: true, value: { items: 1, warnings: [{ code: "RECON_BALANCE_MISMATCH", severity: "warning" }] } });
+  });
+
+  it("refuses a statement in another currency than the account, and stores nothing", async () => {
+    const tenantId = await givenBooks(db, []);
+    const euros = Buffer.from(camt053({ id: "S8E", entries: [{ amount: "5.00", date: "2026-12-01", svcrRef: "B1" }] }).toString("utf8").replaceAll('Ccy="USD"', 'Ccy="EUR"').replace("<Ccy>USD</Ccy>", "<Ccy>EUR</Ccy>"));
+    const imported = await importExternalFile(db.pool, { tenantId, accountId: "settlement", name: "eur.xml", content: euros });
+    expect(imported).toMatchObject({ ok: false, error: [{ code: "RECON_CURRENCY_MISMATCH" }] });
     const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM recon_import WHERE tenant_id = $1", [tenantId]);
     expect(rows[0].n).toBe(0);
   });

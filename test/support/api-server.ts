@@ -1,5 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
+import type { FastifyInstance } from "fastify";
 import { buildHttpServer } from "../../src/api/server.ts";
 import type { Pool } from "../../src/db/pool.ts";
 import { createLogger } from "../../src/observability/logger.ts";
@@ -12,10 +13,10 @@ export interface TestApi {
 }
 
 /** The real HTTP server (fastify, real routes, real database) on a free loopback port. */
-export async function startTestApi(pool: Pool): Promise<TestApi> {
+export async function startTestApi(pool: Pool, extraRoutes: Array<(app: FastifyInstance) => void> = []): Promise<TestApi> {
   const logs: string[] = [];
   const destination = new Writable({ write(chunk, _encoding, done) { logs.push(String(chunk)); done(); } });
-  const app = buildHttpServer({ pool, logger: createLogger({ level: "info", destination }) });
+  const app = buildHttpServer({ pool, logger: createLogger({ level: "info", destination }), extraRoutes });
   await app.listen({ host: "127.0.0.1", port: 0 });
   const { port } = app.server.address() as AddressInfo;
   return { baseUrl: `http://127.0.0.1:${port}`, close: () => app.close(), logs };

@@ -24,7 +24,8 @@ interface StatementDraft {
 /**
  * A streaming reader of camt.053 statements and camt.054 notifications for reconciliation: one
  * item per Ntry (a batch entry keeps its TxDtls as parts), the statement's account and balances.
- * Opening (OPBD, else PRCD) plus booked entries must equal the closing balance (CLBD). Memory is
+ * Opening (OPBD, else PRCD) plus booked entries should equal the closing balance (CLBD); a
+ * warning says when they do not. Memory is
  * one entry at a time; a DOCTYPE is refused by the tokenizer's doctype event before any entity.
  */
 export class CamtStatementReader {
@@ -184,9 +185,11 @@ export class CamtStatementReader {
     if (closing) { const v = signed(closing); if (v !== undefined) statement.head.closingMinor = v; }
     const { openingMinor, closingMinor } = statement.head;
     if (openingMinor !== undefined && closingMinor !== undefined && openingMinor + statement.bookedMinor !== closingMinor) {
+      // A warning, not a refusal: real statements leave entries to another page or statement
+      // (public samples do), and the bank's entries are still their side. Imports report it.
       this.addFinding(finding("RECON_BALANCE_MISMATCH",
-        `statement ${statement.head.statementRef ?? ""}: opening ${openingMinor} plus booked entries ${statement.bookedMinor} is not the closing ${closingMinor} (minor units)`,
-        { xmlPath: this.xmlPath }));
+        `statement ${statement.head.statementRef ?? ""}: opening ${openingMinor} plus booked entries ${statement.bookedMinor} is not the closing ${closingMinor} (minor units): entries may be missing`,
+        { xmlPath: this.xmlPath }, { severity: "warning" }));
     }
   }
 
