@@ -9,7 +9,7 @@ export interface TheirItem {
   pending: boolean;
   duplicateOf?: string;
   refs: string[];            // reference values (untagged) that may name one of our transfers
-  words: string[];           // words of their description, for "contains"
+  words(): string[];         // words of their description, for "contains" (computed when a rule asks)
   parts: Array<{ amountSigned?: bigint; refs: string[] }>;
 }
 
@@ -37,8 +37,17 @@ export interface MatchResult {
 export const outcomeOrder: readonly Outcome[] = ["theirs_only", "amount_differs", "duplicate_on_their_side", "ours_only", "date_outside_window", "pending", "matched"];
 
 const DAY_MS = 86_400_000;
+const dayNumbers = new Map<string, number>(); // a run sees few distinct dates: parse each once
+function dayNumber(date: string): number {
+  let day = dayNumbers.get(date);
+  if (day === undefined) {
+    day = Date.parse(date) / DAY_MS;
+    if (dayNumbers.size < 10_000) dayNumbers.set(date, day);
+  }
+  return day;
+}
 function daysApart(a: string, b: string): number {
-  return Math.abs(Date.parse(a) - Date.parse(b)) / DAY_MS;
+  return Math.abs(dayNumber(a) - dayNumber(b));
 }
 function abs(n: bigint): bigint {
   return n < 0n ? -n : n;
@@ -61,16 +70,33 @@ class MatchState {
   }
 
   record(outcome: Outcome, items: TheirItem[], transfers: OurTransfer[], rule?: string): void {
-    for (const item of items) this.usedItems.add(item.itemKey);
-    for (const transfer of transfers) this.usedTransfers.add(transfer.transferKey);
-    this.results.push({
-      outcome, ...(rule ? { rule } : {}), itemKeys: items.map((i) => i.itemKey), transferKeys: transfers.map((t) => t.transferKey),
-      theirsMinor: items.reduce((sum, i) => sum + i.amountSigned, 0n), oursMinor: transfers.reduce((sum, t) => sum + t.amountSigned, 0n),
-    });
+    // Plain loops: this runs once per result, a few hundred thousand times in a large run.
+    const itemKeys: string[] = [];
+    const transferKeys: string[] = [];
+    let theirsMinor = 0n;
+    let oursMinor = 0n;
+    for (const item of items) {
+      this.usedItems.add(item.itemKey);
+      itemKeys.push(item.itemKey);
+      theirsMinor += item.amountSigned;
+    }
+    for (const transfer of transfers) {
+      this.usedTransfers.add(transfer.transferKey);
+      transferKeys.push(transfer.transferKey);
+      oursMinor += transfer.amountSigned;
+    }
+    const result: MatchResult = { outcome, itemKeys, transferKeys, theirsMinor, oursMinor };
+    if (rule) result.rule = rule;
+    this.results.push(result);
   }
 
   /** Unused transfers one of these references names, closest in date first (then by key: deterministic). */
   candidates(refs: readonly string[], currency: string, date: string): OurTransfer[] {
+    if (refs.length === 1) {
+      // The common case, one reference naming one transfer: no set, no sort.
+      const named = this.byRef.get(refs[0] as string) ?? [];
+      if (named.length <= 1) return named.filter((t) => !this.usedTransfers.has(t.transferKey) && t.currency === currency);
+    }
     const found = new Map<string, OurTransfer>();
     for (const ref of refs) for (const t of this.byRef.get(ref) ?? []) if (!this.usedTransfers.has(t.transferKey) && t.currency === currency) found.set(t.transferKey, t);
     return [...found.values()].sort((a, b) => daysApart(a.valueDate, date) - daysApart(b.valueDate, date) || (a.transferKey < b.transferKey ? -1 : 1));
@@ -82,11 +108,16 @@ class MatchState {
 }
 
 function oneToOne(state: MatchState, rule: MatchingRule): void {
+  const drift = BigInt(rule.amount.driftMinor);
   for (const item of state.openItems()) {
-    const refs = rule.reference === "equals" ? item.refs : item.words;
-    const match = state.candidates(refs, item.currency, item.bookingDate).find((t) =>
-      abs(t.amountSigned - item.amountSigned) <= BigInt(rule.amount.driftMinor) && daysApart(t.valueDate, item.bookingDate) <= rule.dateWindowDays);
-    if (match) state.record("matched", [item], [match], rule.name);
+    const refs = rule.reference === "equals" ? item.refs : item.words();
+    for (const t of state.candidates(refs, item.currency, item.bookingDate)) {
+      const off = t.amountSigned === item.amountSigned ? 0n : abs(t.amountSigned - item.amountSigned);
+      if (off <= drift && daysApart(t.valueDate, item.bookingDate) <= rule.dateWindowDays) {
+        state.record("matched", [item], [t], rule.name);
+        break;
+      }
+    }
   }
 }
 
