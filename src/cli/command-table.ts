@@ -32,6 +32,8 @@ export const topLevelCommands: readonly TopLevelCommand[] = [
   { name: "file", summary: "one received file and its per-record outcomes", load: files },
   { name: "review", summary: "conflicts and suspects held for a person, and their decisions", load: async () => (await import("./commands/review.ts")).registerReviewCommands },
   { name: "recon", summary: "reconcile settlement accounts against statements: import, run, show, correct, explain", load: async () => (await import("./commands/recon.ts")).registerReconCommands },
+  { name: "source", summary: "pause and resume a partner's file sources or the ISO 8583 endpoint (incidents)", load: async () => (await import("./commands/incident.ts")).registerSourceCommands },
+  { name: "incident", summary: "incident perimeter, keyed compensation batch, the incident record", load: async () => (await import("./commands/incident.ts")).registerIncidentCommands },
   { name: "card", summary: "cards of the ISO 8583 channel", load: async () => (await import("./commands/card.ts")).registerCardCommands },
   { name: "scheme-sim", summary: "a card scheme simulator for trying the ISO 8583 gateway", load: async () => (await import("./commands/scheme-sim.ts")).registerSchemeSimCommand },
 ];

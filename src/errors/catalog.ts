@@ -1,6 +1,7 @@
 import { achErrorCodes } from "./codes/ach.ts";
 import { commonErrorCodes } from "./codes/common.ts";
 import { httpErrorCodes } from "./codes/http.ts";
+import { incidentErrorCodes } from "./codes/incident.ts";
 import { ingestErrorCodes } from "./codes/ingest.ts";
 import { iso20022ErrorCodes } from "./codes/iso20022.ts";
 import { iso8583ErrorCodes } from "./codes/iso8583.ts";
@@ -21,6 +22,7 @@ export const errorCatalog = {
   ...httpErrorCodes,
   ...ingestErrorCodes,
   ...reconErrorCodes,
+  ...incidentErrorCodes,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalog;

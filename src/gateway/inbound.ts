@@ -8,6 +8,7 @@ import { postTransfer } from "../ledger/post-transfers.ts";
 import type { Leg } from "../ledger/transfer.ts";
 import { currencyByNumeric } from "../protocols/iso4217/currency.ts";
 import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
+import { isSourcePaused } from "../incidents/source-pause.ts";
 import {
   authorizationIdOf, buildResponse, expectsResponse, fingerprintOf, identityOf, isRepeatMti, mtiClassOf, naturalKeyOf,
   originalIdentityOf, panOf, replayedResponse, storableFields, textField, type ResponseCodeName,
@@ -102,6 +103,8 @@ async function handleOriginal(deps: InboundDependencies, message: Message, conte
   if (amount === undefined) return { response: buildResponse(message, "invalidAmount"), decision: "amount_or_currency_invalid" };
   const route = await routeCard(deps.pool, deps.keys, pan);
   if (route.kind === "unknown_issuer") return { response: buildResponse(message, "unknownIssuer"), decision: "unknown_issuer" };
+  // An operator stopped this tenant's card channel (incident): decide nothing, the scheme stands in.
+  if (await isSourcePaused(deps.pool, route.tenantId, "iso8583")) return { response: buildResponse(message, "sourcePaused"), decision: "source_paused" };
 
   const tenantId = route.tenantId;
   const naturalKey = naturalKeyOf(identity);

@@ -8,6 +8,7 @@ import type { Logger } from "../observability/logger.ts";
 import type { Partner } from "./partners.ts";
 import { ingestArrival, type IngestOptions } from "./pipeline.ts";
 import { sanitizeFileName } from "./receipt.ts";
+import { isSourcePaused } from "../incidents/source-pause.ts";
 
 /** Names a drop folder never takes: temp names of a copy in progress and dot files. */
 export function isTemporaryName(name: string): boolean {
@@ -98,6 +99,8 @@ export class DropFolder {
   }
 
   private async scan(): Promise<void> {
+    // A paused partner (incident) takes no new file; the files wait here until it is resumed.
+    if (await isSourcePaused(this.options.pool, this.options.tenantId, `partner:${this.options.partner.partnerId}`)) return;
     const entries = await readdir(this.options.folder, { withFileTypes: true });
     let waiting = false;
     for (const entry of entries.sort((a, b) => (a.name < b.name ? -1 : 1))) {

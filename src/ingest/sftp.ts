@@ -13,6 +13,7 @@ import { ingestArrival, type IngestOptions } from "./pipeline.ts";
 import type { FileReport } from "./report.ts";
 import { sanitizeFileName } from "./receipt.ts";
 import type { SftpPartnerSource } from "./sources-config.ts";
+import { isSourcePaused } from "../incidents/source-pause.ts";
 
 /** "SHA256:<base64 without padding>", as `ssh-keygen -lf` prints a host key's fingerprint. */
 export function hostKeyFingerprint(key: Buffer): string {
@@ -98,9 +99,11 @@ export class SftpPoller {
   /** One poll: connect, list, take the stable files, archive them, end. Exposed for tests. */
   async poll(): Promise<PollResult> {
     const { source } = this.options;
+    const result: PollResult = { taken: [], waiting: [] };
+    // A paused partner (incident) is not even connected to; its files wait on its server.
+    if (await isSourcePaused(this.options.pool, this.options.tenantId, `partner:${this.options.partner.partnerId}`)) return result;
     const client = new SftpClient(`clearline-${this.options.partner.name}`);
     let mismatch: HostKeyMismatch | undefined;
-    const result: PollResult = { taken: [], waiting: [] };
     try {
       const privateKey = await readFile(source.privateKeyPath);
       try {

@@ -16,4 +16,10 @@ export const reconLimits = {
   runItemsMax: 2_000_000,
   // Results written per INSERT when a run is stored.
   resultBatchRowsMax: 5_000,
+  // Records one incident perimeter takes: a bad day of one partner. Wider incidents are split by
+  // channel, partner or key prefix, so each compensation batch stays reviewable.
+  perimeterRecordsMax: 100_000,
+  // How long a process trusts what it read of a source's pause: a pause by another process (the
+  // CLI) takes effect within a second; this process's own pause at once.
+  pauseCacheMs: 1_000,
 } as const;
