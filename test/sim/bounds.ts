@@ -4,7 +4,9 @@
  */
 export const simBounds = {
   stepsDefault: 200,                 // a run of `npm run sim -- --seed S` without --steps: a few minutes on 2 cores
-  stepsMax: 1_000_000,               // a long hunt is one command; the bound only catches a typo
+  stepsMax: 1_000_000,
+  ciSeeds: [1, 2, 3],                // the fixed seeds `npm test` runs (test/sim/sim.test.ts)
+  ciStepsPerSeed: 20,                // 3 x 20 steps: about 2-3 minutes on a busy 2-core machine               // a long hunt is one command; the bound only catches a typo
   burstPaymentsMax: 64,              // the issue's 64 concurrent HTTP clients spending one customer's balance
   burstPaymentsMin: 8,               // fewer hardly race
   sameKeyConcurrentMax: 8,           // concurrent requests with one Idempotency-Key

@@ -38,6 +38,16 @@ export class IsoLink {
     }
   }
 
+  /**
+   * Answers that arrived without a waiting request (SchemeClient keeps them by MTI, STAN and
+   * terminal): the evidence when a request went unanswered. Read through a cast: the simulator
+   * keeps them private, and this is a diagnostic only.
+   */
+  strayAnswers(): string[] {
+    const early = (this.client as unknown as { early?: Map<string, Message[]> } | undefined)?.early;
+    return early ? [...early].flatMap(([key, messages]) => messages.map(() => key)) : [];
+  }
+
   async close(): Promise<void> {
     const client = this.client;
     this.client = undefined;

@@ -186,7 +186,8 @@ async function countDedup(pool: Pool, where: string, values: unknown[]): Promise
 async function everyCardRequestAnswered({ world }: InvariantInput): Promise<Violation[]> {
   return world.isoUnanswered.map((u) => ({
     invariant: "everyCardRequestAnswered", subject: `${u.mti} STAN ${u.stan} (${u.naturalKey}, step ${u.step})`,
-    expected: "a response with the request's STAN", found: "none matched (the service answered nothing, or with another message's STAN)",
+    expected: "a response with the request's STAN",
+    found: u.strays.length > 0 ? `none matched; answers that matched no request (response MTI:STAN:terminal): ${u.strays.join(", ")}` : "no answer",
   }));
 }
 

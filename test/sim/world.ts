@@ -75,7 +75,7 @@ export interface World {
   isoOriginals: IsoOriginal[];
   isoReversals: IsoReversal[];
   /** Card requests sent to a running service that got no answer matching them (by MTI, STAN and terminal). */
-  isoUnanswered: Array<{ mti: string; stan: string; naturalKey: string; step: number }>;
+  isoUnanswered: Array<{ mti: string; stan: string; naturalKey: string; step: number; strays: string[] }>;
   step: number;
   /** channel|dedup key|reason -> how many such decisions the clients saw answered. */
   dedupSeen: Map<string, number>;

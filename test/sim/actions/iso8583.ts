@@ -22,7 +22,7 @@ function transmissionOf(stan: number): string {
 /** The service was up and the socket open: an unanswered request is a finding, not a fault we injected. */
 function noAnswer(ctx: SimContext, message: Message, naturalKey: string): void {
   const stan = textField(message, 11) ?? "";
-  ctx.world.isoUnanswered.push({ mti: message.mti, stan, naturalKey, step: ctx.world.step });
+  ctx.world.isoUnanswered.push({ mti: message.mti, stan, naturalKey, step: ctx.world.step, strays: ctx.iso.strayAnswers() });
   ctx.log(`no answer to ${message.mti} STAN ${stan} (${naturalKey})`);
 }
 
