@@ -14,6 +14,7 @@ export interface SimContext {
   service: ServiceProcess;
   pool: Pool;
   rng: Prng;
+  projection: boolean;   // false with --without-projection: nothing advances the balance projection
   iso: IsoLink;
   log: (line: string) => void;
 }

@@ -174,6 +174,15 @@ async function dedupDecisionsRecorded({ world, pool }: InvariantInput): Promise<
     }
     if (found < wanted) violations.push({ invariant: "dedupDecisionsRecorded", subject: `${channel} ${key}`, expected: `>= ${wanted} dedup_event ${reason}`, found: String(found) });
   }
+  const answered = [...world.answeredKeys].map((k) => k.split("|") as [string, string]);
+  const { rows } = await pool.query<{ endpoint: string; idem_key: string }>(
+    `SELECT endpoint, idem_key FROM idempotency_record WHERE tenant_id = $1 AND state = 'completed'
+        AND (endpoint, idem_key) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+    [world.tenantId, answered.map(([e]) => e), answered.map(([, k]) => k)]);
+  const kept = new Set(rows.map((r) => `${r.endpoint}|${r.idem_key}`));
+  for (const key of world.answeredKeys) {
+    if (!kept.has(key)) violations.push({ invariant: "dedupDecisionsRecorded", subject: `idempotency record ${key}`, expected: "completed (its answer was given)", found: "absent" });
+  }
   return violations;
 }
 

@@ -10,6 +10,7 @@ export interface ServiceEnvironment {
   databaseUrl: string;
   home: string;              // CLEARLINE_HOME, kept across restarts like a real deployment's
   cardHashSecretHex: string; // the same card keys across restarts
+  projectionIntervalMs: number;
 }
 
 /**
@@ -34,7 +35,7 @@ export class ServiceProcess {
         DATABASE_URL: this.environment.databaseUrl,
         CLEARLINE_HOME: this.environment.home,
         CLEARLINE_CARD_HASH_SECRET: this.environment.cardHashSecretHex,
-        CLEARLINE_PROJECTION_INTERVAL_MS: String(simBounds.projectionIntervalMs),
+        CLEARLINE_PROJECTION_INTERVAL_MS: String(this.environment.projectionIntervalMs),
         CLEARLINE_LOG_LEVEL: "warn",
       },
       stdio: ["ignore", "pipe", "pipe"],

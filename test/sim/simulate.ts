@@ -18,6 +18,7 @@ export interface SimOptions {
   seed: number;
   steps: number;
   verbose?: boolean;
+  withoutProjection?: boolean;       // the projection never advances: balances are read from the entries alone (separates the projection's defects from the rest)
   keepGoing?: boolean;               // report each new violation and go on (a hunt for every defect of one seed); exit 1 at the end
   adminDatabaseUrl?: string;         // else DATABASE_URL, else an embedded PostgreSQL
   out?: (line: string) => void;      // where the run's lines go (default stdout)
@@ -70,9 +71,10 @@ export async function runSimulation(options: SimOptions): Promise<SimResult> {
   const database = await createSimDatabase(options.adminDatabaseUrl);
   const home = mkdtempSync(path.join(tmpdir(), "clearline-sim-home-"));
   const world = newWorld(seed);
-  const service = new ServiceProcess({ databaseUrl: database.url, home, cardHashSecretHex: new Prng(seed, -1).hex(64) }, database.pool);
+  const service = new ServiceProcess({ databaseUrl: database.url, home, cardHashSecretHex: new Prng(seed, -1).hex(64),
+    projectionIntervalMs: options.withoutProjection ? simBounds.projectionOffIntervalMs : simBounds.projectionIntervalMs }, database.pool);
   const iso = new IsoLink(service);
-  const ctx: SimContext = { world, service, pool: database.pool, rng: stepPrng(seed, 0), iso, log: (line) => { if (options.verbose) print(`    ${line}`); } };
+  const ctx: SimContext = { world, service, pool: database.pool, rng: stepPrng(seed, 0), projection: !options.withoutProjection, iso, log: (line) => { if (options.verbose) print(`    ${line}`); } };
   const result: SimResult = { ok: true, seed, stepsRun: 0, violations: [], actionsByKind: world.actionsByKind, kills: 0, moneyMovedMinor: 0n, lines };
   try {
     if (options.verbose) print(`sim seed=${seed} steps=${steps} on ${database.source} (database ${database.name})`);
@@ -96,7 +98,7 @@ export async function runSimulation(options: SimOptions): Promise<SimResult> {
       for (const v of fresh) reported.add(violationIdentity(v));
       if (result.ok) Object.assign(result, { ok: false, failedStep: step, failedAction: kind });
       result.violations.push(...fresh);
-      printFailure(print, seed, step, kind, fresh, options.keepGoing ?? false);
+      printFailure(print, seed, step, kind, fresh, `${options.keepGoing ? " --keep-going" : ""}${options.withoutProjection ? " --without-projection" : ""}`);
       if (!options.keepGoing) break;
     }
     result.kills = service.kills;
@@ -124,13 +126,13 @@ function violationIdentity(v: Violation): string {
   return `${v.invariant}|${v.subject}|${/^[A-Z_]+:/.exec(v.found)?.[0] ?? ""}`;
 }
 
-function printFailure(print: (line: string) => void, seed: number, step: number, kind: ActionKind, violations: Violation[], keepGoing: boolean): void {
+function printFailure(print: (line: string) => void, seed: number, step: number, kind: ActionKind, violations: Violation[], replayFlags: string): void {
   const names = [...new Set(violations.map((v) => v.invariant))];
   print(`SIMULATION FAILED: seed ${seed}, step ${step} (${kind}), invariant ${names.join(", ")}`);
   for (const v of violations.slice(0, 20)) print(`  ${v.invariant}: ${v.subject}: expected ${v.expected}, found ${v.found}`);
   if (violations.length > 20) print(`  ... and ${violations.length - 20} more`);
   // With --keep-going an earlier, different violation would stop a plain replay before this step.
-  print(`replay: npm run sim -- --seed ${seed} --steps ${step}${keepGoing ? " --keep-going" : ""}`);
+  print(`replay: npm run sim -- --seed ${seed} --steps ${step}${replayFlags}`);
 }
 
 export function newSeed(): number {

@@ -77,6 +77,8 @@ export interface World {
   /** Card requests sent to a running service that got no answer matching them (by MTI, STAN and terminal). */
   isoUnanswered: Array<{ mti: string; stan: string; naturalKey: string; step: number; strays: string[] }>;
   step: number;
+  /** endpoint|Idempotency-Key of every request answered from inside its transaction: each must have its completed idempotency record. */
+  answeredKeys: Set<string>;
   /** channel|dedup key|reason -> how many such decisions the clients saw answered. */
   dedupSeen: Map<string, number>;
   /** Per review natural key: decisions that legitimately add a posting (apply-as-new). */
@@ -90,7 +92,7 @@ export function newWorld(seed: number): World {
     customers: [], cards: [], partnerName: "clearing", aliases: [],
     counters: { key: 0, payment: 0, refund: 0, file: 0, trace: 0, stan: 0 },
     payments: [], refunds: [], files: [], isoOriginals: [], isoReversals: [],
-    isoUnanswered: [], step: 0, dedupSeen: new Map(), applyAsNewByKey: new Map(), actionsByKind: {},
+    isoUnanswered: [], step: 0, answeredKeys: new Set(), dedupSeen: new Map(), applyAsNewByKey: new Map(), actionsByKind: {},
   };
 }
 

@@ -9,5 +9,5 @@ export async function killRestart(ctx: SimContext): Promise<void> {
 
 /** A projection advance from outside the service (the service's own job runs every 100 ms besides). */
 export async function projectionAdvance(ctx: SimContext): Promise<void> {
-  await advanceProjection(ctx.pool, ctx.world.tenantId);
+  if (ctx.projection) await advanceProjection(ctx.pool, ctx.world.tenantId);
 }

@@ -22,6 +22,7 @@ export async function uploadFile(ctx: SimContext, file: SimFile): Promise<void> 
     ctx.log(`file ${file.name}: ${outcome.status} ${JSON.stringify(outcome.json)}`);
     return;
   }
+  world.answeredKeys.add(`POST /v1/files|${file.idempotencyKey}`);
   const fileId: string = outcome.json.file_id;
   file.fileId = fileId;
   file.told = "applied";

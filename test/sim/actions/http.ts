@@ -23,6 +23,10 @@ function learnPayment(world: World, intent: PaymentIntent | RefundIntent, outcom
     sawDedup(world, "http", intent.idempotencyKey, "in_progress");
     return;
   }
+  // These answers come from inside the claim's transaction: the key's record was completed with them.
+  if (outcome.status === 201 || ["insufficient_funds", "duplicate_client_reference", "refund_exceeds_payment"].includes(code ?? "")) {
+    world.answeredKeys.add(`POST /v1/${endpointRefKind === "payment" ? "payments" : "refunds"}|${intent.idempotencyKey}`);
+  }
   if (outcome.status === 201) intent.told = "applied";
   else if (code === "insufficient_funds") intent.told = better(intent.told, "declined");
   else if (code === "duplicate_client_reference") {
@@ -96,7 +100,7 @@ export async function payBurst(ctx: SimContext): Promise<void> {
   const { rng } = ctx;
   const debtor = rng.pick(ctx.world.customers);
   const count = rng.int(simBounds.burstPaymentsMin, simBounds.burstPaymentsMax);
-  const withProjection = rng.chance(0.6);
+  const withProjection = rng.chance(0.6) && ctx.projection;
   const killAfterMs = rng.chance(0.2) ? rng.int(0, simBounds.killDelayMaxMs) : undefined;
   const amounts = Array.from({ length: count }, () => rng.int(1, simBounds.burstPaymentAmountMaxMinor));
   const balance = await entriesBalance(ctx, debtor);
