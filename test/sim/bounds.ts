@@ -5,8 +5,8 @@
 export const simBounds = {
   stepsDefault: 200,                 // a run of `npm run sim -- --seed S` without --steps: a few minutes on 2 cores
   stepsMax: 1_000_000,               // a long hunt is one command; the bound only catches a typo
-  ciSeeds: [75, 133, 199],           // the fixed seeds `npm test` runs (test/sim/sim.test.ts): their first 15 steps hold kills, killed uploads, bursts, corrections and review decisions
-  ciStepsPerSeed: 15,                // 3 x 15 steps: about 2-3 minutes on a busy 2-core machine
+  ciSeeds: [75, 133, 199],           // the fixed seeds `npm test` runs (test/sim/sim.test.ts): their first 12 steps hold kills, killed uploads, bursts, corrections and review decisions
+  ciStepsPerSeed: 12,                // 3 x 12 steps: about 3 minutes on a busy 2-core machine (a restart after a kill costs seconds)
   burstPaymentsMax: 64,              // the issue's 64 concurrent HTTP clients spending one customer's balance
   burstPaymentsMin: 8,               // fewer hardly race
   sameKeyConcurrentMax: 8,           // concurrent requests with one Idempotency-Key

@@ -94,6 +94,10 @@ export class ServiceProcess {
     return this.environment.databaseUrl;
   }
 
+  get home(): string {
+    return this.environment.home;
+  }
+
   get recentStderr(): string {
     return this.stderrTail;
   }

@@ -31,7 +31,7 @@ export async function decideReview(ctx: SimContext, reviewId: string, decision: 
   const verb = decision === "refuse" ? "refuse" : "release";
   const run = await new Promise<{ code: number; output: string }>((resolve) => {
     execFile(process.execPath, [BIN, "review", verb, reviewId, "--reason", reason, "--tenant", ctx.world.tenantId, "--json"], {
-      env: { ...process.env, DATABASE_URL: ctx.service.databaseUrl, CLEARLINE_LOG_LEVEL: "warn" }, timeout: simBounds.requestTimeoutMs,
+      env: { ...process.env, DATABASE_URL: ctx.service.databaseUrl, CLEARLINE_HOME: ctx.service.home, CLEARLINE_LOG_LEVEL: "warn" }, timeout: simBounds.requestTimeoutMs,
     }, (error, stdout, stderr) => resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, output: `${stdout}${stderr}` }));
   });
   if (run.code !== 0) ctx.log(`review ${verb} ${reviewId}: exit ${run.code} ${run.output.trim()}`);
