@@ -1,0 +1,218 @@
+import type { Pool } from "../../src/db/pool.ts";
+import { signedBalance, type AccountKind } from "../../src/ledger/account-kinds.ts";
+import { balanceOf } from "../../src/ledger/balance.ts";
+import { verifyLedger } from "../../src/ledger/verify.ts";
+import { httpCall } from "./http.ts";
+import { minorOf, minorText } from "./money.ts";
+import type { World } from "./world.ts";
+
+/** One broken promise, with what it takes to see it: which account or key, expected against found. */
+export interface Violation {
+  invariant: string;
+  subject: string;      // the account, key or file the evidence is about
+  expected: string;
+  found: string;
+}
+
+export interface InvariantInput {
+  world: World;
+  pool: Pool;
+  baseUrl: string;
+}
+
+type Invariant = (input: InvariantInput) => Promise<Violation[]>;
+
+// Guards: the ledger's own arbiter (`clearline ledger verify`) finds nothing wrong: every transfer balances, the projection agrees, no customer is negative.
+async function ledgerVerifyClean({ pool }: InvariantInput): Promise<Violation[]> {
+  const report = await verifyLedger(pool);
+  return report.problems.map((p) => ({ invariant: "ledgerVerifyClean", subject: p.accountId ?? p.transferKey ?? p.tenantId, expected: "no problem", found: `${p.code}: ${p.message}` }));
+}
+
+interface TruthRow {
+  account_id: string;
+  kind: AccountKind;
+  debits: string;
+  credits: string;
+}
+
+async function entryBalances(pool: Pool, tenantId: string): Promise<Map<string, { kind: AccountKind; balance: bigint }>> {
+  const { rows } = await pool.query<TruthRow>(
+    `SELECT a.account_id, a.kind,
+            coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D'), 0)::text AS debits,
+            coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C'), 0)::text AS credits
+       FROM account a LEFT JOIN ledger_entry e ON e.tenant_id = a.tenant_id AND e.account_id = a.account_id
+      WHERE a.tenant_id = $1 GROUP BY a.account_id, a.kind ORDER BY a.account_id`, [tenantId]);
+  return new Map(rows.map((r) => [r.account_id, { kind: r.kind, balance: signedBalance(r.kind, BigInt(r.debits), BigInt(r.credits)) }]));
+}
+
+// Guards: a balance anyone reads (the API, the funds check's balanceOf) is the sum of the committed entries, never a stale or skipped view.
+async function balancesReadEqualEntries({ world, pool, baseUrl }: InvariantInput): Promise<Violation[]> {
+  const violations: Violation[] = [];
+  const truth = await entryBalances(pool, world.tenantId);
+  for (const [accountId, { balance }] of truth) {
+    const read = await balanceOf(pool, world.tenantId, accountId);
+    if (read?.balanceMinor !== balance) {
+      violations.push({ invariant: "balancesReadEqualEntries", subject: `${accountId} via balanceOf`, expected: minorText(balance), found: read ? minorText(read.balanceMinor) : "no account" });
+    }
+    const api = await httpCall(baseUrl, world.apiKey, "GET", `/v1/accounts/${encodeURIComponent(accountId)}/balance`);
+    const apiBalance = api.kind === "answer" && api.status === 200 ? minorOf(String(api.json.balance)) : undefined;
+    if (apiBalance !== balance) {
+      violations.push({ invariant: "balancesReadEqualEntries", subject: `${accountId} via GET /v1/accounts/${accountId}/balance`, expected: minorText(balance), found: apiBalance === undefined ? JSON.stringify(api) : minorText(apiBalance) });
+    }
+  }
+  return violations;
+}
+
+// Guards: no customer is ever spent below zero (the funds check of payments, refunds, card holds and ACH debits is exact).
+async function noCustomerBelowZero({ world, pool }: InvariantInput): Promise<Violation[]> {
+  const truth = await entryBalances(pool, world.tenantId);
+  return [...truth].filter(([, t]) => t.kind === "customer" && t.balance < 0n)
+    .map(([accountId, t]) => ({ invariant: "noCustomerBelowZero", subject: accountId, expected: ">= 0.00", found: minorText(t.balance) }));
+}
+
+/**
+ * Effective postings per ACH natural key: transfers derived from the key, less the compensations
+ * among them (`...:compensate`): a transfer and its compensation net to none.
+ */
+async function achEffectivePostings(pool: Pool, tenantId: string): Promise<Map<string, { effective: number; keys: string }>> {
+  const { rows } = await pool.query<{ natural_key: string; postings: bigint; compensations: bigint; keys: string | null }>(
+    `WITH keys AS (SELECT natural_key FROM ingest_record_key WHERE tenant_id = $1 AND channel = 'ach'
+                   UNION SELECT natural_key FROM ingest_review WHERE tenant_id = $1)
+     SELECT k.natural_key,
+            count(t.transfer_key) FILTER (WHERE t.transfer_key NOT LIKE '%:compensate') AS postings,
+            count(t.transfer_key) FILTER (WHERE t.transfer_key LIKE '%:compensate') AS compensations,
+            string_agg(t.transfer_key, ', ' ORDER BY t.transfer_key) AS keys
+       FROM keys k LEFT JOIN transfer t ON t.tenant_id = $1 AND starts_with(t.transfer_key, k.natural_key || ':')
+      GROUP BY k.natural_key`, [tenantId]);
+  return new Map(rows.map((r) => [r.natural_key, { effective: Number(r.postings - r.compensations), keys: r.keys ?? "" }]));
+}
+
+// Guards: one record, one payment: no natural key, client_reference or ISO 8583 key is in effect more than once (a correction released next to its original is a double posting).
+async function atMostOneEffectivePostingPerKey({ world, pool }: InvariantInput): Promise<Violation[]> {
+  const violations: Violation[] = [];
+  for (const [naturalKey, { effective, keys }] of await achEffectivePostings(pool, world.tenantId)) {
+    const allowed = 1 + (world.applyAsNewByKey.get(naturalKey) ?? 0);
+    if (effective > allowed) violations.push({ invariant: "atMostOneEffectivePostingPerKey", subject: naturalKey, expected: `at most ${allowed} effective posting(s)`, found: `${effective}: ${keys}` });
+  }
+  const http = await pool.query<{ client_reference: string; n: bigint }>(
+    `SELECT client_reference, count(*) AS n FROM (
+       SELECT client_reference FROM payment WHERE tenant_id = $1 AND transfer_key IS NOT NULL
+       UNION ALL SELECT substring(transfer_key FROM '^api:(.*):debit$') FROM transfer WHERE tenant_id = $1 AND transfer_key LIKE 'api:%:debit') p
+      GROUP BY client_reference HAVING count(*) <> 2`, [world.tenantId]);
+  for (const row of http.rows) violations.push({ invariant: "atMostOneEffectivePostingPerKey", subject: `client_reference ${row.client_reference}`, expected: "one payment row and one transfer", found: `${row.n} rows` });
+  const iso = await pool.query<{ natural_key: string; originals: bigint; undone: bigint }>(
+    `SELECT substring(transfer_key FROM '^(.*):(hold|posting|release|reversal)$') AS natural_key,
+            count(*) FILTER (WHERE transfer_key ~ ':(hold|posting)$') AS originals,
+            count(*) FILTER (WHERE transfer_key ~ ':(release|reversal)$') AS undone
+       FROM transfer WHERE tenant_id = $1 AND kind LIKE 'card_%' GROUP BY 1
+     HAVING count(*) FILTER (WHERE transfer_key ~ ':(hold|posting)$') > 1
+         OR count(*) FILTER (WHERE transfer_key ~ ':(release|reversal)$') > count(*) FILTER (WHERE transfer_key ~ ':(hold|posting)$')`, [world.tenantId]);
+  for (const row of iso.rows) violations.push({ invariant: "atMostOneEffectivePostingPerKey", subject: `iso8583 ${row.natural_key}`, expected: "at most one hold/posting, released at most once", found: `${row.originals} originals, ${row.undone} releases` });
+  return violations;
+}
+
+async function existingTransfers(pool: Pool, tenantId: string, keys: string[]): Promise<Set<string>> {
+  if (keys.length === 0) return new Set();
+  const { rows } = await pool.query<{ transfer_key: string }>("SELECT transfer_key FROM transfer WHERE tenant_id = $1 AND transfer_key = ANY($2::text[])", [tenantId, keys]);
+  return new Set(rows.map((r) => r.transfer_key));
+}
+
+// Guards: what a client was told is what happened, even across kill -9: an acknowledged payment, refund, file record or card approval is posted; a declined one is not.
+async function acknowledgedMeansPosted({ world, pool }: InvariantInput): Promise<Violation[]> {
+  const violations: Violation[] = [];
+  const expectations: Array<{ key: string; posted: boolean; why: string }> = [];
+  for (const p of world.payments) {
+    if (p.told === "applied") expectations.push({ key: `api:${p.clientReference}:debit`, posted: true, why: "payment answered 201" });
+    if (p.told === "declined") expectations.push({ key: `api:${p.clientReference}:debit`, posted: false, why: "payment declined (insufficient_funds)" });
+  }
+  for (const r of world.refunds) {
+    if (r.told === "applied") expectations.push({ key: `api:${r.clientReference}:refund`, posted: true, why: "refund answered 201" });
+    if (r.told === "declined") expectations.push({ key: `api:${r.clientReference}:refund`, posted: false, why: "refund declined" });
+  }
+  for (const o of world.isoOriginals) {
+    if (o.responseCode === undefined) continue;
+    expectations.push({ key: o.effectKey, posted: o.responseCode === "00", why: `card request answered ${o.responseCode}` });
+  }
+  for (const r of world.isoReversals) {
+    if (!r.acknowledged || r.original.responseCode !== "00") continue;
+    const undo = r.original.effectKey.replace(/:hold$/, ":release").replace(/:posting$/, ":reversal");
+    expectations.push({ key: undo, posted: true, why: "reversal of an approved original acknowledged 00" });
+  }
+  const found = await existingTransfers(pool, world.tenantId, expectations.map((e) => e.key));
+  for (const e of expectations) {
+    if (found.has(e.key) !== e.posted) violations.push({ invariant: "acknowledgedMeansPosted", subject: e.key, expected: e.posted ? `posted (${e.why})` : `not posted (${e.why})`, found: found.has(e.key) ? "posted" : "absent" });
+  }
+  const ach = await achEffectivePostings(pool, world.tenantId);
+  for (const file of world.files) {
+    for (const naturalKey of file.reportedApplied ?? []) {
+      if ((ach.get(naturalKey)?.effective ?? 0) < 1) violations.push({ invariant: "acknowledgedMeansPosted", subject: naturalKey, expected: `one effective posting (file ${file.name} reported it applied)`, found: `${ach.get(naturalKey)?.effective ?? 0}` });
+    }
+  }
+  return violations;
+}
+
+// Guards: every dedup decision a client saw answered (replay, in progress, duplicate reference, duplicate or conflicting record, card repeat, review decision) left its dedup record.
+async function dedupDecisionsRecorded({ world, pool }: InvariantInput): Promise<Violation[]> {
+  const violations: Violation[] = [];
+  for (const [entry, seen] of world.dedupSeen) {
+    // channel|key|reason, where the key of a file's record is itself file id|natural key.
+    const parts = entry.split("|");
+    const channel = parts[0] as string;
+    const reason = parts[parts.length - 1] as string;
+    const key = parts.slice(1, -1).join("|");
+    let found: bigint;
+    let wanted = BigInt(seen);
+    if (channel === "ach-file") {
+      const [fileId, naturalKey] = key.split("|");
+      found = await countDedup(pool, "scope = $2 AND dedup_key = $3 AND reason = $4", [world.tenantId, fileId, naturalKey, reason]);
+      wanted = 1n;
+    } else if (channel === "review") {
+      found = await countDedup(pool, "scope = $2", [world.tenantId, `review:${key}`]);
+      wanted = 1n;
+    } else {
+      found = await countDedup(pool, "channel = $2 AND dedup_key = $3 AND reason LIKE $4", [world.tenantId, channel, key, `${reason}%`]);
+    }
+    if (found < wanted) violations.push({ invariant: "dedupDecisionsRecorded", subject: `${channel} ${key}`, expected: `>= ${wanted} dedup_event ${reason}`, found: String(found) });
+  }
+  const answered = [...world.answeredKeys].map((k) => k.split("|") as [string, string]);
+  const { rows } = await pool.query<{ endpoint: string; idem_key: string }>(
+    `SELECT endpoint, idem_key FROM idempotency_record WHERE tenant_id = $1 AND state = 'completed'
+        AND (endpoint, idem_key) IN (SELECT * FROM unnest($2::text[], $3::text[]))`,
+    [world.tenantId, answered.map(([e]) => e), answered.map(([, k]) => k)]);
+  const kept = new Set(rows.map((r) => `${r.endpoint}|${r.idem_key}`));
+  for (const key of world.answeredKeys) {
+    if (!kept.has(key)) violations.push({ invariant: "dedupDecisionsRecorded", subject: `idempotency record ${key}`, expected: "completed (its answer was given)", found: "absent" });
+  }
+  return violations;
+}
+
+async function countDedup(pool: Pool, where: string, values: unknown[]): Promise<bigint> {
+  const { rows } = await pool.query<{ n: bigint }>(`SELECT count(*) AS n FROM dedup_event WHERE tenant_id = $1 AND ${where}`, values);
+  return rows[0]?.n ?? 0n;
+}
+
+// Guards: a card scheme always gets an answer it can match to its request (MTI, STAN, terminal); an unmatched answer makes the acquirer retry or reverse blind.
+async function everyCardRequestAnswered({ world }: InvariantInput): Promise<Violation[]> {
+  return world.isoUnanswered.map((u) => ({
+    invariant: "everyCardRequestAnswered", subject: `${u.mti} STAN ${u.stan} (${u.naturalKey}, step ${u.step})`,
+    expected: "a response with the request's STAN",
+    found: u.strays.length > 0 ? `none matched; answers that matched no request (response MTI:STAN:terminal): ${u.strays.join(", ")}` : "no answer",
+  }));
+}
+
+/** The invariants in the order they are checked; the first that fails stops the run. */
+export const invariants: ReadonlyArray<[string, Invariant]> = [
+  ["ledgerVerifyClean", ledgerVerifyClean],
+  ["noCustomerBelowZero", noCustomerBelowZero],
+  ["balancesReadEqualEntries", balancesReadEqualEntries],
+  ["atMostOneEffectivePostingPerKey", atMostOneEffectivePostingPerKey],
+  ["acknowledgedMeansPosted", acknowledgedMeansPosted],
+  ["dedupDecisionsRecorded", dedupDecisionsRecorded],
+  ["everyCardRequestAnswered", everyCardRequestAnswered],
+];
+
+export async function checkInvariants(input: InvariantInput): Promise<Violation[]> {
+  const violations: Violation[] = [];
+  for (const [, invariant] of invariants) violations.push(...(await invariant(input)));
+  return violations;
+}
