@@ -23,6 +23,10 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   ISO8583_SCHEME_UNAVAILABLE: 503,   // nothing sent, nothing stored: retry with the same key
   ISO8583_SCHEME_BUSY: 503,
   CURRENCY_UNKNOWN: 400,
+  INGEST_REVIEW_NOT_FOUND: 404,
+  INGEST_REVIEW_DECIDED: 409,
+  INGEST_REVIEW_INSUFFICIENT_FUNDS: 422,
+  INGEST_REVIEW_NOT_APPLICABLE: 422,
 };
 
 export function httpStatusOf(code: ErrorCode): number {
