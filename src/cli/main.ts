@@ -11,6 +11,7 @@ import { registerPartnerCommands } from "./commands/partner.ts";
 import { registerReviewCommands } from "./commands/review.ts";
 import { registerSchemeSimCommand } from "./commands/scheme-sim.ts";
 import { registerServeCommand } from "./commands/serve.ts";
+import { registerStatementCommand } from "./commands/statement.ts";
 import { registerTenantCommands } from "./commands/tenant.ts";
 import { CliError, exitCodes } from "./exit-codes.ts";
 
@@ -32,6 +33,7 @@ registerPartnerCommands(program);
 registerIngestCommand(program);
 registerFilesCommands(program);
 registerReviewCommands(program);
+registerStatementCommand(program);
 registerCardCommands(program);
 registerSchemeSimCommand(program);
 

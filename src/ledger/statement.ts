@@ -1,4 +1,6 @@
 import type { Queryable } from "../db/pool.ts";
+import { minorToDecimal } from "../protocols/iso4217/currency.ts";
+import type { Balance } from "./balance.ts";
 import type { Direction, Leg } from "./transfer.ts";
 
 /**
@@ -85,5 +87,28 @@ export async function postedTransfer(db: Queryable, tenantId: string, transferKe
   return {
     tenantId, transferKey, kind: row.kind, valueDate: row.value_date, sourceRef: row.source_ref,
     legs: entries.rows.map((e) => ({ accountId: e.account_id, direction: e.direction, amountMinor: BigInt(e.amount_minor), currency: e.currency })),
+  };
+}
+
+/** An account's statement as published (HTTP and `clearline statement --json`): amounts as decimal strings. */
+export function statementDocument(balance: Balance, statement: Statement): Record<string, unknown> {
+  return {
+    account: balance.accountId,
+    kind: balance.kind,
+    currency: balance.currency,
+    balance: minorToDecimal(balance.balanceMinor, balance.currency),
+    truncated: statement.truncated,
+    entries: statement.lines.map((line) => ({
+      entry_key: line.entryKey,
+      transfer_key: line.transferKey,
+      kind: line.kind,
+      category: line.category,
+      origin: line.sourceRef,
+      direction: line.direction === "D" ? "debit" : "credit",
+      amount: minorToDecimal(line.amountMinor, line.currency),
+      currency: line.currency,
+      value_date: line.valueDate,
+      created_at: line.createdAt,
+    })),
   };
 }
