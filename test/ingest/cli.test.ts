@@ -60,7 +60,7 @@ describe("clearline partner, ingest, files, file show and review", () => {
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toMatch(/INGEST_REVIEW_DECIDED: .*already decided: replace by ops-1/);
     const statement = await runCli(["statement", "--tenant", "acme", "--account", "partner.fedach.suspense.USD"], env);
-    expect(statement.stdout).toMatch(/correction-compensation\s+\[technical correction\]  ach:23138010:231380100000002:1234567890:PPD:250305:post:compensate  from review:rev_/);
+    expect(statement.stdout).toMatch(/correction-compensation\s+\[technical correction\] {2}ach:23138010:231380100000002:1234567890:PPD:250305:post:compensate {2}from review:rev_/);
     expect(statement.stdout).toMatch(/correction-replacement\s+\[technical correction\]/);
     const verify = await runCli(["ledger", "verify"], env);
     expect(verify.exitCode).toBe(0);
