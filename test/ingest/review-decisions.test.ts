@@ -100,6 +100,16 @@ describe("review decisions: what each one does to the ledger", () => {
     expect((await verifyLedger(db.pool)).ok).toBe(true);
   });
 
+  it("answers the corrected file uploaded again after apply-as-new with duplicates, the applied record naming its payment", async () => {
+    const { scene, reviewId } = await givenHeld(db, "asnew-again");
+    await decide(db, scene, reviewId, "apply_as_new");
+    const again = await ingest(db.pool, scene, fixture("ach/corrected.ach"), "corrected-again.ach");
+    expect(again.outcomes).toEqual({ ...noOutcomes, duplicate: 5 });
+    const { rows } = await db.pool.query<{ original_ref: string }>("SELECT original_ref FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND natural_key = $3", [scene.tenantId, again.file_id, PAYEE_TWO_KEY]);
+    expect(rows).toEqual([{ original_ref: `${PAYEE_TWO_KEY}:new:${reviewId}` }]);
+    expect(await payeeTwo(db, scene)).toBe(40_500n);
+  });
+
   it("posts nothing for a refused record and records who refused it and why", async () => {
     const { scene, reviewId } = await givenHeld(db, "refuse");
     const before = await balances(db.pool, scene.tenantId);
