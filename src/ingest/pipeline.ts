@@ -145,6 +145,8 @@ async function finish(pool: Pool, tenantId: string, fileId: string, recordsTotal
                    JOIN ingest_file e ON e.tenant_id = k.tenant_id AND e.file_id = k.file_id
                   WHERE o.tenant_id = f.tenant_id AND o.file_id = f.file_id AND o.outcome IN ('duplicate', 'conflict')
                     AND k.file_id <> f.file_id AND e.content_hash IS DISTINCT FROM $3
+                    -- necessary, and free: a file mostly new (every fresh file) skips both scans
+                    AND 2 * (f.duplicate + f.conflict) >= f.records_done - f.rejected
                   GROUP BY k.file_id
                  HAVING 2 * count(*) >= (SELECT count(*) FROM ingest_outcome c WHERE c.tenant_id = f.tenant_id AND c.file_id = f.file_id AND c.natural_key IS NOT NULL)
                   ORDER BY count(*) DESC, k.file_id LIMIT 1))
