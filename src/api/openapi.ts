@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { accountBody, paymentBody, reconDecisionBody, reconRunBody, refundBody } from "./schemas.ts";
+import { limits } from "../config/limits.ts";
+import { accountBody, paymentBody, reconDecisionBody, reconRunBody, refundBody, reviewDecisionBody } from "./schemas.ts";
 
 const problemSchema = {
   type: "object",
@@ -24,6 +25,42 @@ const paymentResource = {
     id: { type: "string" }, client_reference: { type: "string" }, status: { type: "string", enum: ["succeeded", "declined", "in_progress"] },
     amount: { type: "string" }, currency: { type: "string" }, debtor_account: { type: "string" }, creditor_account: { type: "string" },
     description: { type: ["string", "null"] }, refunded_amount: { type: "string" }, decline_code: { type: ["string", "null"] }, created_at: { type: "string" },
+  },
+};
+
+const reviewItem = {
+  type: "object",
+  description: "A held conflict or suspect, or a decided one",
+  properties: {
+    review_id: { type: "string" }, reason: { type: "string", enum: ["conflict", "suspect"] },
+    state: { type: "string", enum: ["open", "released", "replaced", "applied_as_new", "refused"] },
+    natural_key: { type: "string" }, file_id: { type: "string" }, record_index: { type: "integer" }, position: { type: ["string", "null"] },
+    kind: { type: "string" }, amount_minor: { type: "string" }, currency: { type: "string" }, matched_ref: { type: ["string", "null"] },
+    decision_reason: { type: ["string", "null"] }, operator: { type: ["string", "null"] }, decided_at: { type: ["string", "null"] },
+    transfer_key: { type: ["string", "null"] }, compensation_key: { type: ["string", "null"] }, created_at: { type: "string" },
+  },
+};
+
+const decidedReview = {
+  type: "object",
+  description: "The recorded decision (docs/decisions/0011): replace compensates original_transfer_key under compensation_key and posts posting_key; apply_as_new posts posting_key; refuse posts nothing",
+  properties: {
+    review_id: { type: "string" }, decision: { type: "string", enum: ["replace", "apply_as_new", "refuse"] },
+    state: { type: "string", enum: ["replaced", "applied_as_new", "refused"] }, reason: { type: "string" }, operator: { type: "string" },
+    decided_at: { type: "string" }, original_transfer_key: { type: ["string", "null"] }, compensation_key: { type: ["string", "null"] }, posting_key: { type: ["string", "null"] },
+  },
+};
+
+const statementResource = {
+  type: "object",
+  properties: {
+    account: { type: "string" }, kind: { type: "string" }, currency: { type: "string" }, balance: { type: "string" }, truncated: { type: "boolean" },
+    entries: { type: "array", items: { type: "object", properties: {
+      entry_key: { type: "string" }, transfer_key: { type: "string" }, kind: { type: "string" },
+      category: { type: "string", enum: ["technical_correction", "refund", "return", "posting"], description: "technical_correction: a review's compensation or corrected posting, never a refund or a return" },
+      origin: { type: ["string", "null"], description: "where the transfer came from: channel, file and position, request, or review:<id>" },
+      direction: { type: "string", enum: ["debit", "credit"] }, amount: { type: "string" }, currency: { type: "string" }, value_date: { type: "string" }, created_at: { type: "string" },
+    } } },
   },
 };
 
@@ -81,6 +118,31 @@ export function openApiDocument(): Record<string, unknown> {
         post: { summary: "Open an account (idempotent on its id; no Idempotency-Key needed)", requestBody: { required: true, content: json(accountBody) }, responses: { "201": { description: "created, or exists with the same kind and currency (the same answer)" }, ...problems({ "409": "exists with another kind or currency" }) } },
       },
       ...reconciliationPaths(json),
+      "/v1/accounts/{id}/statement": {
+        get: {
+          summary: "An account's latest entries, oldest first, with transfer key, kind, category and origin",
+          parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }, { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: limits.ledger.statementEntriesMax } }],
+          responses: { "200": { description: "the statement", content: { "application/json": { schema: statementResource } } }, ...problems({ "400": "invalid limit", "404": "no such account" }) },
+        },
+      },
+      "/v1/reviews": {
+        get: {
+          summary: "Held records of the API key's tenant (conflicts, suspects), open by default",
+          parameters: [{ name: "state", in: "query", required: false, schema: { type: "string", enum: ["open", "released", "replaced", "applied_as_new", "refused", "all"], default: "open" } }],
+          responses: { "200": { description: "{ reviews: [...] }, oldest first", content: { "application/json": { schema: { type: "object", properties: { reviews: { type: "array", items: reviewItem } } } } } }, ...problems({ "400": "unknown state" }) },
+        },
+      },
+      "/v1/reviews/{id}/decision": {
+        post: {
+          summary: "Decide a held record: replace, apply_as_new or refuse (idempotent; one decision per review, for ever)",
+          parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }, idempotencyKey],
+          requestBody: { required: true, content: json(reviewDecisionBody) },
+          responses: {
+            "200": { description: "the decision (a repeat of the same decision answers the stored one; a replayed key adds Idempotent-Replayed: true)", content: { "application/json": { schema: decidedReview } } },
+            ...problems({ "400": "invalid request or Idempotency-Key (not stored)", "404": "ingest_review_not_found (stored)", "409": "ingest_review_decided: another decision was recorded first (named); or request_in_progress", "422": "ingest_review_insufficient_funds or ingest_review_not_applicable (stored; nothing posted, the review stays open), or idempotency_key_reuse" }),
+          },
+        },
+      },
       "/v1/accounts/{id}/balance": {
         get: { summary: "An account's balance (decimal string)", parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "{ account, currency, balance }" }, ...problems({ "404": "no such account" }) } },
       },

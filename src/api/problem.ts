@@ -33,6 +33,10 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   RECON_BALANCE_MISMATCH: 422,
   RECON_RUN_TOO_LARGE: 422,
   LEDGER_INSUFFICIENT_FUNDS: 422,
+  INGEST_REVIEW_NOT_FOUND: 404,
+  INGEST_REVIEW_DECIDED: 409,
+  INGEST_REVIEW_INSUFFICIENT_FUNDS: 422,
+  INGEST_REVIEW_NOT_APPLICABLE: 422,
 };
 
 export function httpStatusOf(code: ErrorCode): number {

@@ -38,6 +38,20 @@ export const accountBody = z.strictObject({
   currency,
 });
 
+export const reviewDecisionBody = z.strictObject({
+  decision: z.enum(["replace", "apply_as_new", "refuse"]).describe("replace: the record corrects the original (compensated); apply_as_new: a separate payment; refuse: nothing posted (docs/decisions/0011)"),
+  reason: z.string().trim().min(1).max(limits.http.reviewReasonCharsMax).describe("why: kept with the decision"),
+  operator: z.string().trim().min(1).max(limits.http.operatorCharsMax).describe("who decides"),
+});
+
+export const reviewQuery = z.strictObject({
+  state: z.enum(["open", "released", "replaced", "applied_as_new", "refused", "all"]).default("open"),
+});
+
+export const statementQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(limits.ledger.statementEntriesMax).default(limits.ledger.statementEntriesMax),
+});
+
 export const paymentQuery = z.strictObject({ client_reference: clientReference });
 
 /** Validation issues as `field: message` lines for the problem detail. */

@@ -10,6 +10,7 @@ import { problemReply } from "./reply.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
 import { registerRefundRoutes } from "./routes/refunds.ts";
+import { registerReviewRoutes } from "./routes/reviews.ts";
 
 export interface HttpDependencies {
   pool: Pool;
@@ -83,6 +84,7 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   registerAccountRoutes(app, deps);
   registerPaymentRoutes(app, deps);
   registerRefundRoutes(app, deps);
+  registerReviewRoutes(app, deps);
   for (const register of deps.extraRoutes ?? []) register(app);
   return app;
 }

@@ -4,7 +4,7 @@ import { fail, finding, ok, type Finding, type Result } from "../errors/finding.
 import { compensationsOf } from "../ledger/compensation.ts";
 import { postTransfers } from "../ledger/post-transfers.ts";
 import type { Transfer } from "../ledger/transfer.ts";
-import { ledgerCompensations } from "../observability/metrics.ts";
+import { compensations as compensationsMetric } from "../observability/metrics.ts";
 import { showIncident } from "./perimeter.ts";
 
 export interface CompensationPlan {
@@ -22,12 +22,12 @@ export interface CompensationPlan {
  * the others post. Repeating it posts nothing more.
  */
 export async function compensateIncident(
-  pool: Pool, input: { tenantId: string; incidentId: string; reason: string; operator: string; dryRun: boolean; today: string },
+  pool: Pool, input: { tenantId: string; incidentId: string; reason: string; operator: string; dryRun: boolean },
 ): Promise<Result<CompensationPlan, Finding>> {
   const incident = await showIncident(pool, input.tenantId, input.incidentId);
   if (!incident) return fail(finding("INCIDENT_UNKNOWN", `no incident ${input.incidentId}`, { field: "incident" }));
   const transferKeys = [...new Set(incident.records.map((r) => r.transferKey).filter((k): k is string => k !== null))];
-  const planned = await compensationsOf(pool, input.tenantId, transferKeys, input.today, `incident:${input.incidentId}`);
+  const planned = await compensationsOf(pool, input.tenantId, transferKeys, `incident:${input.incidentId}`);
   const compensated = new Set(incident.records.filter((r) => r.compensated && r.transferKey).map((r) => r.transferKey as string));
   if (input.dryRun) {
     return ok({ incidentId: input.incidentId, dryRun: true, compensations: [...planned].map(([transferKey, transfer]) => ({
@@ -52,9 +52,16 @@ export async function compensateIncident(
          WHERE incident_compensation.outcome = 'refused'`,
       [input.tenantId, input.incidentId, input.operator, input.reason, rows.map((r) => r.transferKey), rows.map((r) => r.compensationKey), rows.map((r) => r.outcome), rows.map((r) => r.detail ?? null)],
     );
+    // Linked like a review's compensations (docs/decisions/0011): what it compensates, why, who.
+    const posted = rows.filter((r) => r.outcome === "posted");
+    await tx.query(
+      `INSERT INTO compensation (tenant_id, compensation_key, compensated_key, reason, decided_by)
+       SELECT $1, c.compensation_key, c.compensated_key, 'incident', $2 FROM unnest($3::text[], $4::text[]) AS c(compensation_key, compensated_key)`,
+      [input.tenantId, `incident:${input.incidentId}`, posted.map((r) => r.compensationKey), posted.map((r) => r.transferKey)],
+    );
     return rows;
   });
   const posted = compensations.filter((c) => c.outcome === "posted").length;
-  if (posted > 0) ledgerCompensations.inc(posted);
+  if (posted > 0) compensationsMetric.inc({ reason: "incident" }, posted);
   return ok({ incidentId: input.incidentId, dryRun: false, compensations });
 }

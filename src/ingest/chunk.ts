@@ -191,6 +191,30 @@ async function compareRepeats(tx: Tx, context: ChunkContext, decisions: Decision
       decision.review = { reason: "conflict", matchedRef: decision.originalRef };
     }
   }
+  await answerDecidedConflicts(tx, context, repeats.filter((d) => d.outcome === "conflict"));
+}
+
+/**
+ * A changed record that a person already posted as a separate payment (review apply-as-new, or
+ * release before it went away) is that payment arriving again: a duplicate of it, not a new
+ * conflict. (A replaced record needs nothing here: the replace gave its key the new content.)
+ */
+async function answerDecidedConflicts(tx: Tx, context: ChunkContext, conflicts: Decision[]): Promise<void> {
+  if (conflicts.length === 0) return;
+  const reviewIds = conflicts.map((d) => reviewIdOf((d.record as CanonicalRecord).naturalKey, (d.record as CanonicalRecord).fingerprint));
+  const { rows } = await tx.query<{ review_id: string; transfer_key: string | null }>(
+    "SELECT review_id, transfer_key FROM ingest_review WHERE tenant_id = $1 AND review_id = ANY($2::text[]) AND state IN ('applied_as_new', 'released')",
+    [context.tenantId, reviewIds]);
+  const posted = new Map(rows.map((r) => [r.review_id, r.transfer_key]));
+  for (const [index, decision] of conflicts.entries()) {
+    const reviewId = reviewIds[index] as string;
+    if (!posted.has(reviewId)) continue;
+    decision.outcome = "duplicate";
+    decision.code = "INGEST_RECORD_DUPLICATE";
+    decision.detail = `applied as a separate payment by review ${reviewId}`;
+    decision.originalRef = posted.get(reviewId) ?? `review:${reviewId}`;
+    delete decision.review;
+  }
 }
 
 /**

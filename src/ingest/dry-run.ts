@@ -3,7 +3,7 @@ import type { Queryable } from "../db/pool.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
 import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
-import { positionOf, type ReportedFinding } from "./report.ts";
+import { droppedRecordsNote, positionOf, type DroppedRecord, type DroppedRecords, type ReportedFinding } from "./report.ts";
 
 export type DryRunVerdict = "new" | "already_applied" | "changed" | "rejected";
 
@@ -15,12 +15,28 @@ export interface DryRunReport {
   verdicts: Record<DryRunVerdict, number>;
   errors: ReportedFinding[];
   records_listed: Array<{ index: number; position: string; natural_key: string | null; verdict: DryRunVerdict; detail?: string }>;
+  /** The file this one would correct (docs/decisions/0011), and what that file applied that this one leaves out. */
+  correction_of: string | null;
+  dropped_records: DroppedRecords | null;
+  /** The file had more records than limits.ingest.dropCheckRecordsMax: dropped records were not looked for. */
+  dropped_records_not_checked: boolean;
+}
+
+/** What the dry run learns of the file, beyond the verdicts, to find the file it corrects. */
+interface CorrectionEvidence {
+  keys: Set<string>;                       // every natural key of the file
+  newFingerprints: Set<string>;            // content of its new keys (a suspect's match is not dropped)
+  repeatsByFile: Map<string, number>;      // known keys, counted by the file that first applied them
+  keyed: number;
+  overflow: boolean;
 }
 
 /**
  * What ingesting a file would do, without storing or posting anything: each record is new,
  * already applied (its key is known with the same content), changed (its key is known with other
- * content: it would be a conflict), or rejected. A structurally broken file would be rejected whole.
+ * content: it would be a conflict), or rejected. A structurally broken file would be rejected
+ * whole. A file that would correct an earlier one names the records that one applied and this one
+ * leaves out.
  */
 export async function dryRun(db: Queryable, tenantId: string, content: ContentSource, options: { name: string; format?: FileFormat }): Promise<DryRunReport> {
   const scan = await scanFile(content, { fileName: options.name, ...(options.format ? { format: options.format } : {}) });
@@ -28,39 +44,102 @@ export async function dryRun(db: Queryable, tenantId: string, content: ContentSo
     name: options.name, format: scan.format ?? null, status: scan.rejected ? "would_reject" : "would_apply", records: scan.recordsTotal,
     verdicts: { new: 0, already_applied: 0, changed: 0, rejected: 0 },
     errors: scan.findings.filter((f) => f.severity === "error").map((f) => ({ ...(f.position.line !== undefined ? { line: f.position.line } : {}), ...(f.position.xmlPath !== undefined ? { xmlPath: f.position.xmlPath } : {}), ...(f.position.field !== undefined ? { field: f.position.field } : {}), code: f.code, message: f.message })),
-    records_listed: [],
+    records_listed: [], correction_of: null, dropped_records: null, dropped_records_not_checked: false,
   };
   if (scan.rejected || !scan.format) return report;
+  const evidence: CorrectionEvidence = { keys: new Set(), newFingerprints: new Set(), repeatsByFile: new Map(), keyed: 0, overflow: false };
   const seen = new Map<string, string>();   // key -> fingerprint, earlier in this file
   let chunk: IngestRecord[] = [];
-  const classify = async () => {
-    const keys = chunk.flatMap((r) => (r.record ? [r.record.naturalKey] : []));
-    const { rows } = await db.query<{ natural_key: string; fingerprint: string }>(
-      "SELECT natural_key, fingerprint FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = ANY($2::text[])", [tenantId, keys]);
-    const known = new Map(rows.map((r) => [r.natural_key, r.fingerprint]));
-    for (const item of chunk) {
-      let verdict: DryRunVerdict;
-      let detail: string | undefined;
-      if (!item.record) {
-        verdict = "rejected";
-        detail = item.rejection ? `${item.rejection.code}: ${item.rejection.message}` : undefined;
-        if (item.rejection) report.errors.push({ ...positionOf(item.position), ...(item.rejection.position.field ? { field: item.rejection.position.field } : {}), code: item.rejection.code, message: item.rejection.message });
-      } else {
-        const fingerprint = known.get(item.record.naturalKey) ?? seen.get(item.record.naturalKey);
-        verdict = fingerprint === undefined ? "new" : fingerprint === item.record.fingerprint ? "already_applied" : "changed";
-        if (!seen.has(item.record.naturalKey) && seen.size < limits.ingest.showRecordsMax) seen.set(item.record.naturalKey, item.record.fingerprint);
-      }
-      report.verdicts[verdict]++;
-      if (report.records_listed.length < limits.ingest.showRecordsMax) {
-        report.records_listed.push({ index: item.index, position: item.position, natural_key: item.record?.naturalKey ?? null, verdict, ...(detail ? { detail } : {}) });
-      }
-    }
-    chunk = [];
-  };
-  for await (const record of fileRecords(content, scan.format, { tenantId, fileId: "dry-run", fileName: options.name }).records) {
+  const stream = fileRecords(content, scan.format, { tenantId, fileId: "dry-run", fileName: options.name });
+  for await (const record of stream.records) {
     chunk.push(record);
-    if (chunk.length >= limits.ingest.chunkRecordsMax) await classify();
+    if (chunk.length >= limits.ingest.chunkRecordsMax) {
+      await classify(db, tenantId, chunk, report, seen, evidence);
+      chunk = [];
+    }
   }
-  if (chunk.length > 0) await classify();
+  if (chunk.length > 0) await classify(db, tenantId, chunk, report, seen, evidence);
+  report.correction_of = await correctedFile(db, tenantId, scan.identityKey, stream.contentHash(), evidence);
+  if (report.correction_of && evidence.overflow) report.dropped_records_not_checked = true;
+  else if (report.correction_of) report.dropped_records = await droppedFrom(db, tenantId, report.correction_of, evidence);
   return report;
+}
+
+async function classify(db: Queryable, tenantId: string, chunk: IngestRecord[], report: DryRunReport, seen: Map<string, string>, evidence: CorrectionEvidence): Promise<void> {
+  const keys = chunk.flatMap((r) => (r.record ? [r.record.naturalKey] : []));
+  const { rows } = await db.query<{ natural_key: string; fingerprint: string; file_id: string }>(
+    "SELECT natural_key, fingerprint, file_id FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = ANY($2::text[])", [tenantId, keys]);
+  const known = new Map(rows.map((r) => [r.natural_key, r]));
+  for (const item of chunk) {
+    let verdict: DryRunVerdict;
+    let detail: string | undefined;
+    if (!item.record) {
+      verdict = "rejected";
+      detail = item.rejection ? `${item.rejection.code}: ${item.rejection.message}` : undefined;
+      if (item.rejection) report.errors.push({ ...positionOf(item.position), ...(item.rejection.position.field ? { field: item.rejection.position.field } : {}), code: item.rejection.code, message: item.rejection.message });
+    } else {
+      const first = known.get(item.record.naturalKey);
+      const fingerprint = first?.fingerprint ?? seen.get(item.record.naturalKey);
+      verdict = fingerprint === undefined ? "new" : fingerprint === item.record.fingerprint ? "already_applied" : "changed";
+      if (!seen.has(item.record.naturalKey) && seen.size < limits.ingest.showRecordsMax) seen.set(item.record.naturalKey, item.record.fingerprint);
+      noteEvidence(evidence, item.record.naturalKey, item.record.fingerprint, verdict, first?.file_id);
+    }
+    report.verdicts[verdict]++;
+    if (report.records_listed.length < limits.ingest.showRecordsMax) {
+      report.records_listed.push({ index: item.index, position: item.position, natural_key: item.record?.naturalKey ?? null, verdict, ...(detail ? { detail } : {}) });
+    }
+  }
+}
+
+function noteEvidence(evidence: CorrectionEvidence, naturalKey: string, fingerprint: string, verdict: DryRunVerdict, firstFileId: string | undefined): void {
+  evidence.keyed++;
+  if (firstFileId !== undefined) evidence.repeatsByFile.set(firstFileId, (evidence.repeatsByFile.get(firstFileId) ?? 0) + 1);
+  if (evidence.keys.size >= limits.ingest.dropCheckRecordsMax) {
+    evidence.overflow = true;
+    return;
+  }
+  evidence.keys.add(naturalKey);
+  if (verdict === "new") evidence.newFingerprints.add(fingerprint);
+}
+
+/**
+ * The file this one would correct, by the rule ingestion applies when it finishes a file
+ * (src/ingest/pipeline.ts): the latest finished file with the same identity and other content;
+ * else the file with other content whose keys this one repeats most, if at least half of its own.
+ */
+async function correctedFile(db: Queryable, tenantId: string, identityKey: string | undefined, contentHash: string, evidence: CorrectionEvidence): Promise<string | null> {
+  if (identityKey !== undefined) {
+    const { rows } = await db.query<{ file_id: string }>(
+      `SELECT file_id FROM ingest_file WHERE tenant_id = $1 AND identity_key = $2 AND status = 'done' AND content_hash IS DISTINCT FROM $3
+        ORDER BY received_at DESC LIMIT 1`, [tenantId, identityKey, contentHash]);
+    if (rows[0]) return rows[0].file_id;
+  }
+  const candidates = [...evidence.repeatsByFile].filter(([, repeats]) => 2 * repeats >= evidence.keyed)
+    .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0));
+  for (const [fileId] of candidates) {
+    const { rows } = await db.query("SELECT 1 FROM ingest_file WHERE tenant_id = $1 AND file_id = $2 AND content_hash IS DISTINCT FROM $3", [tenantId, fileId, contentHash]);
+    if ((rows.length) > 0) return fileId;
+  }
+  return null;
+}
+
+/** The original's applied records, page by page, that the file read leaves out (by key, and by content under a new key). */
+async function droppedFrom(db: Queryable, tenantId: string, originalFileId: string, evidence: CorrectionEvidence): Promise<DroppedRecords> {
+  const dropped: DroppedRecord[] = [];
+  let count = 0;
+  for (let after = 0; ;) {
+    const { rows } = await db.query<{ index: number; position: string; natural_key: string; kind: string | null; amount_minor: bigint; currency: string; transfer_key: string | null; fingerprint: string | null }>(
+      `SELECT o.record_index AS index, o.position, o.natural_key, o.kind, o.amount_minor, o.currency, o.transfer_key, k.fingerprint
+         FROM ingest_outcome o LEFT JOIN ingest_record_key k ON k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
+        WHERE o.tenant_id = $1 AND o.file_id = $2 AND o.outcome = 'applied' AND o.natural_key IS NOT NULL AND o.record_index > $3
+        ORDER BY o.record_index LIMIT $4`, [tenantId, originalFileId, after, limits.ingest.chunkRecordsMax]);
+    for (const { fingerprint, ...row } of rows) {
+      if (evidence.keys.has(row.natural_key) || (fingerprint !== null && evidence.newFingerprints.has(fingerprint))) continue;
+      count++;
+      if (dropped.length < limits.ingest.showRecordsMax) dropped.push({ ...row, amount_minor: BigInt(row.amount_minor).toString() });
+    }
+    if (rows.length < limits.ingest.chunkRecordsMax) break;
+    after = rows[rows.length - 1]?.index ?? after;
+  }
+  return { note: droppedRecordsNote, original_file_id: originalFileId, count, records: dropped };
 }

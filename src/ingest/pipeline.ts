@@ -126,17 +126,30 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
 }
 
 /**
- * Marks a file done with its content hash; a file whose identity an earlier file carried, with
- * other content, is recorded as a correction of that file.
+ * Marks a file done with its content hash and names the file it corrects (docs/decisions/0011):
+ * the latest earlier file with the same file identity and other content; else the earlier file,
+ * with other content, from which this one repeats the most natural keys (as duplicates or
+ * conflicts), when those are at least half of this file's keyed records.
  */
 async function finish(pool: Pool, tenantId: string, fileId: string, recordsTotal: number, contentHash: string): Promise<void> {
   const finished = await withTransaction(pool, async (tx) => {
     const updated = await tx.query(
       `UPDATE ingest_file f SET status = 'done', content_hash = $3, records_total = $4, finished_at = now(), updated_at = now(),
-              correction_of = (SELECT e.file_id FROM ingest_file e
-                                WHERE e.tenant_id = f.tenant_id AND e.identity_key = f.identity_key AND e.file_id <> f.file_id
-                                  AND e.status = 'done' AND e.content_hash IS DISTINCT FROM $3 AND e.received_at <= f.received_at
-                                ORDER BY e.received_at DESC LIMIT 1)
+              correction_of = coalesce(
+                (SELECT e.file_id FROM ingest_file e
+                  WHERE e.tenant_id = f.tenant_id AND e.identity_key = f.identity_key AND e.file_id <> f.file_id
+                    AND e.status = 'done' AND e.content_hash IS DISTINCT FROM $3 AND e.received_at <= f.received_at
+                  ORDER BY e.received_at DESC LIMIT 1),
+                (SELECT k.file_id FROM ingest_outcome o
+                   JOIN ingest_record_key k ON k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
+                   JOIN ingest_file e ON e.tenant_id = k.tenant_id AND e.file_id = k.file_id
+                  WHERE o.tenant_id = f.tenant_id AND o.file_id = f.file_id AND o.outcome IN ('duplicate', 'conflict')
+                    AND k.file_id <> f.file_id AND e.content_hash IS DISTINCT FROM $3
+                    -- necessary, and free: a file mostly new (every fresh file) skips both scans
+                    AND 2 * (f.duplicate + f.conflict) >= f.records_done - f.rejected
+                  GROUP BY k.file_id
+                 HAVING 2 * count(*) >= (SELECT count(*) FROM ingest_outcome c WHERE c.tenant_id = f.tenant_id AND c.file_id = f.file_id AND c.natural_key IS NOT NULL)
+                  ORDER BY count(*) DESC, k.file_id LIMIT 1))
         WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = $4`,
       [tenantId, fileId, contentHash, recordsTotal],
     );

@@ -28,6 +28,28 @@ export interface FileReport {
   received_at: string;
   identity: string | null;
   correction_of: string | null;
+  /** A correction's report (not a listing's): what the file it corrects applied and it leaves out. */
+  dropped_records?: DroppedRecords | null;
+}
+
+export const droppedRecordsNote = "in the original, absent from the correction: not reversed automatically";
+
+/** Records the corrected file applied that the correction leaves out (docs/decisions/0011): listed, never reversed. */
+export interface DroppedRecords {
+  note: typeof droppedRecordsNote;
+  original_file_id: string;
+  count: number;
+  records: DroppedRecord[];   // the first showRecordsMax, in the original's order
+}
+
+export interface DroppedRecord {
+  index: number;
+  position: string;
+  natural_key: string;
+  kind: string | null;
+  amount_minor: string;
+  currency: string;
+  transfer_key: string | null;
 }
 
 interface FileRow {
@@ -101,7 +123,28 @@ export async function fileReport(db: Queryable, tenantId: string, fileId: string
       `SELECT position, field, code, detail FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND outcome = 'rejected'
         ORDER BY record_index LIMIT $3`, [tenantId, fileId, limits.ingest.findingsMax])).rows
     : [];
-  return reportFromRow(row, rejected.map((r) => ({ ...positionOf(r.position), ...(r.field ? { field: r.field } : {}), code: r.code, message: r.detail ?? r.code })));
+  const report = reportFromRow(row, rejected.map((r) => ({ ...positionOf(r.position), ...(r.field ? { field: r.field } : {}), code: r.code, message: r.detail ?? r.code })));
+  report.dropped_records = row.correction_of && row.status === "done" ? await droppedRecords(db, tenantId, row.correction_of, fileId) : null;
+  return report;
+}
+
+/**
+ * What the original applied and the correction leaves out: neither its natural key nor its
+ * content under another key (a suspect the correction holds against it) is in the correction.
+ */
+export async function droppedRecords(db: Queryable, tenantId: string, originalFileId: string, correctionFileId: string): Promise<DroppedRecords> {
+  const { rows } = await db.query<{ index: number; position: string; natural_key: string; kind: string | null; amount_minor: bigint; currency: string; transfer_key: string | null; total: bigint }>(
+    `SELECT o.record_index AS index, o.position, o.natural_key, o.kind, o.amount_minor, o.currency, o.transfer_key, count(*) OVER () AS total
+       FROM ingest_outcome o
+      WHERE o.tenant_id = $1 AND o.file_id = $2 AND o.outcome = 'applied' AND o.natural_key IS NOT NULL
+        AND NOT EXISTS (SELECT 1 FROM ingest_outcome c WHERE c.tenant_id = o.tenant_id AND c.natural_key = o.natural_key AND c.file_id = $3)
+        AND NOT EXISTS (SELECT 1 FROM ingest_review r WHERE r.tenant_id = o.tenant_id AND r.file_id = $3 AND r.matched_ref = o.natural_key)
+      ORDER BY o.record_index LIMIT $4`,
+    [tenantId, originalFileId, correctionFileId, limits.ingest.showRecordsMax]);
+  return {
+    note: droppedRecordsNote, original_file_id: originalFileId, count: Number(rows[0]?.total ?? 0n),
+    records: rows.map(({ total: _total, ...r }) => ({ ...r, amount_minor: BigInt(r.amount_minor).toString() })),
+  };
 }
 
 export async function listFiles(db: Queryable, tenantId: string, options: { status?: string; limit?: number } = {}): Promise<FileReport[]> {

@@ -86,9 +86,38 @@ export function transferKeyOf(naturalKey: string): string {
   return `${naturalKey}:post`;
 }
 
-/** The key of a posting made when a person releases a held record: derived from the record, so a second release is a replay. */
-export function releaseTransferKeyOf(naturalKey: string, fingerprint: string): string {
-  return `${naturalKey}:release:${fingerprint.slice(0, 16)}`;
+/**
+ * Keys of the postings a review decision makes (docs/decisions/0011). The review id derives from
+ * the natural key and the held content's fingerprint, so each key names exactly one content under
+ * one key: a repeated decision is a replay, never a second posting.
+ */
+export function replacementTransferKeyOf(naturalKey: string, reviewId: string): string {
+  return `${naturalKey}:replace:${reviewId}`;
+}
+
+export function newPaymentTransferKeyOf(naturalKey: string, reviewId: string): string {
+  return `${naturalKey}:new:${reviewId}`;
+}
+
+/** A transfer is compensated at most once: the transfer table's primary key holds this key once. */
+export function compensationKeyOf(transferKey: string): string {
+  return `${transferKey}:compensate`;
+}
+
+/** Transfer kinds of technical corrections: a statement shows them as such, never as refunds or returns. */
+export const correctionKinds = { compensation: "correction-compensation", replacement: "correction-replacement" } as const;
+
+/**
+ * The compensation of a posted transfer: every leg mirrored (same account, amount and currency,
+ * the other side), on the original's value date, so that the two together sum to nothing.
+ */
+export function compensationFor(original: { tenantId: string; transferKey: string; valueDate: string; legs: readonly Leg[] }, sourceRef: string): Transfer {
+  assert(original.legs.length >= 2, "a posted transfer has at least two legs");
+  return {
+    tenantId: original.tenantId, transferKey: compensationKeyOf(original.transferKey), kind: correctionKinds.compensation,
+    valueDate: original.valueDate, sourceRef,
+    legs: original.legs.map((leg) => ({ ...leg, direction: leg.direction === "D" ? "C" : "D" })),
+  };
 }
 
 export interface PartnerAccounts {

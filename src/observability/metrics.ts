@@ -21,9 +21,11 @@ export const ledgerTransfers = new Counter({
   registers: [registry],
 });
 
-export const ledgerCompensations = new Counter({
-  name: "clearline_ledger_compensations_total",
-  help: "Transfers posted as compensations of earlier transfers",
+/** Compensation transfers posted (counted after their commit), by why: review_replace; incident tooling adds its reasons. */
+export const compensations = new Counter({
+  name: "clearline_compensations_total",
+  help: "Transfers posted as keyed compensations of earlier transfers, by reason",
+  labelNames: ["reason"] as const,
   registers: [registry],
 });
 

@@ -19,7 +19,7 @@ describe("the published contract", () => {
   it("serves an OpenAPI 3 document naming the Idempotency-Key on every idempotent endpoint", async () => {
     const doc = (await world.client.get("/openapi.json")).json;
     expect(doc.openapi).toMatch(/^3\./);
-    for (const path of ["/v1/payments", "/v1/refunds"]) {
+    for (const path of ["/v1/payments", "/v1/refunds", "/v1/reviews/{id}/decision"]) {
       expect(doc.paths[path].post.parameters.map((p: { name: string }) => p.name)).toContain("Idempotency-Key");
     }
     expect(doc.paths["/v1/payments"].post.requestBody.content["application/json"].schema.required).toEqual(

@@ -56,7 +56,7 @@ describe("incident tooling: the full perimeter, a keyed compensation batch, sour
   it("posts nothing on a dry run, then compensates each transfer once, keyed <transfer key>:compensate", async () => {
     const incident = await openIncident(db.pool, world.tenantId, "orders paid twice", { ...wideWindow(), channel: "http", keyPrefix: "http:order-" }, "ops-1");
     if (!incident.ok) throw new Error(incident.error.message);
-    const input = { tenantId: world.tenantId, incidentId: incident.value.incidentId, reason: "paid twice by a bug", operator: "ops-1", today: "2026-12-02" };
+    const input = { tenantId: world.tenantId, incidentId: incident.value.incidentId, reason: "paid twice by a bug", operator: "ops-1" };
     const dry = await compensateIncident(db.pool, { ...input, dryRun: true });
     expect(dry.ok && dry.value.compensations.map((c) => [c.compensationKey, c.outcome])).toEqual([
       ["api:order-1:debit:compensate", "would_post"], ["api:order-2:debit:compensate", "would_post"]]);
@@ -69,7 +69,7 @@ describe("incident tooling: the full perimeter, a keyed compensation batch, sour
     expect((await balanceOf(db.pool, world.tenantId, "bob"))?.balanceMinor).toBe(0n);
     expect((await balanceOf(db.pool, world.tenantId, "alice"))?.balanceMinor).toBe(10_000n);
     const { rows } = await db.pool.query("SELECT kind, count(*)::int AS n FROM transfer WHERE tenant_id = $1 AND transfer_key LIKE '%:compensate' GROUP BY kind", [world.tenantId]);
-    expect(rows).toEqual([{ kind: "compensation", n: 2 }]);
+    expect(rows).toEqual([{ kind: "correction-compensation", n: 2 }]);
   });
 
   it("refuses a compensation the funds do not allow (the payee spent the money), records it, and posts the others", async () => {
@@ -85,7 +85,7 @@ describe("incident tooling: the full perimeter, a keyed compensation batch, sour
       expect((await other.client.post("/v1/payments", paymentRequest("kept-2", "5.00"), { "idempotency-key": randomUUID() })).status).toBe(201);
       const incident = await openIncident(db.pool, other.tenantId, "orders", { ...wideWindow(), channel: "http", keyPrefix: "http:" }, "ops-1");
       if (!incident.ok) throw new Error(incident.error.message);
-      const done = await compensateIncident(db.pool, { tenantId: other.tenantId, incidentId: incident.value.incidentId, reason: "bug", operator: "ops-1", today: "2026-12-02", dryRun: false });
+      const done = await compensateIncident(db.pool, { tenantId: other.tenantId, incidentId: incident.value.incidentId, reason: "bug", operator: "ops-1", dryRun: false });
       if (!done.ok) throw new Error(done.error.message);
       const outcome = (key: string) => done.value.compensations.find((c) => c.transferKey === key);
       // In posting order: the funding needs alice's 30.00 back, she has 10.00 left: refused.

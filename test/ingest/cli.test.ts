@@ -41,19 +41,41 @@ describe("clearline partner, ingest, files, file show and review", () => {
     expect(rows[0]?.n).toBe(1n);
   });
 
-  it("applies the corrected file's new record and lists its changed one for review; release posts it once", async () => {
+  it("applies the corrected file's new record and lists its changed one for review", async () => {
     const run = await runCli(["ingest", fixture("corrected.ach"), "--tenant", "acme", "--json"], env);
     expect(JSON.parse(run.stdout)).toMatchObject({ outcomes: { ...noOutcomes, applied: 1, duplicate: 3, conflict: 1 } });
     const listed = await runCli(["review", "list", "--tenant", "acme", "--json"], env);
     const items = (JSON.parse(listed.stdout) as { items: Array<{ review_id: string; reason: string; amount_minor: string; position: string }> }).items;
     expect(items).toMatchObject([{ reason: "conflict", amount_minor: "20500", position: "line 4" }]);
-    const id = items[0]?.review_id ?? "";
-    const released = await runCli(["review", "release", id, "--reason", "partner confirmed the new amount", "--json"], env);
-    expect(released.exitCode).toBe(0);
-    expect(JSON.parse(released.stdout)).toMatchObject({ state: "released", transfer_key: expect.stringMatching(/:release:/) });
-    const refused = await runCli(["review", "refuse", id, "--reason", "changed my mind"], env);
+  });
+
+  const heldReviewId = async () => (await db.pool.query<{ review_id: string }>("SELECT review_id FROM ingest_review")).rows[0]?.review_id ?? "";
+
+  it("refuses review release with exit 2, naming the three decisions", async () => {
+    const released = await runCli(["review", "release", await heldReviewId(), "--reason", "partner confirmed the new amount"], env);
+    expect(released.exitCode).toBe(2);
+    expect(released.stderr).toMatch(/INGEST_REVIEW_RELEASE_REMOVED.*review replace.*review apply-as-new.*review refuse/);
+  });
+
+  it("replaces the changed record, printing what it posted; a repeat answers the stored decision", async () => {
+    const id = await heldReviewId();
+    const replaced = await runCli(["review", "replace", id, "--reason", "partner confirmed the new amount", "--operator", "ops-1"], env);
+    expect(replaced.exitCode).toBe(0);
+    expect(replaced.stdout).toBe(`${id}: replaced by ops-1: ach:23138010:231380100000002:1234567890:PPD:250305:post compensated by ach:23138010:231380100000002:1234567890:PPD:250305:post:compensate; corrected record posted as ach:23138010:231380100000002:1234567890:PPD:250305:replace:${id}\n`);
+    const again = await runCli(["review", "replace", id, "--reason", "once more", "--json"], env);
+    expect(JSON.parse(again.stdout)).toMatchObject({ state: "replaced", operator: "ops-1", reason: "partner confirmed the new amount" });
+  });
+
+  it("refuses another decision on the replaced record with exit 2, naming the first", async () => {
+    const refused = await runCli(["review", "refuse", await heldReviewId(), "--reason", "changed my mind"], env);
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toMatch(/INGEST_REVIEW_DECIDED/);
+    expect(refused.stderr).toMatch(/INGEST_REVIEW_DECIDED: .*already decided: replace by ops-1/);
+  });
+
+  it("shows the compensation and the corrected posting in the statement as technical corrections, and ledger verify is clean", async () => {
+    const statement = await runCli(["statement", "--tenant", "acme", "--account", "partner.fedach.suspense.USD"], env);
+    expect(statement.stdout).toMatch(/correction-compensation\s+\[technical correction\] {2}ach:23138010:231380100000002:1234567890:PPD:250305:post:compensate {2}from review:rev_/);
+    expect(statement.stdout).toMatch(/correction-replacement\s+\[technical correction\]/);
     const verify = await runCli(["ledger", "verify"], env);
     expect(verify.exitCode).toBe(0);
   });

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { addAccountAlias } from "../../src/ingest/partners.ts";
-import { decideReview, listReviews } from "../../src/ingest/review.ts";
+import { listReviews } from "../../src/ingest/review.ts";
+import { decideReview } from "../../src/ingest/review-decision.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { post, transferOf } from "../support/ledger-fixtures.ts";
@@ -78,16 +79,18 @@ describe("records: counterparties, funds, record-level rejections, ISO 20022, re
     expect(rows).toEqual([{ reason: "conflict", n: 1n }, { reason: "duplicate", n: 3n }]);
   });
 
-  it("posts a released suspect once under a key derived from the record, and records a refusal with its reason", async () => {
+  it("posts a suspect applied as new once under a key derived from the record and the review, and records a refusal with its reason", async () => {
     const scene = await givenScene(db.pool, "release");
     await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
     await ingest(db.pool, scene, fixture("ach/original-renumbered.ach"), "renumbered.ach");
     const [first, second] = await listReviews(db.pool, { tenantId: scene.tenantId });
-    const released = await decideReview(db.pool, scene.tenantId, first?.review_id ?? "", "released", "a second payment was intended");
-    expect(released).toMatchObject({ ok: true, value: { state: "released", transfer_key: expect.stringMatching(/:release:/) } });
-    expect(await decideReview(db.pool, scene.tenantId, first?.review_id ?? "", "released", "again")).toMatchObject({ ok: true, value: { state: "released" } });
-    expect(await decideReview(db.pool, scene.tenantId, second?.review_id ?? "", "refused", "a renumbered resend")).toMatchObject({ ok: true, value: { state: "refused" } });
-    expect(await decideReview(db.pool, scene.tenantId, second?.review_id ?? "", "released", "no")).toMatchObject({ ok: false, error: { code: "INGEST_REVIEW_DECIDED" } });
+    const decide = (reviewId: string, decision: "apply_as_new" | "refuse", reason: string) =>
+      decideReview(db.pool, { tenantId: scene.tenantId, reviewId, decision, reason, operator: "ops-1" });
+    const applied = await decide(first?.review_id ?? "", "apply_as_new", "a second payment was intended");
+    expect(applied).toMatchObject({ ok: true, value: { decided: { state: "applied_as_new", posting_key: `${first?.natural_key}:new:${first?.review_id}` } } });
+    expect(await decide(first?.review_id ?? "", "apply_as_new", "again")).toMatchObject({ ok: true, value: { decided: { state: "applied_as_new", reason: "a second payment was intended" } } });
+    expect(await decide(second?.review_id ?? "", "refuse", "a renumbered resend")).toMatchObject({ ok: true, value: { decided: { state: "refused" } } });
+    expect(await decide(second?.review_id ?? "", "apply_as_new", "no")).toMatchObject({ ok: false, error: { code: "INGEST_REVIEW_DECIDED" } });
     expect(await transferCount(db.pool, scene.tenantId)).toBe(6);
     expect(await listReviews(db.pool, { tenantId: scene.tenantId })).toHaveLength(3);
     expect((await verifyLedger(db.pool)).ok).toBe(true);

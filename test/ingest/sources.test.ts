@@ -120,8 +120,13 @@ describe("files over HTTP", () => {
     expect(keyless.status).toBe(400);
   });
 
-  it("lists files and shows one with its per-record outcomes", async () => {
-    const corrected = await (await upload("corrected.ach", fixture("ach/corrected.ach"), "upload-2")).json() as { file_id: string };
+  it("lists files and shows one with its per-record outcomes; the corrected upload's report names the record it drops", async () => {
+    const payroll = await (await upload("payroll.ach", fixture("ach/original.ach"), "upload-1")).json() as { file_id: string };
+    const corrected = await (await upload("corrected.ach", fixture("ach/corrected.ach"), "upload-2")).json() as { file_id: string; correction_of: string; dropped_records: unknown };
+    expect(corrected).toMatchObject({ correction_of: payroll.file_id, dropped_records: {
+      note: "in the original, absent from the correction: not reversed automatically", original_file_id: payroll.file_id, count: 1,
+      records: [{ position: "line 5", natural_key: "ach:23138010:231380100000003:1234567890:PPD:250305", amount_minor: "30000", currency: "USD" }],
+    } });
     const listed = await (await fetch(`${api.baseUrl}/v1/files?status=done`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { files: Array<{ name: string }> };
     expect(listed.files.map((f) => f.name)).toEqual(["corrected.ach", "payroll.ach"]);
     const shown = await (await fetch(`${api.baseUrl}/v1/files/${corrected.file_id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { record_outcomes: Array<{ outcome: string }> };

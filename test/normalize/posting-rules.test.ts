@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { CanonicalRecord } from "../../src/normalize/canonical-record.ts";
-import { loadPostingRules, postingRuleFor, releaseTransferKeyOf, reversalFor, transferFor, transferKeyOf } from "../../src/normalize/posting-rules.ts";
+import { compensationFor, loadPostingRules, newPaymentTransferKeyOf, postingRuleFor, replacementTransferKeyOf, reversalFor, transferFor, transferKeyOf } from "../../src/normalize/posting-rules.ts";
 
 const accounts = { settlement: "partner.fed.settlement.USD", suspense: "partner.fed.suspense.USD" };
 
@@ -65,8 +65,20 @@ describe("posting rules as data", () => {
     expect(transferFor(initiation, postingRuleFor(initiation)!, accounts, "cust-9").legs.map((l) => `${l.direction} ${l.accountId}`)).toEqual(["D cust-9", `C ${accounts.settlement}`]);
   });
 
-  it("derives a release's key from the record, so a second release is a replay", () => {
-    expect(releaseTransferKeyOf("k", "abcdef0123456789ffff")).toBe("k:release:abcdef0123456789");
+  it("derives the keys of a review decision's postings from the natural key and the review id, so a repeated decision is a replay", () => {
+    expect(replacementTransferKeyOf("k", "rev_1")).toBe("k:replace:rev_1");
+    expect(newPaymentTransferKeyOf("k", "rev_1")).toBe("k:new:rev_1");
+  });
+
+  it("compensates a transfer under <its key>:compensate with every leg mirrored, marked as a technical correction", () => {
+    const original = { tenantId: "t", transferKey: "k:post", valueDate: "2025-03-05", legs: [
+      { accountId: accounts.settlement, direction: "D" as const, amountMinor: 20_000n, currency: "USD" },
+      { accountId: "payee", direction: "C" as const, amountMinor: 20_000n, currency: "USD" },
+    ] };
+    expect(compensationFor(original, "review:rev_1")).toEqual({
+      tenantId: "t", transferKey: "k:post:compensate", kind: "correction-compensation", valueDate: "2025-03-05", sourceRef: "review:rev_1",
+      legs: [{ accountId: accounts.settlement, direction: "C", amountMinor: 20_000n, currency: "USD" }, { accountId: "payee", direction: "D", amountMinor: 20_000n, currency: "USD" }],
+    });
   });
 
   it("refuses at load a rule whose legs do not balance one debit against one credit", () => {

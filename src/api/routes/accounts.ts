@@ -1,10 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import { openAccount } from "../../ledger/accounts.ts";
 import { balanceOf } from "../../ledger/balance.ts";
+import { accountStatement, statementDocument } from "../../ledger/statement.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
 import { jsonReply, problemReply } from "../reply.ts";
-import { accountBody, describeIssues } from "../schemas.ts";
+import { accountBody, describeIssues, statementQuery } from "../schemas.ts";
 
 export function registerAccountRoutes(app: FastifyInstance, deps: ApiDependencies): void {
   /**
@@ -27,5 +28,16 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDependencie
     const balance = await balanceOf(deps.pool, tenantOf(request).tenantId, request.params.id);
     if (!balance) return send(reply, problemReply("ACCOUNT_NOT_FOUND", `no account ${request.params.id}`));
     return send(reply, jsonReply(200, { account: balance.accountId, currency: balance.currency, balance: minorToDecimal(balance.balanceMinor, balance.currency) }));
+  });
+
+  /** The account's latest entries, oldest first, each with its transfer's key, kind, category and origin. */
+  app.get<{ Params: { id: string } }>("/v1/accounts/:id/statement", async (request, reply) => {
+    const query = statementQuery.safeParse(request.query);
+    if (!query.success) return send(reply, problemReply("REQUEST_INVALID", "the statement query is invalid", { errors: describeIssues(query.error) }));
+    const tenantId = tenantOf(request).tenantId;
+    const balance = await balanceOf(deps.pool, tenantId, request.params.id);
+    if (!balance) return send(reply, problemReply("ACCOUNT_NOT_FOUND", `no account ${request.params.id}`));
+    const statement = await accountStatement(deps.pool, tenantId, request.params.id, query.data.limit);
+    return send(reply, jsonReply(200, statementDocument(balance, statement)));
   });
 }

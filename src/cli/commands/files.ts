@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import type { Queryable } from "../../db/pool.ts";
 import { fileOutcomes, fileReport, listFiles } from "../../ingest/report.ts";
 import { withDatabase } from "../context.ts";
+import { printDropped } from "./ingest.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
 import { tenantOrExit } from "../context.ts";
@@ -54,10 +55,11 @@ export function registerFilesCommands(program: Command): void {
       if (options.json) return printJson(shown);
       const o = shown.outcomes;
       printLine(`${shown.file_id} ${shown.name}: ${shown.status} (${shown.format ?? "unknown format"}, ${shown.records} records, from ${shown.source}, partner ${shown.partner}, received ${shown.received_at})`);
-      if (shown.correction_of) printLine(`  a correction of ${shown.correction_of} (same file identity, other content)`);
+      if (shown.correction_of) printLine(`  a correction of ${shown.correction_of}`);
       printLine(`  ${o.applied} applied, ${o.duplicate} duplicate, ${o.conflict} conflict, ${o.suspect} suspect, ${o.rejected} rejected, ${o.orphan} orphan`);
       for (const e of shown.errors) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xmlPath ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
       for (const w of shown.warnings) printLine(`  warning ${w.code} ${w.line !== undefined ? `line ${w.line}` : w.xmlPath ?? ""}: ${w.message}`);
+      printDropped(shown.dropped_records);
       for (const r of shown.record_outcomes) {
         printLine(`  #${r.index} ${r.position}  ${r.outcome.padEnd(9)} ${r.kind ?? ""} ${r.amount_minor ?? ""} ${r.currency ?? ""}  ${r.natural_key ?? ""}${r.code ? `  ${r.code}` : ""}${r.original_ref ? `  original=${r.original_ref}` : ""}${r.detail ? `  (${r.detail})` : ""}`);
       }

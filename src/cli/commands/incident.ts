@@ -113,7 +113,7 @@ export function registerIncidentCommands(program: Command): void {
     .action(async (incidentId: string, options: { tenant: string; reason: string; operator?: string; dryRun?: boolean; json?: boolean }) => {
       const plan = await withDatabase(async (db) => compensateIncident(db.pool, {
         tenantId: (await tenantOrExit(db.pool, options.tenant)).tenantId, incidentId, reason: options.reason,
-        operator: options.operator ?? userInfo().username, dryRun: options.dryRun === true, today: new Date().toISOString().slice(0, 10),
+        operator: options.operator ?? userInfo().username, dryRun: options.dryRun === true,
       }));
       if (!plan.ok) throw new CliError(`${plan.error.code}: ${plan.error.message}`, exitCodes.usage);
       if (options.json) return printJson(plan.value);

@@ -2,10 +2,12 @@ import { createReadStream, statSync } from "node:fs";
 import path from "node:path";
 import type { Command } from "commander";
 import { loadConfig } from "../../config/config.ts";
+import { limits } from "../../config/limits.ts";
 import { dryRun, type DryRunReport } from "../../ingest/dry-run.ts";
 import { partnerForIngest } from "../../ingest/partners.ts";
 import { ingestArrival } from "../../ingest/pipeline.ts";
-import type { FileReport } from "../../ingest/report.ts";
+import type { DroppedRecords, FileReport } from "../../ingest/report.ts";
+import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import type { FileFormat } from "../../protocols/detect-format.ts";
 import { withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
@@ -49,12 +51,22 @@ function summaryLine(report: FileReport): string {
   return `${report.name}: ${report.status} (${report.format ?? "unknown format"}, ${report.records} records): ${o.applied} applied, ${o.duplicate} duplicate, ${o.conflict} conflict, ${o.suspect} suspect, ${o.rejected} rejected, ${o.orphan} orphan  [file ${report.file_id}]${report.correction_of ? ` a correction of ${report.correction_of}` : ""}`;
 }
 
+/** Records the corrected file applied and the correction leaves out: listed with key and amount, never reversed. */
+export function printDropped(dropped: DroppedRecords | null | undefined): void {
+  if (!dropped || dropped.count === 0) return;
+  printLine(`  ${dropped.note} (${dropped.count} of ${dropped.original_file_id}):`);
+  for (const r of dropped.records) printLine(`    ${r.position}: ${r.kind ?? "record"} ${minorToDecimal(BigInt(r.amount_minor), r.currency)} ${r.currency} ${r.natural_key}`);
+  if (dropped.count > dropped.records.length) printLine(`    ... and ${dropped.count - dropped.records.length} more (--json lists the first ${dropped.records.length})`);
+}
+
 function printDryRun(report: DryRunReport, json: boolean | undefined): void {
   if (json) return printJson(report);
   const v = report.verdicts;
-  printLine(`${report.name}: dry run, ${report.status === "would_reject" ? "the file would be REJECTED" : "would apply"} (${report.format ?? "unknown format"}, ${report.records} records): ${v.new} new, ${v.already_applied} already applied, ${v.changed} changed, ${v.rejected} rejected`);
+  printLine(`${report.name}: dry run, ${report.status === "would_reject" ? "the file would be REJECTED" : "would apply"} (${report.format ?? "unknown format"}, ${report.records} records): ${v.new} new, ${v.already_applied} already applied, ${v.changed} changed, ${v.rejected} rejected${report.correction_of ? `  a correction of ${report.correction_of}` : ""}`);
   for (const e of report.errors) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xmlPath ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
   for (const r of report.records_listed) if (r.verdict !== "already_applied") printLine(`  ${r.position}: ${r.verdict}${r.natural_key ? ` ${r.natural_key}` : ""}${r.detail ? ` (${r.detail})` : ""}`);
+  printDropped(report.dropped_records);
+  if (report.dropped_records_not_checked) printLine(`  records absent from the correction were not looked for: the file has more than ${limits.ingest.dropCheckRecordsMax} records (ingest it: its report names them)`);
 }
 
 export function registerIngestCommand(program: Command): void {
@@ -100,6 +112,7 @@ export function registerIngestCommand(program: Command): void {
           else {
             printLine(summaryLine(report.value));
             for (const e of report.value.errors.slice(0, 20)) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xmlPath ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
+            printDropped(report.value.dropped_records);
           }
         }
       });

@@ -1,12 +1,40 @@
+import { userInfo } from "node:os";
 import type { Command } from "commander";
-import { decideReview, listReviews, listSuspensePostings, type Decision } from "../../ingest/review.ts";
+import { listReviews, listSuspensePostings } from "../../ingest/review.ts";
+import { decideReview, type DecidedReview, type ReviewDecisionKind } from "../../ingest/review-decision.ts";
 import { withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
 import { tenantOrExit } from "../context.ts";
 
+/** The three decisions (docs/decisions/0011): verb, decision, what it does to the ledger. */
+const decisionCommands: Array<[verb: string, decision: ReviewDecisionKind, description: string]> = [
+  ["replace", "replace", "the held record corrects the original: the original posting is compensated (<key>:compensate) and the record posted under <natural key>:replace:<review id>"],
+  ["apply-as-new", "apply_as_new", "the held record is a separate payment reusing the key: posted under <natural key>:new:<review id>; the original stays"],
+  ["refuse", "refuse", "nothing is posted; the decision is recorded"],
+];
+
+/** The operator's name when --operator is not given: the OS user running the command. */
+function osUser(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    return process.env.USER ?? process.env.LOGNAME ?? "";
+  }
+}
+
+/** One line per decision, saying what it did to the ledger. */
+export function decisionLine(decided: DecidedReview): string {
+  const who = `${decided.review_id}: ${decided.state.replace(/_/g, " ")} by ${decided.operator}`;
+  if (decided.decision === "replace") {
+    return `${who}: ${decided.original_transfer_key} compensated by ${decided.compensation_key}; ${decided.posting_key ? `corrected record posted as ${decided.posting_key}` : "no corrected posting (zero amount)"}`;
+  }
+  if (decided.decision === "apply_as_new") return `${who}: ${decided.posting_key ? `posted as ${decided.posting_key}` : "nothing to post"}`;
+  return `${who}: nothing posted`;
+}
+
 export function registerReviewCommands(program: Command): void {
-  const review = program.command("review").description("conflicts and suspects held for a person; records posted to suspense");
+  const review = program.command("review").description("conflicts and suspects held for a person: replace, apply-as-new or refuse; records posted to suspense");
   review
     .command("list")
     .description("open review items (conflicts, suspects), then records posted to a partner's suspense account")
@@ -21,26 +49,35 @@ export function registerReviewCommands(program: Command): void {
       });
       if (options.json) return printJson(listed);
       for (const item of listed.items) {
-        printLine(`${item.review_id}  ${item.reason.padEnd(8)} ${item.state.padEnd(8)} ${item.kind} ${item.amount_minor} ${item.currency}  ${item.natural_key}  file ${item.file_id} ${item.position ?? `#${item.record_index}`}${item.matched_ref ? `  matches ${item.matched_ref}` : ""}${item.decision_reason ? `  reason: ${item.decision_reason}` : ""}`);
+        printLine(`${item.review_id}  ${item.reason.padEnd(8)} ${item.state.padEnd(8)} ${item.kind} ${item.amount_minor} ${item.currency}  ${item.natural_key}  file ${item.file_id} ${item.position ?? `#${item.record_index}`}${item.matched_ref ? `  matches ${item.matched_ref}` : ""}${item.decision_reason ? `  reason: ${item.decision_reason}` : ""}${item.operator ? ` (${item.operator})` : ""}`);
       }
       if (listed.suspense.length > 0) printLine(`posted to suspense (counterparty unresolved): ${listed.suspense.length}`);
       for (const s of listed.suspense) printLine(`  ${s.file_id} ${s.position}  ${s.amount_minor} ${s.currency}  ${s.natural_key}  ${s.detail}`);
     });
-  for (const [verb, decision] of [["release", "released"], ["refuse", "refused"]] as const) {
+  for (const [verb, decision, description] of decisionCommands) {
     review
       .command(`${verb} <id>`)
-      .description(verb === "release" ? "post a held record (key derived from the record), recording who decided why" : "refuse a held record for good, with a reason")
+      .description(description)
       .requiredOption("--reason <reason>", "why: kept with the decision")
+      .option("--operator <name>", "who decides (default: the OS user)")
       .option("--tenant <tenant>", "tenant name or id")
       .option("--json", "machine-readable output")
-      .action(async (id: string, options: { reason: string; tenant?: string; json?: boolean }) => {
+      .action(async (id: string, options: { reason: string; operator?: string; tenant?: string; json?: boolean }) => {
         const decided = await withDatabase(async (db) => {
           const tenantId = options.tenant === undefined ? undefined : (await tenantOrExit(db.pool, options.tenant)).tenantId;
-          return decideReview(db.pool, tenantId, id, decision as Decision, options.reason);
+          return decideReview(db.pool, { ...(tenantId ? { tenantId } : {}), reviewId: id, decision, reason: options.reason, operator: options.operator ?? osUser() });
         });
         if (!decided.ok) throw new CliError(`${decided.error.code}: ${decided.error.message}`, exitCodes.usage);
-        if (options.json) printJson(decided.value);
-        else printLine(`${id}: ${decided.value.state}${decided.value.transfer_key ? ` (posted ${decided.value.transfer_key})` : ""}`);
+        if (options.json) printJson(decided.value.decided);
+        else printLine(decisionLine(decided.value.decided));
       });
   }
+  review
+    .command("release <id>")
+    .description("gone: decide with review replace, review apply-as-new or review refuse")
+    .allowUnknownOption()
+    .option("--reason <reason>", "ignored")
+    .action(() => {
+      throw new CliError("INGEST_REVIEW_RELEASE_REMOVED: review release is gone: decide with `review replace ID` (the record corrects the original), `review apply-as-new ID` (a separate payment) or `review refuse ID` (nothing posted), each with --reason", exitCodes.usage);
+    });
 }

@@ -14,4 +14,6 @@ export const httpLimits = {
   descriptionCharsMax: 140,             // a payment description is a remittance line, not a document
   clientReferenceCharsMax: 255,
   accountIdCharsMax: 64,
+  reviewReasonCharsMax: 500,            // why a review was decided: a sentence or two, kept with the decision
+  operatorCharsMax: 100,                // the person deciding: a login or a name
 } as const;

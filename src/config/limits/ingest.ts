@@ -35,6 +35,10 @@ export const ingestLimits = {
   listRowsMax: 1_000,
   // Per-record outcomes shown by `clearline file show` and GET /v1/files/{id}.
   showRecordsMax: 10_000,
+  // A dry run keeps the natural keys (and new keys' fingerprints) of the file it reads to name the
+  // records a correction drops: about 100 bytes each, so 500,000 records hold ~50 MB. Past it the
+  // dry run says it did not check; the ingest report (read from the database) always checks.
+  dropCheckRecordsMax: 500_000,
   // SFTP: connection and per-operation timeout; a partner that does not answer in 20 s is down.
   sftpTimeoutMs: 20_000,
   // SFTP: how often a partner's inbox is listed when things go well.

@@ -3,4 +3,7 @@ export const ledgerLimits = {
   amountMinorMax: 10n ** 17n,      // leaves headroom under int8 (9.2e18) for sums of many entries
   projectionBatchDeltasMax: 20_000, // delta rows folded per step: one short transaction, a few MB of RETURNING
   projectionStepsMax: 1_000,       // steps per advance, so one advance of a backlog ends and the job yields
+  // Entries one statement read lists (the latest ones): a settlement account takes every
+  // record's entry, so a statement is a window, never the whole history in one answer.
+  statementEntriesMax: 1_000,
 } as const;

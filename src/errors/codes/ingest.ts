@@ -17,7 +17,11 @@ export const ingestErrorCodes = {
   INGEST_RECORD_ORPHAN: "A return whose original is unknown: recorded, and matched when the original arrives.",
   INGEST_RETURN_AMOUNT_MISMATCH: "A return names an original whose amount differs: the link is not confirmed and the return waits as an orphan.",
   INGEST_REVIEW_NOT_FOUND: "No review item has this id for this tenant.",
-  INGEST_REVIEW_DECIDED: "The review item was already released or refused; a decision is never changed.",
+  INGEST_REVIEW_DECIDED: "The review item was already decided (replaced, applied as new, refused, or released before release went away); a decision is never changed, and the first one is named.",
+  INGEST_REVIEW_RELEASE_REMOVED: "`review release` is gone: decide a held record with replace (it corrects the original), apply-as-new (a separate payment) or refuse (nothing posted).",
+  INGEST_REVIEW_REASON_MISSING: "A review decision needs a reason (and, over HTTP, an operator): it is kept with the decision.",
+  INGEST_REVIEW_INSUFFICIENT_FUNDS: "A posting of the decision would take a customer account below zero (e.g. compensating a credit already spent): nothing was posted and the review stays open.",
+  INGEST_REVIEW_NOT_APPLICABLE: "Replace has no meaning for this item (the original has no posting, was returned or compensated already, or the held record is a return): nothing was posted; apply-as-new or refuse remain.",
   INGEST_SFTP_HOST_KEY_MISSING: "An SFTP partner needs the server's host key fingerprint (SHA256:...); connecting without it is refused.",
   INGEST_SFTP_HOST_KEY_MISMATCH: "The SFTP server's host key does not match the configured fingerprint: the connection was refused.",
 } as const satisfies Record<string, string>;

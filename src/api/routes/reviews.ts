@@ -1,0 +1,48 @@
+import type { FastifyInstance } from "fastify";
+import { listReviews } from "../../ingest/review.ts";
+import { countCompensations, decideReviewInTransaction, type DecisionOutcome } from "../../ingest/review-decision.ts";
+import { send, tenantOf, type ApiDependencies } from "../http-context.ts";
+import { runIdempotent } from "../idempotent-request.ts";
+import { jsonReply, problemReply } from "../reply.ts";
+import { describeIssues, reviewDecisionBody, reviewQuery } from "../schemas.ts";
+
+const DECISION_ENDPOINT = "POST /v1/reviews/{id}/decision";
+
+/**
+ * The review queue for the operations console (docs/decisions/0011), scoped to the API key's tenant:
+ *   GET /v1/reviews?state=open                 held conflicts and suspects (or decided ones)
+ *   POST /v1/reviews/{id}/decision             replace | apply_as_new | refuse, with reason and
+ *     operator; Idempotency-Key required. The decision and its postings commit with the key's claim.
+ */
+export function registerReviewRoutes(app: FastifyInstance, deps: ApiDependencies): void {
+  app.get("/v1/reviews", async (request, reply) => {
+    const query = reviewQuery.safeParse(request.query);
+    if (!query.success) return send(reply, problemReply("REQUEST_INVALID", "state is open, released, replaced, applied_as_new, refused or all", { errors: describeIssues(query.error) }));
+    const reviews = await listReviews(deps.pool, { tenantId: tenantOf(request).tenantId, state: query.data.state });
+    return send(reply, jsonReply(200, { reviews }));
+  });
+
+  app.post<{ Params: { id: string } }>("/v1/reviews/:id/decision", async (request, reply) => {
+    const tenantId = tenantOf(request).tenantId;
+    const body = reviewDecisionBody.safeParse(request.body);
+    if (!body.success) return send(reply, problemReply("REQUEST_INVALID", "the decision request is invalid", { errors: describeIssues(body.error) }));
+    const reviewId = request.params.id;
+    let decided: DecisionOutcome | undefined;
+    const result = await runIdempotent({
+      pool: deps.pool, tenantId, endpoint: DECISION_ENDPOINT, idempotencyKeyHeader: request.headers["idempotency-key"],
+      canonical: { review_id: reviewId, decision: body.data.decision, reason: body.data.reason, operator: body.data.operator },
+      effect: async (tx) => {
+        const outcome = await decideReviewInTransaction(tx, { tenantId, reviewId, ...body.data });
+        if (!outcome.ok) {
+          const code = outcome.error.code === "INGEST_REVIEW_REASON_MISSING" ? "REQUEST_INVALID" : outcome.error.code;
+          return problemReply(code, outcome.error.message, { field: outcome.error.position.field ?? null });
+        }
+        decided = outcome.value;
+        return jsonReply(200, outcome.value.decided, reviewId);
+      },
+    });
+    // Counted once the decision committed; a replay answered from the stored response posted nothing.
+    if (decided && !result.replayed && result.status === 200) countCompensations(decided);
+    return send(reply, result);
+  });
+}

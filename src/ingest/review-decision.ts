@@ -1,0 +1,165 @@
+import { assert } from "../assert.ts";
+import type { Pool } from "../db/pool.ts";
+import { withTransaction, type Tx } from "../db/transaction.ts";
+import { recordDedupEvents, type DedupChannel } from "../dedup/dedup-event.ts";
+import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
+import { postTransfers } from "../ledger/post-transfers.ts";
+import { compensations } from "../observability/metrics.ts";
+import { lockTenantIngestion } from "./chunk.ts";
+import { decisionPostings, type DecisionPostings } from "./review-postings.ts";
+import { SELECT_REVIEW, type ReviewRow, type ReviewState } from "./review.ts";
+
+/**
+ * A person's decision on a held record (docs/decisions/0011): replace (compensate the original,
+ * post the corrected record), apply_as_new (a separate payment under a key of its own) or refuse
+ * (nothing posted). The decision row, its postings, the dedup mark's state and a dedup event
+ * commit in ONE transaction; one decision per review, for ever.
+ */
+export type ReviewDecisionKind = "replace" | "apply_as_new" | "refuse";
+export const reviewDecisionKinds: readonly ReviewDecisionKind[] = ["replace", "apply_as_new", "refuse"];
+
+export interface DecisionRequest {
+  tenantId?: string;          // the CLI may leave it out when the review id is unique
+  reviewId: string;
+  decision: ReviewDecisionKind;
+  reason: string;
+  operator: string;
+}
+
+/** A recorded decision, as the CLI prints it and the HTTP API answers it. */
+export interface DecidedReview {
+  review_id: string;
+  tenant_id: string;
+  decision: ReviewDecisionKind;
+  state: ReviewState;
+  reason: string;
+  operator: string;
+  decided_at: string;
+  original_transfer_key: string | null;
+  compensation_key: string | null;
+  posting_key: string | null;
+}
+
+export interface DecisionOutcome {
+  decided: DecidedReview;
+  /** Compensations this call posted (zero for a repeat): counted once their transaction commits. */
+  compensationsPosted: number;
+}
+
+const stateOfDecision: Record<ReviewDecisionKind, ReviewState> = { replace: "replaced", apply_as_new: "applied_as_new", refuse: "refused" };
+
+/** The decision in a transaction of its own; the compensation metric is counted after the commit. */
+export async function decideReview(pool: Pool, request: DecisionRequest): Promise<Result<DecisionOutcome, Finding>> {
+  const result = await withTransaction(pool, (tx) => decideReviewInTransaction(tx, request));
+  if (result.ok) countCompensations(result.value);
+  return result;
+}
+
+export function countCompensations(outcome: DecisionOutcome): void {
+  if (outcome.compensationsPosted > 0) compensations.inc({ reason: "review_replace" }, outcome.compensationsPosted);
+}
+
+/** The decision inside the caller's transaction (HTTP: the Idempotency-Key's claim commits with it). */
+export async function decideReviewInTransaction(tx: Tx, request: DecisionRequest): Promise<Result<DecisionOutcome, Finding>> {
+  if (request.reason.trim() === "") return fail(finding("INGEST_REVIEW_REASON_MISSING", "a decision needs a reason (--reason)", { field: "reason" }));
+  if (request.operator.trim() === "") return fail(finding("INGEST_REVIEW_REASON_MISSING", "a decision needs an operator's name (--operator)", { field: "operator" }));
+  const found = await tx.query<ReviewRow>(`${SELECT_REVIEW} WHERE r.review_id = $1 AND ($2::text IS NULL OR r.tenant_id = $2)`, [request.reviewId, request.tenantId ?? null]);
+  if (found.rows.length > 1) return fail(finding("INGEST_REVIEW_NOT_FOUND", `review ${request.reviewId} exists for several tenants: name one with --tenant`, { field: "tenant" }));
+  const row = found.rows[0];
+  if (!row) return fail(finding("INGEST_REVIEW_NOT_FOUND", `no review item ${request.reviewId}`, { field: "id" }));
+
+  // The tenant's ingestion lock: no chunk changes the dedup marks or posts meanwhile (decision 0010);
+  // the row lock makes a concurrent decision on this review wait for ours and then see it.
+  await lockTenantIngestion(tx, row.tenant_id);
+  await tx.query("SELECT 1 FROM ingest_review WHERE tenant_id = $1 AND review_id = $2 FOR UPDATE", [row.tenant_id, row.review_id]);
+  const earlier = await recordedDecision(tx, row.tenant_id, row.review_id);
+  if (earlier) return answerDecided(earlier, request.decision);
+  const state = (await tx.query<{ state: ReviewState }>("SELECT state FROM ingest_review WHERE tenant_id = $1 AND review_id = $2", [row.tenant_id, row.review_id])).rows[0]?.state;
+  if (state !== "open") return fail(finding("INGEST_REVIEW_DECIDED", `review ${row.review_id} was already ${state} (before review decisions were recorded)`, { field: "id" }));
+
+  const postings = await decisionPostings(tx, row, request.decision);
+  if (!postings.ok) return postings;
+  const posted = await postAllOrNothing(tx, postings.value);
+  if (!posted.ok) return posted;
+  await recordDecision(tx, row, request, postings.value);
+  const decided = await recordedDecision(tx, row.tenant_id, row.review_id);
+  assert(decided, `decision on ${row.review_id} reads back in its transaction`);
+  return ok({ decided, compensationsPosted: postings.value.compensation ? 1 : 0 });
+}
+
+function answerDecided(earlier: DecidedReview, decision: ReviewDecisionKind): Result<DecisionOutcome, Finding> {
+  if (earlier.decision === decision) return ok({ decided: earlier, compensationsPosted: 0 });
+  return fail(finding("INGEST_REVIEW_DECIDED",
+    `review ${earlier.review_id} was already decided: ${earlier.decision} by ${earlier.operator} at ${earlier.decided_at} (${earlier.reason}); a decision is never changed`,
+    { field: "decision" }));
+}
+
+/**
+ * Posts the decision's transfers as one batch, all or nothing: a savepoint around the batch rolls
+ * every posting back when one of them is refused, so no decision is ever half-posted.
+ */
+async function postAllOrNothing(tx: Tx, postings: DecisionPostings): Promise<Result<true, Finding>> {
+  if (postings.ordered.length === 0) return ok(true);
+  await tx.query("SAVEPOINT review_decision");
+  const results = await postTransfers(tx, postings.ordered);
+  for (const [index, result] of results.entries()) {
+    if (result.ok && result.value === "applied") continue;
+    await tx.query("ROLLBACK TO SAVEPOINT review_decision");
+    const key = postings.ordered[index]?.transferKey ?? "";
+    if (!result.ok && result.error.code === "LEDGER_INSUFFICIENT_FUNDS") {
+      return fail(finding("INGEST_REVIEW_INSUFFICIENT_FUNDS", `${result.error.message} for ${key}: nothing posted, the review stays open`, { field: "amount" }));
+    }
+    if (!result.ok) return fail(result.error);
+    // Under the tenant's lock an open review's keys are unposted, unless something else posted them.
+    return fail(finding("INGEST_REVIEW_NOT_APPLICABLE", `${key} was posted already (${result.value}): nothing posted, the review stays open`, { field: "id" }));
+  }
+  await tx.query("RELEASE SAVEPOINT review_decision");
+  return ok(true);
+}
+
+async function recordDecision(tx: Tx, row: ReviewRow, request: DecisionRequest, postings: DecisionPostings): Promise<void> {
+  const inserted = await tx.query(
+    `INSERT INTO review_decision (tenant_id, review_id, decision, reason, operator, original_transfer_key, compensation_key, posting_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, review_id) DO NOTHING`,
+    [row.tenant_id, row.review_id, request.decision, request.reason, request.operator, postings.originalTransferKey,
+      postings.compensation?.transferKey ?? null, postings.posting?.transferKey ?? null]);
+  // The review row is locked and had no decision: no one else can have inserted one.
+  assert(inserted.rowCount === 1, `one decision per review (${row.review_id})`);
+  if (postings.compensation) {
+    await tx.query(
+      `INSERT INTO compensation (tenant_id, compensation_key, compensated_key, corrected_key, reason, decided_by) VALUES ($1, $2, $3, $4, 'review_replace', $5)`,
+      [row.tenant_id, postings.compensation.transferKey, postings.originalTransferKey, postings.posting?.transferKey ?? null, `review:${row.review_id}`]);
+  }
+  await tx.query(
+    "UPDATE ingest_review SET state = $3, decision_reason = $4, decided_at = now(), transfer_key = $5 WHERE tenant_id = $1 AND review_id = $2",
+    [row.tenant_id, row.review_id, stateOfDecision[request.decision], request.reason, postings.posting?.transferKey ?? null]);
+  for (const mark of postings.keyMarks) {
+    await tx.query(
+      `UPDATE ingest_record_key SET state = $3, transfer_key = $4, fingerprint = coalesce($5, fingerprint), amount_minor = coalesce($6::bigint, amount_minor),
+              currency = coalesce($7, currency), value_date = coalesce($8::date, value_date)
+        WHERE tenant_id = $1 AND natural_key = $2`,
+      [row.tenant_id, mark.naturalKey, mark.state, mark.transferKey, mark.content?.fingerprint ?? null, mark.content?.amountMinor ?? null,
+        mark.content?.currency ?? null, mark.content?.valueDate ?? null]);
+  }
+  await recordDedupEvents(tx, [{
+    tenantId: row.tenant_id, channel: row.record.record.channel as DedupChannel, scope: `review:${row.review_id}`, dedupKey: row.natural_key,
+    reason: `review_${request.decision}`, position: `${row.file_id}#${row.record_index}`,
+    ...(postings.posting ? { originalRef: postings.posting.transferKey } : postings.originalTransferKey ? { originalRef: postings.originalTransferKey } : {}),
+  }]);
+}
+
+async function recordedDecision(tx: Tx, tenantId: string, reviewId: string): Promise<DecidedReview | undefined> {
+  const { rows } = await tx.query<{
+    decision: ReviewDecisionKind; state: ReviewState; reason: string; operator: string; decided_at: Date;
+    original_transfer_key: string | null; compensation_key: string | null; posting_key: string | null;
+  }>(
+    `SELECT d.decision, r.state, d.reason, d.operator, d.decided_at, d.original_transfer_key, d.compensation_key, d.posting_key
+       FROM review_decision d JOIN ingest_review r ON r.tenant_id = d.tenant_id AND r.review_id = d.review_id
+      WHERE d.tenant_id = $1 AND d.review_id = $2`, [tenantId, reviewId]);
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    review_id: reviewId, tenant_id: tenantId, decision: row.decision, state: row.state, reason: row.reason, operator: row.operator,
+    decided_at: row.decided_at.toISOString(), original_transfer_key: row.original_transfer_key, compensation_key: row.compensation_key, posting_key: row.posting_key,
+  };
+}

@@ -1,0 +1,119 @@
+import { assert } from "../assert.ts";
+import type { Tx } from "../db/transaction.ts";
+import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
+import { postedTransfer } from "../ledger/statement.ts";
+import type { CanonicalRecord } from "../normalize/canonical-record.ts";
+import {
+  compensationFor, correctionKinds, newPaymentTransferKeyOf, postingRuleFor, replacementTransferKeyOf, reversalFor, transferFor,
+  type PostingRule, type Transfer,
+} from "../normalize/posting-rules.ts";
+import { ensurePartnerAccounts, findPartner, resolveAliases } from "./partners.ts";
+import type { ReviewRow } from "./review.ts";
+
+/** What a decision does to a dedup mark: its new state and effect, and for a replace its new content. */
+export interface KeyMark {
+  naturalKey: string;
+  state: "applied" | "refused" | "replaced";
+  transferKey: string | null;
+  content?: { fingerprint: string; amountMinor: string; currency: string; valueDate: string };
+}
+
+/** The postings of one decision, in the order they are posted, and the dedup marks they change. */
+export interface DecisionPostings {
+  ordered: Transfer[];
+  compensation?: Transfer;
+  posting?: Transfer;
+  originalTransferKey: string | null;
+  keyMarks: KeyMark[];
+}
+
+/** Every posting a decision makes names the review as its origin. */
+function originOf(row: ReviewRow): string {
+  return `review:${row.review_id}`;
+}
+
+function heldRecordOf(row: ReviewRow): CanonicalRecord {
+  const stored = row.record.record;
+  return { ...stored, amount: BigInt(stored.amount) };
+}
+
+/** The postings of a decision (docs/decisions/0011), or why it has no meaning for this item. */
+export async function decisionPostings(tx: Tx, row: ReviewRow, decision: "replace" | "apply_as_new" | "refuse"): Promise<Result<DecisionPostings, Finding>> {
+  if (decision === "refuse") {
+    return ok({ ordered: [], originalTransferKey: null, keyMarks: row.reason === "suspect" ? [{ naturalKey: row.natural_key, state: "refused", transferKey: null }] : [] });
+  }
+  if (decision === "apply_as_new") {
+    const posting = await postingOfHeldRecord(tx, row, newPaymentTransferKeyOf(row.natural_key, row.review_id));
+    if (!posting.ok) return posting;
+    const keyMarks: KeyMark[] = row.reason === "suspect" ? [{ naturalKey: row.natural_key, state: "applied", transferKey: posting.value?.transferKey ?? null }] : [];
+    return ok({ ordered: posting.value ? [posting.value] : [], ...(posting.value ? { posting: posting.value } : {}), originalTransferKey: null, keyMarks });
+  }
+  return replacePostings(tx, row);
+}
+
+const notApplicable = (message: string) => fail(finding("INGEST_REVIEW_NOT_APPLICABLE", `${message}: replace has no meaning here; apply-as-new or refuse remain`, { field: "decision" }));
+
+/**
+ * Replace: the original's posting compensated (`<its key>:compensate`, every leg mirrored) and the
+ * held record posted as `<natural key>:replace:<review id>`, both marked as technical
+ * corrections. The leg that pays the customer goes first, so the funds check asks for the net.
+ */
+async function replacePostings(tx: Tx, row: ReviewRow): Promise<Result<DecisionPostings, Finding>> {
+  const record = heldRecordOf(row);
+  const rule = postingRuleFor(record);
+  if (!rule || rule.action !== "post") return notApplicable(`the held record is a ${record.kind} (${rule?.action ?? "no posting rule"})`);
+  // A conflict corrects the record under its own key; a suspect replaces the record it matched.
+  const replacedKey = row.reason === "conflict" ? row.natural_key : row.matched_ref;
+  if (!replacedKey) return notApplicable(`review ${row.review_id} names no record it matched`);
+  const mark = (await tx.query<{ state: string; transfer_key: string | null }>(
+    "SELECT state, transfer_key FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = $2", [row.tenant_id, replacedKey])).rows[0];
+  if (!mark || mark.state !== "applied" || mark.transfer_key === null) return notApplicable(`the original ${replacedKey} has no posting to compensate (${mark?.state ?? "unknown"})`);
+  const returned = await tx.query("SELECT 1 FROM ingest_record_key WHERE tenant_id = $1 AND matched_key = $2 AND state = 'applied'", [row.tenant_id, replacedKey]);
+  if ((returned.rowCount ?? 0) > 0) return notApplicable(`the original ${replacedKey} was returned; compensating it would reverse it twice`);
+  const original = await postedTransfer(tx, row.tenant_id, mark.transfer_key);
+  assert(original, `the dedup mark of ${replacedKey} names posted transfer ${mark.transfer_key}`);
+
+  const compensation = compensationFor(original, originOf(row));
+  const posting = await postingOfHeldRecord(tx, row, replacementTransferKeyOf(row.natural_key, row.review_id), correctionKinds.replacement);
+  if (!posting.ok) return posting;
+  const corrected = posting.value;
+  const customerPaidByPosting = rule.legs?.find((leg) => leg.account === "counterparty")?.direction === "C";
+  const ordered = corrected ? (customerPaidByPosting ? [corrected, compensation] : [compensation, corrected]) : [compensation];
+  const correctedKey = corrected?.transferKey ?? null;
+  const keyMarks: KeyMark[] = row.reason === "conflict"
+    ? [{ naturalKey: replacedKey, state: "applied", transferKey: correctedKey, content: { fingerprint: record.fingerprint, amountMinor: record.amount.toString(), currency: record.currency, valueDate: record.valueDate } }]
+    : [{ naturalKey: replacedKey, state: "replaced", transferKey: mark.transfer_key }, { naturalKey: row.natural_key, state: "applied", transferKey: correctedKey }];
+  return ok({ ordered, compensation, ...(corrected ? { posting: corrected } : {}), originalTransferKey: mark.transfer_key, keyMarks });
+}
+
+/**
+ * The held record's own posting under `transferKey`, by the same posting rules as ingestion
+ * (counterparty alias, else the partner's suspense account; a return reverses the original it
+ * matched). Undefined when the record posts nothing (a zero amount, a record-only kind).
+ */
+async function postingOfHeldRecord(tx: Tx, row: ReviewRow, transferKey: string, kind?: string): Promise<Result<Transfer | undefined, Finding>> {
+  const record = heldRecordOf(row);
+  const rule = postingRuleFor(record);
+  if (!rule || record.amount === 0n || rule.action === "record") return ok(undefined);
+  const built = rule.action === "post" ? await forwardPosting(tx, row, record, rule, transferKey) : await reversalPosting(tx, row, record, transferKey);
+  if (!built.ok) return built;
+  return ok({ ...built.value, ...(kind ? { kind } : {}), sourceRef: originOf(row) });
+}
+
+async function forwardPosting(tx: Tx, row: ReviewRow, record: CanonicalRecord, rule: PostingRule, transferKey: string): Promise<Result<Transfer, Finding>> {
+  const partner = await findPartner(tx, row.tenant_id, row.partner_id);
+  if (!partner) return fail(finding("INGEST_PARTNER_UNKNOWN", `partner ${row.partner_id} is gone`, { field: "partner" }));
+  const accounts = await ensurePartnerAccounts(tx, partner, record.currency);
+  if (!accounts.ok) return accounts;
+  const alias = rule.counterparty ? record.attributes[rule.counterparty] : undefined;
+  const resolved = alias ? (await resolveAliases(tx, row.tenant_id, [alias])).get(alias) : undefined;
+  return ok(transferFor(record, rule, accounts.value, resolved && resolved.currency === record.currency ? resolved.accountId : undefined, transferKey));
+}
+
+async function reversalPosting(tx: Tx, row: ReviewRow, record: CanonicalRecord, transferKey: string): Promise<Result<Transfer, Finding>> {
+  const mark = (await tx.query<{ transfer_key: string | null }>(
+    "SELECT transfer_key FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = $2", [row.tenant_id, row.matched_ref])).rows[0];
+  const original = mark?.transfer_key ? await postedTransfer(tx, row.tenant_id, mark.transfer_key) : undefined;
+  if (!original || original.legs.length !== 2) return fail(finding("INGEST_RECORD_ORPHAN", `the original ${row.matched_ref} has no posting to reverse`, { field: "original" }));
+  return ok(reversalFor(record, original.legs, transferKey));
+}
