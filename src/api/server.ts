@@ -1,5 +1,6 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
 import { limits } from "../config/limits.ts";
+import { isDatabaseUnavailable, isTransientDatabaseFailure } from "../db/failure-kind.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
 import { registry } from "../observability/metrics.ts";
@@ -7,6 +8,7 @@ import { TenantAuthenticator } from "../tenants/tenants.ts";
 import { send } from "./http-context.ts";
 import { openApiDocument } from "./openapi.ts";
 import { problemReply } from "./reply.ts";
+import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
 import { registerRefundRoutes } from "./routes/refunds.ts";
@@ -16,13 +18,6 @@ export interface HttpDependencies {
   logger: Logger;
   /** Further routes from other adapters (file uploads, card authorizations), added by the composition root. */
   extraRoutes?: Array<(app: FastifyInstance) => void>;
-}
-
-/** SQLSTATE classes and client errors that mean "the database is not there right now". */
-function isDatabaseUnavailable(error: unknown): boolean {
-  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
-  return code.startsWith("08") || code === "57P01" || code === "57P03" || code === "ECONNREFUSED" || code === "ECONNRESET"
-    || (error instanceof Error && /timeout exceeded when trying to connect|Connection terminated/i.test(error.message));
 }
 
 /**
@@ -60,8 +55,15 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
       return send(reply, problemReply("SERVICE_UNAVAILABLE", "the database does not answer; nothing was stored"));
     }
     request.log.error({ err: error, url: request.url }, "request failed");
-    return send(reply, problemReply("INTERNAL_ERROR", "an unexpected failure; nothing was stored for this request"));
+    // Tell a client to retry only when a retry can succeed: a deterministic failure would just
+    // fail again, and a client told "safe to retry" would loop on it.
+    const retryable = isTransientDatabaseFailure(error);
+    return send(reply, problemReply("INTERNAL_ERROR", retryable
+      ? "a transient database conflict; nothing was stored for this request, so a retry with the same Idempotency-Key is safe and may succeed"
+      : "an unexpected failure; nothing was stored for this request, and the same request will fail the same way, so do not resend it unchanged", { retryable }));
   });
+
+  registerStorableTextGuard(app);
 
   app.get("/healthz", async (_request, reply) => {
     try {

@@ -20,6 +20,6 @@ export const httpErrorCodes = {
   PAYMENT_NOT_REFUNDABLE: "Only a succeeded payment can be refunded.",
   REFUND_EXCEEDS_PAYMENT: "The refunds of a payment would exceed its amount.",
   NOT_FOUND: "No such resource.",
-  INTERNAL_ERROR: "An unexpected failure; nothing was stored for the Idempotency-Key, so a retry with the same key is safe.",
+  INTERNAL_ERROR: "An unexpected failure; nothing was stored for the request. The `retryable` member says whether the same request can succeed when sent again (a transient database conflict) or fails the same way (report it).",
   SERVICE_UNAVAILABLE: "The database does not answer; nothing was stored; retry with the same key.",
 } as const satisfies Record<string, string>;
