@@ -23,7 +23,8 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   ISO8583_SCHEME_UNAVAILABLE: 503,   // nothing sent, nothing stored: retry with the same key
   ISO8583_SCHEME_BUSY: 503,
   CURRENCY_UNKNOWN: 400,
-  TEXT_CHARACTER_INVALID: 422,      // well-formed JSON whose text cannot be stored: unprocessable, not malformed
+  TEXT_CHARACTER_INVALID: 422,
+  REQUEST_TOO_LARGE: 413,      // well-formed JSON whose text cannot be stored: unprocessable, not malformed
 };
 
 export function httpStatusOf(code: ErrorCode): number {

@@ -1,12 +1,13 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { limits } from "../config/limits.ts";
 import { isDatabaseUnavailable, isTransientDatabaseFailure } from "../db/failure-kind.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
-import { registry } from "../observability/metrics.ts";
+import { httpRequestDuration, registry } from "../observability/metrics.ts";
 import { TenantAuthenticator } from "../tenants/tenants.ts";
 import { send } from "./http-context.ts";
 import { openApiDocument } from "./openapi.ts";
+import { drainRequestBody, refuseOversizeBeforeContinue } from "./oversize-body.ts";
 import { problemReply } from "./reply.ts";
 import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
@@ -18,6 +19,14 @@ export interface HttpDependencies {
   logger: Logger;
   /** Further routes from other adapters (file uploads, card authorizations), added by the composition root. */
   extraRoutes?: Array<(app: FastifyInstance) => void>;
+}
+
+/** 413 for a body past its route's bound, after reading the rest of it (bounded) so the client sees it. */
+async function refuseOversizeBody(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const drained = await drainRequestBody(request.raw, limits.http.oversizeBodyDrainBytesMax);
+  if (!drained) reply.header("connection", "close");
+  const bound = request.routeOptions.bodyLimit ?? limits.http.bodyBytesMax;
+  return send(reply, problemReply("REQUEST_TOO_LARGE", `the body exceeds ${bound} bytes, the bound of ${request.method} ${request.routeOptions.url ?? request.url.split("?")[0]}`));
 }
 
 /**
@@ -46,6 +55,7 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
 
   app.setErrorHandler((error, request, reply) => {
     const statusCode = (error as { statusCode?: number }).statusCode;
+    if (statusCode === 413) return refuseOversizeBody(request, reply);
     if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
       // Fastify's own input errors: malformed JSON, body too large, wrong content type.
       return send(reply, problemReply("REQUEST_INVALID", error instanceof Error ? error.message : String(error)));
@@ -64,6 +74,14 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   });
 
   registerStorableTextGuard(app);
+  refuseOversizeBeforeContinue(app.server);
+
+  // Latency by route template (never the raw URL: ids would make the label unbounded).
+  app.addHook("onResponse", async (request, reply) => {
+    httpRequestDuration.observe({
+      method: request.method, route: request.routeOptions.url ?? "unmatched", status_class: `${Math.floor(reply.statusCode / 100)}xx`,
+    }, reply.elapsedTime / 1_000);
+  });
 
   app.get("/healthz", async (_request, reply) => {
     try {

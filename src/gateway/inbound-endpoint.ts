@@ -1,7 +1,8 @@
 import { createServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import type { Logger } from "../observability/logger.ts";
-import { iso8583InboundConnections, iso8583InboundMessages, iso8583InboundRejected } from "../observability/metrics-gateway.ts";
+import { performance } from "node:perf_hooks";
+import { iso8583InboundConnections, iso8583InboundMessages, iso8583InboundRejected, iso8583MessageDuration, messageClassOf } from "../observability/metrics-gateway.ts";
 import { maskMessage, type Message } from "../protocols/iso8583/index.ts";
 import { FramedSocket, type Codec } from "./framed-socket.ts";
 import { handleInbound, type InboundDependencies } from "./inbound.ts";
@@ -83,6 +84,8 @@ export async function startInboundEndpoint(deps: InboundDependencies & { logger:
     }
 
     async function answer(message: Message): Promise<void> {
+      const startedMs = performance.now();
+      const observe = (outcome: string) => iso8583MessageDuration.observe({ direction: "inbound", message_class: messageClassOf(message.mti), outcome }, (performance.now() - startedMs) / 1_000);
       try {
         const result = await handleInbound(deps, message, { connection });
         if (logger.isLevelEnabled("debug")) logger.debug({ connection, message: maskMessage(message, options.codec.dictionary), decision: result.decision, tenantId: result.tenantId }, "inbound message");
@@ -95,10 +98,12 @@ export async function startInboundEndpoint(deps: InboundDependencies & { logger:
         }
         iso8583InboundMessages.inc({ mti: message.mti, response_code: String(result.response.fields[39]) });
         framed.send(result.response);
+        observe("answered");
       } catch (error) {
         // Nothing was committed: the scheme repeats, or stands in for us.
         logger.error({ connection, mti: message.mti, stan: textField(message, 11), err: error instanceof Error ? error.message : String(error) }, "inbound message failed");
         if (expectsResponse(message.mti)) framed.send(buildResponse(message, "systemMalfunction"));
+        observe("failed");
       }
     }
   });
