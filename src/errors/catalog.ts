@@ -1,5 +1,6 @@
 import { achErrorCodes } from "./codes/ach.ts";
 import { commonErrorCodes } from "./codes/common.ts";
+import { dbErrorCodes } from "./codes/db.ts";
 import { httpErrorCodes } from "./codes/http.ts";
 import { ingestErrorCodes } from "./codes/ingest.ts";
 import { iso20022ErrorCodes } from "./codes/iso20022.ts";
@@ -19,6 +20,7 @@ export const errorCatalog = {
   ...iso8583ErrorCodes,
   ...httpErrorCodes,
   ...ingestErrorCodes,
+  ...dbErrorCodes,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalog;
