@@ -4,6 +4,7 @@ import { isDatabaseUnavailable, isTransientDatabaseFailure } from "../db/failure
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
 import { httpRequestDuration, registry } from "../observability/metrics.ts";
+import { evaluateReadiness, type ReadinessReport } from "../observability/readiness.ts";
 import { TenantAuthenticator } from "../tenants/tenants.ts";
 import { send } from "./http-context.ts";
 import { openApiDocument } from "./openapi.ts";
@@ -17,6 +18,8 @@ import { registerRefundRoutes } from "./routes/refunds.ts";
 export interface HttpDependencies {
   pool: Pool;
   logger: Logger;
+  /** The service's readiness (database, migrations, sources, scheme link, lag), for /readyz; absent: the database alone. */
+  readiness?: () => Promise<ReadinessReport>;
   /** Further routes from other adapters (file uploads, card authorizations), added by the composition root. */
   extraRoutes?: Array<(app: FastifyInstance) => void>;
 }
@@ -90,6 +93,17 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     } catch {
       return reply.code(503).send({ status: "unavailable", reason: "database does not answer" });
     }
+  });
+
+  // Liveness: the process answers. Never the database: a restart would not bring it back.
+  app.get("/livez", async () => ({ status: "ok" }));
+
+  // Readiness: whether this instance should be sent work, with the reason of each failing check.
+  app.get("/readyz", async (_request, reply) => {
+    const report = deps.readiness ? await deps.readiness() : await evaluateReadiness([
+      { name: "database", check: async () => { await deps.pool.query("SELECT 1"); return { ok: true }; } },
+    ]);
+    return reply.code(report.status === "ready" ? 200 : 503).send(report);
   });
 
   app.get("/metrics", async (_request, reply) => {

@@ -11,6 +11,7 @@ import { registerPartnerCommands } from "./commands/partner.ts";
 import { registerReviewCommands } from "./commands/review.ts";
 import { registerSchemeSimCommand } from "./commands/scheme-sim.ts";
 import { registerServeCommand } from "./commands/serve.ts";
+import { registerStatusCommand } from "./commands/status.ts";
 import { registerTenantCommands } from "./commands/tenant.ts";
 
 /** The version of the package the command runs from (the sources beside it, never a stale build). */
@@ -28,6 +29,7 @@ export function buildProgram(): Command {
     .configureOutput({ writeErr: (text) => process.stderr.write(text) });
 
   registerServeCommand(program);
+  registerStatusCommand(program);
   registerMigrateCommand(program);
   registerLedgerCommands(program);
   registerTenantCommands(program);

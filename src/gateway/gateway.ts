@@ -18,6 +18,8 @@ export interface CardGateway {
   keys: CardKeys;
   authorizer: CardAuthorizer;
   iso8583Port: number | undefined;
+  /** The outbound scheme link: undefined when none is configured, else signed on or why not. */
+  schemeLinkHealth(): { ok: boolean; reason?: string } | undefined;
   stop(): Promise<void>;
 }
 
@@ -54,6 +56,11 @@ export async function startCardGateway(config: Config, pool: Pool, logger: Logge
     keys,
     authorizer,
     iso8583Port: endpoint?.port,
+    schemeLinkHealth() {
+      if (outbound === undefined) return undefined;
+      if (outbound.isSignedOn) return { ok: true };
+      return { ok: false, reason: `the scheme link to ${outbound.options.name} is not signed on (connecting, or the scheme refused or dropped it)` };
+    },
     async stop() {
       await endpoint?.close();
       await outbound?.stop();

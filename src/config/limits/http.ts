@@ -15,4 +15,6 @@ export const httpLimits = {
   descriptionCharsMax: 140,             // a payment description is a remittance line, not a document
   clientReferenceCharsMax: 255,
   accountIdCharsMax: 64,
+  statusRequestTimeoutMs: 5_000,        // `clearline status` gives up on a service that does not answer /readyz in 5 s
+  readinessCheckTimeoutMs: 2_000,       // a /readyz check that takes longer counts as failing: probes time out at a few seconds
 } as const;
