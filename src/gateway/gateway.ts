@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { loadCardKeys, type CardKeys } from "../cards/card-key.ts";
 import type { Config } from "../config/config.ts";
 import { limits } from "../config/limits.ts";
@@ -29,6 +30,10 @@ export function codecOf(dictionaryName: string, framing: string): Codec {
   return { dictionary, framing: framing satisfies Framing, frameBytesMax: limits.iso8583.frameBytesMax };
 }
 
+function readTlsFiles(files: NonNullable<Config["iso8583Admission"]["tls"]>): { cert: Buffer; key: Buffer; clientCa: Buffer } {
+  return { cert: readFileSync(files.certPath), key: readFileSync(files.keyPath), clientCa: readFileSync(files.clientCaPath) };
+}
+
 export async function startCardGateway(config: Config, pool: Pool, logger: Logger): Promise<CardGateway> {
   const keys = loadCardKeys({ home: config.home, secretHex: config.cardHashSecret });
   const bounds = limits.iso8583;
@@ -37,6 +42,9 @@ export async function startCardGateway(config: Config, pool: Pool, logger: Logge
     endpoint = await startInboundEndpoint({ pool, keys, logger }, {
       host: config.iso8583Host, port: config.iso8583Port, codec: codecOf(config.iso8583Dictionary, config.iso8583Framing),
       connectionsMax: bounds.inboundConnectionsMax, inflightPerConnectionMax: bounds.inboundInflightPerConnectionMax, idleTimeoutMs: bounds.inboundIdleTimeoutMs,
+      connectionsPerPeerMax: bounds.inboundConnectionsPerPeerMax, frameStartedTimeoutMs: bounds.inboundFrameStartedTimeoutMs,
+      allowedPeers: config.iso8583Admission.allowedPeers, requireSignOn: config.iso8583Admission.requireSignOn,
+      ...(config.iso8583Admission.tls ? { tls: readTlsFiles(config.iso8583Admission.tls) } : {}),
     });
   }
   let outbound: OutboundConnection | undefined;

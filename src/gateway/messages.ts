@@ -131,6 +131,7 @@ export const decisionCodes = {
   duplicateTransmission: "94",     // same natural key, different amount or card
   originalNotFound: "25",          // a reversal without a PAN whose original is unknown here
   formatError: "30",
+  signOnRequired: "91",            // a financial message before the link signed on: issuer unavailable, the scheme stands in
   systemMalfunction: "96",
 } as const;
 export type ResponseCodeName = keyof typeof decisionCodes;
