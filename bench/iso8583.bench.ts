@@ -9,7 +9,7 @@ import { limits } from "../src/config/limits.ts";
 import { withTransaction } from "../src/db/transaction.ts";
 import { handleInbound } from "../src/gateway/inbound.ts";
 import { startInboundEndpoint } from "../src/gateway/inbound-endpoint.ts";
-import { cardRequest, SchemeClient } from "../src/gateway/scheme-simulator.ts";
+import { cardRequest, networkRequest, SchemeClient } from "../src/gateway/scheme-simulator.ts";
 import { openAccount } from "../src/ledger/accounts.ts";
 import { advanceProjection } from "../src/ledger/balance.ts";
 import { postTransfer } from "../src/ledger/post-transfers.ts";
@@ -154,6 +154,7 @@ async function endpointSection(args: string[]): Promise<{ rows: BenchRow[]; note
       inflightPerConnectionMax: limits.iso8583.inboundInflightPerConnectionMax, idleTimeoutMs: limits.iso8583.inboundIdleTimeoutMs,
     });
     const client = await SchemeClient.connect("127.0.0.1", endpoint.port, codec);
+    await client.request(networkRequest("001", 1));   // the endpoint answers financial messages only after sign-on
     await advanceProjection(database.pool, tenantId);
     let overTcp;
     try {

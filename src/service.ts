@@ -6,13 +6,14 @@ import { buildHttpServer } from "./api/server.ts";
 import type { Config } from "./config/config.ts";
 import { limits } from "./config/limits.ts";
 import { openDatabase, type Database } from "./db/database.ts";
-import { migrate } from "./db/migrate.ts";
-import { startCardGateway } from "./gateway/gateway.ts";
+import { migrate, pendingMigrations } from "./db/migrate.ts";
+import { startCardGateway, type CardGateway } from "./gateway/gateway.ts";
 import { deleteExpired, oldestInProgressAgeSeconds } from "./idempotency/records.ts";
-import { startIngestSources } from "./ingest/sources.ts";
+import { startIngestSources, type IngestSources } from "./ingest/sources.ts";
 import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
-import { oldestInProgressAge } from "./observability/metrics.ts";
+import { oldestInProgressAge, projectionLagDeltas } from "./observability/metrics.ts";
+import { evaluateReadiness, type ReadinessCheck } from "./observability/readiness.ts";
 
 /**
  * The composition root: the one place that wires the database, the ledger jobs and the driving
@@ -36,9 +37,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   logger.info({ applied: migrated.applied, embedded: database.embedded }, "database ready");
 
   const cardGateway = await startCardGateway(config, database.pool, logger);
+  // /readyz answers from the moment HTTP listens; the sources start after it.
+  const started: { sources?: IngestSources } = {};
+  const checks = readinessChecks(database, cardGateway, () => started.sources);
   const http = buildHttpServer({
     pool: database.pool,
     logger,
+    readiness: () => evaluateReadiness(checks),
     extraRoutes: [
       (app) => registerCardAuthorizationRoutes(app, { authorizer: cardGateway.authorizer }),
       (app) => registerFileRoutes(app, { pool: database.pool, suspectWindowHours: config.ingest.suspectWindowHours }),
@@ -48,7 +53,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   await http.listen({ host: config.httpHost, port: config.httpPort });
   const address = http.server.address() as AddressInfo;
   const httpUrl = `http://${address.address}:${address.port}`;
-  const ingestSources = await startIngestSources(database.pool, config.ingest, config.home, logger);
+  const sources = await startIngestSources(database.pool, config.ingest, config.home, logger);
+  started.sources = sources;
 
   const jobs = [
     startPeriodicJob("balance projection", config.projectionIntervalMs, logger, async (isStopped) => {
@@ -72,7 +78,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       stopping ??= (async () => {
         for (const job of jobs) job.stop();
         await http.close();
-        await ingestSources.stop();
+        await sources.stop();
         await cardGateway.stop();
         await Promise.all(jobs.map((job) => job.idle()));
         await database.close();
@@ -81,6 +87,37 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       return stopping;
     },
   };
+}
+
+/**
+ * What /readyz asks. Each check names why it fails. The projection's lag is read from the gauge
+ * its job sets at each advance (the projection's internals are not this file's business).
+ */
+function readinessChecks(database: Database, cardGateway: CardGateway, sources: () => IngestSources | undefined): ReadinessCheck[] {
+  const checks: ReadinessCheck[] = [
+    { name: "database", check: async () => { await database.pool.query("SELECT 1"); return { ok: true }; } },
+    {
+      name: "migrations",
+      check: async () => {
+        const pending = await pendingMigrations(database.pool);
+        return pending.length === 0 ? { ok: true } : { ok: false, reason: `not applied: ${pending.join(", ")} (clearline migrate)` };
+      },
+    },
+    { name: "sources", check: () => sources()?.health() ?? { ok: false, reason: "the file sources have not started yet" } },
+    {
+      name: "projection_lag",
+      check: async () => {
+        const lags = (await projectionLagDeltas.get()).values;
+        const worst = lags.reduce((max, v) => (v.value > max.value ? v : max), { value: 0, labels: {} as Record<string, string | number> });
+        if (worst.value <= limits.ledger.projectionLagDeltasMax) return { ok: true };
+        return { ok: false, reason: `the balance projection of tenant ${String(worst.labels.tenant)} is ${worst.value} unfolded balance delta rows behind (bound ${limits.ledger.projectionLagDeltasMax})` };
+      },
+    },
+  ];
+  if (cardGateway.schemeLinkHealth() !== undefined) {
+    checks.push({ name: "scheme_link", check: () => cardGateway.schemeLinkHealth() ?? { ok: true } });
+  }
+  return checks;
 }
 
 /** Runs `work` every `intervalMs`; one run at a time, never overlapping; a failure is logged and retried next time. */

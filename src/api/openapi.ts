@@ -80,7 +80,7 @@ export function openApiDocument(): Record<string, unknown> {
           requestBody: { required: true, content: json(paymentBody) },
           responses: {
             "201": { description: "created, or replayed with Idempotent-Replayed: true", content: { "application/json": { schema: paymentResource } } },
-            ...problems({ "400": "invalid request or Idempotency-Key (not stored; fix and resend)", "401": "no or unknown API key", "404": "account not found (stored)", "409": "request_in_progress (retry with the same key after Retry-After) or duplicate_client_reference (stored)", "422": "idempotency_key_reuse, insufficient_funds (stored) or currency_mismatch", "500": "nothing stored; retry with the same key", "503": "nothing stored; retry with the same key" }),
+            ...problems({ "400": "invalid request or Idempotency-Key (not stored; fix and resend)", "401": "no or unknown API key", "404": "account not found (stored)", "409": "request_in_progress (retry with the same key after Retry-After) or duplicate_client_reference (stored)", "422": "idempotency_key_reuse, insufficient_funds (stored), currency_mismatch or text_character_invalid (a NUL or unpaired surrogate; not stored)", "500": "nothing stored; retry with the same key only when the problem says retryable: true", "503": "nothing stored; retry with the same key" }),
           },
         },
         get: {

@@ -37,6 +37,8 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   INGEST_REVIEW_DECIDED: 409,
   INGEST_REVIEW_INSUFFICIENT_FUNDS: 422,
   INGEST_REVIEW_NOT_APPLICABLE: 422,
+  TEXT_CHARACTER_INVALID: 422,
+  REQUEST_TOO_LARGE: 413,      // well-formed JSON whose text cannot be stored: unprocessable, not malformed
 };
 
 export function httpStatusOf(code: ErrorCode): number {

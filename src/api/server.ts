@@ -1,12 +1,16 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from "fastify";
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { limits } from "../config/limits.ts";
+import { isDatabaseUnavailable, isTransientDatabaseFailure } from "../db/failure-kind.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
-import { registry } from "../observability/metrics.ts";
+import { httpRequestDuration, registry } from "../observability/metrics.ts";
+import { evaluateReadiness, type ReadinessReport } from "../observability/readiness.ts";
 import { TenantAuthenticator } from "../tenants/tenants.ts";
 import { send } from "./http-context.ts";
 import { openApiDocument } from "./openapi.ts";
+import { drainRequestBody, refuseOversizeBeforeContinue } from "./oversize-body.ts";
 import { problemReply } from "./reply.ts";
+import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
 import { registerRefundRoutes } from "./routes/refunds.ts";
@@ -15,15 +19,18 @@ import { registerReviewRoutes } from "./routes/reviews.ts";
 export interface HttpDependencies {
   pool: Pool;
   logger: Logger;
+  /** The service's readiness (database, migrations, sources, scheme link, lag), for /readyz; absent: the database alone. */
+  readiness?: () => Promise<ReadinessReport>;
   /** Further routes from other adapters (file uploads, card authorizations), added by the composition root. */
   extraRoutes?: Array<(app: FastifyInstance) => void>;
 }
 
-/** SQLSTATE classes and client errors that mean "the database is not there right now". */
-function isDatabaseUnavailable(error: unknown): boolean {
-  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
-  return code.startsWith("08") || code === "57P01" || code === "57P03" || code === "ECONNREFUSED" || code === "ECONNRESET"
-    || (error instanceof Error && /timeout exceeded when trying to connect|Connection terminated/i.test(error.message));
+/** 413 for a body past its route's bound, after reading the rest of it (bounded) so the client sees it. */
+async function refuseOversizeBody(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const drained = await drainRequestBody(request.raw, limits.http.oversizeBodyDrainBytesMax);
+  if (!drained) reply.header("connection", "close");
+  const bound = request.routeOptions.bodyLimit ?? limits.http.bodyBytesMax;
+  return send(reply, problemReply("REQUEST_TOO_LARGE", `the body exceeds ${bound} bytes, the bound of ${request.method} ${request.routeOptions.url ?? request.url.split("?")[0]}`));
 }
 
 /**
@@ -52,6 +59,7 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
 
   app.setErrorHandler((error, request, reply) => {
     const statusCode = (error as { statusCode?: number }).statusCode;
+    if (statusCode === 413) return refuseOversizeBody(request, reply);
     if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
       // Fastify's own input errors: malformed JSON, body too large, wrong content type.
       return send(reply, problemReply("REQUEST_INVALID", error instanceof Error ? error.message : String(error)));
@@ -61,7 +69,22 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
       return send(reply, problemReply("SERVICE_UNAVAILABLE", "the database does not answer; nothing was stored"));
     }
     request.log.error({ err: error, url: request.url }, "request failed");
-    return send(reply, problemReply("INTERNAL_ERROR", "an unexpected failure; nothing was stored for this request"));
+    // Tell a client to retry only when a retry can succeed: a deterministic failure would just
+    // fail again, and a client told "safe to retry" would loop on it.
+    const retryable = isTransientDatabaseFailure(error);
+    return send(reply, problemReply("INTERNAL_ERROR", retryable
+      ? "a transient database conflict; nothing was stored for this request, so a retry with the same Idempotency-Key is safe and may succeed"
+      : "an unexpected failure; nothing was stored for this request, and the same request will fail the same way, so do not resend it unchanged", { retryable }));
+  });
+
+  registerStorableTextGuard(app);
+  refuseOversizeBeforeContinue(app.server);
+
+  // Latency by route template (never the raw URL: ids would make the label unbounded).
+  app.addHook("onResponse", async (request, reply) => {
+    httpRequestDuration.observe({
+      method: request.method, route: request.routeOptions.url ?? "unmatched", status_class: `${Math.floor(reply.statusCode / 100)}xx`,
+    }, reply.elapsedTime / 1_000);
   });
 
   app.get("/healthz", async (_request, reply) => {
@@ -71,6 +94,17 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     } catch {
       return reply.code(503).send({ status: "unavailable", reason: "database does not answer" });
     }
+  });
+
+  // Liveness: the process answers. Never the database: a restart would not bring it back.
+  app.get("/livez", async () => ({ status: "ok" }));
+
+  // Readiness: whether this instance should be sent work, with the reason of each failing check.
+  app.get("/readyz", async (_request, reply) => {
+    const report = deps.readiness ? await deps.readiness() : await evaluateReadiness([
+      { name: "database", check: async () => { await deps.pool.query("SELECT 1"); return { ok: true }; } },
+    ]);
+    return reply.code(report.status === "ready" ? 200 : 503).send(report);
   });
 
   app.get("/metrics", async (_request, reply) => {

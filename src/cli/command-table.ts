@@ -19,6 +19,7 @@ const files = async (): Promise<Register> => (await import("./commands/files.ts"
 
 export const topLevelCommands: readonly TopLevelCommand[] = [
   { name: "serve", summary: "run the service: HTTP API, ISO 8583 endpoint, file sources, background jobs", load: async () => (await import("./commands/serve.ts")).registerServeCommand },
+  { name: "status", summary: "is the service ready: the same checks as /readyz, with the reason for each failing one", load: async () => (await import("./commands/status.ts")).registerStatusCommand },
   { name: "migrate", summary: "apply pending SQL migrations", load: async () => (await import("./commands/migrate.ts")).registerMigrateCommand },
   { name: "balance", summary: "an account's balance", load: ledger },
   { name: "ledger", summary: "ledger verify and statistics", load: ledger },

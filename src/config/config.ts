@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { finding, type Finding } from "../errors/finding.ts";
+import { iso8583AdmissionSettings, type Iso8583AdmissionConfig } from "./iso8583-admission.ts";
 import { ingestSettings, type IngestSettings } from "../ingest/sources-config.ts";
 import { framings, shippedDictionaries } from "../protocols/iso8583/index.ts";
 import { limits } from "./limits.ts";
@@ -21,6 +22,7 @@ export interface Config {
   iso8583Framing: string;           // CLEARLINE_ISO8583_FRAMING: binary-2 (default), ascii-4, bcd-2, vml-4
   cardHashSecret?: string;          // CLEARLINE_CARD_HASH_SECRET: hex, >= 32 bytes; unset: CLEARLINE_HOME/card-hash.key (docs/decisions/0020)
   iso8583Outbound?: Iso8583OutboundConfig; // the scheme that authorizations go to (file key iso8583Outbound, or CLEARLINE_ISO8583_OUTBOUND_*)
+  iso8583Admission: Iso8583AdmissionConfig; // who may connect to the scheme endpoint (src/config/iso8583-admission.ts)
   logLevel: string;                 // CLEARLINE_LOG_LEVEL
   projectionIntervalMs: number;     // how often the balance projection is advanced
   shutdownTimeoutMs: number;        // graceful stop before the process exits anyway
@@ -67,6 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     projectionIntervalMs: integerSetting("projectionIntervalMs", pick("projectionIntervalMs", "CLEARLINE_PROJECTION_INTERVAL_MS") ?? defaults.projectionIntervalMs, 100, 3_600_000, errors),
     shutdownTimeoutMs: integerSetting("shutdownTimeoutMs", pick("shutdownTimeoutMs", "CLEARLINE_SHUTDOWN_TIMEOUT_MS") ?? defaults.shutdownTimeoutMs, 100, 600_000, errors),
     ingest: ingestSettings(env, file, home, errors),
+    iso8583Admission: iso8583AdmissionSettings((name, envName) => overrides[name as keyof Config] ?? env[envName] ?? file[name], home, errors),
   };
   const databaseUrl = pick("databaseUrl", "DATABASE_URL");
   if (databaseUrl !== undefined && databaseUrl !== "") {

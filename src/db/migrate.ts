@@ -95,3 +95,13 @@ export async function migrate(pool: Pool, dir = MIGRATIONS_DIR): Promise<Migrati
     client.release();
   }
 }
+
+/** Migration files not yet recorded in schema_migration (all of them when the table is missing). */
+export async function pendingMigrations(pool: Pool, dir = MIGRATIONS_DIR): Promise<string[]> {
+  const migrations = loadMigrations(dir);
+  const { rows } = await pool.query<{ versions: number[] | null }>(
+    "SELECT CASE WHEN to_regclass('schema_migration') IS NULL THEN NULL ELSE (SELECT coalesce(array_agg(version), '{}') FROM schema_migration) END AS versions",
+  );
+  const applied = new Set(rows[0]?.versions ?? []);
+  return migrations.filter((m) => !applied.has(m.version)).map((m) => `${String(m.version).padStart(4, "0")}_${m.name}`);
+}

@@ -1,5 +1,6 @@
 import { achErrorCodes } from "./codes/ach.ts";
 import { commonErrorCodes } from "./codes/common.ts";
+import { dbErrorCodes } from "./codes/db.ts";
 import { httpErrorCodes } from "./codes/http.ts";
 import { incidentErrorCodes } from "./codes/incident.ts";
 import { ingestErrorCodes } from "./codes/ingest.ts";
@@ -23,6 +24,7 @@ export const errorCatalog = {
   ...ingestErrorCodes,
   ...reconErrorCodes,
   ...incidentErrorCodes,
+  ...dbErrorCodes,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -18,12 +18,15 @@ export interface FramedSocketEvents {
   message(message: Message): void;
   malformed(error: Finding, mti: string | undefined, frameBytes: number): void;
   streamBroken(error: Finding): void;
+  /** A frame that started did not finish within frameStartedTimeoutMs of reading: the socket is closed after this. */
+  frameStalled?(bufferedBytes: number): void;
 }
 
 export class FramedSocket {
   private readonly deframer;
+  private frameTimer: NodeJS.Timeout | undefined;
 
-  constructor(readonly socket: Socket, readonly codec: Codec, events: FramedSocketEvents) {
+  constructor(readonly socket: Socket, readonly codec: Codec, events: FramedSocketEvents, options: { frameStartedTimeoutMs?: number } = {}) {
     this.deframer = createDeframer(codec.framing, codec.frameBytesMax);
     socket.on("data", (chunk: Buffer) => {
       const result = this.deframer.push(chunk);
@@ -35,8 +38,34 @@ export class FramedSocket {
       if (result.error !== undefined) {
         events.streamBroken(result.error);
         socket.destroy();
+        return;
       }
+      if (options.frameStartedTimeoutMs !== undefined) this.watchStartedFrame(options.frameStartedTimeoutMs, events);
     });
+    socket.on("close", () => clearTimeout(this.frameTimer));
+  }
+
+  /**
+   * A peer that sends half a frame and stalls holds a connection and a buffer: the frame must
+   * end within the deadline. Time spent with reading paused by our own back-pressure does not count.
+   */
+  private watchStartedFrame(timeoutMs: number, events: FramedSocketEvents): void {
+    if (this.deframer.bufferedBytes === 0) {
+      clearTimeout(this.frameTimer);
+      this.frameTimer = undefined;
+      return;
+    }
+    if (this.frameTimer !== undefined) return;
+    const expire = () => {
+      if (this.deframer.bufferedBytes === 0 || this.socket.destroyed) return;
+      if (this.socket.isPaused()) {
+        this.frameTimer = setTimeout(expire, timeoutMs);
+        return;
+      }
+      events.frameStalled?.(this.deframer.bufferedBytes);
+      this.socket.destroy();
+    };
+    this.frameTimer = setTimeout(expire, timeoutMs);
   }
 
   /** Packs and writes one message; false when it cannot be packed (a bug in what we built) or the socket is gone. */

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { loadCardKeys, type CardKeys } from "../cards/card-key.ts";
 import type { Config } from "../config/config.ts";
 import { limits } from "../config/limits.ts";
@@ -18,6 +19,8 @@ export interface CardGateway {
   keys: CardKeys;
   authorizer: CardAuthorizer;
   iso8583Port: number | undefined;
+  /** The outbound scheme link: undefined when none is configured, else signed on or why not. */
+  schemeLinkHealth(): { ok: boolean; reason?: string } | undefined;
   stop(): Promise<void>;
 }
 
@@ -25,6 +28,10 @@ export function codecOf(dictionaryName: string, framing: string): Codec {
   const dictionary = dictionaryByName(dictionaryName);
   if (dictionary === undefined || !isFraming(framing)) throw new Error(`dictionary ${dictionaryName} and framing ${framing} are validated by loadConfig`);
   return { dictionary, framing: framing satisfies Framing, frameBytesMax: limits.iso8583.frameBytesMax };
+}
+
+function readTlsFiles(files: NonNullable<Config["iso8583Admission"]["tls"]>): { cert: Buffer; key: Buffer; clientCa: Buffer } {
+  return { cert: readFileSync(files.certPath), key: readFileSync(files.keyPath), clientCa: readFileSync(files.clientCaPath) };
 }
 
 export async function startCardGateway(config: Config, pool: Pool, logger: Logger): Promise<CardGateway> {
@@ -35,6 +42,9 @@ export async function startCardGateway(config: Config, pool: Pool, logger: Logge
     endpoint = await startInboundEndpoint({ pool, keys, logger }, {
       host: config.iso8583Host, port: config.iso8583Port, codec: codecOf(config.iso8583Dictionary, config.iso8583Framing),
       connectionsMax: bounds.inboundConnectionsMax, inflightPerConnectionMax: bounds.inboundInflightPerConnectionMax, idleTimeoutMs: bounds.inboundIdleTimeoutMs,
+      connectionsPerPeerMax: bounds.inboundConnectionsPerPeerMax, frameStartedTimeoutMs: bounds.inboundFrameStartedTimeoutMs,
+      allowedPeers: config.iso8583Admission.allowedPeers, requireSignOn: config.iso8583Admission.requireSignOn,
+      ...(config.iso8583Admission.tls ? { tls: readTlsFiles(config.iso8583Admission.tls) } : {}),
     });
   }
   let outbound: OutboundConnection | undefined;
@@ -54,6 +64,11 @@ export async function startCardGateway(config: Config, pool: Pool, logger: Logge
     keys,
     authorizer,
     iso8583Port: endpoint?.port,
+    schemeLinkHealth() {
+      if (outbound === undefined) return undefined;
+      if (outbound.isSignedOn) return { ok: true };
+      return { ok: false, reason: `the scheme link to ${outbound.options.name} is not signed on (connecting, or the scheme refused or dropped it)` };
+    },
     async stop() {
       await endpoint?.close();
       await outbound?.stop();

@@ -1,17 +1,21 @@
-import { createServer, type Server, type Socket } from "node:net";
+import { createServer as createTcpServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
+import { createServer as createTlsServer } from "node:tls";
+import { limits } from "../config/limits.ts";
 import type { Logger } from "../observability/logger.ts";
-import { iso8583InboundConnections, iso8583InboundMessages, iso8583InboundRejected } from "../observability/metrics-gateway.ts";
-import { maskMessage, type Message } from "../protocols/iso8583/index.ts";
-import { FramedSocket, type Codec } from "./framed-socket.ts";
-import { handleInbound, type InboundDependencies } from "./inbound.ts";
-import { buildResponse, expectsResponse, textField } from "./messages.ts";
+import { iso8583InboundConnections, iso8583InboundRefusedConnections } from "../observability/metrics-gateway.ts";
+import { Admission } from "./admission.ts";
+import type { Codec } from "./framed-socket.ts";
+import type { InboundDependencies } from "./inbound.ts";
+import { runInboundSession } from "./inbound-session.ts";
 
 /**
  * The scheme endpoint (issuer side): the scheme connects here and sends authorizations,
- * financial requests, advices, reversals and network management. Bounded in connections,
- * in-flight messages per connection, frame size and idle time. A message that cannot be read is
- * answered with a format error when its MTI can be read, and logged masked; the connection lives on.
+ * financial requests, advices, reversals and network management. Admission first: a peer
+ * outside the allowed networks, past its own connection bound or past the total is refused at
+ * once (and counted by reason), so a flood from one peer never takes the slots of another. With
+ * TLS, a client certificate signed by the configured CA is required. Then bounded in in-flight
+ * messages per connection, frame size, the time a started frame may take, and idle time.
  */
 export interface InboundEndpointOptions {
   host: string;
@@ -20,6 +24,21 @@ export interface InboundEndpointOptions {
   connectionsMax: number;
   inflightPerConnectionMax: number;
   idleTimeoutMs: number;
+  connectionsPerPeerMax?: number;         // default limits.iso8583.inboundConnectionsPerPeerMax
+  allowedPeers?: readonly string[];       // default loopback only
+  frameStartedTimeoutMs?: number;         // default limits.iso8583.inboundFrameStartedTimeoutMs
+  requireSignOn?: boolean;                // default true
+  tls?: { cert: Buffer; key: Buffer; clientCa: Buffer; handshakeTimeoutMs?: number };
+}
+
+function withDefaults(options: InboundEndpointOptions): Required<Omit<InboundEndpointOptions, "tls">> & Pick<InboundEndpointOptions, "tls"> {
+  return {
+    ...options,
+    connectionsPerPeerMax: options.connectionsPerPeerMax ?? limits.iso8583.inboundConnectionsPerPeerMax,
+    allowedPeers: options.allowedPeers ?? ["127.0.0.0/8", "::1/128"],
+    frameStartedTimeoutMs: options.frameStartedTimeoutMs ?? limits.iso8583.inboundFrameStartedTimeoutMs,
+    requireSignOn: options.requireSignOn ?? true,
+  };
 }
 
 export interface InboundEndpoint {
@@ -27,82 +46,48 @@ export interface InboundEndpoint {
   close(): Promise<void>;
 }
 
-export async function startInboundEndpoint(deps: InboundDependencies & { logger: Logger }, options: InboundEndpointOptions): Promise<InboundEndpoint> {
+export async function startInboundEndpoint(deps: InboundDependencies & { logger: Logger }, given: InboundEndpointOptions): Promise<InboundEndpoint> {
+  const options = withDefaults(given);
   const logger = deps.logger.child({ component: "iso8583-inbound" });
+  const admission = new Admission({ allowedPeers: options.allowedPeers, connectionsMax: options.connectionsMax, connectionsPerPeerMax: options.connectionsPerPeerMax });
   const sockets = new Set<Socket>();
   const running = new Set<Promise<void>>();
   let connectionCount = 0;
 
-  const server: Server = createServer((socket) => {
-    const connection = `inbound:${socket.remoteAddress ?? "?"}:${socket.remotePort ?? 0}#${++connectionCount}`;
-    sockets.add(socket);
+  const server: Server = options.tls
+    ? createTlsServer({ cert: options.tls.cert, key: options.tls.key, ca: options.tls.clientCa, requestCert: true, rejectUnauthorized: true, handshakeTimeout: options.tls.handshakeTimeoutMs ?? limits.iso8583.inboundTlsHandshakeTimeoutMs })
+    : createTcpServer();
+
+  // Admission on the raw TCP connection, before any TLS handshake or byte of ISO 8583 is read.
+  server.on("connection", (raw: Socket) => {
+    const admitted = admission.admit(raw.remoteAddress ?? "");
+    if (!admitted.ok) {
+      iso8583InboundRefusedConnections.inc({ reason: admitted.reason });
+      logger.warn({ peer: raw.remoteAddress, reason: admitted.reason }, "scheme connection refused");
+      raw.destroy();
+      return;
+    }
+    sockets.add(raw);
     iso8583InboundConnections.set(sockets.size);
-    socket.setNoDelay(true);
-    socket.setTimeout(options.idleTimeoutMs, () => {
-      logger.info({ connection }, "scheme connection idle past its timeout; closing");
-      socket.destroy();
-    });
-    socket.on("error", (error) => logger.info({ connection, err: error.message }, "scheme connection error"));
-    socket.on("close", () => {
-      sockets.delete(socket);
+    raw.on("error", (error) => logger.info({ peer: raw.remoteAddress, err: error.message }, "scheme connection error"));
+    raw.once("close", () => {
+      admitted.release();
+      sockets.delete(raw);
       iso8583InboundConnections.set(sockets.size);
     });
-
-    let inflight = 0;
-    const waiting: Message[] = [];
-    const framed = new FramedSocket(socket, options.codec, {
-      message(message) {
-        waiting.push(message);
-        pump();
-      },
-      malformed(error, mti, frameBytes) {
-        iso8583InboundRejected.inc({ code: error.code });
-        logger.warn({ connection, code: error.code, position: error.position, valueMasked: error.valueMasked, mti, frameBytes }, "malformed message");
-        if (mti !== undefined && expectsResponse(mti)) framed.send(buildResponse({ mti, fields: {} }, "formatError"));
-      },
-      streamBroken(error) {
-        iso8583InboundRejected.inc({ code: error.code });
-        logger.warn({ connection, code: error.code, position: error.position }, "frame stream out of step; closing the connection");
-      },
-    });
-
-    // At most inflightPerConnectionMax messages are decided at once; reading pauses meanwhile.
-    function pump(): void {
-      while (inflight < options.inflightPerConnectionMax && waiting.length > 0) {
-        const message = waiting.shift() as Message;
-        inflight++;
-        const work = answer(message).finally(() => {
-          inflight--;
-          running.delete(work);
-          pump();
-        });
-        running.add(work);
-      }
-      if (waiting.length > 0 || inflight >= options.inflightPerConnectionMax) socket.pause();
-      else if (socket.isPaused()) socket.resume();
-    }
-
-    async function answer(message: Message): Promise<void> {
-      try {
-        const result = await handleInbound(deps, message, { connection });
-        if (logger.isLevelEnabled("debug")) logger.debug({ connection, message: maskMessage(message, options.codec.dictionary), decision: result.decision, tenantId: result.tenantId }, "inbound message");
-        if (result.response === undefined) {
-          logger.info({ connection, mti: message.mti, stan: textField(message, 11) }, "message needs no answer; not answered");
-          return;
-        }
-        if (textField(result.response, 39) === "30") {
-          logger.warn({ connection, message: maskMessage(message, options.codec.dictionary), decision: result.decision }, "format error");
-        }
-        iso8583InboundMessages.inc({ mti: message.mti, response_code: String(result.response.fields[39]) });
-        framed.send(result.response);
-      } catch (error) {
-        // Nothing was committed: the scheme repeats, or stands in for us.
-        logger.error({ connection, mti: message.mti, stan: textField(message, 11), err: error instanceof Error ? error.message : String(error) }, "inbound message failed");
-        if (expectsResponse(message.mti)) framed.send(buildResponse(message, "systemMalfunction"));
-      }
-    }
   });
-  server.maxConnections = options.connectionsMax;
+  server.on("tlsClientError", (error: Error, socket: Socket) => {
+    iso8583InboundRefusedConnections.inc({ reason: "tls_handshake" });
+    logger.warn({ peer: socket.remoteAddress, err: error.message }, "scheme TLS handshake refused");
+    socket.destroy();
+  });
+  const onSession = (socket: Socket) => {
+    if (socket.destroyed) return;
+    const connection = `inbound:${socket.remoteAddress ?? "?"}:${socket.remotePort ?? 0}#${++connectionCount}`;
+    runInboundSession({ ...deps, logger }, socket, connection, options, running);
+  };
+  if (options.tls) server.on("secureConnection", onSession);
+  else server.on("connection", onSession);
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -112,7 +97,7 @@ export async function startInboundEndpoint(deps: InboundDependencies & { logger:
     });
   });
   const port = (server.address() as AddressInfo).port;
-  logger.info({ port, dictionary: options.codec.dictionary.name, framing: options.codec.framing }, "ISO 8583 endpoint listening");
+  logger.info({ port, dictionary: options.codec.dictionary.name, framing: options.codec.framing, tls: options.tls !== undefined, allowedPeers: options.allowedPeers }, "ISO 8583 endpoint listening");
 
   return {
     port,

@@ -132,6 +132,7 @@ export const decisionCodes = {
   originalNotFound: "25",          // a reversal without a PAN whose original is unknown here
   formatError: "30",
   sourcePaused: "91",              // an operator stopped this tenant's card channel (incident): the scheme stands in
+  signOnRequired: "91",            // a financial message before the link signed on: issuer unavailable, the scheme stands in
   systemMalfunction: "96",
 } as const;
 export type ResponseCodeName = keyof typeof decisionCodes;

@@ -2,7 +2,8 @@ import { connect, type Socket } from "node:net";
 import { assert } from "../assert.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
-import { iso8583LateResponses, iso8583OutboundInflight, iso8583ReversalSends, iso8583ReversalsPending } from "../observability/metrics-gateway.ts";
+import { performance } from "node:perf_hooks";
+import { iso8583LateResponses, iso8583MessageDuration, iso8583OutboundInflight, iso8583ReversalSends, iso8583ReversalsPending, messageClassOf } from "../observability/metrics-gateway.ts";
 import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
 import { FramedSocket, type Codec } from "./framed-socket.ts";
 import { textField } from "./messages.ts";
@@ -150,6 +151,7 @@ export class OutboundConnection {
   exchange(message: Message): Promise<Exchange> {
     const key = matchKeyOf(message);
     assert(!this.pending.has(key), `match key ${key} is unique among requests in flight`);
+    const startedMs = performance.now();
     return new Promise<Exchange>((resolve) => {
       const entry: Pending = {
         settled: false,
@@ -158,6 +160,9 @@ export class OutboundConnection {
           if (entry.settled) return;
           entry.settled = true;
           clearTimeout(timer);
+          if (exchange.kind !== "not_sent") {
+            iso8583MessageDuration.observe({ direction: "outbound", message_class: messageClassOf(message.mti), outcome: exchange.kind }, (performance.now() - startedMs) / 1_000);
+          }
           resolve(exchange);
         },
       };

@@ -94,8 +94,14 @@ export class SchemeClient {
     });
   }
 
-  static async connect(host: string, port: number, codec: Codec): Promise<SchemeClient> {
-    const socket = connect({ host, port });
+  /** Over a socket connected by the caller (a TLS link with a client certificate, for one). */
+  static over(socket: Socket, codec: Codec): SchemeClient {
+    socket.on("error", () => undefined);
+    return new SchemeClient(socket, codec);
+  }
+
+  static async connect(host: string, port: number, codec: Codec, options: { localAddress?: string } = {}): Promise<SchemeClient> {
+    const socket = connect({ host, port, ...(options.localAddress ? { localAddress: options.localAddress } : {}) });
     socket.setNoDelay(true);
     await new Promise<void>((resolve, reject) => {
       socket.once("connect", resolve);

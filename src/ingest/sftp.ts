@@ -55,6 +55,8 @@ export class SftpPoller {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> = Promise.resolve();
   private failures = 0;
+  private lastFailure = "";
+  private succeeded = false;
   private stopped = false;
   private readonly pattern: RegExp;
 
@@ -78,10 +80,12 @@ export class SftpPoller {
       this.running = this.poll().then(
         () => {
           this.failures = 0;
+          this.succeeded = true;
           this.schedule(this.options.source.pollIntervalMs);
         },
         (error: unknown) => {
           this.failures++;
+          this.lastFailure = error instanceof Error && error.message !== "" ? error.message : String(error);
           sftpPollFailures.inc({ partner: this.options.partner.name });
           const code = error instanceof HostKeyMismatch ? error.code : undefined;
           this.options.logger.warn({ err: error, code, failures: this.failures }, "SFTP poll failed; backing off");
@@ -90,6 +94,14 @@ export class SftpPoller {
       );
     }, delayMs);
     this.timer.unref();
+  }
+
+  /** For /readyz: polling means the last poll succeeded; a failing partner is named with its error. */
+  health(): { ok: boolean; reason?: string } {
+    const name = `SFTP partner ${this.options.partner.name} (${this.options.source.host}:${this.options.source.port})`;
+    if (this.failures > 0) return { ok: false, reason: `${name}: ${this.failures} consecutive polls failed, the last with: ${this.lastFailure}` };
+    if (!this.succeeded) return { ok: false, reason: `${name}: no poll has finished yet` };
+    return { ok: true };
   }
 
   backoffMs(): number {

@@ -13,6 +13,8 @@ import { SftpPoller } from "./sftp.ts";
 export interface IngestSources {
   /** Where files can be dropped, for the start-up message. */
   dropFolders: Array<{ path: string; tenant: string; partner: string }>;
+  /** Every SFTP partner polling (its last poll succeeded), or the reasons of those that are not. */
+  health(): { ok: boolean; reason?: string };
   stop(): Promise<void>;
 }
 
@@ -101,6 +103,11 @@ export async function startIngestSources(pool: Pool, settings: IngestSettings, h
   for (const drop of described) process.stderr.write(`clearline drop folder: ${drop.path} (tenant ${drop.tenant}, partner ${drop.partner})\n`);
   return {
     dropFolders: described,
+    health() {
+      const failing = pollers.map((p) => p.health()).filter((h) => !h.ok);
+      if (failing.length === 0) return { ok: true };
+      return { ok: false, reason: failing.map((h) => h.reason).join("; ") };
+    },
     async stop() {
       stopped = true;
       clearInterval(timer);

@@ -1,5 +1,25 @@
-import { Counter, Gauge } from "prom-client";
-import { registry } from "./metrics.ts";
+import { Counter, Gauge, Histogram } from "prom-client";
+import { latencyBucketsSeconds, registry } from "./metrics.ts";
+
+/**
+ * The message class of an MTI (its second digit), a bounded label whatever a peer sends:
+ * authorization, financial, file_action, reversal, reconciliation, administrative, fee, network_management.
+ */
+export function messageClassOf(mti: string): string {
+  const classes: Record<string, string> = {
+    "1": "authorization", "2": "financial", "3": "file_action", "4": "reversal",
+    "5": "reconciliation", "6": "administrative", "7": "fee", "8": "network_management",
+  };
+  return /^\d{4}$/.test(mti) ? (classes[mti.charAt(1)] ?? "other") : "other";
+}
+
+export const iso8583MessageDuration = new Histogram({
+  name: "clearline_iso8583_message_duration_seconds",
+  help: "ISO 8583 latency by direction and message class: inbound from the request read to its response written, outbound from the request sent to its response (or timeout)",
+  labelNames: ["direction", "message_class", "outcome"] as const,
+  buckets: latencyBucketsSeconds,
+  registers: [registry],
+});
 
 /** ISO 8583 gateway metrics: what the on-call engineer asks of the card channel. */
 export const iso8583InboundMessages = new Counter({
@@ -13,6 +33,20 @@ export const iso8583InboundRejected = new Counter({
   name: "clearline_iso8583_inbound_rejected_total",
   help: "Inbound frames that could not be read (malformed message, bad frame), by error code",
   labelNames: ["code"] as const,
+  registers: [registry],
+});
+
+export const iso8583InboundRefusedConnections = new Counter({
+  name: "clearline_iso8583_inbound_refused_connections_total",
+  help: "Inbound connections refused before any message: peer_not_allowed, peer_connections_max, connections_max, tls_handshake",
+  labelNames: ["reason"] as const,
+  registers: [registry],
+});
+
+export const iso8583InboundClosedConnections = new Counter({
+  name: "clearline_iso8583_inbound_closed_connections_total",
+  help: "Inbound connections we closed: frame_deadline (a started frame stalled), mti_unreadable (an empty frame or one without an MTI), stream_broken, idle",
+  labelNames: ["reason"] as const,
   registers: [registry],
 });
 

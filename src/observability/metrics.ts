@@ -1,11 +1,27 @@
-import { Counter, Gauge, Registry, collectDefaultMetrics } from "prom-client";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
 /**
  * One registry for the process, served at /metrics. Metrics are named for what an on-call
  * engineer asks ("how many repeats did we dedupe, and why?"), never for implementation details.
  */
 export const registry = new Registry();
-collectDefaultMetrics({ register: registry, prefix: "clearline_process_" });
+// The default metrics are already named process_* and nodejs_*: the prefix only adds ours.
+collectDefaultMetrics({ register: registry, prefix: "clearline_" });
+
+/**
+ * Latency buckets in seconds, shared by the HTTP and ISO 8583 histograms: a card authorization
+ * must answer well inside the scheme's few seconds, a payment in tens of milliseconds; the top
+ * buckets catch a stalled database or scheme.
+ */
+export const latencyBucketsSeconds = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export const httpRequestDuration = new Histogram({
+  name: "clearline_http_request_duration_seconds",
+  help: "HTTP request latency, from the request's arrival to the response's last byte handed to the socket, by route template and status class",
+  labelNames: ["method", "route", "status_class"] as const,
+  buckets: latencyBucketsSeconds,
+  registers: [registry],
+});
 
 /** A hit on ledger_entry's unique index means a key collision upstream: a bug. Must stay 0. */
 export const ledgerEntryUniqueHits = new Counter({

@@ -23,8 +23,8 @@ describe("each HTTP bound, one past its limit", () => {
     const body = JSON.stringify(paymentRequest("big")).replace('"description"', '"x"');
     const padded = body.slice(0, -1) + `,"pad":"${"x".repeat(limits.http.bodyBytesMax)}"}`;
     const response = await world.client.post("/v1/payments", padded, { "idempotency-key": randomUUID() });
-    expect(response.status).toBe(400);
-    expect(response.json.code).toBe("request_invalid");
+    expect(response.status).toBe(413);
+    expect(response.json.code).toBe("request_too_large");
   });
 
   it(`refuses a description of ${limits.http.descriptionCharsMax + 1} characters`, async () => {

@@ -1,9 +1,9 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
-import { cardRequest, networkRequest } from "../../src/gateway/scheme-simulator.ts";
+import { cardRequest, networkRequest, SchemeClient } from "../../src/gateway/scheme-simulator.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { connectClient, givenIssuer, startTestEndpoint, testKeys, testPan } from "./support.ts";
+import { codec, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan } from "./support.ts";
 
 describe("the scheme endpoint's bounds, each one past its limit", () => {
   let db: TestDatabase;
@@ -23,7 +23,8 @@ describe("the scheme endpoint's bounds, each one past its limit", () => {
     const endpoint = await startTestEndpoint(db.pool, keys, undefined, { connectionsMax: 2 });
     try {
       const within = [await connectClient(endpoint), await connectClient(endpoint)];
-      const beyond = await connectClient(endpoint);
+      // Refused at admission: closed before it could sign on.
+      const beyond = await SchemeClient.connect("127.0.0.1", endpoint.port, codec);
       await beyond.closed;
       for (const [i, client] of within.entries()) expect((await client.request(networkRequest("301", i + 1))).fields[39]).toBe("00");
       await Promise.all(within.map((c) => c.close()));

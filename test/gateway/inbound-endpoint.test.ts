@@ -3,6 +3,7 @@ import type { CardKeys } from "../../src/cards/card-key.ts";
 import { gatewayAccounts } from "../../src/cards/cards.ts";
 import type { InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
 import { cardRequest, networkRequest, reversalOf, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { iso8583MessageDuration } from "../../src/observability/metrics-gateway.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "./support.ts";
 
@@ -35,7 +36,8 @@ describe("the ISO 8583 scheme endpoint", () => {
   }
 
   it("answers sign-on, echo and sign-off with 0810 and code 00", async () => {
-    for (const code of ["001", "301", "002"] as const) {
+    // Sign-off first and sign-on last: the shared client stays signed on for the tests below.
+    for (const code of ["002", "301", "001"] as const) {
       const response = await client.request(networkRequest(code, nextStan()));
       expect(response.mti).toBe("0810");
       expect(response.fields[39]).toBe("00");
@@ -170,5 +172,15 @@ describe("the ISO 8583 scheme endpoint", () => {
     const { 32: _acquirer, ...fields } = request.fields;
     const response = await client.request({ mti: "0100", fields });
     expect(response.fields[39]).toBe("30");
+  });
+
+  it("observes each answered message's latency by message class", async () => {
+    const countOf = async (messageClass: string) => (await iso8583MessageDuration.get()).values
+      .find((v) => v.metricName === "clearline_iso8583_message_duration_seconds_count" && v.labels.direction === "inbound" && v.labels.message_class === messageClass && v.labels.outcome === "answered")?.value ?? 0;
+    const [authorizations, network] = [await countOf("authorization"), await countOf("network_management")];
+    await client.request(cardRequest({ pan, amountMinor: 100n, stan: nextStan() }));
+    await client.request(networkRequest("301", nextStan()));
+    expect(await countOf("authorization")).toBe(authorizations + 1);
+    expect(await countOf("network_management")).toBe(network + 1);
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
 import { approveEverything, SchemeServer } from "../../src/gateway/scheme-simulator.ts";
 import type { Message } from "../../src/protocols/iso8583/index.ts";
+import { iso8583MessageDuration } from "../../src/observability/metrics-gateway.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { authorizeOverHttp, startTestGateway, type TestGateway } from "./outbound-support.ts";
@@ -57,6 +58,9 @@ describe("outbound card authorizations (acquirer side)", () => {
     const request = scheme.received.find((m) => m.mti === "0100" && m.fields[11] === first.json.stan);
     expect(request?.fields[4]).toBe("000000001250");
     expect(request?.fields[37]).toBe(first.json.rrn);
+    const outboundAuthorizations = (await iso8583MessageDuration.get()).values
+      .find((v) => v.metricName === "clearline_iso8583_message_duration_seconds_count" && v.labels.direction === "outbound" && v.labels.message_class === "authorization" && v.labels.outcome === "response");
+    expect(outboundAuthorizations?.value).toBeGreaterThanOrEqual(1);
     const again = await authorizeOverHttp(gateway.baseUrl, apiKey, key, body("12.50"));
     expect([again.text, again.replayed]).toEqual([first.text, true]);
     expect(scheme.received.filter((m) => m.mti === "0100" && m.fields[11] === first.json.stan)).toHaveLength(1);

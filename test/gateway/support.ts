@@ -7,7 +7,7 @@ import { withTransaction } from "../../src/db/transaction.ts";
 import { limits } from "../../src/config/limits.ts";
 import { startInboundEndpoint, type InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
 import type { Codec } from "../../src/gateway/framed-socket.ts";
-import { SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { networkRequest, SchemeClient } from "../../src/gateway/scheme-simulator.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { balanceOf } from "../../src/ledger/balance.ts";
 import { postTransfer } from "../../src/ledger/post-transfers.ts";
@@ -78,8 +78,12 @@ export async function startTestEndpoint(pool: Pool, keys: CardKeys, logger: Logg
   });
 }
 
-export function connectClient(endpoint: InboundEndpoint): Promise<SchemeClient> {
-  return SchemeClient.connect("127.0.0.1", endpoint.port, codec);
+/** A scheme client that signed on (0800/001), as a scheme does before any financial message. */
+export async function connectClient(endpoint: InboundEndpoint, options: { localAddress?: string } = {}): Promise<SchemeClient> {
+  const client = await SchemeClient.connect("127.0.0.1", endpoint.port, codec, options);
+  const signOn = await client.request(networkRequest("001", 1));
+  if (signOn.fields[39] !== "00") throw new Error(`sign-on answered ${String(signOn.fields[39])}`);
+  return client;
 }
 
 /** Luhn-valid test PANs under BINs of our own choosing (no real issuer). */

@@ -8,7 +8,7 @@ import {
 } from "../../protocols/iso8583/index.ts";
 import { iso8583Error } from "../../protocols/iso8583/errors.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
-import { printLine } from "../output.ts";
+import { printJson, printLine } from "../output.ts";
 
 /**
  * `clearline iso8583 decode|encode`: what an engineer reaches for when reading a scheme trace.
@@ -41,6 +41,12 @@ function resolveFraming(name: string | undefined): Result<Framing | "none", Find
 
 /** Hex in (one message, or a framed stream) -> masked JSON text, one message after another. */
 export function decodeTool(hexText: string, options: Iso8583ToolOptions = {}): Result<string, Finding> {
+  const decoded = decodeMessages(hexText, options);
+  return decoded.ok ? ok(decoded.value.map((message) => JSON.stringify(message, null, 2)).join("\n")) : decoded;
+}
+
+/** Hex in -> the masked messages. */
+export function decodeMessages(hexText: string, options: Iso8583ToolOptions = {}): Result<Message[], Finding> {
   const dictionary = resolveDictionary(options.dictionary);
   if (!dictionary.ok) return dictionary;
   const framing = resolveFraming(options.framing);
@@ -62,7 +68,7 @@ export function decodeTool(hexText: string, options: Iso8583ToolOptions = {}): R
     if (!message.ok) return message;
     decoded.push(maskMessage(message.value, dictionary.value));
   }
-  return ok(decoded.map((message) => JSON.stringify(message, null, 2)).join("\n"));
+  return ok(decoded);
 }
 
 /** JSON in ({ mti, fields }) -> hex of the packed message, with its frame header when asked. */
@@ -103,9 +109,9 @@ async function readInput(argument: string | undefined): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-function finish(result: Result<string, Finding>): void {
+function finish<T>(result: Result<T, Finding>, print: (value: T) => void): void {
   if (result.ok) {
-    printLine(result.value);
+    print(result.value);
     return;
   }
   const { code, message, position, valueMasked } = result.error;
@@ -121,8 +127,11 @@ export function registerIso8583Command(program: Command): void {
     .argument("[hex]", "the message in hex, or - (or nothing) to read stdin")
     .option("--dictionary <name>", "iso87-ascii, iso87-binary, or a path to a dictionary JSON file", "iso87-ascii")
     .option("--framing <framing>", "none, binary-2, ascii-4, bcd-2 or vml-4 (the hex then holds framed messages)", "none")
-    .action(async (hex: string | undefined, options: Iso8583ToolOptions) => {
-      finish(decodeTool(await readInput(hex), options));
+    .option("--json", "one JSON array of the messages (without it: each message as indented JSON)")
+    .action(async (hex: string | undefined, options: Iso8583ToolOptions & { json?: boolean }) => {
+      const input = await readInput(hex);
+      if (options.json) finish(decodeMessages(input, options), (messages) => printJson(messages));
+      else finish(decodeTool(input, options), printLine);
     });
   iso8583
     .command("encode")
@@ -130,7 +139,8 @@ export function registerIso8583Command(program: Command): void {
     .argument("[json]", "the message as JSON, or - (or nothing) to read stdin")
     .option("--dictionary <name>", "iso87-ascii, iso87-binary, or a path to a dictionary JSON file", "iso87-ascii")
     .option("--framing <framing>", "none, binary-2, ascii-4, bcd-2 or vml-4 (prefix the frame header)", "none")
-    .action(async (json: string | undefined, options: Iso8583ToolOptions) => {
-      finish(encodeTool(await readInput(json), options));
+    .option("--json", "print { \"hex\": ... } instead of the bare hex")
+    .action(async (json: string | undefined, options: Iso8583ToolOptions & { json?: boolean }) => {
+      finish(encodeTool(await readInput(json), options), (hex) => (options.json ? printJson({ hex }) : printLine(hex)));
     });
 }

@@ -39,9 +39,11 @@ export function registerPartnerCommands(program: Command): void {
     .description("map aba:<routing>:<account>, iban:<IBAN> or acct:<id> to an existing account")
     .requiredOption("--tenant <tenant>", "tenant name or id")
     .requiredOption("--account <account>", "the ledger account the alias names")
-    .action(async (aliasText: string, options: { tenant: string; account: string }) => {
+    .option("--json", "machine-readable output")
+    .action(async (aliasText: string, options: { tenant: string; account: string; json?: boolean }) => {
       const added = await withDatabase(async (db) => addAccountAlias(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, aliasText, options.account));
       if (!added.ok) throw new CliError(`${added.error.code}: ${added.error.message}`, exitCodes.usage);
-      printLine(`${aliasText} -> ${options.account} (${added.value})`);
+      if (options.json) printJson({ alias: aliasText, account: options.account, outcome: added.value });
+      else printLine(`${aliasText} -> ${options.account} (${added.value})`);
     });
 }

@@ -3,6 +3,7 @@ import { codecOf } from "../../gateway/gateway.ts";
 import { cardRequest, networkRequest, reversalOf, SchemeServer, type SchemeAction, type SchemeBehaviour, SchemeClient } from "../../gateway/scheme-simulator.ts";
 import { defaultFraming, maskMessage, type Message } from "../../protocols/iso8583/index.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
+import { printLine } from "../output.ts";
 
 /**
  * `clearline scheme-sim`: a card scheme for trying the gateway by hand. `send` plays the
@@ -16,7 +17,7 @@ interface CodecOptions {
 }
 
 function printMessage(direction: "sent" | "received", message: Message, codec: ReturnType<typeof codecOf>): void {
-  process.stdout.write(JSON.stringify({ direction, ...maskMessage(message, codec.dictionary) }) + "\n");
+  printLine(JSON.stringify({ direction, ...maskMessage(message, codec.dictionary) }));
 }
 
 function codecFrom(options: CodecOptions): ReturnType<typeof codecOf> {

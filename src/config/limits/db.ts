@@ -6,6 +6,9 @@ export const dbLimits = {
   idleInTransactionTimeoutMs: 60_000, // a stuck transaction must not hold row locks forever
   migrationLockTimeoutMs: 120_000, // a second process waits this long for another's migration
   embeddedStartTimeoutMs: 60_000,  // initdb + start of the embedded server on a cold disk
+  embeddedStopTimeoutMs: 30_000,   // a fast shutdown (SIGINT) of an adopted server; then SIGKILL
+  embeddedStopPollMs: 50,          // how often a stop checks whether the server's process is gone
+  embeddedLogLinesKept: 20,        // the server's last log lines, quoted when it fails to start
   transactionRetriesMax: 5,        // serialization/deadlock retries before surfacing the failure
   transactionRetryBackoffMs: 20,   // first backoff; doubles per retry
 } as const;

@@ -1,6 +1,7 @@
 // Bounds of the HTTP channel: every size, window and timeout, each with its unit and why.
 export const httpLimits = {
   bodyBytesMax: 64 * 1024,              // a payment request is well under 1 KiB; 64 KiB leaves room for descriptions
+  oversizeBodyDrainBytesMax: 8_388_608, // past a body bound, up to 8 MiB more is read and dropped so the client gets its 413, not a reset; beyond, the connection is closed
   idempotencyKeyCharsMax: 255,          // as the IETF Idempotency-Key draft suggests; UUIDs are 36
   idempotencyWindowMs: 7 * 24 * 3_600_000, // responses replayed for 7 days; the intent protects the effect for ever
   idempotencyLeaseMs: 30_000,           // a claimed attempt that has not finished in 30 s is presumed dead
@@ -16,4 +17,6 @@ export const httpLimits = {
   accountIdCharsMax: 64,
   reviewReasonCharsMax: 500,            // why a review was decided: a sentence or two, kept with the decision
   operatorCharsMax: 100,                // the person deciding: a login or a name
+  statusRequestTimeoutMs: 5_000,        // `clearline status` gives up on a service that does not answer /readyz in 5 s
+  readinessCheckTimeoutMs: 2_000,       // a /readyz check that takes longer counts as failing: probes time out at a few seconds
 } as const;

@@ -25,8 +25,16 @@ export const iso8583Limits = {
   // peer that floods us is slowed by TCP, not buffered in memory. Each holds a database
   // connection at most, so more than a few times the pool only waits.
   inboundInflightPerConnectionMax: 64,
+  // Connections one peer address may hold: a scheme needs a few links; 8 of 32 means a peer that
+  // floods the endpoint (idle or half-sent connections) leaves three quarters for everyone else.
+  inboundConnectionsPerPeerMax: 8,
   // A scheme link with no message for 5 minutes is dead: schemes echo every 30 to 60 s.
   inboundIdleTimeoutMs: 300_000,
+  // A frame whose first byte arrived must be complete within 5 s: a scheme writes a message of a
+  // few hundred bytes at once; a peer that stalls mid-frame is closed long before the idle timeout.
+  inboundFrameStartedTimeoutMs: 5_000,
+  // A TLS handshake (client certificate included) finishes in well under a second on a live link.
+  inboundTlsHandshakeTimeoutMs: 10_000,
   // Outbound requests in flight on the scheme connection; a request beyond waits for a slot.
   outboundInflightMax: 64,
   // How long a request waits for an in-flight slot before it is refused (nothing was stored).

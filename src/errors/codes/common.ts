@@ -8,5 +8,6 @@ export const commonErrorCodes = {
   AMOUNT_NOT_POSITIVE: "The amount must be greater than zero.",
   AMOUNT_TOO_LARGE: "The amount exceeds the largest amount clearline accepts.",
   FORMAT_UNKNOWN: "The file is neither a NACHA ACH file nor an ISO 20022 XML document.",
+  TEXT_CHARACTER_INVALID: "A text holds a NUL character (U+0000) or an unpaired UTF-16 surrogate, which cannot be stored; it is refused where it arrives (HTTP 422 naming the field, or a finding with its position in a file).",
   CONFIG_INVALID: "A configuration value is missing, malformed or outside its allowed range.",
 } as const satisfies Record<string, string>;

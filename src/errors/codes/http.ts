@@ -10,6 +10,7 @@ export const httpErrorCodes = {
   IDEMPOTENCY_KEY_MULTIPLE: "The request carries more than one Idempotency-Key header.",
   IDEMPOTENCY_KEY_REUSE: "This Idempotency-Key was used with a different request; nothing was done and the earlier response is not returned.",
   REQUEST_IN_PROGRESS: "A request with this Idempotency-Key is still being processed; retry after Retry-After seconds with the same key.",
+  REQUEST_TOO_LARGE: "The request body exceeds its route's size bound (HTTP 413); nothing was done. Big files go through SFTP or the drop folder.",
   REQUEST_INVALID: "The request body or query does not match the published contract; nothing was done.",
   DUPLICATE_CLIENT_REFERENCE: "A payment or refund with this client_reference exists already; it was not posted again.",
   INSUFFICIENT_FUNDS: "The debited account's available balance does not cover the amount; the payment was declined.",
@@ -20,6 +21,6 @@ export const httpErrorCodes = {
   PAYMENT_NOT_REFUNDABLE: "Only a succeeded payment can be refunded.",
   REFUND_EXCEEDS_PAYMENT: "The refunds of a payment would exceed its amount.",
   NOT_FOUND: "No such resource.",
-  INTERNAL_ERROR: "An unexpected failure; nothing was stored for the Idempotency-Key, so a retry with the same key is safe.",
+  INTERNAL_ERROR: "An unexpected failure; nothing was stored for the request. The `retryable` member says whether the same request can succeed when sent again (a transient database conflict) or fails the same way (report it).",
   SERVICE_UNAVAILABLE: "The database does not answer; nothing was stored; retry with the same key.",
 } as const satisfies Record<string, string>;

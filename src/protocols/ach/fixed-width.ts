@@ -1,5 +1,6 @@
 import type { ErrorCode } from "../../errors/catalog.ts";
 import { fail, finding, ok, type Finding, type Result } from "../../errors/finding.ts";
+import { describeUnstorable, firstUnstorableCharacter } from "../storable-text.ts";
 import { recordLength, type FieldSpec, type RecordLayout } from "./layout.ts";
 
 /** Raw text of each field, exactly as in the record (blanks kept), keyed by the layout's field names. */
@@ -17,6 +18,7 @@ export interface FieldProblem {
   message: string;
   valueMasked: string;
   severity: "error" | "warning";
+  columnOffset?: number;   // from the field's first column, when the problem is one character
 }
 
 const digits = /^\d+$/;
@@ -54,6 +56,13 @@ function problem(code: ErrorCode, spec: FieldSpec, value: string, message: strin
 export function checkFields(layout: RecordLayout, fields: RecordFields, problems: FieldProblem[]): void {
   for (const spec of layout.fields) {
     const value = fields[spec.name] ?? "";
+    // A NUL byte cannot be stored in PostgreSQL text: the field is refused, whatever its type.
+    const unstorable = firstUnstorableCharacter(value);
+    if (unstorable) {
+      const shown = maskFieldValue(spec.name, value).replaceAll("\u0000", "\\0");
+      problems.push({ ...problem("TEXT_CHARACTER_INVALID", spec, value, `${spec.name} ${describeUnstorable(unstorable)}`), valueMasked: shown, columnOffset: unstorable.index });
+      continue;
+    }
     const isBlank = blank.test(value);
     if (spec.value !== undefined) {
       if (value !== spec.value) problems.push(problem("ACH_FIELD_VALUE_INVALID", spec, value, `${spec.name} is ${JSON.stringify(value)}, must be ${JSON.stringify(spec.value)}`));

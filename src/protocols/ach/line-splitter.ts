@@ -16,7 +16,10 @@ export interface LineSplitterLimits {
 
 const lineFeed = 0x0a;
 const carriageReturn = 0x0d;
-const notPrintableAscii = /[^\x20-\x7e]/;
+// NUL is left to the field checks, which refuse it as an error with its field (it cannot be
+// stored); any other byte outside printable ASCII is read as Windows-1252 with a warning.
+// eslint-disable-next-line no-control-regex -- NUL is excluded on purpose
+const notPrintableAscii = /[^\x00\x20-\x7e]/;
 const blankLine = /^\s*$/;
 
 /**

@@ -202,16 +202,16 @@ export class AchValidator {
     const problems: FieldProblem[] = [];
     checkFields(layout, fields, problems);
     for (const p of problems) {
-      this.report(p.code, scope, p.severity, `line ${line} ${p.field}: ${p.message}`, { line, recordType: layout.recordTypeCode, field: p.field, column: layout.byName.get(p.field)?.start ?? 1 }, p.valueMasked);
+      this.report(p.code, scope, p.severity, `line ${line} ${p.field}: ${p.message}`, { line, recordType: layout.recordTypeCode, field: p.field, column: (layout.byName.get(p.field)?.start ?? 1) + (p.columnOffset ?? 0) }, p.valueMasked);
     }
     return record;
   }
 
-  private fieldFinding(code: ErrorCode, scope: AchFindingScope, record: AchRecord, field: string, message: string, severity: Severity = "error"): void {
+  private fieldFinding(code: ErrorCode, scope: AchFindingScope, record: AchRecord, field: string, message: string, severity: Severity = "error", problem?: FieldProblem): void {
     const layout = layoutNamed(record.layout);
     this.report(code, scope, severity, `line ${record.line} ${field}: ${message}`,
-      { line: record.line, recordType: layout.recordTypeCode, field, column: layout.byName.get(field)?.start ?? 1 },
-      maskFieldValue(field, record.fields[field] ?? ""));
+      { line: record.line, recordType: layout.recordTypeCode, field, column: (layout.byName.get(field)?.start ?? 1) + (problem?.columnOffset ?? 0) },
+      problem?.valueMasked ?? maskFieldValue(field, record.fields[field] ?? ""));
   }
 
   private fileHeaderRecord(line: number, text: string): void {
@@ -277,7 +277,7 @@ export class AchValidator {
 
     const problems: FieldProblem[] = [];
     checkFields(layout, fields, problems);
-    for (const p of problems) this.fieldFinding(p.code, "entry", record, p.field, p.message, p.severity);
+    for (const p of problems) this.fieldFinding(p.code, "entry", record, p.field, p.message, p.severity, p);
     const nameField = layout.byName.has("individualName") ? "individualName" : layout.byName.has("receivingCompanyName") ? "receivingCompanyName" : undefined;
     if (nameField && batch.secInfo?.nameMandatory && layout.byName.get(nameField)?.presence !== "mandatory") {
       const name = (fields[nameField] ?? "").trim();
@@ -360,7 +360,7 @@ export class AchValidator {
     entry.addenda.push(record);
     const problems: FieldProblem[] = [];
     checkFields(layout, record.fields, problems);
-    for (const p of problems) this.fieldFinding(p.code, "entry", record, p.field, p.message, p.severity);
+    for (const p of problems) this.fieldFinding(p.code, "entry", record, p.field, p.message, p.severity, p);
 
     pending.countByType ??= new Map();
     const sameType = (pending.countByType.get(typeCode) ?? 0) + 1;

@@ -1,6 +1,7 @@
 import { assert } from "../../assert.ts";
 import type { ErrorCode } from "../../errors/catalog.ts";
 import type { Position } from "../../errors/position.ts";
+import { describeUnstorable, firstUnstorableCharacter } from "../storable-text.ts";
 import { addExactDecimal, equalExactDecimal, formatExactDecimal, parseExactDecimal, zeroDecimal, type ExactDecimal } from "./exact-decimal.ts";
 import { extractFields, fileFinding } from "./extract-fields.ts";
 import { appHeaderMapping, isFamilySupported, mappingFor, supportedVersions, type Control, type MessageMapping } from "./mapping.ts";
@@ -106,6 +107,9 @@ export class DocumentWalker {
     if (this.stopped) return;
     const name = localName(qualifiedName);
     this.names.push(name);
+    for (const [attribute, value] of Object.entries(attributes)) {
+      if (this.refuseUnstorable(value, `${this.currentXmlPath}/@${attribute}`)) return;
+    }
     const depth = this.names.length;
     if (depth > this.limits.depthMax) {
       this.fatal("ISO20022_DEPTH_EXCEEDED", `elements nest deeper than ${this.limits.depthMax}`, { xmlPath: this.currentXmlPath });
@@ -138,6 +142,7 @@ export class DocumentWalker {
 
   text(text: string): void {
     if (this.stopped) return;
+    if (this.refuseUnstorable(text, this.currentXmlPath)) return;
     if (text.length > this.limits.elementTextBytesMax) {
       this.fatal("ISO20022_ELEMENT_TEXT_TOO_LONG", `a text of ${text.length} characters exceeds ${this.limits.elementTextBytesMax}`, { xmlPath: this.currentXmlPath });
       return;
@@ -171,6 +176,18 @@ export class DocumentWalker {
       if (depth === this.documentDepth) this.phase = "after";
     }
     this.names.pop();
+  }
+
+  /**
+   * XML 1.0 allows neither NUL nor a lone surrogate, and PostgreSQL could not store them: saxes
+   * refuses them as it tokenizes, but a tree parser may decode `&#0;` or `&#xD800;` into text, so
+   * the walker, which both feed, refuses them too.
+   */
+  private refuseUnstorable(text: string, xmlPath: string): boolean {
+    const found = firstUnstorableCharacter(text);
+    if (!found) return false;
+    this.fatal("TEXT_CHARACTER_INVALID", `${xmlPath} ${describeUnstorable(found)}`, { xmlPath });
+    return true;
   }
 
   /** End of input: what could not be known before (a missing Document, counts) is reported here. */

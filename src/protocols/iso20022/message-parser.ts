@@ -64,6 +64,13 @@ export function parseIso20022Message(bytes: Uint8Array, options: ReadOptions = {
     walker.fatal("ISO20022_XML_MALFORMED", "undefined entity", { byteOffset: Buffer.byteLength(text.slice(0, undefinedEntity.index)) });
     return finish();
   }
+  // fast-xml-parser silently drops a reference to a code point XML does not allow (&#0;, &#xD800;):
+  // the value would change without a word. saxes refuses them; so does this path.
+  const badReference = disallowedCharacterReference(text);
+  if (badReference) {
+    walker.fatal("TEXT_CHARACTER_INVALID", `the character reference ${badReference.reference} names no XML character (NUL, a surrogate or another code point XML forbids)`, { byteOffset: Buffer.byteLength(text.slice(0, badReference.index)) });
+    return finish();
+  }
   const valid = XMLValidator.validate(text);
   if (valid !== true) {
     walker.fatal("ISO20022_XML_MALFORMED", valid.err.msg, { line: valid.err.line, column: valid.err.col });
@@ -79,6 +86,20 @@ export function parseIso20022Message(bytes: Uint8Array, options: ReadOptions = {
   }
   replay(tree, walker);
   return finish();
+}
+
+/** XML 1.0 Char: #x9 | #xA | #xD | [#x20-#xD7FF] | [#xE000-#xFFFD] | [#x10000-#x10FFFF]. */
+function isXmlCharacter(codePoint: number): boolean {
+  return codePoint === 0x9 || codePoint === 0xa || codePoint === 0xd || (codePoint >= 0x20 && codePoint <= 0xd7ff)
+    || (codePoint >= 0xe000 && codePoint <= 0xfffd) || (codePoint >= 0x10000 && codePoint <= 0x10ffff);
+}
+
+function disallowedCharacterReference(text: string): { reference: string; index: number } | undefined {
+  for (const match of text.matchAll(/&#(?:x([0-9a-fA-F]{1,8})|(\d{1,10}));/g)) {
+    const codePoint = match[1] !== undefined ? Number.parseInt(match[1], 16) : Number(match[2]);
+    if (!isXmlCharacter(codePoint)) return { reference: match[0], index: match.index };
+  }
+  return undefined;
 }
 
 function replay(nodes: OrderedNode[], walker: DocumentWalker): void {

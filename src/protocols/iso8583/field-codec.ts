@@ -143,6 +143,8 @@ function invalidCharacter(definition: FieldDefinition, offset: number, text: str
 
 /** Type rules on decoded text: n is digits, x+n is a C/D sign then digits; other types take any character of their encoding. */
 function typeProblem(definition: FieldDefinition, text: string): string | undefined {
+  // A NUL byte in a text field (DE 41, 42, 43...) could never be stored or echoed from the database.
+  if (definition.type !== "b" && text.includes("\u0000")) return "a text field holds a NUL character (U+0000), which cannot be stored";
   if (definition.type === "n") {
     for (let i = 0; i < text.length; i++) if (!isDigitByte(text.charCodeAt(i))) return "a numeric field holds a non-digit";
   } else if (definition.type === "x+n") {

@@ -101,6 +101,14 @@ describe("unpack", () => {
     expect(error.valueMasked).toBe("411111******111X");
   });
 
+  it("names a NUL byte in a text field, which could not be stored", () => {
+    const wire = Buffer.concat([Buffer.from("0100" + "0000000000800000" + "TERM", "latin1"), Buffer.from([0x00]), Buffer.from("001", "latin1")]);
+    const error = errorOf(unpack(wire, ascii));
+    expect(error.code).toBe("ISO8583_FIELD_INVALID_CHARACTER");
+    expect(error.message).toMatch(/NUL/);
+    expect(error.position).toMatchObject({ fieldPath: ["41"] });
+  });
+
   it("names a byte outside 7-bit ASCII in an ASCII field", () => {
     const wire = Buffer.concat([Buffer.from("0100" + "0000000000800000" + "TERM000", "latin1"), Buffer.from([0xc1])]);
     const error = errorOf(unpack(wire, ascii));

@@ -1,0 +1,20 @@
+import { sqlState } from "./transaction.ts";
+
+/** SQLSTATE classes and client errors that mean "the database is not there right now". */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
+  return code.startsWith("08") || code === "57P01" || code === "57P03" || code === "ECONNREFUSED" || code === "ECONNRESET"
+    || (error instanceof Error && /timeout exceeded when trying to connect|Connection terminated/i.test(error.message));
+}
+
+/**
+ * True when the same work, sent again unchanged, can succeed: a conflict with another
+ * transaction (serialization failure, deadlock, lock or statement timeout) or a momentary lack of
+ * resources. Anything else (a data exception such as text PostgreSQL cannot store, a constraint
+ * or a programming error) fails the same way on every retry, so nobody should be told to retry.
+ */
+export function isTransientDatabaseFailure(error: unknown): boolean {
+  const state = sqlState(error);
+  if (state === undefined) return false;
+  return state.startsWith("40") || state.startsWith("53") || state === "55P03" || state === "57014";
+}

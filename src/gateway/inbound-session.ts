@@ -1,0 +1,117 @@
+import type { Socket } from "node:net";
+import { performance } from "node:perf_hooks";
+import type { Logger } from "../observability/logger.ts";
+import { iso8583InboundClosedConnections, iso8583InboundMessages, iso8583InboundRejected, iso8583MessageDuration, messageClassOf } from "../observability/metrics-gateway.ts";
+import { maskMessage, type Message } from "../protocols/iso8583/index.ts";
+import { FramedSocket, type Codec } from "./framed-socket.ts";
+import { handleInbound, type InboundDependencies } from "./inbound.ts";
+import { buildResponse, expectsResponse, textField } from "./messages.ts";
+
+export interface SessionOptions {
+  codec: Codec;
+  inflightPerConnectionMax: number;
+  idleTimeoutMs: number;
+  frameStartedTimeoutMs: number;
+  requireSignOn: boolean;
+}
+
+/**
+ * One admitted scheme connection: frames in, decisions, responses out. A message that cannot be
+ * read is answered with a format error when its MTI can be read; a frame without a readable MTI
+ * (an empty frame included) cannot be answered and closes the connection, as does a frame that
+ * stalls half-sent. With sign-on required, financial messages before a 0800 sign-on are answered
+ * 91 and have no effect.
+ */
+export function runInboundSession(deps: InboundDependencies & { logger: Logger }, socket: Socket, connection: string, options: SessionOptions, running: Set<Promise<void>>): void {
+  const { logger, codec } = { logger: deps.logger, codec: options.codec };
+  const close = (reason: string) => {
+    iso8583InboundClosedConnections.inc({ reason });
+    socket.destroy();
+  };
+  socket.setNoDelay(true);
+  socket.setTimeout(options.idleTimeoutMs, () => {
+    logger.info({ connection }, "scheme connection idle past its timeout; closing");
+    close("idle");
+  });
+  let signedOn = false;
+  let inflight = 0;
+  const waiting: Message[] = [];
+  const framed = new FramedSocket(socket, codec, {
+    message(message) {
+      waiting.push(message);
+      pump();
+    },
+    malformed(error, mti, frameBytes) {
+      iso8583InboundRejected.inc({ code: error.code });
+      logger.warn({ connection, code: error.code, position: error.position, valueMasked: error.valueMasked, mti, frameBytes }, "malformed message");
+      if (mti === undefined) return close("mti_unreadable");
+      if (expectsResponse(mti)) framed.send(buildResponse({ mti, fields: {} }, "formatError"));
+    },
+    streamBroken(error) {
+      iso8583InboundRejected.inc({ code: error.code });
+      iso8583InboundClosedConnections.inc({ reason: "stream_broken" });
+      logger.warn({ connection, code: error.code, position: error.position }, "frame stream out of step; closing the connection");
+    },
+    frameStalled(bufferedBytes) {
+      iso8583InboundClosedConnections.inc({ reason: "frame_deadline" });
+      logger.warn({ connection, bufferedBytes, deadlineMs: options.frameStartedTimeoutMs }, "a started frame did not finish in time; closing the connection");
+    },
+  }, { frameStartedTimeoutMs: options.frameStartedTimeoutMs });
+
+  /** Sign-on and sign-off take effect in arrival order, before any later message is decided. */
+  function signOnBefore(message: Message): boolean {
+    if (message.mti.startsWith("08")) {
+      const code = textField(message, 70);
+      if (code === "001") signedOn = true;
+      if (code === "002") signedOn = false;
+      return true;
+    }
+    return signedOn || !options.requireSignOn;
+  }
+
+  // At most inflightPerConnectionMax messages are decided at once; reading pauses meanwhile.
+  function pump(): void {
+    while (inflight < options.inflightPerConnectionMax && waiting.length > 0) {
+      const message = waiting.shift() as Message;
+      inflight++;
+      const work = answer(message, signOnBefore(message)).finally(() => {
+        inflight--;
+        running.delete(work);
+        pump();
+      });
+      running.add(work);
+    }
+    if (waiting.length > 0 || inflight >= options.inflightPerConnectionMax) socket.pause();
+    else if (socket.isPaused()) socket.resume();
+  }
+
+  async function answer(message: Message, admitted: boolean): Promise<void> {
+    const startedMs = performance.now();
+    const observe = (outcome: string) => iso8583MessageDuration.observe({ direction: "inbound", message_class: messageClassOf(message.mti), outcome }, (performance.now() - startedMs) / 1_000);
+    if (!admitted) {
+      logger.warn({ connection, mti: message.mti, stan: textField(message, 11) }, "financial message before sign-on; answered 91, no effect");
+      if (expectsResponse(message.mti)) framed.send(buildResponse(message, "signOnRequired"));
+      observe("not_signed_on");
+      return;
+    }
+    try {
+      const result = await handleInbound(deps, message, { connection });
+      if (logger.isLevelEnabled("debug")) logger.debug({ connection, message: maskMessage(message, codec.dictionary), decision: result.decision, tenantId: result.tenantId }, "inbound message");
+      if (result.response === undefined) {
+        logger.info({ connection, mti: message.mti, stan: textField(message, 11) }, "message needs no answer; not answered");
+        return;
+      }
+      if (textField(result.response, 39) === "30") {
+        logger.warn({ connection, message: maskMessage(message, codec.dictionary), decision: result.decision }, "format error");
+      }
+      iso8583InboundMessages.inc({ mti: message.mti, response_code: String(result.response.fields[39]) });
+      framed.send(result.response);
+      observe("answered");
+    } catch (error) {
+      // Nothing was committed: the scheme repeats, or stands in for us.
+      logger.error({ connection, mti: message.mti, stan: textField(message, 11), err: error instanceof Error ? error.message : String(error) }, "inbound message failed");
+      if (expectsResponse(message.mti)) framed.send(buildResponse(message, "systemMalfunction"));
+      observe("failed");
+    }
+  }
+}
