@@ -145,11 +145,20 @@ export function storableFields(message: Message): Record<string, FieldValue> {
   return stored;
 }
 
+/**
+ * The stored decision answered to THIS request: the stored fields (response code, authorization
+ * id...), with every field the response echoes taken from the request being answered. A repeat
+ * carries the same echoed fields as its original, so it reads the same; a second reversal of one
+ * original under a new STAN gets its own STAN back, or the acquirer could never match it
+ * (regression: found by the seeded simulation, seed 3 step 7). Field 2 is never stored.
+ */
 export function replayedResponse(mti: string, storedFields: Record<string, FieldValue>, request: Message): Message {
   const fields: Record<number, FieldValue> = {};
   for (const [key, value] of Object.entries(storedFields)) fields[Number(key)] = value;
-  const pan = request.fields[2];
-  if (pan !== undefined && (echoedFields[request.mti.slice(0, 2)] ?? []).includes(2)) fields[2] = pan;
+  for (const fieldNumber of echoedFields[request.mti.slice(0, 2)] ?? []) {
+    const value = request.fields[fieldNumber];
+    if (value !== undefined) fields[fieldNumber] = value;
+  }
   return { mti, fields };
 }
 

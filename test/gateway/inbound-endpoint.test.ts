@@ -87,6 +87,19 @@ describe("the ISO 8583 scheme endpoint", () => {
     expect(await dedupReasons(`:${original.fields[11]}:`)).toEqual(["repeat", "repeat"]);
   });
 
+  it("answers a second 0400 of one original, sent under a new STAN, with its own STAN and no second release (regression: seeded simulation, seed 3)", async () => {
+    const before = await balance(db.pool, issuer.tenantId, issuer.accountId);
+    const original = cardRequest({ pan, amountMinor: 1_500n, stan: nextStan() });
+    expect((await client.request(original)).fields[39]).toBe("00");
+    const first = await client.request(reversalOf(original, { stan: nextStan() }));
+    const secondRequest = reversalOf(original, { stan: nextStan() });
+    const second = await client.request(secondRequest);
+    expect(second.fields[11]).toBe(secondRequest.fields[11]);
+    expect(second.fields[11]).not.toBe(first.fields[11]);
+    expect(second.fields[39]).toBe(first.fields[39]);
+    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before);
+  });
+
   it("acknowledges a 0400 whose original was never seen, records it as an orphan, and declines the late original without holding", async () => {
     const before = await balance(db.pool, issuer.tenantId, issuer.accountId);
     const original = cardRequest({ pan, amountMinor: 700n, stan: nextStan() });

@@ -11,13 +11,13 @@ const BIN = fileURLToPath(new URL("../../../src/cli/clearline.mjs", import.meta.
 export type ReviewDecision = "replace" | "apply_as_new" | "refuse";
 
 /**
- * Which way a decision reaches the service. "cli" is today's code: `clearline review release`
- * (where the new code will `replace`, and also for apply-as-new, which is what release does) and
- * `clearline review refuse`. "http" is the route that replaces it (POST /v1/reviews/{id}/decision
- * with an Idempotency-Key). CLEARLINE_SIM_REVIEW_ROUTE picks one; the lead flips the default
- * once the decisions are merged.
+ * Which way a decision reaches the service: "http" (default), POST /v1/reviews/{id}/decision with
+ * an Idempotency-Key, as the console does; "cli", `clearline review replace|apply-as-new|refuse`.
+ * CLEARLINE_SIM_REVIEW_ROUTE picks one. (Before issue 10 the only decision was `review release`,
+ * which posted a correction next to its original: the double posting this simulation found.)
  */
-export const reviewRoute: "cli" | "http" = process.env.CLEARLINE_SIM_REVIEW_ROUTE === "http" ? "http" : "cli";
+export const reviewRoute: "cli" | "http" = process.env.CLEARLINE_SIM_REVIEW_ROUTE === "cli" ? "cli" : "http";
+const cliVerbs: Record<ReviewDecision, string> = { replace: "replace", apply_as_new: "apply-as-new", refuse: "refuse" };
 
 /** THE one function every review decision of the simulation goes through. */
 export async function decideReview(ctx: SimContext, reviewId: string, decision: ReviewDecision, reason: string, idempotencyKey: string): Promise<Told> {
@@ -28,7 +28,7 @@ export async function decideReview(ctx: SimContext, reviewId: string, decision: 
     if (outcome.replayed) sawDedup(ctx.world, "http", idempotencyKey, "replayed");
     return outcome.status === 200 || outcome.status === 201 ? "applied" : "refused";
   }
-  const verb = decision === "refuse" ? "refuse" : "release";
+  const verb = cliVerbs[decision];
   const run = await new Promise<{ code: number; output: string }>((resolve) => {
     execFile(process.execPath, [BIN, "review", verb, reviewId, "--reason", reason, "--tenant", ctx.world.tenantId, "--json"], {
       env: { ...process.env, DATABASE_URL: ctx.service.databaseUrl, CLEARLINE_HOME: ctx.service.home, CLEARLINE_LOG_LEVEL: "warn" }, timeout: simBounds.requestTimeoutMs,
