@@ -17,7 +17,8 @@ function leaves(command: Command, prefix = ""): Array<[string, Command]> {
 }
 
 // Commands that run rather than read: the service and the scheme simulator (which prints JSON lines anyway).
-const notReadCommands = new Set(["serve", "scheme-sim send", "scheme-sim listen"]);
+// serve and the simulator run until stopped; review release only refuses, naming the decisions that replaced it.
+const notReadCommands = new Set(["serve", "scheme-sim send", "scheme-sim listen", "review release"]);
 
 describe("clearline's manners", () => {
   let db: TestDatabase;

@@ -35,16 +35,18 @@ export function registerSourceCommands(program: Command): void {
       .requiredOption("--tenant <tenant>", "tenant name or id")
       .option("--reason <reason>", "why (required to pause)")
       .option("--operator <name>", "who (default: the OS user)")
-      .action(async (name: string, options: { tenant: string; reason?: string; operator?: string }) => {
+      .option("--json", "machine-readable output")
+      .action(async (name: string, options: { tenant: string; reason?: string; operator?: string; json?: boolean }) => {
         if (verb === "pause" && !options.reason) throw new CliError("pausing needs --reason", exitCodes.usage);
-        const line = await withDatabase(async (db) => {
+        const done = await withDatabase(async (db) => {
           const tenantId = (await tenantOrExit(db.pool, options.tenant)).tenantId;
           const sourceName = await sourceOrExit(db.pool, tenantId, name);
-          if (verb === "resume") return `${name}: ${(await resumeSource(db.pool, tenantId, sourceName)) ? "resumed" : "was not paused"}`;
-          const paused = await pauseSource(db.pool, tenantId, sourceName, options.operator ?? userInfo().username, options.reason ?? "");
-          return `${name}: paused by ${paused.pausedBy} at ${paused.pausedAt}: ${paused.reason}`;
+          if (verb === "resume") return { source: sourceName, paused: false, wasPaused: await resumeSource(db.pool, tenantId, sourceName) };
+          return { ...(await pauseSource(db.pool, tenantId, sourceName, options.operator ?? userInfo().username, options.reason ?? "")), paused: true };
         });
-        printLine(line);
+        if (options.json) return printJson(done);
+        if ("pausedBy" in done) printLine(`${name}: paused by ${done.pausedBy} at ${done.pausedAt}: ${done.reason}`);
+        else printLine(`${name}: ${done.wasPaused ? "resumed" : "was not paused"}`);
       });
   }
   source
