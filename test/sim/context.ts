@@ -1,7 +1,7 @@
 import type { Pool } from "../../src/db/pool.ts";
 import { limits } from "../../src/config/limits.ts";
 import type { Codec } from "../../src/gateway/framed-socket.ts";
-import { SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { networkRequest, SchemeClient } from "../../src/gateway/scheme-simulator.ts";
 import { defaultFraming, iso87AsciiDictionary, type Message } from "../../src/protocols/iso8583/index.ts";
 import { simBounds } from "./bounds.ts";
 import type { Prng } from "./prng.ts";
@@ -60,6 +60,9 @@ export class IsoLink {
     await this.close();
     this.client = await SchemeClient.connect("127.0.0.1", this.service.iso8583Port, codec);
     this.connectedToStart = this.service.starts;
+    // The endpoint decides financial messages only on a signed-on link (docs/decisions/0022).
+    const signOn = await this.client.request(networkRequest("001", 1), simBounds.isoResponseTimeoutMs);
+    if (signOn.fields[39] !== "00") throw new Error(`sign-on answered ${String(signOn.fields[39])}`);
     return this.client;
   }
 }
