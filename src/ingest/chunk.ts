@@ -11,6 +11,7 @@ import type { CanonicalRecord } from "../normalize/canonical-record.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import { postingRuleFor, reversalFor, transferFor, transferKeyOf, type PartnerAccounts, type PostingRule } from "../normalize/posting-rules.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
+import { describePayment, relateByUetr, uetrRules, type PaymentContent } from "../normalize/uetr-rules.ts";
 import { resolveAliases, type Partner } from "./partners.ts";
 
 export const outcomes = ["applied", "duplicate", "conflict", "suspect", "rejected", "orphan"] as const;
@@ -43,6 +44,7 @@ interface Decision {
   transferKey?: string;
   transfer?: Transfer;
   review?: { reason: "conflict" | "suspect"; matchedRef?: string };
+  legOf?: string;           // a later leg of this payment's first leg (natural key): recorded, not posted
 }
 
 interface KeyState {
@@ -81,6 +83,7 @@ export function commitChunk(pool: Pool, context: ChunkContext, items: readonly I
     const fresh = await insertKeys(tx, context, decisions);
     ingestFaultPoint("ingest_chunk_after_keys");
     await compareRepeats(tx, context, decisions, fresh);
+    await relateUetrs(tx, context, decisions, fresh);
     await holdSuspects(tx, context, decisions, fresh);
     await postNewRecords(tx, context, decisions, fresh);
     await updateKeyStates(tx, context.tenantId, keyStatesOf(decisions, fresh));
@@ -193,6 +196,72 @@ async function compareRepeats(tx: Tx, context: ChunkContext, decisions: Decision
   }
 }
 
+interface UetrRow {
+  natural_key: string;
+  link_id1: string;
+  link_id2: string | null;
+  amount_minor: bigint;
+  currency: string;
+  transfer_key: string | null;
+}
+
+function uetrOf(decision: Decision): string | undefined {
+  const first = decision.item.linkIds[0];
+  return first?.startsWith("uetr:") ? first : undefined;
+}
+
+function contentOfDecision(decision: Decision): PaymentContent {
+  const record = decision.record as CanonicalRecord;
+  return { naturalKey: record.naturalKey, endToEndId: record.attributes.endToEndId, amountMinor: record.amount, currency: record.currency };
+}
+
+function contentOfRow(row: UetrRow): PaymentContent {
+  return { naturalKey: row.natural_key, endToEndId: row.link_id2?.startsWith("e2e:") ? row.link_id2.slice(4) : undefined, amountMinor: BigInt(row.amount_minor), currency: row.currency };
+}
+
+/**
+ * UETR rules (protocols/iso20022/uetr-rules.json): a new record that shares its UETR with a record
+ * applied before under another key (other agents) is either a later leg of the same payment, which
+ * is recorded and linked to the first leg but not posted again, or a different payment reusing the
+ * UETR, which is held as a suspect with a finding naming both. Earlier records of this chunk count.
+ */
+async function relateUetrs(tx: Tx, context: ChunkContext, decisions: Decision[], fresh: Set<Decision>): Promise<void> {
+  const candidates = open(decisions).filter((d) => fresh.has(d) && uetrRules.kinds.includes((d.record as CanonicalRecord).kind) && uetrOf(d) !== undefined);
+  if (candidates.length === 0) return;
+  const { rows } = await tx.query<UetrRow>(
+    `SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key FROM ingest_record_key
+      WHERE tenant_id = $1 AND link_id1 = ANY($2::text[]) AND kind = ANY($3::text[]) AND state = 'applied' AND NOT natural_key = ANY($4::text[])
+      ORDER BY created_at, natural_key`,
+    [context.tenantId, [...new Set(candidates.map((d) => uetrOf(d) as string))], uetrRules.kinds, [...fresh].map((d) => (d.record as CanonicalRecord).naturalKey)],
+  );
+  const firstByUetr = new Map<string, { content: PaymentContent; ref: string }>();
+  for (const row of rows) {
+    if (!firstByUetr.has(row.link_id1)) firstByUetr.set(row.link_id1, { content: contentOfRow(row), ref: row.transfer_key ?? row.natural_key });
+  }
+  for (const decision of candidates) {
+    const uetr = uetrOf(decision) as string;
+    const content = contentOfDecision(decision);
+    const first = firstByUetr.get(uetr);
+    if (!first) {
+      firstByUetr.set(uetr, { content, ref: transferKeyOf(content.naturalKey) });
+      continue;
+    }
+    const relation = relateByUetr(first.content, content);
+    decision.originalRef = first.ref;
+    if (relation.kind === "leg") {
+      decision.outcome = "applied";
+      decision.code = "INGEST_PAYMENT_LEG_LINKED";
+      decision.detail = `a later leg of ${describePayment(first.content)}: recorded and linked, not posted again`;
+      decision.legOf = first.content.naturalKey;
+    } else {
+      decision.outcome = "suspect";
+      decision.code = "INGEST_UETR_REUSED";
+      decision.detail = `${uetr.slice(5)} already names ${describePayment(first.content)}; this record ${describePayment(content)} differs in ${relation.differing.join(", ")}`;
+      decision.review = { reason: "suspect", matchedRef: first.content.naturalKey };
+    }
+  }
+}
+
 /**
  * A new key whose economic content (fingerprint) equals a record applied from another file
  * within the window: held for review, as when a corrected file renumbered its traces. Records of
@@ -200,7 +269,7 @@ async function compareRepeats(tx: Tx, context: ChunkContext, decisions: Decision
  * payments).
  */
 async function holdSuspects(tx: Tx, context: ChunkContext, decisions: Decision[], fresh: Set<Decision>): Promise<void> {
-  const candidates = [...fresh].filter((d) => d.rule?.action === "post" && (d.record as CanonicalRecord).amount > 0n);
+  const candidates = [...fresh].filter((d) => d.outcome === undefined && d.rule?.action === "post" && (d.record as CanonicalRecord).amount > 0n);
   if (candidates.length === 0) return;
   const { rows } = await tx.query<{ fingerprint: string; natural_key: string; transfer_key: string | null }>(
     `SELECT DISTINCT ON (fingerprint) fingerprint, natural_key, transfer_key FROM ingest_record_key
@@ -297,6 +366,8 @@ function keyStatesOf(decisions: Decision[], fresh: Set<Decision>): KeyState[] {
     const naturalKey = (decision.record as CanonicalRecord).naturalKey;
     if (decision.outcome === "suspect" || (decision.outcome === "conflict" && decision.rule?.action === "post")) {
       states.push({ naturalKey, state: "held", transferKey: null, matchedKey: null });
+    } else if (decision.legOf !== undefined) {
+      states.push({ naturalKey, state: "applied", transferKey: null, matchedKey: decision.legOf });
     } else if (decision.outcome === "rejected" && decision.rule?.action === "post") {
       states.push({ naturalKey, state: "rejected", transferKey: null, matchedKey: null });
     }
@@ -548,10 +619,11 @@ function dedupEventsOf(context: ChunkContext, decisions: Decision[]): DedupEvent
   const events: DedupEvent[] = [];
   for (const decision of decisions) {
     const record = decision.record;
-    if (!record || (decision.outcome !== "duplicate" && decision.outcome !== "conflict" && decision.outcome !== "suspect")) continue;
+    const isLeg = decision.legOf !== undefined;
+    if (!record || (!isLeg && decision.outcome !== "duplicate" && decision.outcome !== "conflict" && decision.outcome !== "suspect")) continue;
     const event: DedupEvent = {
       tenantId: context.tenantId, channel: record.channel as DedupChannel, scope: context.fileId, dedupKey: record.naturalKey,
-      reason: decision.outcome, position: `${context.fileId}:${decision.item.position}`,
+      reason: isLeg ? "payment_leg" : (decision.outcome as string), position: `${context.fileId}:${decision.item.position}`,
     };
     if (decision.originalRef !== undefined) event.originalRef = decision.originalRef;
     events.push(event);
