@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { assert } from "../assert.ts";
+import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEvents, type DedupChannel, type DedupEvent } from "../dedup/dedup-event.ts";
@@ -43,7 +44,8 @@ interface Decision {
   originalRef?: string;
   transferKey?: string;
   transfer?: Transfer;
-  review?: { reason: "conflict" | "suspect"; matchedRef?: string };
+  review?: { reason: "conflict" | "suspect"; matchedRef?: string; inFile?: true };
+  linkNotes?: string[];     // a return linked to its forward despite these disagreements (warnings)
   legOf?: string;           // a later leg of this payment's first leg (natural key): recorded, not posted
 }
 
@@ -93,6 +95,7 @@ export function commitChunk(pool: Pool, context: ChunkContext, items: readonly I
 
     await writeOutcomes(tx, context, decisions);
     await writeReviews(tx, context, decisions);
+    await addKeyReuseFindings(tx, context, decisions);
     await recordDedupEvents(tx, dedupEventsOf(context, decisions));
     ingestFaultPoint("ingest_chunk_after_outcomes");
 
@@ -169,7 +172,12 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Keys seen before (in an earlier file, an earlier chunk, or earlier in this chunk): duplicate or conflict. */
+/**
+ * Keys seen before (in an earlier file, an earlier chunk, or earlier in this chunk): duplicate or
+ * conflict. A key first seen in THIS file is no repeat: the originator gave two records of one file
+ * one natural key (a trace reused across batches). Both are held for review, never one silently
+ * counted a duplicate of the other (docs/decisions/0006).
+ */
 async function compareRepeats(tx: Tx, context: ChunkContext, decisions: Decision[], fresh: Set<Decision>): Promise<void> {
   const repeats = open(decisions).filter((d) => !fresh.has(d));
   if (repeats.length === 0) return;
@@ -178,11 +186,16 @@ async function compareRepeats(tx: Tx, context: ChunkContext, decisions: Decision
     [context.tenantId, [...new Set(repeats.map((d) => (d.record as CanonicalRecord).naturalKey))]],
   );
   const stored = new Map(rows.map((r) => [r.natural_key, r]));
+  const freshByKey = new Map([...fresh].map((d) => [(d.record as CanonicalRecord).naturalKey, d]));
   for (const decision of repeats) {
     const record = decision.record as CanonicalRecord;
     const first = stored.get(record.naturalKey);
     // The insert said the key exists, and dedup marks are never deleted.
     assert(first, `dedup mark ${record.naturalKey} exists after the insert conflicted`);
+    if (first.file_id === context.fileId) {
+      holdKeyReusedInFile(decision, first.record_index, freshByKey.get(record.naturalKey));
+      continue;
+    }
     decision.originalRef = first.transfer_key ?? `${first.file_id}#${first.record_index}`;
     if (first.fingerprint === record.fingerprint) {
       decision.outcome = "duplicate";
@@ -194,6 +207,21 @@ async function compareRepeats(tx: Tx, context: ChunkContext, decisions: Decision
       decision.review = { reason: "conflict", matchedRef: decision.originalRef };
     }
   }
+}
+
+/** Two records of one file under one natural key: the later one held, and the first too while it is still in this chunk (not yet posted). */
+function holdKeyReusedInFile(later: Decision, firstIndex: number, first: Decision | undefined): void {
+  const naturalKey = (later.record as CanonicalRecord).naturalKey;
+  const stillOpen = first !== undefined && (first.outcome === undefined || first.code === "INGEST_KEY_REUSED_IN_FILE");
+  later.outcome = "suspect";
+  later.code = "INGEST_KEY_REUSED_IN_FILE";
+  later.detail = `record ${firstIndex} of this file has the same natural key (the originator reused a trace): ${stillOpen ? "both held for review" : "that one was applied in an earlier chunk; this one is held for review"}`;
+  later.review = { reason: "suspect", matchedRef: naturalKey, inFile: true };
+  if (!stillOpen) return;
+  first.outcome = "suspect";
+  first.code = "INGEST_KEY_REUSED_IN_FILE";
+  first.detail = `record ${later.item.index} of this file has the same natural key (the originator reused a trace): both held for review`;
+  first.review = { reason: "suspect", matchedRef: naturalKey, inFile: true };
 }
 
 interface UetrRow {
@@ -462,6 +490,7 @@ async function matchReturns(tx: Tx, context: ChunkContext, decisions: Decision[]
         continue;
       }
       reversedOriginals.add(confirmed.natural_key);
+      decision.linkNotes = linkNotesOf(record, named.includes(confirmed), confirmed);
       pending.push({ decision, original: confirmed });
     }
   }
@@ -526,6 +555,11 @@ async function matchReturns(tx: Tx, context: ChunkContext, decisions: Decision[]
       item.decision.transfer = transfer;
       decideFromPosting(item.decision, result);
       item.decision.originalRef = item.original.transfer_key;
+      const notes = item.decision.linkNotes ?? [];
+      if (item.decision.outcome === "applied" && notes.length > 0) {
+        item.decision.code = "INGEST_RETURN_LINK_WARNING";
+        item.decision.detail = `linked to ${item.original.natural_key} by original trace and amount although ${notes.join("; ")}`;
+      }
       const naturalKey = (item.decision.record as CanonicalRecord).naturalKey;
       if (item.decision.outcome === "applied") states.push({ naturalKey, state: "applied", transferKey: transfer.transferKey, matchedKey: item.original.natural_key });
       else if (item.decision.outcome === "rejected") states.push({ naturalKey, state: "rejected", transferKey: null, matchedKey: null });
@@ -543,6 +577,21 @@ async function matchReturns(tx: Tx, context: ChunkContext, decisions: Decision[]
     );
   }
   return states;
+}
+
+/**
+ * Why a return's link to its forward deserves a look although trace and amount confirm it: the
+ * addenda's Original DFI names another RDFI (the link came from the trace alone), or the return kept
+ * a forward transaction code. Neither stops the link (issue 16); each is a warning on the outcome.
+ */
+function linkNotesOf(record: CanonicalRecord, namedByOriginalDfi: boolean, original: OriginalRow): string[] {
+  const notes: string[] = [];
+  if (!namedByOriginalDfi && record.channel === "ach") {
+    const forwardRdfi = original.link_id1?.split(":")[2];
+    notes.push(`the addenda's Original DFI ${record.attributes.originalReceivingDfiIdentification ?? "(none)"} is not the forward's RDFI ${forwardRdfi ?? "(unknown)"}`);
+  }
+  if (record.attributes.linkWarning !== undefined) notes.push(record.attributes.linkWarning);
+  return notes;
 }
 
 /** Whether any return waits for its original: one probe of a small partial index (under the tenant's lock, so it cannot change meanwhile). */
@@ -586,6 +635,23 @@ async function writeOutcomes(tx: Tx, context: ChunkContext, decisions: Decision[
   );
 }
 
+/** One file-level warning per record held because another record of the file has its key: the report shows them with the file. */
+async function addKeyReuseFindings(tx: Tx, context: ChunkContext, decisions: Decision[]): Promise<void> {
+  const held = decisions.filter((d) => d.code === "INGEST_KEY_REUSED_IN_FILE" && d.record !== undefined);
+  if (held.length === 0) return;
+  const findings: Finding[] = held.map((d) => ({
+    code: "INGEST_KEY_REUSED_IN_FILE", severity: "warning",
+    message: `${d.item.position}: natural key ${(d.record as CanonicalRecord).naturalKey}: ${d.detail ?? ""}`,
+    position: /^line \d+$/.test(d.item.position) ? { line: Number(d.item.position.slice(5)) } : { xmlPath: d.item.position },
+  }));
+  await tx.query(
+    `UPDATE ingest_file SET findings = findings || (SELECT coalesce(jsonb_agg(f), '[]'::jsonb) FROM (
+       SELECT f FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(f, n) WHERE n <= $4 - jsonb_array_length(findings)) AS kept)
+      WHERE tenant_id = $1 AND file_id = $2`,
+    [context.tenantId, context.fileId, JSON.stringify(findings), limits.ingest.findingsMax],
+  );
+}
+
 export function reviewIdOf(naturalKey: string, fingerprint: string): string {
   return `rev_${createHash("sha256").update(`${naturalKey}\u0000${fingerprint}`).digest("hex").slice(0, 24)}`;
 }
@@ -607,7 +673,9 @@ async function writeReviews(tx: Tx, context: ChunkContext, decisions: Decision[]
      ON CONFLICT (tenant_id, review_id) DO NOTHING`,
     [
       context.tenantId, context.fileId, context.partner.partnerId,
-      column((_, r) => reviewIdOf(r.naturalKey, r.fingerprint)), column((d) => d.review?.reason), column((_, r) => r.naturalKey),
+      // Records of one file sharing a key (even twins equal in every field) are separate review items.
+      column((d, r) => (d.review?.inFile ? reviewIdOf(`${r.naturalKey}#${context.fileId}:${d.item.index}`, r.fingerprint) : reviewIdOf(r.naturalKey, r.fingerprint))),
+      column((d) => d.review?.reason), column((_, r) => r.naturalKey),
       column((_, r) => r.fingerprint), column((d) => d.item.index),
       column((_, r) => JSON.stringify({ record: { ...r, amount: r.amount.toString() } } satisfies ReviewRecord)),
       column((d) => d.review?.matchedRef ?? null),

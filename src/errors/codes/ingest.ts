@@ -14,6 +14,8 @@ export const ingestErrorCodes = {
   INGEST_RECORD_DUPLICATE: "The record's natural key was applied before with the same content: not applied again.",
   INGEST_RECORD_CONFLICT: "The record's natural key was seen before with other content: quarantined for review, never applied.",
   INGEST_RECORD_SUSPECT: "A new key whose content equals a record applied from another file within the window: held for review.",
+  INGEST_RETURN_LINK_WARNING: "Warning on an applied return: linked to its forward by original trace and amount although its Original DFI or its transaction code disagrees; the detail says which.",
+  INGEST_KEY_REUSED_IN_FILE: "Two records of one file have the same natural key (the originator reused a trace across batches): both held for review, neither applied nor counted a duplicate; the file carries a warning naming them.",
   INGEST_PAYMENT_LEG_LINKED: "A later leg of one payment (same UETR, EndToEndId, amount and currency; other agents): recorded and linked to the first leg, which alone is posted.",
   INGEST_UETR_REUSED: "A new record carries a UETR that already names another payment (other EndToEndId, amount or currency): held for review; the detail names both records.",
   INGEST_RECORD_ORPHAN: "A return whose original is unknown: recorded, and matched when the original arrives.",
