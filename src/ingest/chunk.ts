@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { assert } from "../assert.ts";
+import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEvents, type DedupChannel, type DedupEvent } from "../dedup/dedup-event.ts";
@@ -11,6 +12,7 @@ import type { CanonicalRecord } from "../normalize/canonical-record.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import { postingRuleFor, reversalFor, transferFor, transferKeyOf, type PartnerAccounts, type PostingRule } from "../normalize/posting-rules.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
+import { describePayment, relateByUetr, uetrRules, type PaymentContent } from "../normalize/uetr-rules.ts";
 import { resolveAliases, type Partner } from "./partners.ts";
 
 export const outcomes = ["applied", "duplicate", "conflict", "suspect", "rejected", "orphan"] as const;
@@ -42,7 +44,9 @@ interface Decision {
   originalRef?: string;
   transferKey?: string;
   transfer?: Transfer;
-  review?: { reason: "conflict" | "suspect"; matchedRef?: string };
+  review?: { reason: "conflict" | "suspect"; matchedRef?: string; inFile?: true };
+  linkNotes?: string[];     // a return linked to its forward despite these disagreements (warnings)
+  legOf?: string;           // a later leg of this payment's first leg (natural key): recorded, not posted
 }
 
 interface KeyState {
@@ -81,6 +85,7 @@ export function commitChunk(pool: Pool, context: ChunkContext, items: readonly I
     const fresh = await insertKeys(tx, context, decisions);
     ingestFaultPoint("ingest_chunk_after_keys");
     await compareRepeats(tx, context, decisions, fresh);
+    await relateUetrs(tx, context, decisions, fresh);
     await holdSuspects(tx, context, decisions, fresh);
     await postNewRecords(tx, context, decisions, fresh);
     await updateKeyStates(tx, context.tenantId, keyStatesOf(decisions, fresh));
@@ -90,6 +95,7 @@ export function commitChunk(pool: Pool, context: ChunkContext, items: readonly I
 
     await writeOutcomes(tx, context, decisions);
     await writeReviews(tx, context, decisions);
+    await addKeyReuseFindings(tx, context, decisions);
     await recordDedupEvents(tx, dedupEventsOf(context, decisions));
     ingestFaultPoint("ingest_chunk_after_outcomes");
 
@@ -166,7 +172,12 @@ function compareText(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** Keys seen before (in an earlier file, an earlier chunk, or earlier in this chunk): duplicate or conflict. */
+/**
+ * Keys seen before (in an earlier file, an earlier chunk, or earlier in this chunk): duplicate or
+ * conflict. A key first seen in THIS file is no repeat: the originator gave two records of one file
+ * one natural key (a trace reused across batches). Both are held for review, never one silently
+ * counted a duplicate of the other (docs/decisions/0006).
+ */
 async function compareRepeats(tx: Tx, context: ChunkContext, decisions: Decision[], fresh: Set<Decision>): Promise<void> {
   const repeats = open(decisions).filter((d) => !fresh.has(d));
   if (repeats.length === 0) return;
@@ -175,11 +186,16 @@ async function compareRepeats(tx: Tx, context: ChunkContext, decisions: Decision
     [context.tenantId, [...new Set(repeats.map((d) => (d.record as CanonicalRecord).naturalKey))]],
   );
   const stored = new Map(rows.map((r) => [r.natural_key, r]));
+  const freshByKey = new Map([...fresh].map((d) => [(d.record as CanonicalRecord).naturalKey, d]));
   for (const decision of repeats) {
     const record = decision.record as CanonicalRecord;
     const first = stored.get(record.naturalKey);
     // The insert said the key exists, and dedup marks are never deleted.
     assert(first, `dedup mark ${record.naturalKey} exists after the insert conflicted`);
+    if (first.file_id === context.fileId) {
+      holdKeyReusedInFile(decision, first.record_index, freshByKey.get(record.naturalKey));
+      continue;
+    }
     decision.originalRef = first.transfer_key ?? `${first.file_id}#${first.record_index}`;
     if (first.fingerprint === record.fingerprint) {
       decision.outcome = "duplicate";
@@ -217,6 +233,87 @@ async function answerDecidedConflicts(tx: Tx, context: ChunkContext, conflicts: 
   }
 }
 
+/** Two records of one file under one natural key: the later one held, and the first too while it is still in this chunk (not yet posted). */
+function holdKeyReusedInFile(later: Decision, firstIndex: number, first: Decision | undefined): void {
+  const naturalKey = (later.record as CanonicalRecord).naturalKey;
+  const stillOpen = first !== undefined && (first.outcome === undefined || first.code === "INGEST_KEY_REUSED_IN_FILE");
+  later.outcome = "suspect";
+  later.code = "INGEST_KEY_REUSED_IN_FILE";
+  later.detail = `record ${firstIndex} of this file has the same natural key (the originator reused a trace): ${stillOpen ? "both held for review" : "that one was applied in an earlier chunk; this one is held for review"}`;
+  later.review = { reason: "suspect", matchedRef: naturalKey, inFile: true };
+  if (!stillOpen) return;
+  first.outcome = "suspect";
+  first.code = "INGEST_KEY_REUSED_IN_FILE";
+  first.detail = `record ${later.item.index} of this file has the same natural key (the originator reused a trace): both held for review`;
+  first.review = { reason: "suspect", matchedRef: naturalKey, inFile: true };
+}
+
+interface UetrRow {
+  natural_key: string;
+  link_id1: string;
+  link_id2: string | null;
+  amount_minor: bigint;
+  currency: string;
+  transfer_key: string | null;
+}
+
+function uetrOf(decision: Decision): string | undefined {
+  const first = decision.item.linkIds[0];
+  return first?.startsWith("uetr:") ? first : undefined;
+}
+
+function contentOfDecision(decision: Decision): PaymentContent {
+  const record = decision.record as CanonicalRecord;
+  return { naturalKey: record.naturalKey, endToEndId: record.attributes.endToEndId, amountMinor: record.amount, currency: record.currency };
+}
+
+function contentOfRow(row: UetrRow): PaymentContent {
+  return { naturalKey: row.natural_key, endToEndId: row.link_id2?.startsWith("e2e:") ? row.link_id2.slice(4) : undefined, amountMinor: BigInt(row.amount_minor), currency: row.currency };
+}
+
+/**
+ * UETR rules (protocols/iso20022/uetr-rules.json): a new record that shares its UETR with a record
+ * applied before under another key (other agents) is either a later leg of the same payment, which
+ * is recorded and linked to the first leg but not posted again, or a different payment reusing the
+ * UETR, which is held as a suspect with a finding naming both. Earlier records of this chunk count.
+ */
+async function relateUetrs(tx: Tx, context: ChunkContext, decisions: Decision[], fresh: Set<Decision>): Promise<void> {
+  const candidates = open(decisions).filter((d) => fresh.has(d) && uetrRules.kinds.includes((d.record as CanonicalRecord).kind) && uetrOf(d) !== undefined);
+  if (candidates.length === 0) return;
+  const { rows } = await tx.query<UetrRow>(
+    `SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key FROM ingest_record_key
+      WHERE tenant_id = $1 AND link_id1 = ANY($2::text[]) AND kind = ANY($3::text[]) AND state = 'applied' AND NOT natural_key = ANY($4::text[])
+      ORDER BY created_at, natural_key`,
+    [context.tenantId, [...new Set(candidates.map((d) => uetrOf(d) as string))], uetrRules.kinds, [...fresh].map((d) => (d.record as CanonicalRecord).naturalKey)],
+  );
+  const firstByUetr = new Map<string, { content: PaymentContent; ref: string }>();
+  for (const row of rows) {
+    if (!firstByUetr.has(row.link_id1)) firstByUetr.set(row.link_id1, { content: contentOfRow(row), ref: row.transfer_key ?? row.natural_key });
+  }
+  for (const decision of candidates) {
+    const uetr = uetrOf(decision) as string;
+    const content = contentOfDecision(decision);
+    const first = firstByUetr.get(uetr);
+    if (!first) {
+      firstByUetr.set(uetr, { content, ref: transferKeyOf(content.naturalKey) });
+      continue;
+    }
+    const relation = relateByUetr(first.content, content);
+    decision.originalRef = first.ref;
+    if (relation.kind === "leg") {
+      decision.outcome = "applied";
+      decision.code = "INGEST_PAYMENT_LEG_LINKED";
+      decision.detail = `a later leg of ${describePayment(first.content)}: recorded and linked, not posted again`;
+      decision.legOf = first.content.naturalKey;
+    } else {
+      decision.outcome = "suspect";
+      decision.code = "INGEST_UETR_REUSED";
+      decision.detail = `${uetr.slice(5)} already names ${describePayment(first.content)}; this record ${describePayment(content)} differs in ${relation.differing.join(", ")}`;
+      decision.review = { reason: "suspect", matchedRef: first.content.naturalKey };
+    }
+  }
+}
+
 /**
  * A new key whose economic content (fingerprint) equals a record applied from another file
  * within the window: held for review, as when a corrected file renumbered its traces. Records of
@@ -224,7 +321,7 @@ async function answerDecidedConflicts(tx: Tx, context: ChunkContext, conflicts: 
  * payments).
  */
 async function holdSuspects(tx: Tx, context: ChunkContext, decisions: Decision[], fresh: Set<Decision>): Promise<void> {
-  const candidates = [...fresh].filter((d) => d.rule?.action === "post" && (d.record as CanonicalRecord).amount > 0n);
+  const candidates = [...fresh].filter((d) => d.outcome === undefined && d.rule?.action === "post" && (d.record as CanonicalRecord).amount > 0n);
   if (candidates.length === 0) return;
   const { rows } = await tx.query<{ fingerprint: string; natural_key: string; transfer_key: string | null }>(
     `SELECT DISTINCT ON (fingerprint) fingerprint, natural_key, transfer_key FROM ingest_record_key
@@ -321,6 +418,8 @@ function keyStatesOf(decisions: Decision[], fresh: Set<Decision>): KeyState[] {
     const naturalKey = (decision.record as CanonicalRecord).naturalKey;
     if (decision.outcome === "suspect" || (decision.outcome === "conflict" && decision.rule?.action === "post")) {
       states.push({ naturalKey, state: "held", transferKey: null, matchedKey: null });
+    } else if (decision.legOf !== undefined) {
+      states.push({ naturalKey, state: "applied", transferKey: null, matchedKey: decision.legOf });
     } else if (decision.outcome === "rejected" && decision.rule?.action === "post") {
       states.push({ naturalKey, state: "rejected", transferKey: null, matchedKey: null });
     }
@@ -415,6 +514,7 @@ async function matchReturns(tx: Tx, context: ChunkContext, decisions: Decision[]
         continue;
       }
       reversedOriginals.add(confirmed.natural_key);
+      decision.linkNotes = linkNotesOf(record, named.includes(confirmed), confirmed);
       pending.push({ decision, original: confirmed });
     }
   }
@@ -479,6 +579,11 @@ async function matchReturns(tx: Tx, context: ChunkContext, decisions: Decision[]
       item.decision.transfer = transfer;
       decideFromPosting(item.decision, result);
       item.decision.originalRef = item.original.transfer_key;
+      const notes = item.decision.linkNotes ?? [];
+      if (item.decision.outcome === "applied" && notes.length > 0) {
+        item.decision.code = "INGEST_RETURN_LINK_WARNING";
+        item.decision.detail = `linked to ${item.original.natural_key} by original trace and amount although ${notes.join("; ")}`;
+      }
       const naturalKey = (item.decision.record as CanonicalRecord).naturalKey;
       if (item.decision.outcome === "applied") states.push({ naturalKey, state: "applied", transferKey: transfer.transferKey, matchedKey: item.original.natural_key });
       else if (item.decision.outcome === "rejected") states.push({ naturalKey, state: "rejected", transferKey: null, matchedKey: null });
@@ -496,6 +601,21 @@ async function matchReturns(tx: Tx, context: ChunkContext, decisions: Decision[]
     );
   }
   return states;
+}
+
+/**
+ * Why a return's link to its forward deserves a look although trace and amount confirm it: the
+ * addenda's Original DFI names another RDFI (the link came from the trace alone), or the return kept
+ * a forward transaction code. Neither stops the link (issue 16); each is a warning on the outcome.
+ */
+function linkNotesOf(record: CanonicalRecord, namedByOriginalDfi: boolean, original: OriginalRow): string[] {
+  const notes: string[] = [];
+  if (!namedByOriginalDfi && record.channel === "ach") {
+    const forwardRdfi = original.link_id1?.split(":")[2];
+    notes.push(`the addenda's Original DFI ${record.attributes.originalReceivingDfiIdentification ?? "(none)"} is not the forward's RDFI ${forwardRdfi ?? "(unknown)"}`);
+  }
+  if (record.attributes.linkWarning !== undefined) notes.push(record.attributes.linkWarning);
+  return notes;
 }
 
 /** Whether any return waits for its original: one probe of a small partial index (under the tenant's lock, so it cannot change meanwhile). */
@@ -539,6 +659,23 @@ async function writeOutcomes(tx: Tx, context: ChunkContext, decisions: Decision[
   );
 }
 
+/** One file-level warning per record held because another record of the file has its key: the report shows them with the file. */
+async function addKeyReuseFindings(tx: Tx, context: ChunkContext, decisions: Decision[]): Promise<void> {
+  const held = decisions.filter((d) => d.code === "INGEST_KEY_REUSED_IN_FILE" && d.record !== undefined);
+  if (held.length === 0) return;
+  const findings: Finding[] = held.map((d) => ({
+    code: "INGEST_KEY_REUSED_IN_FILE", severity: "warning",
+    message: `${d.item.position}: natural key ${(d.record as CanonicalRecord).naturalKey}: ${d.detail ?? ""}`,
+    position: /^line \d+$/.test(d.item.position) ? { line: Number(d.item.position.slice(5)) } : { xmlPath: d.item.position },
+  }));
+  await tx.query(
+    `UPDATE ingest_file SET findings = findings || (SELECT coalesce(jsonb_agg(f), '[]'::jsonb) FROM (
+       SELECT f FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(f, n) WHERE n <= $4 - jsonb_array_length(findings)) AS kept)
+      WHERE tenant_id = $1 AND file_id = $2`,
+    [context.tenantId, context.fileId, JSON.stringify(findings), limits.ingest.findingsMax],
+  );
+}
+
 export function reviewIdOf(naturalKey: string, fingerprint: string): string {
   return `rev_${createHash("sha256").update(`${naturalKey}\u0000${fingerprint}`).digest("hex").slice(0, 24)}`;
 }
@@ -560,7 +697,9 @@ async function writeReviews(tx: Tx, context: ChunkContext, decisions: Decision[]
      ON CONFLICT (tenant_id, review_id) DO NOTHING`,
     [
       context.tenantId, context.fileId, context.partner.partnerId,
-      column((_, r) => reviewIdOf(r.naturalKey, r.fingerprint)), column((d) => d.review?.reason), column((_, r) => r.naturalKey),
+      // Records of one file sharing a key (even twins equal in every field) are separate review items.
+      column((d, r) => (d.review?.inFile ? reviewIdOf(`${r.naturalKey}#${context.fileId}:${d.item.index}`, r.fingerprint) : reviewIdOf(r.naturalKey, r.fingerprint))),
+      column((d) => d.review?.reason), column((_, r) => r.naturalKey),
       column((_, r) => r.fingerprint), column((d) => d.item.index),
       column((_, r) => JSON.stringify({ record: { ...r, amount: r.amount.toString() } } satisfies ReviewRecord)),
       column((d) => d.review?.matchedRef ?? null),
@@ -572,10 +711,11 @@ function dedupEventsOf(context: ChunkContext, decisions: Decision[]): DedupEvent
   const events: DedupEvent[] = [];
   for (const decision of decisions) {
     const record = decision.record;
-    if (!record || (decision.outcome !== "duplicate" && decision.outcome !== "conflict" && decision.outcome !== "suspect")) continue;
+    const isLeg = decision.legOf !== undefined;
+    if (!record || (!isLeg && decision.outcome !== "duplicate" && decision.outcome !== "conflict" && decision.outcome !== "suspect")) continue;
     const event: DedupEvent = {
       tenantId: context.tenantId, channel: record.channel as DedupChannel, scope: context.fileId, dedupKey: record.naturalKey,
-      reason: decision.outcome, position: `${context.fileId}:${decision.item.position}`,
+      reason: isLeg ? "payment_leg" : (decision.outcome as string), position: `${context.fileId}:${decision.item.position}`,
     };
     if (decision.originalRef !== undefined) event.originalRef = decision.originalRef;
     events.push(event);

@@ -60,7 +60,9 @@ export async function scanFile(content: ContentSource, options: { format?: FileF
 async function scanAch(content: ContentSource, scan: FileScan, options: { fileName?: string; achSeverityOverrides?: SeverityOverrides }): Promise<FileScan> {
   const summary = await validateAch(content(), { ...(options.fileName ? { fileName: options.fileName } : {}), ...(options.achSeverityOverrides ? { severityOverrides: options.achSeverityOverrides } : {}) });
   if (summary.fileHeader) scan.identityKey = achFileIdentity(summary.fileHeader).key;
-  for (const found of summary.findings) if (found.scope !== "entry") keep(scan, found);
+  // Entry-scope errors reject their entry (reported with its outcome); entry-scope warnings are
+  // kept here, so `ingest` reports every warning `inspect` reports for the same file.
+  for (const found of summary.findings) if (found.scope !== "entry" || found.severity === "warning") keep(scan, found);
   scan.findingsDropped += summary.findingsDropped;
   scan.rejected = summary.fileRejected || summary.rejectedBatchCount > 0;
   scan.recordsTotal = summary.entryCount;
@@ -79,7 +81,10 @@ function isoIdentity(header: Iso20022Header): string {
 async function scanIso20022(content: ContentSource, scan: FileScan, options: { fileName?: string }): Promise<FileScan> {
   for await (const event of readIso20022(content(), options.fileName ? { fileName: options.fileName } : {})) {
     if (event.type === "header") scan.identityKey = isoIdentity(event.header);
-    else if (event.type === "transaction") scan.recordsTotal++;
+    else if (event.type === "transaction") {
+      scan.recordsTotal++;
+      for (const found of event.transaction.findings) if (found.severity === "warning") keep(scan, found);
+    }
     else if (event.type === "finding") {
       keep(scan, event.finding);
       if (event.finding.severity === "error" && event.finding.scope === "file") scan.rejected = true;

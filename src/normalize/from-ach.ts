@@ -60,8 +60,15 @@ export function achDateToIso(yymmdd: string): string | undefined {
 export function achNaturalKey(entry: AchEntry): string {
   const trace = text(entry.record, "traceNumber");
   const header = entry.batchHeader;
-  return ["ach", trace.slice(0, 8), trace, companyIdentificationOf(header).trim(), text(header, "standardEntryClassCode"), text(header, "effectiveEntryDate")].join(":");
+  const parts = ["ach", trace.slice(0, 8), trace, companyIdentificationOf(header).trim(), text(header, "standardEntryClassCode"), text(header, "effectiveEntryDate")];
+  // A return or NOC is its own record even when its processor kept the forward's trace and batch
+  // header: its kind is part of its key, so it is never taken for a correction of its forward.
+  const kind = kindOf(entry);
+  if (linkedKinds.has(kind)) parts.push(kind);
+  return parts.join(":");
 }
+
+const linkedKinds = new Set(["return", "dishonored-return", "contested-return", "noc"]);
 
 function kindOf(entry: AchEntry): string {
   const returnAddenda = entry.addenda.find((a) => a.layout.startsWith("addenda-99"));
@@ -117,6 +124,9 @@ export function achEntryToCanonical(entry: AchEntry, context: AchNormalizeContex
     attributes.originalReceivingDfiIdentification = text(link, "originalReceivingDfiIdentification");
     const reason = text(link, "returnReasonCode") || text(link, "changeCode");
     if (reason) attributes.reasonCode = reason;
+    // A return should carry a return transaction code (21, 26, ...); some processors keep the forward's.
+    const purpose = transactionCodeInfo(attributes.transactionCode ?? "")?.purpose;
+    if (purpose !== "return") attributes.linkWarning = `transaction code ${attributes.transactionCode} is not a return code`;
   }
 
   const canonical: CanonicalRecord = {

@@ -133,7 +133,7 @@ const shapers: Record<string, Shaper> = {
     });
   },
   "pain.001": (view) => {
-    const initiator = view.get("InitgPtyOrgId", "header") ?? view.get("InitgPtyPrvtId", "header") ?? view.get("InitgPtyNm", "header");
+    const initiator = initiatingParty(view);
     const debtorAccount = view.get("DbtrAcctIBAN", "context") ?? view.get("DbtrAcctOthrId", "context");
     const paymentInformationId = view.get("PmtInfId", "context");
     const endToEndId = view.get("EndToEndId", "transaction");
@@ -143,11 +143,52 @@ const shapers: Record<string, Shaper> = {
     if (!initiator || !debtorAccount || !paymentInformationId || !reference) {
       return fail(missingKey(view, "pain.001 needs the initiating party, the debtor account, PmtInfId and an EndToEndId (or InstrId)"));
     }
+    const equivalent = equivalentAmount(view);
+    if (!equivalent.ok) return equivalent;
+    const creditorAccount = view.get("CdtrAcctIBAN") ?? view.get("CdtrAcctOthrId");
     return ok({
       naturalKey: uetr ? key("pain.001", initiator, debtorAccount, paymentInformationId, reference, uetr) : key("pain.001", initiator, debtorAccount, paymentInformationId, reference),
       intentId: uetr ?? endToEndId ?? instrId ?? paymentInformationId, amountField: "InstdAmt", dateFields: ["ReqdExctnDt", "CreDtTm"],
-      economic: { endToEndId, uetr, debtorAccount, creditorAccount: view.get("CdtrAcctIBAN") ?? view.get("CdtrAcctOthrId"), debtorAgent: view.agent("DbtrAgt"), creditorAgent: view.agent("CdtrAgt"), remittance: view.get("RmtInfUstrd") },
-      attributes: { uetr, endToEndId, instrId, paymentInformationId, initiatingParty: initiator, debtorAccount, creditorAccount: view.get("CdtrAcctIBAN") ?? view.get("CdtrAcctOthrId"), messageId: view.get("MsgId", "header") },
+      economic: { endToEndId, uetr, debtorAccount, creditorAccount, debtorAgent: view.agent("DbtrAgt"), creditorAgent: view.agent("CdtrAgt"), remittance: view.get("RmtInfUstrd"),
+        // Only an equivalent amount adds the field: fingerprints of plain instructed amounts stay as they were.
+        ...(equivalent.value === undefined ? {} : { instructedCurrency: equivalent.value }) },
+      attributes: { uetr, endToEndId, instrId, paymentInformationId, initiatingParty: initiator, debtorAccount, creditorAccount, messageId: view.get("MsgId", "header"), instructedCurrency: equivalent.value },
+    });
+  },
+  "pain.008": (view) => {
+    const initiator = initiatingParty(view);
+    const creditorAccount = view.get("CdtrAcctIBAN", "context") ?? view.get("CdtrAcctOthrId", "context");
+    const debtorAccount = view.get("DbtrAcctIBAN", "transaction") ?? view.get("DbtrAcctOthrId", "transaction");
+    const paymentInformationId = view.get("PmtInfId", "context");
+    const endToEndId = view.get("EndToEndId", "transaction");
+    const instrId = view.get("InstrId", "transaction");
+    const uetr = view.get("UETR", "transaction");
+    const reference = endToEndId ?? (instrId ? `instr:${instrId}` : undefined);
+    if (!initiator || !creditorAccount || !paymentInformationId || !reference) {
+      return fail(missingKey(view, "pain.008 needs the initiating party, the creditor account, PmtInfId and an EndToEndId (or InstrId)"));
+    }
+    const parts = uetr ? [initiator, creditorAccount, paymentInformationId, reference, uetr] : [initiator, creditorAccount, paymentInformationId, reference];
+    const mandateId = view.get("MndtId", "transaction");
+    return ok({
+      naturalKey: key("pain.008", ...parts),
+      intentId: uetr ?? endToEndId ?? instrId ?? paymentInformationId, amountField: "InstdAmt", dateFields: ["ReqdColltnDt", "CreDtTm"],
+      economic: { endToEndId, uetr, debtorAccount, creditorAccount, mandateId, debtorAgent: view.agent("DbtrAgt"), remittance: view.get("RmtInfUstrd") },
+      attributes: { uetr, endToEndId, instrId, paymentInformationId, initiatingParty: initiator, debtorAccount, creditorAccount, mandateId, sequenceType: view.get("SeqTp", "context"), messageId: view.get("MsgId", "header") },
+    });
+  },
+  "pain.002": (view) => {
+    const status = view.get("TxSts", "transaction") ?? view.get("PmtInfSts", "context") ?? view.get("GrpSts", "header");
+    const originalMessageId = view.get("OrgnlMsgId", "header");
+    const originalPaymentInformationId = view.get("OrgnlPmtInfId", "context");
+    const originalEndToEndId = view.get("OrgnlEndToEndId", "transaction");
+    if (!status) return fail([problem(view, "ISO20022_FIELD_MISSING", "a payment status report needs TxSts, PmtInfSts or GrpSts")]);
+    if (!originalMessageId || !originalPaymentInformationId) return fail(missingKey(view, "pain.002 needs OrgnlMsgId and OrgnlPmtInfId"));
+    const reference = originalEndToEndId ?? view.get("StsId", "transaction") ?? String(view.transaction.index);
+    return ok({
+      naturalKey: key("pain.002", status, originalMessageId, originalPaymentInformationId, reference),
+      intentId: view.get("OrgnlUETR", "transaction") ?? originalEndToEndId ?? originalPaymentInformationId, amountField: "OrgnlInstdAmt", dateFields: ["OrgnlReqdExctnDt", "CreDtTm"],
+      economic: { status, reason: view.get("StsRsnCd"), originalMessageId, originalPaymentInformationId, originalEndToEndId },
+      attributes: { status, reason: view.get("StsRsnCd"), originalMsgId: originalMessageId, originalPaymentInformationId, originalEndToEndId, originalUetr: view.get("OrgnlUETR", "transaction"), messageId: view.get("MsgId", "header") },
     });
   },
   "pacs.004": (view) => {
@@ -239,6 +280,29 @@ const shapers: Record<string, Shaper> = {
     });
   },
 };
+
+function initiatingParty(view: View): string | undefined {
+  return view.get("InitgPtyOrgId", "header") ?? view.get("InitgPtyPrvtId", "header") ?? view.get("InitgPtyNm", "header");
+}
+
+/**
+ * Amt/EqvtAmt (docs/decisions/0023): the amount is the equivalent amount in its own currency (what
+ * leaves the debtor's account) and the currency it is to be transferred in is recorded. clearline
+ * converts nothing: when the debtor account states another currency than the equivalent amount's,
+ * the transaction is rejected (ISO20022_FX_RATE_UNAVAILABLE) instead of posted at a guessed rate.
+ */
+function equivalentAmount(view: View): Result<string | undefined, Iso20022Finding[]> {
+  const transferCurrency = view.get("EqvtAmtCcyOfTrf", "transaction");
+  if (transferCurrency === undefined) return ok(undefined);
+  const amountCurrency = view.transaction.values["InstdAmt@Ccy"];
+  const accountCurrency = view.get("DbtrAcctCcy", "context");
+  if (accountCurrency !== undefined && amountCurrency !== undefined && accountCurrency !== amountCurrency) {
+    return fail([problem(view, "ISO20022_FX_RATE_UNAVAILABLE",
+      `the equivalent amount is in ${amountCurrency} but the debtor account is in ${accountCurrency}; no exchange rate is applied`,
+      view.transaction.xmlPaths["InstdAmt"] ?? view.transaction.xmlPath)]);
+  }
+  return ok(transferCurrency);
+}
 
 function statementEntry(view: View): Result<Shape, Iso20022Finding[]> {
   const account = view.get("AcctIBAN", "context") ?? view.get("AcctOthrId", "context");

@@ -34,6 +34,7 @@ export function inspectIso20022(bytes: Buffer, options: InspectIso20022Options =
     else report.findingsDropped++;
   };
   let header: Iso20022Header | undefined;
+  let refused = false;
   for (const event of events) {
     switch (event.type) {
       case "header": {
@@ -91,9 +92,12 @@ export function inspectIso20022(bytes: Buffer, options: InspectIso20022Options =
       }
       case "end":
         report.findingsDropped += event.summary.findingsDropped;
+        refused = !event.summary.complete;
         break;
     }
   }
-  report.contentHash = contentHash.digest("hex");
+  // A refused (or empty) message has no normalized content to hash: its bytes are its content,
+  // so two different refused files never share a hash (the hash of nothing).
+  report.contentHash = refused || report.recordCount === 0 ? createHash("sha256").update(bytes).digest("hex") : contentHash.digest("hex");
   return report;
 }

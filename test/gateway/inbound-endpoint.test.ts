@@ -4,6 +4,7 @@ import { gatewayAccounts } from "../../src/cards/cards.ts";
 import type { InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
 import { cardRequest, networkRequest, reversalOf, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
 import { iso8583MessageDuration } from "../../src/observability/metrics-gateway.ts";
+import { iso87AsciiDictionary, pack, unpackTolerant } from "../../src/protocols/iso8583/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "./support.ts";
 
@@ -173,6 +174,17 @@ describe("the ISO 8583 scheme endpoint", () => {
     expect([answer.mti, answer.fields[39]]).toEqual(["0110", "30"]);
     const after = await client.request(networkRequest("301", nextStan()));
     expect(after.fields[39]).toBe("00");
+  });
+
+  it("stays strict: a 0100 whose fee (field 28) lacks its C/D sign is answered with a format error (30), as tolerant trace reading would not", async () => {
+    const request = cardRequest({ pan, amountMinor: 100n, stan: nextStan() });
+    const packed = pack({ ...request, fields: { ...request.fields, 28: "C00000100" } }, iso87AsciiDictionary);
+    if (!packed.ok) expect.fail(packed.error.message);
+    const unsigned = Buffer.from(packed.value.toString("latin1").replace("C00000100", "000000100"), "latin1");
+    expect(unpackTolerant(unsigned, iso87AsciiDictionary).ok).toBe(true);
+    client.sendFrameBody(unsigned);
+    const answer = await client.nextUnmatched();
+    expect([answer.mti, answer.fields[39]]).toEqual(["0110", "30"]);
   });
 
   it("answers an unsupported request MTI with a format error (30)", async () => {

@@ -4,21 +4,28 @@ import { limits } from "../../config/limits.ts";
 import { fail, ok, type Finding, type Result } from "../../errors/finding.ts";
 import {
   bytesFromHex, createDeframer, dictionaryByName, frameMessage, hexFromBytes, isFraming, maskMessage, messageFromJson,
-  pack, parseDictionary, unpack, type Dictionary, type Framing, type Message,
+  pack, parseDictionary, shippedDictionaries, unpack, unpackTolerant, type Dictionary, type Framing,
 } from "../../protocols/iso8583/index.ts";
 import { iso8583Error } from "../../protocols/iso8583/errors.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
 
 /**
- * `clearline iso8583 decode|encode`: what an engineer reaches for when reading a scheme trace.
- * Decoded card data is always masked; encoding prints what it was given, since the caller
- * already holds it.
+ * `clearline iso8583 decode|encode|dictionaries`: what an engineer reaches for when reading a
+ * scheme trace. Decoded card data is always masked; encoding prints what it was given, since the
+ * caller already holds it. Decoding is tolerant by default (a field that breaks its rule is shown
+ * raw with a finding, and the rest still decodes); --strict applies the endpoint's rules.
  */
 
 export interface Iso8583ToolOptions {
-  dictionary?: string; // a shipped dictionary name (iso87-ascii, iso87-binary) or a path to a dictionary JSON file
+  dictionary?: string; // a shipped dictionary name (see `dictionaries`) or a path to a dictionary JSON file
   framing?: string;    // none, binary-2, ascii-4, bcd-2, vml-4
+  strict?: boolean;    // decode only: the endpoint's rules, the first broken field refuses the message
+}
+
+/** One line per shipped dictionary: its name, then what it lays out. */
+export function dictionariesTool(): string {
+  return [...shippedDictionaries.values()].map((dictionary) => `${dictionary.name}\t${dictionary.title}`).join("\n");
 }
 
 function resolveDictionary(nameOrPath: string | undefined): Result<Dictionary, Finding> {
@@ -46,7 +53,7 @@ export function decodeTool(hexText: string, options: Iso8583ToolOptions = {}): R
 }
 
 /** Hex in -> the masked messages. */
-export function decodeMessages(hexText: string, options: Iso8583ToolOptions = {}): Result<Message[], Finding> {
+export function decodeMessages(hexText: string, options: Iso8583ToolOptions = {}): Result<object[], Finding> {
   const dictionary = resolveDictionary(options.dictionary);
   if (!dictionary.ok) return dictionary;
   const framing = resolveFraming(options.framing);
@@ -62,13 +69,26 @@ export function decodeMessages(hexText: string, options: Iso8583ToolOptions = {}
     if (!finished.ok) return finished;
     bodies = result.frames;
   }
-  const decoded: Message[] = [];
+  const decoded: object[] = [];
   for (const body of bodies) {
-    const message = unpack(body, dictionary.value);
+    const message = decodeOne(body, dictionary.value, options.strict === true);
     if (!message.ok) return message;
-    decoded.push(maskMessage(message.value, dictionary.value));
+    decoded.push(message.value);
   }
   return ok(decoded);
+}
+
+/** A masked message; when read tolerantly and some fields broke their rules, their raw hex and the findings too. */
+function decodeOne(body: Buffer, dictionary: Dictionary, strict: boolean): Result<object, Finding> {
+  if (strict) {
+    const message = unpack(body, dictionary);
+    return message.ok ? ok(maskMessage(message.value, dictionary)) : message;
+  }
+  const read = unpackTolerant(body, dictionary);
+  if (!read.ok) return read;
+  const masked = maskMessage(read.value.message, dictionary);
+  if (read.value.findings.length === 0) return ok(masked);
+  return ok({ ...masked, rawFields: read.value.rawFields, findings: read.value.findings });
 }
 
 /** JSON in ({ mti, fields }) -> hex of the packed message, with its frame header when asked. */
@@ -123,10 +143,11 @@ export function registerIso8583Command(program: Command): void {
   const iso8583 = program.command("iso8583").description("read and write ISO 8583 messages, e.g. from a scheme trace");
   iso8583
     .command("decode")
-    .description("print a message's MTI and fields as JSON, card data masked")
+    .description("print a message's MTI and fields as JSON, card data masked; fields that break their rules shown raw with findings")
     .argument("[hex]", "the message in hex, or - (or nothing) to read stdin")
-    .option("--dictionary <name>", "iso87-ascii, iso87-binary, or a path to a dictionary JSON file", "iso87-ascii")
+    .option("--dictionary <name>", "a name from `clearline iso8583 dictionaries`, or a path to a dictionary JSON file", "iso87-ascii")
     .option("--framing <framing>", "none, binary-2, ascii-4, bcd-2 or vml-4 (the hex then holds framed messages)", "none")
+    .option("--strict", "the endpoint's rules: the first field that breaks its rule refuses the message")
     .option("--json", "one JSON array of the messages (without it: each message as indented JSON)")
     .action(async (hex: string | undefined, options: Iso8583ToolOptions & { json?: boolean }) => {
       const input = await readInput(hex);
@@ -137,10 +158,16 @@ export function registerIso8583Command(program: Command): void {
     .command("encode")
     .description("pack a JSON message { mti, fields } and print its hex")
     .argument("[json]", "the message as JSON, or - (or nothing) to read stdin")
-    .option("--dictionary <name>", "iso87-ascii, iso87-binary, or a path to a dictionary JSON file", "iso87-ascii")
+    .option("--dictionary <name>", "a name from `clearline iso8583 dictionaries`, or a path to a dictionary JSON file", "iso87-ascii")
     .option("--framing <framing>", "none, binary-2, ascii-4, bcd-2 or vml-4 (prefix the frame header)", "none")
     .option("--json", "print { \"hex\": ... } instead of the bare hex")
     .action(async (json: string | undefined, options: Iso8583ToolOptions & { json?: boolean }) => {
       finish(encodeTool(await readInput(json), options), (hex) => (options.json ? printJson({ hex }) : printLine(hex)));
+    });
+  iso8583
+    .command("dictionaries")
+    .description("list the shipped field dictionaries by name")
+    .action(() => {
+      printLine(dictionariesTool());
     });
 }

@@ -23,6 +23,8 @@ export const achErrorCodes = {
   ACH_FIELD_VALUE_INVALID: "A field with one allowed value (record size 094, blocking factor 10, format code 1) holds another.",
   ACH_DATE_INVALID: "A date field is not a valid YYMMDD date.",
   ACH_TIME_INVALID: "A time field is not a valid HHMM time.",
+  ACH_ZERO_FILE_ID_MODIFIER_BLANK: "Warning: a file without batches (a processor's zero file) has a blank File ID Modifier; accepted, since it applies nothing (decision 0006). In a file with batches a blank modifier is ACH_MANDATORY_FIELD_MISSING.",
+  ACH_IMMEDIATE_DESTINATION_CHECK_DIGIT: "Warning: the file header's Immediate Destination is a routing number whose check digit fails; read as given (decision 0006).",
   ACH_FILE_ID_MODIFIER_INVALID: "The file ID modifier is not an upper-case letter or a digit.",
   // Batch rules.
   ACH_SERVICE_CLASS_CODE_INVALID: "The service class code is not 200, 220, 225 or 280.",

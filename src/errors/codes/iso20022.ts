@@ -12,6 +12,8 @@ export const iso20022ErrorCodes = {
   ISO20022_MESSAGE_UNSUPPORTED: "The message family is not one clearline reads (see protocols/iso20022/).",
   ISO20022_VERSION_UNSUPPORTED: "The message version is not among the versions mapped for its family in protocols/iso20022/.",
   ISO20022_ROOT_UNEXPECTED: "The Document's child is not the message root its namespace announces.",
+  ISO20022_NAMESPACE_MISSING: "Warning: the Document has no namespace; the message was identified by the AppHdr's MsgDefIdr or, without one, by its root element (read with the newest version clearline maps).",
+  ISO20022_FX_RATE_UNAVAILABLE: "An equivalent amount (Amt/EqvtAmt) is in another currency than the debtor account it would be taken from; clearline holds no exchange rate, so the transaction is rejected rather than converted at a guessed rate (docs/decisions/0023).",
   ISO20022_APPHDR_MISMATCH: "The business application header's MsgDefIdr names another message than the Document's namespace; the namespace is used.",
   ISO20022_FIELD_MISSING: "A mandatory element is absent or empty.",
   ISO20022_FIELD_TOO_LONG: "An element's text is longer than its ISO 20022 data type allows.",

@@ -68,7 +68,7 @@ export function* generateAchChunks(options: GenerateAchOptions): Generator<Buffe
   };
 
   push(unwrap(encodeFixedWidth(layoutNamed("file-header"), {
-    priorityCode: "01", immediateDestination: " 091012980", immediateOrigin: " 231380104", fileCreationDate: "250102", fileCreationTime: "0930",
+    priorityCode: "01", immediateDestination: " 091012984", immediateOrigin: " 231380104", fileCreationDate: "250102", fileCreationTime: "0930",
     fileIdModifier: "A", immediateDestinationName: "CLEARLINE BANK", immediateOriginName: "CLEARLINE BENCH",
   })));
   const fileTotals = new ControlTotals();

@@ -21,6 +21,8 @@ const carriageReturn = 0x0d;
 // eslint-disable-next-line no-control-regex -- NUL is excluded on purpose
 const notPrintableAscii = /[^\x00\x20-\x7e]/;
 const blankLine = /^\s*$/;
+// Bytes that start a NACHA record: types 1, 5, 6, 7, 8 and 9.
+const recordTypeBytes: readonly number[] = [0x31, 0x35, 0x36, 0x37, 0x38, 0x39];
 
 /**
  * Cuts a byte stream into 94-character NACHA records, whatever the line endings: LF, CRLF, CR or
@@ -111,6 +113,24 @@ export class LineSplitter {
     return atEnd;
   }
 
+  /** A line of whole records back to back (a blocked line, or a file whose only break is at its end): every 94th byte starts a record type. */
+  private isRecordRun(buffer: Buffer, start: number, end: number): boolean {
+    for (let at = start; at < end; at += recordLength) {
+      if (!recordTypeBytes.includes(buffer[at] as number)) return false;
+    }
+    return true;
+  }
+
+  /** Records back to back inside one line: each is read as its own record (numbered as records, as without line breaks). */
+  private emitRun(buffer: Buffer, start: number, end: number): void {
+    this.onProblem({ code: "ACH_NO_LINE_BREAKS", severity: "warning", line: this.lineNumber + 1,
+      message: `line ${this.lineNumber + 1} holds ${(end - start) / recordLength} records back to back; read as consecutive 94-character records` });
+    const mode = this.mode;
+    this.mode = "chunks";
+    for (let at = start; at < end; at += recordLength) this.emit(buffer, at, at + recordLength, false);
+    this.mode = mode;
+  }
+
   private pushLines(buffer: Buffer): void {
     let start = 0;
     if (this.pending.length > 0 || this.pendingOverflow) {
@@ -166,8 +186,13 @@ export class LineSplitter {
   }
 
   private emit(buffer: Buffer, start: number, end: number, overflow: boolean): void {
-    const line = ++this.lineNumber;
     if (this.mode === "lines" && this.separator === lineFeed && end > start && buffer[end - 1] === carriageReturn) end--;
+    const length = end - start;
+    if (this.mode === "lines" && !overflow && length > recordLength && length % recordLength === 0 && this.isRecordRun(buffer, start, end)) {
+      this.emitRun(buffer, start, end);
+      return;
+    }
+    const line = ++this.lineNumber;
     let text = buffer.toString("latin1", start, end);
     if (overflow) {
       this.onProblem({ code: "ACH_LINE_TOO_LONG", severity: "error", line, message: `line ${line} is longer than ${this.limits.lineBytesMax} bytes; the rest of it was not read` });

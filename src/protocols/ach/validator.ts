@@ -95,6 +95,8 @@ export class AchValidator {
   private fileErrors = 0;
   private rejectedBatchCount = 0;
   private rejectedEntryCount = 0;
+  // A blank File ID Modifier is judged at the end: a zero-batch file may carry one (decision 0006).
+  private blankFileIdModifier: AchRecord | undefined;
 
   constructor(
     private readonly limits: AchReadLimits,
@@ -162,6 +164,7 @@ export class AchValidator {
       this.report("ACH_BATCH_CONTROL_MISSING", "batch", "error", `batch ${this.batch?.ordinal} (line ${this.batch?.header.line}) has no batch control before the end of the file`, { line: this.lastLine });
       this.closeBatch(undefined);
     }
+    this.judgeBlankFileIdModifier();
     if (this.recordCount === 0) {
       this.report("INPUT_EMPTY", "file", "error", "the file holds no record", { line: 1 });
     } else if (!this.fileControl) {
@@ -202,6 +205,10 @@ export class AchValidator {
     const problems: FieldProblem[] = [];
     checkFields(layout, fields, problems);
     for (const p of problems) {
+      if (layout.recordTypeCode === "1" && p.field === "fileIdModifier" && p.code === "ACH_MANDATORY_FIELD_MISSING") {
+        this.blankFileIdModifier = record;
+        continue;
+      }
       this.report(p.code, scope, p.severity, `line ${line} ${p.field}: ${p.message}`, { line, recordType: layout.recordTypeCode, field: p.field, column: (layout.byName.get(p.field)?.start ?? 1) + (p.columnOffset ?? 0) }, p.valueMasked);
     }
     return record;
@@ -222,9 +229,35 @@ export class AchValidator {
     const record = this.decode(layoutNamed("file-header"), line, text, "file");
     const modifier = record.fields.fileIdModifier ?? "";
     if (modifier.trim() !== "" && !isFileIdModifier(modifier)) this.fieldFinding("ACH_FILE_ID_MODIFIER_INVALID", "file", record, "fileIdModifier", `${JSON.stringify(modifier)} is not A-Z or 0-9`);
+    this.checkImmediateDestination(record);
     this.fileHeader = record;
     this.state = "file";
     this.onEvent({ type: "fileHeader", record });
+  }
+
+  /**
+   * The Immediate Destination is kept as text (processors put placeholders there); a routing number
+   * whose check digit fails is a named warning, never a refusal (decision 0006).
+   */
+  private checkImmediateDestination(record: AchRecord): void {
+    const destination = (record.fields.immediateDestination ?? "").trim();
+    if (!/^\d{9}$/.test(destination)) return;
+    const expected = routingCheckDigit(destination.slice(0, 8));
+    if (expected !== destination[8]) {
+      this.fieldFinding("ACH_IMMEDIATE_DESTINATION_CHECK_DIGIT", "file", record, "immediateDestination",
+        `routing number ${destination} fails its check digit (expected ${expected}); read as given`, "warning");
+    }
+  }
+
+  /** A blank File ID Modifier: a warning in a zero-batch file (nothing to tell apart), an error otherwise. */
+  private judgeBlankFileIdModifier(): void {
+    const record = this.blankFileIdModifier;
+    if (record === undefined) return;
+    if (this.batchOrdinal === 0) {
+      this.fieldFinding("ACH_ZERO_FILE_ID_MODIFIER_BLANK", "file", record, "fileIdModifier", "blank in a file without batches; accepted", "warning");
+    } else {
+      this.fieldFinding("ACH_MANDATORY_FIELD_MISSING", "file", record, "fileIdModifier", "fileIdModifier is blank");
+    }
   }
 
   private requireFileHeader(line: number, recordType: string): void {

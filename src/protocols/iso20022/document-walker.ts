@@ -4,7 +4,7 @@ import type { Position } from "../../errors/position.ts";
 import { describeUnstorable, firstUnstorableCharacter } from "../storable-text.ts";
 import { addExactDecimal, equalExactDecimal, formatExactDecimal, parseExactDecimal, zeroDecimal, type ExactDecimal } from "./exact-decimal.ts";
 import { extractFields, fileFinding } from "./extract-fields.ts";
-import { appHeaderMapping, isFamilySupported, mappingFor, supportedVersions, type Control, type MessageMapping } from "./mapping.ts";
+import { appHeaderMapping, isFamilySupported, mappingByRoot, mappingFor, supportedVersions, type Control, type MessageMapping } from "./mapping.ts";
 import { parseMessageIdentifier, type MessageIdentifier } from "./message-identifier.ts";
 import type { FieldValues, Iso20022Context, Iso20022Event, Iso20022Finding, Iso20022Header, Iso20022Transaction } from "./types.ts";
 import type { XmlNode } from "./xml-node.ts";
@@ -89,6 +89,7 @@ export class DocumentWalker {
   private findingsEmitted = 0;
   private findingsDropped = 0;
   private ended = false;
+  private identifyByRoot = false;
 
   constructor(private readonly limits: WalkerLimits, private readonly emit: (event: Iso20022Event) => void) {}
 
@@ -125,6 +126,8 @@ export class DocumentWalker {
       return;
     }
     if (this.phase === "after" || depth <= this.documentDepth) return;
+    if (this.identifyByRoot && depth === this.documentDepth + 1) this.identifyFromRoot(name);
+    if (this.stopped) return;
     const mapping = this.mapping;
     assert(mapping, "a Document in progress has its mapping");
     if (depth === this.documentDepth + 1) {
@@ -249,16 +252,49 @@ export class DocumentWalker {
     return "";
   }
 
+  /**
+   * Which message this is: the Document's namespace; without one, the AppHdr's MsgDefIdr; without
+   * either, the root element (read with its family's newest mapped version). The two fallbacks
+   * say so in a warning: the sender left out what identifies the message.
+   */
   private openDocument(qualifiedName: string, depth: number): void {
     this.phase = "document";
     this.documentDepth = depth;
     this.namespace = this.namespaceOf(qualifiedName);
     const position = { xmlPath: `/${documentElement}` };
-    const message = parseMessageIdentifier(this.namespace);
+    let message = parseMessageIdentifier(this.namespace);
+    if (!message && this.namespace === "") {
+      const declared = this.appHeader?.values["MsgDefIdr"];
+      message = declared === undefined ? undefined : parseMessageIdentifier(declared);
+      if (!message) {
+        this.identifyByRoot = true;
+        return;
+      }
+      this.report(fileFinding("ISO20022_NAMESPACE_MISSING", `the Document has no namespace; read as ${message.id}, the AppHdr's MsgDefIdr`, position, "warning", message.id));
+    }
     if (!message) {
       this.fatal("ISO20022_MESSAGE_UNKNOWN", `namespace ${JSON.stringify(this.namespace.slice(0, 120))} names no ISO 20022 message`, position, this.namespace);
       return;
     }
+    this.useMessage(message, position);
+  }
+
+  /** A Document with neither namespace nor AppHdr: its root element names the family. */
+  private identifyFromRoot(name: string): void {
+    this.identifyByRoot = false;
+    const mapping = mappingByRoot(name);
+    const position = { xmlPath: `/${documentElement}/${name}` };
+    if (!mapping) {
+      this.fatal("ISO20022_MESSAGE_UNKNOWN", `the Document has no namespace and <${name}> is the root of no message clearline reads`, position, name);
+      return;
+    }
+    const message = parseMessageIdentifier(`${mapping.family}.001.${mapping.versions.at(-1) ?? ""}`);
+    assert(message, "a mapped family and version form a message identifier");
+    this.report(fileFinding("ISO20022_NAMESPACE_MISSING", `the Document has no namespace and no AppHdr; <${name}> read as ${message.id}, the newest version clearline maps`, position, "warning", message.id));
+    this.useMessage(message, position);
+  }
+
+  private useMessage(message: MessageIdentifier, position: Position): void {
     this.message = message;
     if (!isFamilySupported(message.family)) {
       this.fatal("ISO20022_MESSAGE_UNSUPPORTED", `${message.id} is not a message clearline reads`, position, message.id);

@@ -8,6 +8,8 @@ import pacs004 from "../../../protocols/iso20022/pacs.004.json" with { type: "js
 import pacs008 from "../../../protocols/iso20022/pacs.008.json" with { type: "json" };
 import pacs028 from "../../../protocols/iso20022/pacs.028.json" with { type: "json" };
 import pain001 from "../../../protocols/iso20022/pain.001.json" with { type: "json" };
+import pain002 from "../../../protocols/iso20022/pain.002.json" with { type: "json" };
+import pain008 from "../../../protocols/iso20022/pain.008.json" with { type: "json" };
 import { assert } from "../../assert.ts";
 
 /**
@@ -128,7 +130,7 @@ function loadMapping(raw: RawMapping, version: string): MessageMapping {
   return mapping;
 }
 
-const rawMappings = [pacs008, pacs002, pacs004, camt056, camt053, camt054, pain001, pacs028, camt029] as RawMapping[];
+const rawMappings = [pacs008, pacs002, pacs004, camt056, camt053, camt054, pain001, pain002, pain008, pacs028, camt029] as RawMapping[];
 
 /** "pacs.008" -> "08" -> mapping; built and checked once at load, so a broken table stops start-up. */
 const mappings = new Map<string, Map<string, MessageMapping>>();
@@ -137,6 +139,22 @@ for (const raw of rawMappings) {
   assert(raw.versions.length > 0 && raw.versions.every((v) => /^\d{2}$/.test(v)), `${raw.family}: versions are two digits`);
   assert(Object.keys(raw.versionOverrides ?? {}).every((v) => raw.versions.includes(v)), `${raw.family}: overrides name mapped versions`);
   mappings.set(raw.family, new Map(raw.versions.map((version) => [version, loadMapping(raw, version)])));
+}
+
+/** Root element -> family: a Document without a namespace is identified by its root (each family has its own). */
+const familyByRoot = new Map<string, string>();
+for (const raw of rawMappings) {
+  assert(!familyByRoot.has(raw.messageRoot), `message root ${raw.messageRoot} belongs to one family`);
+  familyByRoot.set(raw.messageRoot, raw.family);
+}
+
+/** The newest mapped version of the family whose root element this is: what a Document without a namespace is read as. */
+export function mappingByRoot(rootElement: string): MessageMapping | undefined {
+  const family = familyByRoot.get(rootElement);
+  const versions = family === undefined ? undefined : mappings.get(family);
+  if (versions === undefined) return undefined;
+  const newest = [...versions.keys()].sort().at(-1);
+  return newest === undefined ? undefined : versions.get(newest);
 }
 
 export function supportedFamilies(): string[] {

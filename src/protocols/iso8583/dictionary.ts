@@ -3,7 +3,7 @@ import { limits } from "../../config/limits.ts";
 import { fail, ok, type Finding, type Result } from "../../errors/finding.ts";
 import { iso8583Error } from "./errors.ts";
 import type {
-  BitmapEncoding, Composite, Dictionary, FieldDefinition, FieldEncoding, FieldPrefix, FieldType,
+  BcdLayout, BitmapEncoding, Composite, Dictionary, FieldDefinition, FieldEncoding, FieldPrefix, FieldType,
   MtiEncoding, PositionalSubfield, PrefixEncoding, Sensitivity,
 } from "./types.ts";
 
@@ -63,6 +63,23 @@ function defaultPadding(type: FieldType, encoding: FieldEncoding): string {
   return type === "n" || type === "x+n" ? "0" : " ";
 }
 
+const bcdEncodings: readonly FieldEncoding[] = ["bcd", "bcd-left", "sign-bcd"];
+
+/**
+ * A BCD field's alignment and pad nibble: `bcdAlign` ("left" | "right") and `bcdPad` ("0" | "F").
+ * Defaults keep the older forms: bcd and sign-bcd right aligned with 0; bcd-left left aligned
+ * with its `padding` nibble.
+ */
+function compileBcdLayout(raw: Record<string, unknown>, encoding: FieldEncoding, padding: string, where: string): BcdLayout | undefined {
+  if (!bcdEncodings.includes(encoding)) {
+    check(raw.bcdAlign === undefined && raw.bcdPad === undefined, where, "bcdAlign and bcdPad apply to BCD encodings only");
+    return undefined;
+  }
+  const align = raw.bcdAlign === undefined ? (encoding === "bcd-left" ? "left" : "right") : oneOf(raw.bcdAlign, ["left", "right"] as const, where, "bcdAlign");
+  const pad = raw.bcdPad === undefined ? (encoding === "bcd-left" ? padding : "0") : oneOf(raw.bcdPad, ["0", "F"] as const, where, "bcdPad");
+  return { align, padNibble: pad === "F" ? 0x0f : 0x00 };
+}
+
 function compileComposite(raw: unknown, where: string, type: FieldType, prefix: FieldPrefix, length: number): Composite | undefined {
   if (raw === undefined) return undefined;
   check(isRecord(raw), where, "composite must be an object");
@@ -111,13 +128,14 @@ function compileField(number: number, raw: unknown, bitmapsMax: number): FieldDe
   const padding = raw.padding ?? defaultPadding(type, encoding);
   check(typeof padding === "string" && padding.length === 1, where, "padding must be one character");
   if (encoding === "bcd-left") check(padding === "0" || padding === "F", where, "bcd-left pads with nibble 0 or F");
+  const bcd = compileBcdLayout(raw, encoding, padding, where);
   const sensitive = raw.sensitive === undefined ? undefined : oneOf(raw.sensitive, sensitivities, where, "sensitive");
   check(number <= 64 || bitmapsMax >= 2, where, "a field above 64 needs a secondary bitmap");
   check(number <= 128 || bitmapsMax >= 3, where, "a field above 128 needs a tertiary bitmap");
   check(!(number === 65 && bitmapsMax >= 3), where, "bit 65 announces the tertiary bitmap; it cannot be a field");
   return {
     number, name: raw.name, title: typeof raw.title === "string" ? raw.title : raw.name, type, length: length as number,
-    prefix, prefixEncoding, encoding, padding, sensitive,
+    prefix, prefixEncoding, encoding, padding, bcd, sensitive,
     composite: compileComposite(raw.composite, `${where}.composite`, type, prefix, length as number),
   };
 }

@@ -1,9 +1,9 @@
 import type { Finding } from "../../errors/finding.ts";
 import { decodeEbcdic, ebcdicByteOf } from "./ebcdic.ts";
 import { iso8583Error } from "./errors.ts";
-import { maskForError } from "./masking.ts";
+import { alwaysSensitiveFields, maskForError, maskText } from "./masking.ts";
 import { buildTlv, parseTlv, type TlvProblem } from "./tlv.ts";
-import type { FieldDefinition, FieldEncoding, FieldPrefix, FieldValue, PrefixEncoding, Subfields, TlvElement } from "./types.ts";
+import type { FieldDefinition, FieldEncoding, FieldPrefix, FieldValue, PrefixEncoding, Sensitivity, Subfields, TlvElement } from "./types.ts";
 
 /**
  * One field on the wire: an optional length prefix, then the value in its encoding. Reading
@@ -12,7 +12,9 @@ import type { FieldDefinition, FieldEncoding, FieldPrefix, FieldValue, PrefixEnc
 
 export interface FieldRead {
   value: FieldValue;
-  next: number; // offset just past the field
+  next: number;      // offset just past the field
+  raw?: true;        // tolerant reading only: the value is the field's raw bytes in hex
+  finding?: Finding; // tolerant reading only: why the field was read raw
 }
 
 const digitsByPrefix: Readonly<Record<Exclude<FieldPrefix, "fixed">, number>> = { L: 1, LL: 2, LLL: 3, LLLL: 4 };
@@ -161,9 +163,22 @@ function tlvError(definition: FieldDefinition, problem: TlvProblem, byteOffset: 
     fieldPathOf(definition, problem.tag), byteOffset);
 }
 
-export function unpackField(definition: FieldDefinition, bytes: Buffer, offset: number, end: number, tlvElementsMax: number): FieldRead | Finding {
+/**
+ * How far a field reaches: its length prefix read and checked against the message's end. A
+ * length over the field's maximum is a finding, but the extent is still known (tolerant reading
+ * goes on past it); a bad prefix or a truncated message leaves nothing to go on.
+ */
+interface FieldExtent {
+  bodyStart: number;
+  bodyEnd: number;
+  length: number;        // units the prefix states (or the fixed length)
+  tooLong?: Finding;     // the stated length exceeds the field's maximum
+}
+
+function fieldExtent(definition: FieldDefinition, bytes: Buffer, offset: number, end: number): FieldExtent | Finding {
   let position = offset;
   let length = definition.length;
+  let tooLong: Finding | undefined;
   if (definition.prefixEncoding !== undefined) {
     const width = prefixBytes(definition.prefix, definition.prefixEncoding);
     if (position + width > end) {
@@ -175,16 +190,50 @@ export function unpackField(definition: FieldDefinition, bytes: Buffer, offset: 
         fieldPathOf(definition), position, bytes.toString("hex", position, position + width).toUpperCase());
     }
     if (length > definition.length) {
-      return iso8583Error("ISO8583_FIELD_TOO_LONG", `field ${definition.number} (${definition.name}): length ${length} exceeds ${definition.length}`,
+      tooLong = iso8583Error("ISO8583_FIELD_TOO_LONG", `field ${definition.number} (${definition.name}): length ${length} exceeds ${definition.length}`,
         fieldPathOf(definition), position);
     }
     position += width;
   }
-  const byteCount = bodyBytes(definition.encoding, length);
-  if (position + byteCount > end) {
+  const bodyEnd = position + bodyBytes(definition.encoding, length);
+  if (bodyEnd > end) {
     return iso8583Error("ISO8583_MESSAGE_TRUNCATED", `message ends inside field ${definition.number} (${definition.name})`, fieldPathOf(definition), position);
   }
-  const bodyEnd = position + byteCount;
+  return tooLong === undefined ? { bodyStart: position, bodyEnd, length } : { bodyStart: position, bodyEnd, length, tooLong };
+}
+
+/**
+ * Reads one field. Strict (the endpoint's rules): any problem is the finding returned. Tolerant
+ * (reading traces): a field whose content breaks its rule but whose extent is known comes back
+ * as its raw bytes in hex with the finding as a warning, so the caller can go on to the next one.
+ */
+export function unpackField(
+  definition: FieldDefinition, bytes: Buffer, offset: number, end: number, tlvElementsMax: number, tolerant = false,
+): FieldRead | Finding {
+  const extent = fieldExtent(definition, bytes, offset, end);
+  if ("code" in extent) return extent;
+  if (extent.tooLong !== undefined) return tolerant ? rawRead(definition, bytes, extent, extent.tooLong) : extent.tooLong;
+  const read = decodeBody(definition, bytes, extent, tlvElementsMax);
+  if (!("code" in read) || !tolerant) return read;
+  return rawRead(definition, bytes, extent, read);
+}
+
+/**
+ * The field as raw hex masked by the field's sensitivity (a PAN keeps BIN and last four, EMV data
+ * nothing), and the finding that made it raw: a warning quoting the raw hex as errors quote values.
+ */
+function sensitivityOf(fieldNumber: number, declared: Sensitivity | undefined): Sensitivity | undefined {
+  return alwaysSensitiveFields[fieldNumber] ?? declared;
+}
+
+function rawRead(definition: FieldDefinition, bytes: Buffer, extent: FieldExtent, problem: Finding): FieldRead {
+  const rawHex = bytes.toString("hex", extent.bodyStart, extent.bodyEnd).toUpperCase();
+  const finding: Finding = { ...problem, severity: "warning", valueMasked: maskForError(rawHex, definition.sensitive) };
+  return { value: maskText(rawHex, sensitivityOf(definition.number, definition.sensitive)), next: extent.bodyEnd, raw: true, finding };
+}
+
+function decodeBody(definition: FieldDefinition, bytes: Buffer, extent: FieldExtent, tlvElementsMax: number): FieldRead | Finding {
+  const { bodyStart: position, bodyEnd, length } = extent;
   let text: string;
   switch (definition.encoding) {
     case "ascii": {
@@ -203,9 +252,8 @@ export function unpackField(definition: FieldDefinition, bytes: Buffer, offset: 
       break;
     case "bcd":
     case "bcd-left": {
-      const padFirst = definition.encoding === "bcd";
-      const padNibble = padFirst ? 0 : parseInt(definition.padding, 16);
-      const digits = readBcd(bytes, position, length, padFirst, padNibble, definition.type === "z");
+      const layout = definition.bcd!;
+      const digits = readBcd(bytes, position, length, layout.align === "right", layout.padNibble, definition.type === "z");
       if (digits === undefined) {
         return iso8583Error("ISO8583_BCD_INVALID", `field ${definition.number} (${definition.name}): a nibble is not a decimal digit or the pad nibble is wrong`,
           fieldPathOf(definition), position, maskForError(bytes.toString("hex", position, bodyEnd).toUpperCase(), definition.sensitive));
@@ -214,8 +262,9 @@ export function unpackField(definition: FieldDefinition, bytes: Buffer, offset: 
       break;
     }
     case "sign-bcd": {
+      const layout = definition.bcd!;
       const sign = bytes[position] as number;
-      const digits = readBcd(bytes, position + 1, length - 1, true, 0, false);
+      const digits = readBcd(bytes, position + 1, length - 1, layout.align === "right", layout.padNibble, false);
       if (digits === undefined || (sign !== 0x43 && sign !== 0x44)) {
         return iso8583Error("ISO8583_BCD_INVALID", `field ${definition.number} (${definition.name}): not a C/D sign followed by BCD digits`,
           fieldPathOf(definition), position, maskForError(bytes.toString("hex", position, bodyEnd).toUpperCase(), definition.sensitive));
@@ -236,6 +285,11 @@ export function unpackField(definition: FieldDefinition, bytes: Buffer, offset: 
   }
   const problem = typeProblem(definition, text);
   if (problem !== undefined) return invalidCharacter(definition, position, text, problem);
+  return compositeRead(definition, bytes, extent, text, tlvElementsMax);
+}
+
+function compositeRead(definition: FieldDefinition, bytes: Buffer, extent: FieldExtent, text: string, tlvElementsMax: number): FieldRead | Finding {
+  const { bodyStart: position, bodyEnd, length } = extent;
   const composite = definition.composite;
   if (composite === undefined) return { value: text, next: bodyEnd };
   if (composite.kind === "positional") {
@@ -364,14 +418,16 @@ export function packField(definition: FieldDefinition, value: FieldValue, writer
     case "bcd-left": {
       const allowed = definition.type === "z" ? /^[0-9=]*$/ : /^[0-9]*$/;
       if (!allowed.test(text)) return invalidCharacter(definition, offset, text, "BCD takes digits only");
-      const padFirst = definition.encoding === "bcd";
-      writeBcd(out, start, text, padFirst, padFirst ? 0 : parseInt(definition.padding, 16));
+      const layout = definition.bcd!;
+      writeBcd(out, start, text, layout.align === "right", layout.padNibble);
       break;
     }
-    case "sign-bcd":
+    case "sign-bcd": {
+      const layout = definition.bcd!;
       out[start] = text.charCodeAt(0);
-      writeBcd(out, start + 1, text.slice(1), true, 0);
+      writeBcd(out, start + 1, text.slice(1), layout.align === "right", layout.padNibble);
       break;
+    }
     case "binary":
       out.write(text, start, "hex");
       break;

@@ -1,11 +1,14 @@
 // The public face of the ISO 8583 codec: dictionaries, pack/unpack, framing, masking, response codes.
 export type {
-  BitmapEncoding, Composite, Dictionary, FieldDefinition, FieldEncoding, FieldPrefix, FieldType, FieldValue,
+  BcdLayout, BitmapEncoding, Composite, Dictionary, FieldDefinition, FieldEncoding, FieldPrefix, FieldType, FieldValue,
   Message, MtiEncoding, PositionalSubfield, PrefixEncoding, Sensitivity, Subfields, TlvElement,
 } from "./types.ts";
 export { loadDictionary, parseDictionary } from "./dictionary.ts";
-export { defaultDictionary, dictionaryByName, iso87AsciiDictionary, iso87BinaryDictionary, shippedDictionaries } from "./dictionaries.ts";
-export { pack, unpack, type CodecOptions } from "./message-codec.ts";
+export {
+  defaultDictionary, dictionaryByName, iso87AsciiDictionary, iso87BinaryDictionary, jposIso87aDictionary, jposIso87bDictionary,
+  moovSpec87AsciiDictionary, shippedDictionaries,
+} from "./dictionaries.ts";
+export { pack, unpack, unpackTolerant, type CodecOptions, type TolerantRead } from "./message-codec.ts";
 export {
   createDeframer, decodeFrameHeader, defaultFraming, Deframer, encodeFrameHeader, frameHeaderBytes, frameMessage, framings,
   isFraming, type DeframeResult, type Framing,

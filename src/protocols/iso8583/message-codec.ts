@@ -75,7 +75,37 @@ function announcesNextBitmap(bitmap: Uint8Array, bitmapCount: number, bitmapsMax
 // Unpack is synchronous, so one bitmap buffer serves every call.
 const unpackBitmap = new Uint8Array(8 * limits.iso8583.bitmapsMax);
 
+/** Strict reading (the endpoint's rules): the first problem refuses the whole message. */
 export function unpack(input: Uint8Array, dictionary: Dictionary, options: CodecOptions = {}): Result<Message, Finding> {
+  return unpackMessage(input, dictionary, options, undefined);
+}
+
+/**
+ * Tolerant reading, for traces: a field whose content breaks its rule (a fee without its C/D
+ * sign, EMV bytes that are not BER-TLV, a wrong BCD pad nibble, a length over the maximum) is kept
+ * as raw hex in `rawFields` with a warning finding naming its field and offset, and reading goes
+ * on with the next field. What leaves the length unknown (a bad prefix, a truncated message, a
+ * field the dictionary lacks) still stops the reading: there is no next field to go on to.
+ */
+export interface TolerantRead {
+  message: Message;                                // fields that decoded under their rules
+  rawFields: Readonly<Record<number, string>>;     // fields kept raw (uppercase hex; sensitive ones masked)
+  findings: readonly Finding[];                    // one warning per raw field, in field order
+}
+
+export function unpackTolerant(input: Uint8Array, dictionary: Dictionary, options: CodecOptions = {}): Result<TolerantRead, Finding> {
+  const tolerance: Tolerance = { rawFields: {}, findings: [] };
+  const message = unpackMessage(input, dictionary, options, tolerance);
+  if (!message.ok) return message;
+  return ok({ message: message.value, rawFields: tolerance.rawFields, findings: tolerance.findings });
+}
+
+interface Tolerance {
+  rawFields: Record<number, string>;
+  findings: Finding[];
+}
+
+function unpackMessage(input: Uint8Array, dictionary: Dictionary, options: CodecOptions, tolerance: Tolerance | undefined): Result<Message, Finding> {
   const messageBytesMax = options.messageBytesMax ?? limits.iso8583.messageBytesMax;
   const tlvElementsMax = options.tlvElementsMax ?? limits.iso8583.tlvElementsMax;
   if (input.length > messageBytesMax) {
@@ -119,9 +149,14 @@ export function unpack(input: Uint8Array, dictionary: Dictionary, options: Codec
     if (definition === undefined) {
       return fail(iso8583Error("ISO8583_FIELD_UNDEFINED", `bitmap announces field ${fieldNumber}, which dictionary ${dictionary.name} does not define`, [String(fieldNumber)], offset));
     }
-    const read = unpackField(definition, bytes, offset, end, tlvElementsMax);
+    const read = unpackField(definition, bytes, offset, end, tlvElementsMax, tolerance !== undefined);
     if ("code" in read) return fail(read);
-    fields[fieldNumber] = read.value;
+    if (read.raw === true && tolerance !== undefined) {
+      tolerance.rawFields[fieldNumber] = read.value as string;
+      if (read.finding !== undefined) tolerance.findings.push(read.finding);
+    } else {
+      fields[fieldNumber] = read.value;
+    }
     offset = read.next;
   }
   if (offset !== end) {

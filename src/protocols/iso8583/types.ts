@@ -8,7 +8,8 @@
 export type FieldType = "n" | "a" | "an" | "ans" | "ns" | "as" | "z" | "b" | "x+n";
 export type FieldPrefix = "fixed" | "L" | "LL" | "LLL" | "LLLL";
 export type PrefixEncoding = "ascii" | "ebcdic" | "bcd" | "binary";
-// bcd: right aligned (odd lengths get a leading pad nibble 0); bcd-left: left aligned (trailing
+// bcd: packed digits, aligned and padded as the field's `bcd` says (default right aligned, an odd
+// length getting a leading pad nibble 0); bcd-left: the same, left aligned by default (a trailing
 // pad nibble); sign-bcd: one ASCII sign byte then BCD digits; ascii-hex: bytes as hex characters.
 export type FieldEncoding = "ascii" | "ebcdic" | "bcd" | "bcd-left" | "binary" | "ascii-hex" | "sign-bcd";
 export type MtiEncoding = "ascii" | "ebcdic" | "bcd";
@@ -26,6 +27,16 @@ export type Composite =
   | { kind: "positional"; subfields: readonly PositionalSubfield[] }
   | { kind: "tlv" };
 
+/**
+ * Where an odd number of BCD digits leaves its spare nibble, and what the nibble holds. Packagers
+ * differ: jPOS's IFB_LLNUM left-aligns the digits and pads the last nibble with 0, others pad in
+ * front, or with F. "right" = digits right aligned (pad nibble first); "left" = pad nibble last.
+ */
+export interface BcdLayout {
+  align: "left" | "right";
+  padNibble: number; // 0x0 or 0xF
+}
+
 export interface FieldDefinition {
   number: number;
   name: string;                    // camelCase standard name, e.g. systemTraceAuditNumber
@@ -36,6 +47,7 @@ export interface FieldDefinition {
   prefixEncoding: PrefixEncoding | undefined; // undefined exactly when prefix is "fixed"
   encoding: FieldEncoding;
   padding: string;                 // pad character for short fixed values ("0", " ", or nibble "0"/"F" for bcd-left)
+  bcd: BcdLayout | undefined;      // set exactly when the encoding is bcd, bcd-left or sign-bcd
   sensitive: Sensitivity | undefined;
   composite: Composite | undefined;
 }

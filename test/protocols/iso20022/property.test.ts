@@ -1,11 +1,15 @@
+import { createHash } from "node:crypto";
 import fc from "fast-check";
+import { inspectIso20022 } from "../../../src/normalize/inspect-iso20022.ts";
 import { describe, expect, it } from "vitest";
 import { parseIso20022Message } from "../../../src/protocols/iso20022/message-parser.ts";
 import { readIso20022Sync } from "../../../src/protocols/iso20022/reader.ts";
 import { normalizeIso20022Transaction } from "../../../src/normalize/from-iso20022.ts";
 import { collect, fixture } from "./helpers.ts";
 
-const seeds = ["pacs008-multi.xml", "pain001-v09.xml", "pacs002-status.xml", "pacs004-return.xml", "camt056-cancellation.xml", "camt053-statement.xml", "bad/pacs008-apphdr-mismatch.xml"].map((name) => fixture(name));
+const seeds = ["pacs008-multi.xml", "pain001-v09.xml", "pacs002-status.xml", "pacs004-return.xml", "camt056-cancellation.xml", "camt053-statement.xml", "bad/pacs008-apphdr-mismatch.xml",
+  // Readers added for other versions and partners: direct debits, no namespace (root or AppHdr), equivalent amounts, old BIC agents.
+  "pain008-v08.xml", "pain002-no-namespace.xml", "pacs008-apphdr-no-namespace.xml", "pain001-equivalent-amount.xml", "pacs008-v02.xml", "camt054-v12.xml"].map((name) => fixture(name));
 
 const fragments = ["<", ">", "</", "/>", "&", "&amp;", "&#0;", "&#x110000;", "<!DOCTYPE x>", "<![CDATA[", "]]>", "<!--", "-->", '"', "<CdtTrfTxInf>", "</CdtTrfTxInf>", "<Document>", "\u0000", "\uFFFF", "<?xml version=\"1.0\" encoding=\"latin1\"?>", "NOTPROVIDED", "999999999999999999999.99", "<UETR>", "Ccy=\"JPY\""];
 
@@ -53,6 +57,17 @@ describe("mutated XML never throws and never hangs", () => {
         if (!normalized.ok) expect(normalized.error.length).toBeGreaterThan(0);
       }
     }), { numRuns: 400 });
+  });
+
+  it("inspect gives every mutated file a report and a content hash that is never the hash of nothing", () => {
+    const hashOfNothing = createHash("sha256").digest("hex");
+    fc.assert(fc.property(mutation, (input) => {
+      const bytes = mutate(input);
+      const report = inspectIso20022(bytes);
+      expect(report.contentHash).toMatch(/^[0-9a-f]{64}$/);
+      if (bytes.length > 0) expect(report.contentHash).not.toBe(hashOfNothing);
+      for (const found of report.findings) expect(typeof found.code).toBe("string");
+    }), { numRuns: 300 });
   });
 
   it("the single-message parser agrees with the streaming reader on what it accepts", () => {

@@ -1,10 +1,11 @@
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
-import { decodeTool, encodeTool, registerIso8583Command } from "../../../src/cli/commands/iso8583.ts";
-import { loadFixture } from "./support/fixtures.ts";
+import { decodeTool, dictionariesTool, encodeTool, registerIso8583Command } from "../../../src/cli/commands/iso8583.ts";
+import { runCli } from "../../support/cli.ts";
+import { fixturesDir, loadFixture } from "./support/fixtures.ts";
 
 // The `clearline iso8583` tool lives in src/cli/commands; its tests sit with the codec it fronts.
 const authorization = loadFixture("0100-authorization-request.json");
@@ -56,6 +57,46 @@ describe("clearline iso8583 decode", () => {
   });
 });
 
+describe("clearline iso8583 decode of a trace that breaks field rules", () => {
+  const trace = JSON.parse(readFileSync(join(fixturesDir, "tolerant", "jpos-iso87a-unsigned-fee-non-tlv-emv.json"), "utf8")) as { wireHex: string };
+
+  it("is tolerant by default: the broken fields raw with findings, the rest decoded and masked", () => {
+    const output = decodeTool(trace.wireHex, { dictionary: "jpos-iso87a" });
+    if (!output.ok) expect.fail(output.error.message);
+    const printed = JSON.parse(output.value) as { fields: Record<string, string>; rawFields: Record<string, string>; findings: { code: string; position: { fieldPath: string[]; byteOffset: number } }[] };
+    expect(printed.fields["2"]).toBe("476173*********9123");
+    expect(printed.fields["11"]).toBe("000128");
+    expect(printed.rawFields).toEqual({ 28: "303030303030313030", 55: "********" });
+    expect(printed.findings.map((found) => [found.code, found.position.fieldPath[0], found.position.byteOffset]))
+      .toEqual([["ISO8583_FIELD_INVALID_CHARACTER", "28", 65], ["ISO8583_TLV_INVALID", "55", 87]]);
+    expect(output.value).not.toContain("4761739001010119123");
+  });
+
+  it("with --strict refuses the message at the first broken field, as the endpoint does", () => {
+    expect(decodeTool(trace.wireHex, { dictionary: "jpos-iso87a", strict: true }))
+      .toMatchObject({ ok: false, error: { code: "ISO8583_FIELD_INVALID_CHARACTER", position: { fieldPath: ["28"] } } });
+  });
+
+  it("runs from the compiled command, with --strict exiting 2", async () => {
+    const tolerant = await runCli(["iso8583", "decode", "--dictionary", "jpos-iso87a", trace.wireHex]);
+    expect(tolerant.exitCode).toBe(0);
+    expect(tolerant.stdout).toContain("ISO8583_TLV_INVALID");
+    const strict = await runCli(["iso8583", "decode", "--strict", "--dictionary", "jpos-iso87a", trace.wireHex]);
+    expect(strict.exitCode).toBe(2);
+    expect(strict.stderr).toContain("ISO8583_FIELD_INVALID_CHARACTER");
+  });
+});
+
+describe("clearline iso8583 dictionaries", () => {
+  it("lists every shipped dictionary by name", async () => {
+    const names = dictionariesTool().split("\n").map((line) => line.split("\t")[0]);
+    expect(names).toEqual(["iso87-ascii", "iso87-binary", "jpos-iso87a", "jpos-iso87b", "moov-spec87ascii"]);
+    const run = await runCli(["iso8583", "dictionaries"]);
+    expect(run.exitCode).toBe(0);
+    expect(run.stdout.split("\n").filter((line) => line !== "").map((line) => line.split("\t")[0])).toEqual(names);
+  });
+});
+
 describe("clearline iso8583 encode", () => {
   it("packs JSON to hex that decodes back to the same fields", () => {
     const json = JSON.stringify(authorization.expected);
@@ -80,7 +121,7 @@ describe("registerIso8583Command", () => {
     const program = new Command("clearline");
     registerIso8583Command(program);
     const iso8583 = program.commands.find((command) => command.name() === "iso8583");
-    expect(iso8583?.commands.map((command) => command.name())).toEqual(["decode", "encode"]);
+    expect(iso8583?.commands.map((command) => command.name())).toEqual(["decode", "encode", "dictionaries"]);
   });
 
   it("refuses an argument one byte over the input bound", async () => {

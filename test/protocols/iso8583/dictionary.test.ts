@@ -1,8 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { limits } from "../../../src/config/limits.ts";
 import {
-  dictionaryByName, iso87AsciiDictionary as ascii, iso87BinaryDictionary as binary, parseDictionary,
+  dictionaryByName, iso87AsciiDictionary as ascii, iso87BinaryDictionary as binary, loadDictionary, pack, parseDictionary, unpack,
+  type Dictionary,
 } from "../../../src/protocols/iso8583/index.ts";
+
+const loadDictionaryOrFail = (raw: unknown): Dictionary => loadDictionary(raw);
 
 const field = { name: "processingCode", type: "n", length: 6, prefix: "fixed", encoding: "ascii" };
 const base = { name: "t", mti: { encoding: "ascii" }, bitmap: { encoding: "hex", bitmapsMax: 2 } };
@@ -95,5 +98,63 @@ describe("dictionary consistency", () => {
 
   it("refuses two fields with one name", () => {
     expect(problemOf({ ...base, fields: { "3": field, "4": field } })).toContain("twice");
+  });
+});
+
+describe("BCD alignment and pad nibble per field", () => {
+  const pan = (extra: Record<string, unknown>) => loadDictionaryOrFail({
+    name: "bcd", mti: { encoding: "bcd" }, bitmap: { encoding: "binary", bitmapsMax: 1 },
+    fields: { "2": { name: "primaryAccountNumber", type: "n", length: 19, prefix: "LL", prefixEncoding: "bcd", encoding: "bcd", ...extra } },
+  });
+  const panBytes = (extra: Record<string, unknown>): string => {
+    const packed = pack({ mti: "0200", fields: { 2: "4761739001010119123" } }, pan(extra));
+    if (!packed.ok) expect.fail(packed.error.message);
+    return packed.value.subarray(11).toString("hex").toUpperCase();
+  };
+
+  it("right aligned (the default) puts the pad nibble first", () => {
+    expect(panBytes({})).toBe("04761739001010119123");
+  });
+
+  it("left aligned puts it last, 0 or F as the field says, and reads back only with that nibble", () => {
+    expect(panBytes({ bcdAlign: "left" })).toBe("47617390010101191230");
+    expect(panBytes({ bcdAlign: "left", bcdPad: "F" })).toBe("4761739001010119123F");
+    expect(panBytes({ bcdAlign: "right", bcdPad: "F" })).toBe("F4761739001010119123");
+    const wire = Buffer.from("0200" + "4000000000000000" + "19" + "4761739001010119123F", "hex");
+    expect(unpack(wire, pan({ bcdAlign: "left", bcdPad: "F" }))).toMatchObject({ ok: true, value: { fields: { 2: "4761739001010119123" } } });
+    expect(unpack(wire, pan({ bcdAlign: "left" }))).toMatchObject({ ok: false, error: { code: "ISO8583_BCD_INVALID" } });
+  });
+
+  it("refuses alignment on a field that is not BCD, and values other than left/right and 0/F", () => {
+    expect(problemOf({ ...base, fields: { "3": { ...field, bcdAlign: "left" } } })).toMatch(/BCD encodings only/);
+    expect(problemOf({ ...base, fields: { "3": { ...field, encoding: "bcd", bcdAlign: "centre" } } })).toMatch(/bcdAlign/);
+    expect(problemOf({ ...base, fields: { "3": { ...field, encoding: "bcd", bcdPad: "E" } } })).toMatch(/bcdPad/);
+  });
+});
+
+describe("dictionaries transcribed from other packagers", () => {
+  const jposA = dictionaryByName("jpos-iso87a")!;
+  const jposB = dictionaryByName("jpos-iso87b")!;
+  const moov = dictionaryByName("moov-spec87ascii")!;
+
+  it("jpos-iso87b: IFB_LLNUM fields (2, 32, 33, 35, 99, 100) left align their digits with a trailing 0 nibble, IFB_NUMERIC right aligns", () => {
+    for (const number of [2, 32, 33, 35, 99, 100]) expect(jposB.fields[number]?.bcd).toEqual({ align: "left", padNibble: 0 });
+    for (const number of [3, 19, 22, 27, 66, 90]) expect(jposB.fields[number]?.bcd).toEqual({ align: "right", padNibble: 0 });
+    expect(jposB.fields[36]).toMatchObject({ prefix: "LLL", prefixEncoding: "bcd", encoding: "ascii" });
+    expect(jposB.fields[97]).toMatchObject({ encoding: "sign-bcd", bcd: { align: "left" } });
+  });
+
+  it("jpos-iso87a and jpos-iso87b: field 93 is 6 characters and field 96 is 16 bytes, as in jPOS", () => {
+    for (const dictionary of [jposA, jposB]) {
+      expect(dictionary.fields[93]?.length).toBe(6);
+      expect(dictionary.fields[96]?.length).toBe(16);
+      for (let number = 2; number <= 128; number++) expect(dictionary.fields[number]?.number).toBe(number);
+    }
+  });
+
+  it("moov-spec87ascii defines fields 2..64 and 90 only, with a 99-character field 44", () => {
+    const defined = moov.fields.flatMap((definition) => (definition === undefined ? [] : [definition.number]));
+    expect(defined).toEqual([...Array.from({ length: 63 }, (_, index) => index + 2), 90]);
+    expect(moov.fields[44]).toMatchObject({ prefix: "LL", length: 99 });
   });
 });

@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { isErrorCode } from "../../../src/errors/catalog.ts";
 import type { Finding, Result } from "../../../src/errors/finding.ts";
 import {
-  createDeframer, dictionaryByName, framings, iso87AsciiDictionary as ascii, iso87BinaryDictionary as binary, loadDictionary,
-  pack, unpack, type Dictionary, type Message,
+  createDeframer, dictionaryByName, framings, iso87AsciiDictionary as ascii, iso87BinaryDictionary as binary, jposIso87aDictionary,
+  jposIso87bDictionary, loadDictionary, moovSpec87AsciiDictionary, pack, unpack, unpackTolerant, type Dictionary, type Message,
 } from "../../../src/protocols/iso8583/index.ts";
 import { loadFixtures } from "./support/fixtures.ts";
 
@@ -19,7 +19,7 @@ const tertiaryEbcdic = loadDictionary({
     "130": { name: "privateData", type: "z", length: 37, prefix: "LL", prefixEncoding: "bcd", encoding: "bcd-left", padding: "F" },
   },
 });
-const dictionaries: Dictionary[] = [ascii, binary, tertiaryEbcdic];
+const dictionaries: Dictionary[] = [ascii, binary, tertiaryEbcdic, jposIso87aDictionary, jposIso87bDictionary, moovSpec87AsciiDictionary];
 const fixtures = loadFixtures();
 const runs = { numRuns: 2_000 };
 
@@ -39,6 +39,30 @@ function checkUnpack(bytes: Uint8Array, dictionary: Dictionary): void {
   if (!repacked.ok) return;
   const reread = unpack(repacked.value, dictionary);
   expect(reread).toEqual({ ok: true, value: result.value });
+}
+
+/**
+ * Tolerant reading of the same bytes: a value or a typed error, never an exception; each raw field
+ * has a warning naming it, and the fields that did decode are exactly what strict reading gives
+ * when there is no raw field.
+ */
+function checkTolerant(bytes: Uint8Array, dictionary: Dictionary): void {
+  const tolerant = unpackTolerant(bytes, dictionary);
+  const strict = unpack(bytes, dictionary);
+  if (!tolerant.ok) {
+    expect(isTypedError(tolerant)).toBe(true);
+    expect(strict.ok).toBe(false);
+    return;
+  }
+  const rawNumbers = Object.keys(tolerant.value.rawFields);
+  expect(tolerant.value.findings.map((found) => found.position.fieldPath?.[0])).toEqual(rawNumbers);
+  for (const found of tolerant.value.findings) {
+    expect(isErrorCode(found.code)).toBe(true);
+    expect(found.severity).toBe("warning");
+    expect(typeof found.position.byteOffset).toBe("number");
+  }
+  if (rawNumbers.length === 0) expect(strict).toEqual({ ok: true, value: tolerant.value.message });
+  else expect(strict.ok).toBe(false);
 }
 
 // Byte edits of a valid message reach far deeper into the codec than uniform noise does.
@@ -64,6 +88,22 @@ describe("any input gives a message or a typed error, never an exception", () =>
     fc.assert(fc.property(fc.uint8Array({ maxLength: 600 }), fc.constantFrom(...dictionaries), (bytes, dictionary) => {
       checkUnpack(bytes, dictionary);
     }), runs);
+  });
+
+  it("random bytes read tolerantly, with every dictionary", () => {
+    fc.assert(fc.property(fc.uint8Array({ maxLength: 600 }), fc.constantFrom(...dictionaries), (bytes, dictionary) => {
+      checkTolerant(bytes, dictionary);
+    }), runs);
+  });
+
+  it("random edits of every fixture read tolerantly", () => {
+    for (const fixture of fixtures) {
+      const wire = Buffer.from(fixture.wireHex, "hex");
+      const dictionary = dictionaryByName(fixture.dictionary)!;
+      fc.assert(fc.property(fc.array(mutation(wire.length), { minLength: 1, maxLength: 4 }), (edits) => {
+        checkTolerant(mutate(wire, edits), dictionary);
+      }), { numRuns: 200 });
+    }
   });
 
   it("random digits and hex behind a valid ASCII MTI", () => {
