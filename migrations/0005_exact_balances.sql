@@ -23,8 +23,8 @@ DROP TABLE balance_projection_state;
 DROP INDEX ledger_entry_account_xact;
 DROP INDEX ledger_entry_xact;
 ALTER TABLE ledger_entry DROP COLUMN xact_id;
--- Statements and verify read an account's entries.
-CREATE INDEX ledger_entry_account ON ledger_entry (tenant_id, account_id);
+-- An account's entries: its statement (latest first, by created_at), reconciliation and verify.
+CREATE INDEX ledger_entry_account ON ledger_entry (tenant_id, account_id, created_at);
 
 -- One row per (account, transfer) not yet folded. The key is business identity, not a sequence:
 -- a transfer touches an account once here however many legs it has there.

@@ -57,7 +57,7 @@ const statementResource = {
     account: { type: "string" }, kind: { type: "string" }, currency: { type: "string" }, balance: { type: "string" }, truncated: { type: "boolean" },
     entries: { type: "array", items: { type: "object", properties: {
       entry_key: { type: "string" }, transfer_key: { type: "string" }, kind: { type: "string" },
-      category: { type: "string", enum: ["technical_correction", "refund", "return", "posting"], description: "technical_correction: a review's compensation or corrected posting, never a refund or a return" },
+      category: { type: "string", enum: ["technical_correction", "reconciliation_correction", "refund", "return", "posting"], description: "technical_correction: a review's or an incident's compensation or corrected posting; reconciliation_correction: a correction of a reconciliation difference; never a refund or a return" },
       origin: { type: ["string", "null"], description: "where the transfer came from: channel, file and position, request, or review:<id>" },
       direction: { type: "string", enum: ["debit", "credit"] }, amount: { type: "string" }, currency: { type: "string" }, value_date: { type: "string" }, created_at: { type: "string" },
     } } },

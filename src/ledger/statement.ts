@@ -10,10 +10,11 @@ import type { Direction, Leg } from "./transfer.ts";
  */
 
 /** How a statement names a transfer's kind: technical corrections never look like refunds or returns. */
-export type StatementCategory = "technical_correction" | "refund" | "return" | "posting";
+export type StatementCategory = "technical_correction" | "reconciliation_correction" | "refund" | "return" | "posting";
 
 export function categoryOfKind(kind: string): StatementCategory {
   if (kind.startsWith("correction-")) return "technical_correction";
+  if (kind === "recon_correction") return "reconciliation_correction";
   if (kind === "refund") return "refund";
   if (kind.endsWith("-return")) return "return";
   return "posting";

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { balanceOf } from "../../src/ledger/balance.ts";
+import { accountStatement } from "../../src/ledger/statement.ts";
 import { correctDifference, explainDifference, listOpenDifferences, reconSuspenseAccountOf } from "../../src/recon/differences.ts";
 import { importExternalFile } from "../../src/recon/external-items.ts";
 import { runReconciliation, showRun, type RunSummary } from "../../src/recon/runs.ts";
@@ -116,6 +117,9 @@ describe("two-sided reconciliation of a settlement account against a bank statem
     expect(rows).toEqual([{ kind: "recon_correction" }]);
     expect((await balanceOf(db.pool, tenantId, "settlement"))?.balanceMinor).toBe(13_000n);
     expect((await balanceOf(db.pool, tenantId, reconSuspenseAccountOf("USD")))?.balanceMinor).toBe(3_000n);
+    const statement = await accountStatement(db.pool, tenantId, "settlement", 10);
+    expect(statement.lines.filter((l) => l.category === "reconciliation_correction").map((l) => [l.transferKey, l.direction, l.amountMinor]))
+      .toEqual([[`recon:${difference?.differenceId}`, "D", 3_000n]]);
     expect(await explainDifference(db.pool, { ...decision, reason: "changed my mind" })).toMatchObject({ ok: false, error: { code: "RECON_DIFFERENCE_DECIDED" } });
     // The next run sees the same difference, already corrected: nothing new to decide.
     const rerun = await runReconciliation(db.pool, { tenantId, accountId: "settlement", from: "2026-12-01", to: "2026-12-01" });

@@ -9,7 +9,7 @@ import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
 
 /** How a statement line names its category: a technical correction is never shown as a refund or a return. */
-const categoryLabel = { technical_correction: "technical correction", refund: "refund", return: "return", posting: "" } as const;
+const categoryLabel = { technical_correction: "technical correction", reconciliation_correction: "reconciliation correction", refund: "refund", return: "return", posting: "" } as const;
 
 export function registerStatementCommand(program: Command): void {
   program
