@@ -55,14 +55,26 @@ export class IsoLink {
     if (client) await client.close().catch(() => undefined);
   }
 
-  private async connected(): Promise<SchemeClient> {
-    if (this.client && this.connectedToStart === this.service.starts) return this.client;
-    await this.close();
-    this.client = await SchemeClient.connect("127.0.0.1", this.service.iso8583Port, codec);
+  private connecting: Promise<SchemeClient> | undefined;
+
+  /**
+   * One connection per service start, opened once however many requests of a burst ask for it at
+   * the same moment (a peer may hold only 8 connections: docs/decisions/0022), and signed on: the
+   * endpoint decides financial messages only on a signed-on link.
+   */
+  private connected(): Promise<SchemeClient> {
+    if (this.connecting && this.connectedToStart === this.service.starts) return this.connecting;
     this.connectedToStart = this.service.starts;
-    // The endpoint decides financial messages only on a signed-on link (docs/decisions/0022).
-    const signOn = await this.client.request(networkRequest("001", 1), simBounds.isoResponseTimeoutMs);
-    if (signOn.fields[39] !== "00") throw new Error(`sign-on answered ${String(signOn.fields[39])}`);
-    return this.client;
+    this.connecting = (async () => {
+      await this.close();
+      const client = await SchemeClient.connect("127.0.0.1", this.service.iso8583Port, codec);
+      const signOn = await client.request(networkRequest("001", 1), simBounds.isoResponseTimeoutMs);
+      if (signOn.fields[39] !== "00") throw new Error(`sign-on answered ${String(signOn.fields[39])}`);
+      this.client = client;
+      return client;
+    })();
+    // A failed connection is tried again by the next request, not remembered.
+    this.connecting.catch(() => { this.connecting = undefined; });
+    return this.connecting;
   }
 }
