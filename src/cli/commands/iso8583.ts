@@ -167,7 +167,9 @@ export function registerIso8583Command(program: Command): void {
   iso8583
     .command("dictionaries")
     .description("list the shipped field dictionaries by name")
-    .action(() => {
-      printLine(dictionariesTool());
+    .option("--json", "machine-readable output")
+    .action((options: { json?: boolean }) => {
+      if (options.json) printJson([...shippedDictionaries.values()].map((dictionary) => ({ name: dictionary.name, title: dictionary.title })));
+      else printLine(dictionariesTool());
     });
 }
