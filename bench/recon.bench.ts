@@ -17,7 +17,7 @@ function decimal(minor: number): string {
 }
 
 /** A camt.053 with one credit per transfer, its EndToEndId the transfer's key. */
-export function statementOf(entries: number): Buffer {
+function statementOf(entries: number): Buffer {
   const parts: string[] = [`<?xml version="1.0" encoding="UTF-8"?><Document xmlns="urn:iso:std:iso:20022:tech:xsd:camt.053.001.08"><BkToCstmrStmt>`,
     `<GrpHdr><MsgId>BENCH</MsgId><CreDtTm>${DAY}T18:00:00Z</CreDtTm></GrpHdr><Stmt><Id>BENCH-1</Id><Acct><Id><Othr><Id>1</Id></Othr></Id><Ccy>USD</Ccy></Acct>`];
   for (let i = 0; i < entries; i++) {
@@ -28,7 +28,7 @@ export function statementOf(entries: number): Buffer {
   return Buffer.from(parts.join(""), "utf8");
 }
 
-export async function givenLedger(db: BenchDatabase, tenantId: string, entries: number): Promise<void> {
+async function givenLedger(db: BenchDatabase, tenantId: string, entries: number): Promise<void> {
   await openAccount(db.pool, { tenantId, accountId: "settlement", kind: "settlement", currency: "USD" });
   await openAccount(db.pool, { tenantId, accountId: "customers", kind: "clearing", currency: "USD" });
   for (let start = 0; start < entries; start += POST_BATCH) {

@@ -67,11 +67,6 @@ export class CamtStatementReader {
     return this.drain();
   }
 
-  /** Every statement of the file (a camt.053 may hold several). */
-  get statementHeads(): readonly ExternalStatementHead[] {
-    return this.heads;
-  }
-
   private drain(): ExternalEvent[] {
     const events = this.events;
     this.events = [];
