@@ -17,7 +17,9 @@ type Outcome = Result<PostOutcome, Finding>;
  * THE posting path: every channel posts through here, a single transfer being a batch of one.
  * Inside the caller's transaction (so its dedup mark commits with the posting), in order:
  *   1. one account check: every leg's account exists, in the leg's currency;
- *   2. one probe for keys posted before (replays are compared, never re-checked for funds);
+ *   2. one probe for keys posted before, among the transfers that touch an account this batch
+ *      spends from (replays are compared, never re-checked for funds, and fund nothing; the
+ *      others learn it from the insert);
  *   3. one funds check: the customer accounts a new transfer reduces are locked in sorted order
  *      and read once; transfers take their share in batch order, and one that would take an
  *      account below zero is refused (LEDGER_INSUFFICIENT_FUNDS) while later ones may pass;
@@ -134,7 +136,13 @@ async function checkFunds(
     for (const [accountId, delta] of deltas) if (delta < 0n) reduced.push(accountId);
   });
   const available = await lockedBalances(tx, tenantId, reduced);
-  const existing = await existingKeys(tx, tenantId, [...deltasByIndex.keys()].map((i) => (transfers[i] as Transfer).transferKey));
+  // Only a transfer that touches an account spent from in this batch needs to know beforehand
+  // whether it is a replay: a replay is compared, never refused for funds, and a replayed credit
+  // must not fund a later debit of the batch. Every other one goes straight to the insert, whose
+  // ON CONFLICT answers the same question for free.
+  const spent = new Set(reduced);
+  const funds = [...deltasByIndex].filter(([, deltas]) => [...deltas.keys()].some((accountId) => spent.has(accountId))).map(([index]) => index);
+  const existing = await existingKeys(tx, tenantId, funds.map((i) => (transfers[i] as Transfer).transferKey));
 
   const toInsert: number[] = [];
   const compareLater: number[] = [];

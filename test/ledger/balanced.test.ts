@@ -20,7 +20,7 @@ describe("every transfer balances", () => {
     return Number(rows[0].n);
   }
 
-  it("refuses at commit an unbalanced transfer written by hand, bypassing the code", async () => {
+  it("refuses an unbalanced transfer written by hand, bypassing the code", async () => {
     const attempt = withTransaction(db.pool, async (tx) => {
       await tx.query("INSERT INTO transfer (tenant_id, transfer_key, kind, value_date) VALUES ('t1', 'hand:1', 'payment', '2026-12-02')");
       await tx.query(`INSERT INTO ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date) VALUES
@@ -31,7 +31,7 @@ describe("every transfer balances", () => {
     expect(await count("SELECT count(*) AS n FROM transfer WHERE transfer_key = 'hand:1'")).toBe(0);
   });
 
-  it("refuses at commit a transfer with a single leg", async () => {
+  it("refuses a transfer with a single leg", async () => {
     const attempt = withTransaction(db.pool, async (tx) => {
       await tx.query("INSERT INTO transfer (tenant_id, transfer_key, kind, value_date) VALUES ('t1', 'hand:2', 'payment', '2026-12-02')");
       await tx.query(`INSERT INTO ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date)
@@ -55,6 +55,58 @@ describe("every transfer balances", () => {
         ('t1', 'hand:3#1', 'hand:3', 'euro', 'C', 100, 'EUR', '2026-12-02')`);
     });
     await expect(attempt).rejects.toThrow(/account settlement is not/);
+  });
+
+  it("refuses at commit a transfer that never got entries", async () => {
+    const attempt = withTransaction(db.pool, async (tx) => {
+      await tx.query("INSERT INTO transfer (tenant_id, transfer_key, kind, value_date) VALUES ('t1', 'hand:4', 'payment', '2026-12-02')");
+    });
+    await expect(attempt).rejects.toThrow(/0 legs; at least 2/);
+    expect(await count("SELECT count(*) AS n FROM transfer WHERE transfer_key = 'hand:4'")).toBe(0);
+  });
+
+  it("refuses entries that balance only across two statements", async () => {
+    const attempt = withTransaction(db.pool, async (tx) => {
+      await tx.query("INSERT INTO transfer (tenant_id, transfer_key, kind, value_date) VALUES ('t1', 'hand:5', 'payment', '2026-12-02')");
+      await tx.query(`INSERT INTO ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date) VALUES
+        ('t1', 'hand:5#0', 'hand:5', 'settlement', 'D', 100, 'USD', '2026-12-02'), ('t1', 'hand:5#1', 'hand:5', 'alice', 'C', 60, 'USD', '2026-12-02')`);
+      await tx.query(`INSERT INTO ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date) VALUES
+        ('t1', 'hand:5#2', 'hand:5', 'alice', 'C', 40, 'USD', '2026-12-02')`);
+    });
+    await expect(attempt).rejects.toThrow(/does not balance/);
+  });
+
+  it("accepts a transfer whose legs arrive in two statements that each balance", async () => {
+    await withTransaction(db.pool, async (tx) => {
+      await tx.query("INSERT INTO transfer (tenant_id, transfer_key, kind, value_date) VALUES ('t1', 'hand:6', 'payment', '2026-12-02')");
+      for (const [first, second] of [["hand:6#0", "hand:6#1"], ["hand:6#2", "hand:6#3"]]) {
+        await tx.query(`INSERT INTO ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date) VALUES
+          ('t1', $1, 'hand:6', 'settlement', 'D', 10, 'USD', '2026-12-02'), ('t1', $2, 'hand:6', 'alice', 'C', 10, 'USD', '2026-12-02')`, [first, second]);
+      }
+    });
+    expect(await count("SELECT count(*) AS n FROM ledger_entry WHERE transfer_key = 'hand:6'")).toBe(4);
+  });
+
+  it("refuses an entry in an account that does not exist", async () => {
+    const attempt = withTransaction(db.pool, async (tx) => {
+      await tx.query("INSERT INTO transfer (tenant_id, transfer_key, kind, value_date) VALUES ('t1', 'hand:7', 'payment', '2026-12-02')");
+      await tx.query(`INSERT INTO ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date) VALUES
+        ('t1', 'hand:7#0', 'hand:7', 'settlement', 'D', 100, 'USD', '2026-12-02'), ('t1', 'hand:7#1', 'hand:7', 'nobody', 'C', 100, 'USD', '2026-12-02')`);
+    });
+    await expect(attempt).rejects.toThrow(/account nobody is not \(or does not exist\)/);
+  });
+
+  it("refuses an entry whose transfer does not exist", async () => {
+    const attempt = db.pool.query(`INSERT INTO ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date) VALUES
+      ('t1', 'ghost#0', 'ghost', 'settlement', 'D', 100, 'USD', '2026-12-02'), ('t1', 'ghost#1', 'ghost', 'alice', 'C', 100, 'USD', '2026-12-02')`);
+    await expect(attempt).rejects.toThrow(/not created by this transaction/);
+  });
+
+  it("refuses removing, re-keying or changing the currency of an account (entries reference it)", async () => {
+    await expect(db.pool.query("DELETE FROM account WHERE tenant_id = 't1' AND account_id = 'alice'")).rejects.toThrow(/accounts are permanent/);
+    await expect(db.pool.query("UPDATE account SET currency = 'EUR' WHERE tenant_id = 't1' AND account_id = 'alice'")).rejects.toThrow(/accounts are permanent/);
+    await expect(db.pool.query("UPDATE account SET account_id = 'alicia' WHERE tenant_id = 't1' AND account_id = 'alice'")).rejects.toThrow(/accounts are permanent/);
+    await expect(db.pool.query("TRUNCATE account CASCADE")).rejects.toThrow(/accounts are permanent/);
   });
 
   it("stops the process (invariant) when code builds an unbalanced transfer", async () => {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/transaction.ts";
 import { balanceOf } from "../../src/ledger/balance.ts";
-import { postTransfer } from "../../src/ledger/post-transfers.ts";
+import { postTransfer, postTransfers } from "../../src/ledger/post-transfers.ts";
 import { registry } from "../../src/observability/metrics.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenAccounts, post, transferOf } from "../support/ledger-fixtures.ts";
@@ -30,6 +30,18 @@ describe("postTransfer", () => {
     expect(again).toEqual({ ok: true, value: "exists" });
     const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM ledger_entry WHERE transfer_key = 'intent-2:credit'");
     expect(rows[0].n).toBe(2);
+  });
+
+  it("lets a replayed credit in a batch fund nothing: the debit after it is refused", async () => {
+    await givenAccounts(db.pool, "t4", [["settlement", "settlement"], ["dora", "customer"]]);
+    await post(db.pool, transferOf("t4", "funding:1", "settlement", "dora", 100n));
+    const outcomes = await withTransaction(db.pool, (tx) => postTransfers(tx, [
+      transferOf("t4", "funding:1", "settlement", "dora", 100n),   // a replay: dora still has 100
+      transferOf("t4", "spend:1", "dora", "settlement", 150n),
+    ]));
+    expect(outcomes[0]).toEqual({ ok: true, value: "exists" });
+    expect(outcomes[1]).toMatchObject({ ok: false, error: { code: "LEDGER_INSUFFICIENT_FUNDS" } });
+    expect((await balanceOf(db.pool, "t4", "dora"))?.balanceMinor).toBe(100n);
   });
 
   it("names the field that differs when a key comes back with other content", async () => {
