@@ -56,7 +56,8 @@ interface TransferRow {
  * net of its entries there (a debit is money in at the bank: positive), with the references the
  * channel that made it knows: an HTTP payment's client_reference, a file record's natural key
  * and its end-to-end ids (UETR, EndToEndId, ACH trace). Reconciliation corrections are left out:
- * they answer a difference, which keeps its own state.
+ * they answer a difference, which keeps its own state; so is a posting together with its
+ * compensation when both fall in the period (they net to nothing on the account).
  */
 export async function ourTransfers(db: Queryable, tenantId: string, accountId: string, from: string, to: string): Promise<OurTransfer[]> {
   const { rows } = await db.query<TransferRow>(
@@ -73,7 +74,13 @@ export async function ourTransfers(db: Queryable, tenantId: string, accountId: s
        JOIN transfer t ON t.tenant_id = $1 AND t.transfer_key = m.transfer_key
        LEFT JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = m.transfer_key
        LEFT JOIN ingest_record_key k ON k.tenant_id = $1 AND k.transfer_key = m.transfer_key
-      WHERE t.kind <> 'recon_correction' AND m.signed_minor <> 0`,
+      WHERE t.kind <> 'recon_correction' AND m.signed_minor <> 0
+        -- A posting and its compensation both in the period cancel out in our books: the bank
+        -- never saw either (a corrected record's replacement stands for it).
+        AND NOT EXISTS (SELECT 1 FROM compensation c JOIN moved pair ON pair.transfer_key = c.compensation_key
+                         WHERE c.tenant_id = $1 AND c.compensated_key = m.transfer_key)
+        AND NOT EXISTS (SELECT 1 FROM compensation c JOIN moved pair ON pair.transfer_key = c.compensated_key
+                         WHERE c.tenant_id = $1 AND c.compensation_key = m.transfer_key)`,
     [tenantId, accountId, from, to],
   );
   return rows.map((row) => ({

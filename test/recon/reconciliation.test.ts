@@ -6,6 +6,7 @@ import { importExternalFile } from "../../src/recon/external-items.ts";
 import { runReconciliation, showRun, type RunSummary } from "../../src/recon/runs.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenAccounts, post, transferOf } from "../support/ledger-fixtures.ts";
+import { compensationFor } from "../../src/normalize/posting-rules.ts";
 import { camt053 } from "./statements.ts";
 
 let tenantCounter = 0;
@@ -65,6 +66,21 @@ describe("two-sided reconciliation of a settlement account against a bank statem
     expect(run).toMatchObject({ matched: 1, differences: { ...none, ours_only: 1 } });
     const detail = await showRun(db.pool, tenantId, run.runId, 100);
     expect(detail?.results[0]).toMatchObject({ outcome: "ours_only", transferKeys: ["INV-3002"], oursMinor: "2500" });
+  });
+
+  it("leaves out a posting and its compensation in the same period: the bank saw only the replacement", async () => {
+    const tenantId = await givenBooks(db, [["INV-3001", 20_000n], ["INV-3001-R", 20_500n]]);
+    const original = transferOf(tenantId, "INV-3001", "settlement", "alice", 20_000n, { valueDate: "2026-12-01" });
+    const compensation = compensationFor(original, "review:rev_test");
+    expect(await post(db.pool, compensation)).toEqual({ ok: true, value: "applied" });
+    await db.pool.query(
+      `INSERT INTO compensation (tenant_id, compensation_key, compensated_key, corrected_key, reason, decided_by) VALUES ($1, $2, 'INV-3001', 'INV-3001-R', 'review_replace', 'review:rev_test')`,
+      [tenantId, compensation.transferKey],
+    );
+    const run = await importAndRun(db, tenantId, camt053({ id: "S3C", entries: [
+      { amount: "205.00", date: "2026-12-01", svcrRef: "B1", endToEndId: "INV-3001-R" },
+    ] }));
+    expect(run).toMatchObject({ matched: 1, differences: none });
   });
 
   it("reports an amount off by a cent as amount_differs with the delta", async () => {
