@@ -42,11 +42,11 @@ export async function findDifference(db: Queryable, tenantId: string, difference
   return rows[0] ? differenceOf(rows[0]) : undefined;
 }
 
-/** Open differences of a tenant (optionally one account), the oldest first, theirs_only before the rest. */
+/** Open differences of a tenant (optionally one account), theirs_only before the rest, the oldest first; differences found together in item order, so a listing reads the same every time. */
 export async function listOpenDifferences(db: Queryable, tenantId: string, accountId: string | undefined, rowsMax: number): Promise<Difference[]> {
   const { rows } = await db.query<DifferenceRow>(
     `SELECT ${COLUMNS} FROM recon_difference WHERE tenant_id = $1 AND state = 'open' AND ($2::text IS NULL OR account_id = $2)
-      ORDER BY (reason = 'theirs_only') DESC, first_seen_at, difference_id LIMIT $3`,
+      ORDER BY (reason = 'theirs_only') DESC, first_seen_at, item_keys, transfer_keys, difference_id LIMIT $3`,
     [tenantId, accountId ?? null, rowsMax],
   );
   return rows.map(differenceOf);

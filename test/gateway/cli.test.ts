@@ -77,7 +77,7 @@ describe("clearline card add, serve --iso8583-port and scheme-sim", () => {
       });
       serve?.once("exit", (code) => reject(new Error(`serve exited with ${code}: ${seen}`)));
     });
-    const run = await runCli(["scheme-sim", "send", "--port", String(port), "--pan", pan, "--amount", "2500", "--sign-on", "--repeat", "--reverse", "--stan", "500"], env);
+    const run = await runCli(["scheme-sim", "send", "--port", String(port), "--pan", pan, "--amount", "2500", "--sign-on", "--repeat", "--reverse", "--stan", "500", "--currency", "978"], env);
     expect(run.exitCode).toBe(0);
     const received = run.stdout.trim().split("\n").map((line) => JSON.parse(line)).filter((m) => m.direction === "received");
     expect(received.map((m) => `${m.mti}/${m.fields["39"]}`)).toEqual(["0810/00", "0110/00", "0110/00", "0410/00", "0410/00"]);

@@ -67,7 +67,7 @@ export function registerSchemeSimCommand(program: Command): void {
     .option("--host <host>", "the endpoint's host", "127.0.0.1")
     .option("--pan <pan>", "card number (printed masked)")
     .option("--amount <minor>", "amount in minor units", "1000")
-    .option("--currency <numeric>", "ISO 4217 numeric currency (DE 49)", "978")
+    .option("--currency <numeric>", "ISO 4217 numeric currency (DE 49); 840 is USD, the examples' currency", "840")
     .option("--mti <mti>", "0100 authorization, 0200 financial, 0120/0220 advices", "0100")
     .option("--count <n>", "how many transactions", "1")
     .option("--stan <n>", "first STAN", String(Math.floor(Date.now() / 1000) % 900_000))
