@@ -27,9 +27,13 @@ interface Service {
   printed: () => string;
 }
 
-/** `npm start` in the background, in its own process group so a Ctrl-C (SIGINT) reaches all of it. */
+/**
+ * `npm start` in the background, in its own process group so a Ctrl-C (SIGINT) reaches all of it.
+ * Without its prestart build: the global setup built dist/cli from these sources, and a rebuild
+ * would rewrite the files under the other test files that run the CLI at the same time.
+ */
 async function npmStart(env: NodeJS.ProcessEnv, httpPort: number): Promise<Service> {
-  const child = spawn("npm", ["start"], { cwd: repo, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn("npm", ["start", "--ignore-scripts"], { cwd: repo, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
   let printed = "";
   const closed = new Promise<void>((resolve) => child.stderr.once("close", () => resolve()));
   const serving = new Promise<void>((resolve, reject) => {
