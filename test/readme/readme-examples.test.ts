@@ -141,11 +141,10 @@ describe("README examples", () => {
     expect(differences.join("\n\n")).toBe("");
   }, 300_000);
 
-  it("the examples not run are marked illustrative: installing, and reconciliation and incidents that need the reader's own files", () => {
+  it("the examples not run are marked illustrative: installing, and a reconciliation that needs the reader's bank statement", () => {
     expect(blocks.filter((block) => block.illustrative).map((block) => block.section)).toEqual([
       "On a fresh machine",
       "Reconciliation: their side against ours, a reason for every difference",
-      "Incidents: stop the source, the full perimeter, keyed compensations",
     ]);
   });
 });
