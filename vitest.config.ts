@@ -8,8 +8,10 @@ export default defineConfig({
     exclude: ["test/conformance/**", "node_modules/**"],
     globalSetup: ["test/support/global-setup.ts"],
     setupFiles: ["test/support/ledger-arbiter.ts"],
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // Tests wait for events (a response, a row, a log line), never for a deadline of their own;
+    // these are the last guard against a hang, long enough that a busy machine never reaches them.
+    testTimeout: 600_000,
+    hookTimeout: 600_000,
     pool: "forks",
     maxWorkers: 2,
   },

@@ -10,7 +10,7 @@ import { limits } from "../../src/config/limits.ts";
 import { createLogger } from "../../src/observability/logger.ts";
 import { projectionLagDeltas } from "../../src/observability/metrics.ts";
 import { startService, type RunningService } from "../../src/service.ts";
-import { runCli } from "../support/cli.ts";
+import { runCliInProcess } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenScene } from "../ingest/support.ts";
 import { newKeyPair } from "../ingest/sftp-server.ts";
@@ -59,7 +59,7 @@ describe("/livez, /readyz and clearline status", () => {
       const ready = await readyz(service);
       expect(ready.status).toBe(200);
       expect(ready.body).toEqual({ status: "ready", checks: { database: { ok: true }, migrations: { ok: true }, sources: { ok: true }, projection_lag: { ok: true } } });
-      const status = await runCli(["status", "--json", "--url", service.httpUrl]);
+      const status = await runCliInProcess(["status", "--json", "--url", service.httpUrl]);
       expect(status.exitCode).toBe(0);
       expect(JSON.parse(status.stdout)).toMatchObject({ live: true, status: "ready", checks: ready.body.checks });
     } finally {
@@ -97,7 +97,7 @@ describe("/livez, /readyz and clearline status", () => {
       expect((await fetch(`${service.httpUrl}/livez`)).status).toBe(200);
       expect((await fetch(`${service.httpUrl}/healthz`)).status).toBe(200);
 
-      const status = await runCli(["status", "--url", service.httpUrl]);
+      const status = await runCliInProcess(["status", "--url", service.httpUrl]);
       expect(status.exitCode).toBe(1);
       expect(status.stdout).toMatch(/^not ready \(http/);
       expect(status.stdout).toMatch(/FAILING sources: SFTP partner/);
@@ -138,7 +138,7 @@ describe("/livez, /readyz and clearline status", () => {
   });
 
   it("answers a clear line when no service runs at the address", async () => {
-    const status = await runCli(["status", "--json", "--url", `http://127.0.0.1:${await closedPort()}`]);
+    const status = await runCliInProcess(["status", "--json", "--url", `http://127.0.0.1:${await closedPort()}`]);
     expect(status.exitCode).toBe(1);
     expect(JSON.parse(status.stdout)).toMatchObject({ live: false, status: "unreachable", reason: expect.stringMatching(/no clearline answers at/) });
   });

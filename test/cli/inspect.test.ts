@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { runCli } from "../support/cli.ts";
+import { runCliInProcess } from "../support/cli.ts";
 
 describe("clearline inspect", () => {
   it("lists an ACH file's identity and each entry's natural key without a database", async () => {
-    const run = await runCli(["inspect", "fixtures/ach/ppd-credits-debits.ach", "--json"], { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" });
+    const run = await runCliInProcess(["inspect", "fixtures/ach/ppd-credits-debits.ach", "--json"], { DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" });
     expect(run.exitCode).toBe(0);
     const report = JSON.parse(run.stdout);
     expect(report.format).toBe("ach");
@@ -12,19 +12,19 @@ describe("clearline inspect", () => {
   });
 
   it("reads an ISO 20022 message with its type from the namespace", async () => {
-    const run = await runCli(["inspect", "fixtures/iso20022/pacs008-chain-a-b.xml", "--json"]);
+    const run = await runCliInProcess(["inspect", "fixtures/iso20022/pacs008-chain-a-b.xml", "--json"]);
     expect(run.exitCode).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ format: "iso20022", messageType: "pacs.008.001.08", recordCount: 1 });
   });
 
   it("exits 2 and names the finding and its line for a malformed file", async () => {
-    const run = await runCli(["inspect", "fixtures/ach/malformed-check-digit.ach"]);
+    const run = await runCliInProcess(["inspect", "fixtures/ach/malformed-check-digit.ach"]);
     expect(run.exitCode).toBe(2);
     expect(run.stdout).toMatch(/error ACH_\w+ line \d+/);
   });
 
   it("exits 2 for a file that is neither ACH nor ISO 20022", async () => {
-    const run = await runCli(["inspect", "package.json"]);
+    const run = await runCliInProcess(["inspect", "package.json"]);
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toMatch(/FORMAT_UNKNOWN/);
   });

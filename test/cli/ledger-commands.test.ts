@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { advanceProjection } from "../../src/ledger/balance.ts";
-import { runCli } from "../support/cli.ts";
+import { runCliInProcess } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenAccounts, post, transferOf } from "../support/ledger-fixtures.ts";
 
@@ -20,42 +20,42 @@ describe("clearline ledger commands", () => {
   });
 
   it("prints a balance as a decimal string in the account's currency", async () => {
-    const run = await runCli(["balance", "--tenant", "acme", "--account", "alice", "--json"], env);
+    const run = await runCliInProcess(["balance", "--tenant", "acme", "--account", "alice", "--json"], env);
     expect(run.exitCode).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ account: "alice", currency: "USD", balance: "12.34", balanceMinor: "1234" });
   });
 
   it("takes the tenant's name as well as its id", async () => {
-    const run = await runCli(["balance", "--tenant", "acme-by-name", "--account", "alice", "--json"], env);
+    const run = await runCliInProcess(["balance", "--tenant", "acme-by-name", "--account", "alice", "--json"], env);
     expect(run.exitCode).toBe(0);
     expect(JSON.parse(run.stdout).balance).toBe("12.34");
   });
 
   it("exits 2 with a one-line error for an unknown account", async () => {
-    const run = await runCli(["balance", "--tenant", "acme", "--account", "nobody"], env);
+    const run = await runCliInProcess(["balance", "--tenant", "acme", "--account", "nobody"], env);
     expect(run.exitCode).toBe(2);
     expect(run.stderr.trim().split("\n")).toEqual(["clearline: no account nobody for tenant acme"]);
   });
 
   it("exits 2 on bad usage", async () => {
-    expect((await runCli(["no-such-command"], env)).exitCode).toBe(2);
-    expect((await runCli(["balance", "--tenant", "acme"], env)).exitCode).toBe(2);
+    expect((await runCliInProcess(["no-such-command"], env)).exitCode).toBe(2);
+    expect((await runCliInProcess(["balance", "--tenant", "acme"], env)).exitCode).toBe(2);
   });
 
   it("counts transfers by kind", async () => {
-    const run = await runCli(["ledger", "stats", "--json"], env);
+    const run = await runCliInProcess(["ledger", "stats", "--json"], env);
     expect(JSON.parse(run.stdout)).toEqual({ transfersByKind: { payment: 1 }, accountsByKind: { customer: 1, settlement: 1 }, entries: 2 });
   });
 
   it("verifies ok, then exits non-zero naming the account after the projection is tampered with", async () => {
-    const clean = await runCli(["ledger", "verify", "--json"], env);
+    const clean = await runCliInProcess(["ledger", "verify", "--json"], env);
     expect(clean.exitCode).toBe(0);
     expect(JSON.parse(clean.stdout)).toMatchObject({ ok: true, transfers: 1, entries: 2 });
 
     db.markTampered();
     await db.pool.query(`INSERT INTO account_balance (tenant_id, account_id, debits_minor, credits_minor) VALUES ('acme', 'settlement', 100, 0)
                          ON CONFLICT (tenant_id, account_id) DO UPDATE SET debits_minor = account_balance.debits_minor + 100`);
-    const tampered = await runCli(["ledger", "verify", "--json"], env);
+    const tampered = await runCliInProcess(["ledger", "verify", "--json"], env);
     expect(tampered.exitCode).toBe(1);
     expect(JSON.parse(tampered.stdout).problems).toEqual([expect.objectContaining({ code: "LEDGER_PROJECTION_MISMATCH", accountId: "settlement" })]);
   });

@@ -11,7 +11,7 @@ import { startInboundEndpoint, type InboundEndpoint, type InboundEndpointOptions
 import { cardRequest, networkRequest, SchemeClient } from "../../src/gateway/scheme-simulator.ts";
 import { iso8583InboundClosedConnections, iso8583InboundRefusedConnections } from "../../src/observability/metrics-gateway.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { balance, capturedLogger, codec, connectClient, givenIssuer, testKeys, testPan, type Issuer } from "./support.ts";
+import { balance, capturedLogger, codec, connectClient, givenIssuer, patient, testKeys, testPan, type Issuer } from "./support.ts";
 
 async function counted(counter: typeof iso8583InboundRefusedConnections, reason: string): Promise<number> {
   return (await counter.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
@@ -111,7 +111,7 @@ describe("admission on the ISO 8583 scheme endpoint", () => {
 
   it("answers 91 with no effect to an authorization before sign-on, and approves it after", async () => {
     const endpoint = await endpointWith();
-    const client = await SchemeClient.connect("127.0.0.1", endpoint.port, codec);
+    const client = patient(await SchemeClient.connect("127.0.0.1", endpoint.port, codec));
     const before = await balance(db.pool, issuer.tenantId, issuer.accountId);
     const early = await client.request(cardRequest({ pan, amountMinor: 300n, stan: ++stan }));
     expect(early.mti).toBe("0110");
@@ -125,7 +125,7 @@ describe("admission on the ISO 8583 scheme endpoint", () => {
 
   it("decides financial messages without sign-on when sign-on is not required", async () => {
     const endpoint = await endpointWith({ requireSignOn: false });
-    const client = await SchemeClient.connect("127.0.0.1", endpoint.port, codec);
+    const client = patient(await SchemeClient.connect("127.0.0.1", endpoint.port, codec));
     expect((await client.request(cardRequest({ pan, amountMinor: 100n, stan: ++stan }))).fields[39]).toBe("00");
     await client.close();
   });

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
 import { cardRequest, networkRequest, SchemeClient } from "../../src/gateway/scheme-simulator.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { codec, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan } from "./support.ts";
+import { codec, connectClient, givenIssuer, patient, startTestEndpoint, testKeys, testPan } from "./support.ts";
 
 describe("the scheme endpoint's bounds, each one past its limit", () => {
   let db: TestDatabase;
@@ -24,7 +24,7 @@ describe("the scheme endpoint's bounds, each one past its limit", () => {
     try {
       const within = [await connectClient(endpoint), await connectClient(endpoint)];
       // Refused at admission: closed before it could sign on.
-      const beyond = await SchemeClient.connect("127.0.0.1", endpoint.port, codec);
+      const beyond = patient(await SchemeClient.connect("127.0.0.1", endpoint.port, codec));
       await beyond.closed;
       for (const [i, client] of within.entries()) expect((await client.request(networkRequest("301", i + 1))).fields[39]).toBe("00");
       await Promise.all(within.map((c) => c.close()));

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/transaction.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";
-import { runCli } from "../support/cli.ts";
+import { runCliInProcess } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { testPan } from "./support.ts";
 
@@ -50,7 +50,7 @@ describe("clearline card add, serve --iso8583-port and scheme-sim", () => {
   });
 
   it("links a card by name of tenant, prints it masked, and creates the card hash key with mode 0600", async () => {
-    const run = await runCli(["card", "add", "--tenant", "cli-issuer", "--pan", pan, "--account", "cust-9"], env);
+    const run = await runCliInProcess(["card", "add", "--tenant", "cli-issuer", "--pan", pan, "--account", "cust-9"], env);
     expect(run.exitCode).toBe(0);
     expect(run.stdout).toContain(`455600******${pan.slice(-4)}`);
     expect(run.stdout + run.stderr).not.toContain(pan);
@@ -59,7 +59,7 @@ describe("clearline card add, serve --iso8583-port and scheme-sim", () => {
 
   it("refuses a PAN with a bad check digit with exit code 2", async () => {
     const bad = pan.slice(0, -1) + String((Number(pan.slice(-1)) + 1) % 10);
-    const run = await runCli(["card", "add", "--tenant", "cli-issuer", "--pan", bad, "--account", "cust-9"], env);
+    const run = await runCliInProcess(["card", "add", "--tenant", "cli-issuer", "--pan", bad, "--account", "cust-9"], env);
     expect(run.exitCode).toBe(2);
     expect(run.stderr).toContain("ISO8583_CARD_PAN_INVALID");
   });
@@ -77,7 +77,7 @@ describe("clearline card add, serve --iso8583-port and scheme-sim", () => {
       });
       serve?.once("exit", (code) => reject(new Error(`serve exited with ${code}: ${seen}`)));
     });
-    const run = await runCli(["scheme-sim", "send", "--port", String(port), "--pan", pan, "--amount", "2500", "--sign-on", "--repeat", "--reverse", "--stan", "500", "--currency", "978"], env);
+    const run = await runCliInProcess(["scheme-sim", "send", "--port", String(port), "--pan", pan, "--amount", "2500", "--sign-on", "--repeat", "--reverse", "--stan", "500", "--currency", "978"], env);
     expect(run.exitCode).toBe(0);
     const received = run.stdout.trim().split("\n").map((line) => JSON.parse(line)).filter((m) => m.direction === "received");
     expect(received.map((m) => `${m.mti}/${m.fields["39"]}`)).toEqual(["0810/00", "0110/00", "0110/00", "0410/00", "0410/00"]);

@@ -10,8 +10,8 @@ import { claim } from "../../src/idempotency/records.ts";
 import { requestDigest } from "../../src/idempotency/request-digest.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { authorizeOverHttp, startTestGateway } from "./outbound-support.ts";
-import { capturedLogger, codec, eventually, testKeys, testPan } from "./support.ts";
+import { authorizeOverHttp, impatient, startTestGateway } from "./outbound-support.ts";
+import { capturedLogger, eventually, listenPatientScheme, testKeys, testPan } from "./support.ts";
 
 describe("outbound reversals across a restart of the gateway", () => {
   let db: TestDatabase;
@@ -29,7 +29,7 @@ describe("outbound reversals across a restart of the gateway", () => {
     if (!tenant.ok) throw new Error(tenant.error.message);
     apiKey = tenant.value.apiKey;
     tenantId = tenant.value.tenantId;
-    scheme = await SchemeServer.listen(0, codec);
+    scheme = await listenPatientScheme();
   });
   afterAll(async () => {
     await scheme.close();
@@ -41,7 +41,7 @@ describe("outbound reversals across a restart of the gateway", () => {
 
   it("keeps repeating a persisted reversal after the gateway restarts, until the scheme acknowledges it", async () => {
     scheme.behaviour = () => ({ kind: "drop" });
-    const first = await startTestGateway(db.pool, keys, logger, scheme.port);
+    const first = await startTestGateway(db.pool, keys, logger, scheme.port, impatient);
     const call = await authorizeOverHttp(first.baseUrl, apiKey, "restart-1", { card: pan, amount: "25.00", currency: "EUR", terminal: "TERM0001", merchant: "MERCHANT0000001" });
     expect(call.json.status).toBe("reversed");
     const { rows } = await db.pool.query<{ stan: string }>("SELECT reversal_fields->>'11' AS stan FROM iso8583_outbound WHERE tenant_id = $1 AND idem_key = 'restart-1'", [tenantId]);
@@ -54,7 +54,7 @@ describe("outbound reversals across a restart of the gateway", () => {
     scheme.behaviour = approveEverything;
     const second = await startTestGateway(db.pool, keys, logger, scheme.port);
     try {
-      await eventually(async () => (await reversalState("restart-1"))?.reversal_state === "acknowledged", 20_000, "reversal acknowledged after restart");
+      await eventually(async () => (await reversalState("restart-1"))?.reversal_state === "acknowledged", "reversal acknowledged after restart");
       const repeatsAfterRestart = scheme.received.filter((m) => m.mti === "0401" && m.fields[11] === reversalStan).length;
       expect(scheme.received.filter((m) => m.mti.startsWith("040") && m.fields[11] === reversalStan).length).toBeGreaterThan(sentBeforeRestart);
       expect(repeatsAfterRestart).toBeGreaterThanOrEqual(1);
@@ -77,9 +77,9 @@ describe("outbound reversals across a restart of the gateway", () => {
       });
     });
     scheme.behaviour = approveEverything;
-    const next = await startTestGateway(db.pool, keys, logger, scheme.port);
+    const next = await startTestGateway(db.pool, keys, logger, scheme.port, impatient); // undecided past its response bound
     try {
-      await eventually(async () => (await reversalState("crashed-1"))?.reversal_state === "acknowledged", 20_000, "undecided authorization reversed");
+      await eventually(async () => (await reversalState("crashed-1"))?.reversal_state === "acknowledged", "undecided authorization reversed");
       const reversal = scheme.received.find((m) => m.mti === "0400" && (m.fields[90] as Record<string, string>).originalSystemTraceAuditNumber === "424242");
       expect(reversal).toBeDefined();
       const repeat = await authorizeOverHttp(next.baseUrl, apiKey, "crashed-1", { card: pan, amount: "9.00", currency: "EUR", terminal: "TERM0002", merchant: "MERCHANT0000001" });

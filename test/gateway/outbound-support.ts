@@ -16,11 +16,21 @@ export interface TestGateway {
   stop(): Promise<void>;
 }
 
-/** The acquirer side as `clearline serve` wires it: an outbound connection and the HTTP route, with short test timeouts. */
+/**
+ * For a test of what happens when the scheme does not answer in time: the scheme in that test never
+ * answers (drop, hold) or answers later than this whatever the load, so the short bound is safe.
+ */
+export const impatient: Partial<OutboundOptions> = { responseTimeoutMs: 400 };
+
+/**
+ * The acquirer side as `clearline serve` wires it: an outbound connection and the HTTP route, with
+ * short retry and reconnect backoffs. The response bound is long (a busy machine never turns an
+ * answered request into a reversal); tests of the timeout pass `impatient`.
+ */
 export async function startTestGateway(pool: Pool, keys: CardKeys, logger: Logger, schemePort: number, overrides: Partial<OutboundOptions> = {}): Promise<TestGateway> {
   const connection = new OutboundConnection(pool, logger, {
     name: "scheme-test", host: "127.0.0.1", port: schemePort, codec, acquirerId: "423935",
-    responseTimeoutMs: 400, inflightMax: limits.iso8583.outboundInflightMax, slotWaitMs: 200, echoIdleMs: 60_000,
+    responseTimeoutMs: 120_000, inflightMax: limits.iso8583.outboundInflightMax, slotWaitMs: 200, echoIdleMs: 60_000,
     reconnectBackoffMs: 25, reconnectBackoffMaxMs: 200, reversalRetryBackoffMs: 50, reversalRetryBackoffMaxMs: 200,
     reversalJobIntervalMs: 50, reversalBatchRowsMax: limits.iso8583.reversalBatchRowsMax, stanBlockSize: limits.iso8583.stanBlockSize,
     ...overrides,
@@ -29,7 +39,7 @@ export async function startTestGateway(pool: Pool, keys: CardKeys, logger: Logge
   const app = buildHttpServer({ pool, logger, extraRoutes: [(server) => registerCardAuthorizationRoutes(server, { authorizer })] });
   await app.listen({ host: "127.0.0.1", port: 0 });
   connection.start();
-  await eventually(() => connection.isSignedOn, 20_000, "sign-on");
+  await eventually(() => connection.isSignedOn, "sign-on");
   return {
     connection, authorizer,
     baseUrl: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,

@@ -5,14 +5,18 @@ import type { Message } from "../../src/protocols/iso8583/index.ts";
 import { iso8583MessageDuration } from "../../src/observability/metrics-gateway.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { authorizeOverHttp, startTestGateway, type TestGateway } from "./outbound-support.ts";
-import { capturedLogger, codec, eventually, testKeys, testPan } from "./support.ts";
+import { authorizeOverHttp, impatient, startTestGateway, type TestGateway } from "./outbound-support.ts";
+import { capturedLogger, eventually, listenPatientScheme, testKeys, testPan } from "./support.ts";
 
 describe("outbound card authorizations (acquirer side)", () => {
   let db: TestDatabase;
   let keys: CardKeys;
   let scheme: SchemeServer;
   let gateway: TestGateway;
+  // For the tests of a scheme that does not answer in time: its own scheme, so its STANs (a
+  // counter per connection) never meet the other connection's.
+  let impatientScheme: SchemeServer;
+  let impatientGateway: TestGateway;
   let apiKey: string;
   let tenantId: string;
   let keyCounter = 0;
@@ -28,13 +32,18 @@ describe("outbound card authorizations (acquirer side)", () => {
     if (!tenant.ok) throw new Error(tenant.error.message);
     apiKey = tenant.value.apiKey;
     tenantId = tenant.value.tenantId;
-    scheme = await SchemeServer.listen(0, codec);
+    scheme = await listenPatientScheme();
     gateway = await startTestGateway(db.pool, keys, logger, scheme.port);
+    impatientScheme = await listenPatientScheme();
+    impatientGateway = await startTestGateway(db.pool, keys, logger, impatientScheme.port, { ...impatient, name: "scheme-impatient" });
   });
   beforeEach(() => {
     scheme.behaviour = approveEverything;
+    impatientScheme.behaviour = approveEverything;
   });
   afterAll(async () => {
+    await impatientGateway.stop();
+    await impatientScheme.close();
     await gateway.stop();
     await scheme.close();
     await db.drop();
@@ -73,35 +82,35 @@ describe("outbound card authorizations (acquirer side)", () => {
   });
 
   it("persists a reversal when the scheme never answers, answers reversed, and repeats it as 0401 until a 0410 arrives", async () => {
-    scheme.behaviour = () => ({ kind: "drop" });
+    impatientScheme.behaviour = () => ({ kind: "drop" });
     const key = nextKey();
-    const call = await authorizeOverHttp(gateway.baseUrl, apiKey, key, body("40.00"));
+    const call = await authorizeOverHttp(impatientGateway.baseUrl, apiKey, key, body("40.00"));
     expect(call.json).toMatchObject({ status: "reversed", response_code: null });
     const row = await outboundRow(key);
-    const original = scheme.received.find((m) => m.mti === "0100" && m.fields[11] === call.json.stan) as Message;
+    const original = impatientScheme.received.find((m) => m.mti === "0100" && m.fields[11] === call.json.stan) as Message;
     expect(row.reversal_fields["90"]).toEqual({
       originalMessageTypeIdentifier: "0100", originalSystemTraceAuditNumber: original.fields[11], originalTransmissionDateTime: original.fields[7],
       originalAcquiringInstitutionIdentificationCode: "00000423935", originalForwardingInstitutionIdentificationCode: "00000000000",
     });
     const reversalStan = row.reversal_fields["11"] as string;
-    await scheme.waitFor((received) => sentWithStan("0400", reversalStan)(received).length === 1 && sentWithStan("0401", reversalStan)(received).length >= 2);
+    await impatientScheme.waitFor((received) => sentWithStan("0400", reversalStan)(received).length === 1 && sentWithStan("0401", reversalStan)(received).length >= 2);
 
-    scheme.behaviour = approveEverything;
-    await eventually(async () => (await outboundRow(key)).reversal_state === "acknowledged", 20_000, "reversal acknowledged");
-    const reversals = scheme.received.filter((m) => m.mti.startsWith("040") && m.fields[11] === reversalStan);
+    impatientScheme.behaviour = approveEverything;
+    await eventually(async () => (await outboundRow(key)).reversal_state === "acknowledged", "reversal acknowledged");
+    const reversals = impatientScheme.received.filter((m) => m.mti.startsWith("040") && m.fields[11] === reversalStan);
     for (const reversal of reversals) expect(reversal.fields[90]).toEqual(row.reversal_fields["90"]);
     expect(reversals.some((m) => "2" in m.fields)).toBe(false);
   });
 
   it("records a late 0110 that arrives after the reversal was decided and never turns it into an approval", async () => {
-    scheme.behaviour = (message) => (message.mti === "0100" ? { kind: "answer", responseCode: "00", delayMs: 1_000 } : { kind: "answer", responseCode: "00" });
+    impatientScheme.behaviour = (message) => (message.mti === "0100" ? { kind: "answer", responseCode: "00", delayMs: 1_000 } : { kind: "answer", responseCode: "00" });
     const key = nextKey();
-    const call = await authorizeOverHttp(gateway.baseUrl, apiKey, key, body("7.00"));
+    const call = await authorizeOverHttp(impatientGateway.baseUrl, apiKey, key, body("7.00"));
     expect(call.json.status).toBe("reversed");
-    await eventually(async () => (await outboundRow(key)).late_response_code === "00", 20_000, "late response recorded");
+    await eventually(async () => (await outboundRow(key)).late_response_code === "00", "late response recorded");
     const row = await outboundRow(key);
     expect([row.state, row.response_code]).toEqual(["reversed", null]);
-    const replay = await authorizeOverHttp(gateway.baseUrl, apiKey, key, body("7.00"));
+    const replay = await authorizeOverHttp(impatientGateway.baseUrl, apiKey, key, body("7.00"));
     expect(replay.json.status).toBe("reversed");
   });
 
@@ -110,7 +119,7 @@ describe("outbound card authorizations (acquirer side)", () => {
     // The scheme approves even amounts in cents-of-euro and declines odd ones, and answers last-first.
     scheme.behaviour = (message) => ({ kind: "hold", responseCode: Number(message.fields[4]) % 200 === 0 ? "00" : "05" });
     const calls = amounts.map((amount, i) => authorizeOverHttp(gateway.baseUrl, apiKey, nextKey(), body(amount, `TERM000${i}`)));
-    await eventually(() => scheme.heldCount === amounts.length, 20_000, "all requests held by the scheme");
+    await eventually(() => scheme.heldCount === amounts.length, "all requests held by the scheme");
     scheme.releaseHeldInReverse();
     const answers = await Promise.all(calls);
     expect(answers.map((a) => [a.json.amount, a.json.status])).toEqual([
@@ -123,17 +132,17 @@ describe("outbound card authorizations (acquirer side)", () => {
     const signOns = scheme.received.filter((m) => m.fields[70] === "001").length;
     const key = nextKey();
     const call = authorizeOverHttp(gateway.baseUrl, apiKey, key, body("3.30"));
-    await eventually(() => scheme.heldCount === 1, 20_000, "request held");
+    await eventually(() => scheme.heldCount === 1, "request held");
     scheme.dropConnections();
     expect((await call).json.status).toBe("reversed");
     scheme.releaseHeldInReverse();
     scheme.behaviour = approveEverything;
     await scheme.waitFor((received) => received.filter((m) => m.fields[70] === "001").length > signOns);
-    await eventually(async () => (await outboundRow(key)).reversal_state === "acknowledged", 20_000, "reversal sent after reconnect and acknowledged");
+    await eventually(async () => (await outboundRow(key)).reversal_state === "acknowledged", "reversal sent after reconnect and acknowledged");
   });
 
   it("refuses with iso8583_scheme_busy when every in-flight slot stays taken (one past the in-flight bound)", async () => {
-    const small = await startTestGateway(db.pool, keys, logger, scheme.port, { name: "scheme-small", inflightMax: 2, slotWaitMs: 100, responseTimeoutMs: 2_000 });
+    const small = await startTestGateway(db.pool, keys, logger, scheme.port, { name: "scheme-small", inflightMax: 2, slotWaitMs: 100 });
     try {
       scheme.behaviour = () => ({ kind: "hold", responseCode: "00" });
       const held = [authorizeOverHttp(small.baseUrl, apiKey, nextKey(), body("1.10")), authorizeOverHttp(small.baseUrl, apiKey, nextKey(), body("1.20"))];
@@ -150,12 +159,12 @@ describe("outbound card authorizations (acquirer side)", () => {
 
   it("refuses with iso8583_scheme_unavailable and stores nothing when no scheme connection is signed on", async () => {
     await scheme.close();
-    await eventually(() => !gateway.connection.isSignedOn, 20_000, "connection lost");
+    await eventually(() => !gateway.connection.isSignedOn, "connection lost");
     const key = nextKey();
     const call = await authorizeOverHttp(gateway.baseUrl, apiKey, key, body("5.00"));
     expect(call.json.code).toBe("iso8583_scheme_unavailable");
     expect(call.status).toBe(503); // nothing sent or stored: a client may retry with the same key
     expect(await outboundRow(key)).toBeUndefined();
-    scheme = await SchemeServer.listen(0, codec); // afterAll closes a server
+    scheme = await listenPatientScheme(); // afterAll closes a server
   });
 });

@@ -4,8 +4,8 @@ import type { InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
 import { cardRequest, reversalOf, SchemeServer, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { authorizeOverHttp, startTestGateway, type TestGateway } from "./outbound-support.ts";
-import { capturedLogger, codec, connectClient, eventually, givenIssuer, startTestEndpoint, testKeys, testPan } from "./support.ts";
+import { authorizeOverHttp, impatient, startTestGateway, type TestGateway } from "./outbound-support.ts";
+import { capturedLogger, connectClient, eventually, givenIssuer, listenPatientScheme, startTestEndpoint, testKeys, testPan } from "./support.ts";
 
 /**
  * No PAN in clear anywhere: every gateway scenario runs here against its own database with every
@@ -58,8 +58,8 @@ describe("card data at rest and in logs", () => {
     // Acquirer side: approved, never answered (reversal), late answer, invalid request.
     const tenant = await createTenant(db.pool, "pan-scan-acquirer");
     if (!tenant.ok) throw new Error(tenant.error.message);
-    scheme = await SchemeServer.listen(0, codec);
-    gateway = await startTestGateway(db.pool, keys, captured.logger, scheme.port);
+    scheme = await listenPatientScheme();
+    gateway = await startTestGateway(db.pool, keys, captured.logger, scheme.port, impatient);
     const body = (amount: string) => ({ card: acquiredPan, amount, currency: "EUR", terminal: "TERM0001", merchant: "MERCHANT0000001" });
     await authorizeOverHttp(gateway.baseUrl, tenant.value.apiKey, "scan-1", body("10.00"));
     scheme.behaviour = () => ({ kind: "drop" });
@@ -71,7 +71,7 @@ describe("card data at rest and in logs", () => {
     await eventually(async () => {
       const { rows } = await db.pool.query("SELECT 1 FROM iso8583_outbound WHERE reversal_state = 'acknowledged' OR late_response_code IS NOT NULL");
       return rows.length >= 2 && reversed.json.status === "reversed";
-    }, 20_000, "outbound reversal acknowledged and late response recorded");
+    }, "outbound reversal acknowledged and late response recorded");
   });
   afterAll(async () => {
     await client.close();

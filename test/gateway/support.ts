@@ -7,7 +7,7 @@ import { withTransaction } from "../../src/db/transaction.ts";
 import { limits } from "../../src/config/limits.ts";
 import { startInboundEndpoint, type InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
 import type { Codec } from "../../src/gateway/framed-socket.ts";
-import { networkRequest, SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { networkRequest, SchemeClient, SchemeServer } from "../../src/gateway/scheme-simulator.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { balanceOf } from "../../src/ledger/balance.ts";
 import { postTransfer } from "../../src/ledger/post-transfers.ts";
@@ -80,10 +80,34 @@ export async function startTestEndpoint(pool: Pool, keys: CardKeys, logger: Logg
 
 /** A scheme client that signed on (0800/001), as a scheme does before any financial message. */
 export async function connectClient(endpoint: InboundEndpoint, options: { localAddress?: string } = {}): Promise<SchemeClient> {
-  const client = await SchemeClient.connect("127.0.0.1", endpoint.port, codec, options);
+  const client = patient(await SchemeClient.connect("127.0.0.1", endpoint.port, codec, options));
   const signOn = await client.request(networkRequest("001", 1));
   if (signOn.fields[39] !== "00") throw new Error(`sign-on answered ${String(signOn.fields[39])}`);
   return client;
+}
+
+/**
+ * The simulator's waits default to 15 s, a deadline a busy machine can miss (issue 17: 200
+ * concurrent authorizations failed so). A test waits for the answer itself: the longest delay a
+ * Node timer takes stands for "no deadline", the test's timeout is the last guard.
+ */
+export const untilAnsweredMs = 2_147_483_647;
+
+/** This client's request and nextUnmatched wait for the answer, however long it takes. */
+export function patient(client: SchemeClient): SchemeClient {
+  const request = client.request.bind(client);
+  const nextUnmatched = client.nextUnmatched.bind(client);
+  client.request = (message, timeoutMs = untilAnsweredMs) => request(message, timeoutMs);
+  client.nextUnmatched = (timeoutMs = untilAnsweredMs) => nextUnmatched(timeoutMs);
+  return client;
+}
+
+/** A scheme simulator whose waitFor waits for the messages, however long they take. */
+export async function listenPatientScheme(): Promise<SchemeServer> {
+  const scheme = await SchemeServer.listen(0, codec);
+  const waitFor = scheme.waitFor.bind(scheme);
+  scheme.waitFor = (predicate, timeoutMs = untilAnsweredMs) => waitFor(predicate, timeoutMs);
+  return scheme;
 }
 
 /** Luhn-valid test PANs under BINs of our own choosing (no real issuer). */
@@ -91,12 +115,21 @@ export function testPan(bin: string, serial: number): string {
   return withLuhnCheckDigit(`${bin}${String(serial).padStart(9, "0")}`);
 }
 
-/** Polls `check` until it holds (a wait for an asynchronous effect, not a timing assertion). */
-export async function eventually(check: () => Promise<boolean> | boolean, timeoutMs = 20_000, what = "condition"): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+/**
+ * Polls `check` until it holds: a wait for an asynchronous effect (a row, a flag), however long a
+ * busy machine takes. No deadline of its own: the test's timeout is the last guard. `what` names
+ * the effect when a check fails on the way.
+ */
+export async function eventually(check: () => Promise<boolean> | boolean, what: string): Promise<void> {
   for (;;) {
-    if (await check()) return;
-    if (Date.now() > deadline) throw new Error(`${what} did not hold within ${timeoutMs} ms`);
+    let holds: boolean;
+    try {
+      holds = await check();
+    } catch (error) {
+      throw new Error(`while waiting for ${what}: ${String(error)}`, { cause: error });
+    }
+    if (holds) return;
+    // Each check waits for its own answer; the pause only spares the database a tight loop.
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

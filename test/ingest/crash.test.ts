@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ingestFaultPoints, type IngestFaultPoint } from "../../src/ingest/fault-points.ts";
 import { resumeUnfinished } from "../../src/ingest/pipeline.ts";
-import { runCli } from "../support/cli.ts";
+import { runCliInProcess } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { balances, givenTwin, ingest, ledgerLines, noOutcomes, writeGeneratedAch } from "./support.ts";
 import { readFileSync } from "node:fs";
@@ -30,7 +30,7 @@ describe("crash safety: killed at every fault point, resumed, the ledger equals 
   // Two chunks of 2,000 by default: the chunk-level points fire in the second. The issue's full
   // size runs by hand: CLEARLINE_KILL_TEST_ENTRIES=100000 npx vitest run test/ingest/crash test/ingest/kill
   const entries = Number(process.env.CLEARLINE_KILL_TEST_ENTRIES ?? 4_000);
-  const timeoutMs = Math.max(60_000, entries * 3); // a bound for a hang, scaled to the file, not a speed check
+  const timeoutMs = Math.max(600_000, entries * 3); // a bound for a hang, scaled to the file, not a speed check
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -62,7 +62,7 @@ describe("crash safety: killed at every fault point, resumed, the ledger equals 
   }
 
   it("passes clearline ledger verify after all of it", async () => {
-    const verify = await runCli(["ledger", "verify"], env);
+    const verify = await runCliInProcess(["ledger", "verify"], env);
     expect(verify.exitCode).toBe(0);
-  }, 60_000);
+  });
 });

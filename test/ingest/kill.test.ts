@@ -25,7 +25,7 @@ describe(`crash safety: kill -9 at random moments during a ${Number(process.env.
     env = { DATABASE_URL: db.url, CLEARLINE_HOME: mkdtempSync(path.join(tmpdir(), "clearline-kill-")), CLEARLINE_LOG_LEVEL: "warn" };
     file = path.join(env.CLEARLINE_HOME ?? "", "payroll.ach");
     await writeGeneratedAch(file, entries, 23);
-  }, 60_000);
+  });
   afterAll(async () => { await db.drop(); });
 
   it("gives the same transfers and balances as one clean run, and the ledger verifies", async () => {

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { Writable } from "node:stream";
 import SftpClient from "ssh2-sftp-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SftpPoller } from "../../src/ingest/sftp.ts";
@@ -45,8 +46,8 @@ describe("SFTP partners, against a real SFTP server", () => {
     await db.drop();
   });
 
-  function poller(overrides: Partial<SftpPartnerSource> = {}, on: Scene = scene): SftpPoller {
-    return new SftpPoller({ pool: db.pool, tenantId: on.tenantId, partner: on.partner, source: { ...source, ...overrides }, spoolFolder: mkdtempSync(path.join(tmpdir(), "clearline-spool-")), logger: quiet });
+  function poller(overrides: Partial<SftpPartnerSource> = {}, on: Scene = scene, logger = quiet): SftpPoller {
+    return new SftpPoller({ pool: db.pool, tenantId: on.tenantId, partner: on.partner, source: { ...source, ...overrides }, spoolFolder: mkdtempSync(path.join(tmpdir(), "clearline-spool-")), logger });
   }
 
   /** The partner's side: upload under a temp name, then rename, over SFTP. */
@@ -103,9 +104,13 @@ describe("SFTP partners, against a real SFTP server", () => {
   });
 
   it("backs off after failures, doubling from the poll interval up to the bound, and counts them per partner", async () => {
-    const sftp = poller({ hostKeySha256: fingerprintOf(newKeyPair().public), pollIntervalMs: 1_000 });
+    // The first failure's log line is the event waited for: stopped then, before the next poll.
+    let failed!: () => void;
+    const firstFailure = new Promise<void>((resolve) => (failed = resolve));
+    const destination = new Writable({ write(chunk, _encoding, done) { if (String(chunk).includes("SFTP poll failed")) failed(); done(); } });
+    const sftp = poller({ hostKeySha256: fingerprintOf(newKeyPair().public), pollIntervalMs: 1_000 }, scene, createLogger({ level: "warn", destination }));
     sftp.start();
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await firstFailure;
     await sftp.stop();
     expect(sftp.backoffMs()).toBe(2_000);
     expect(await registry.getSingleMetricAsString("clearline_ingest_sftp_poll_failures_total")).toMatch(new RegExp(`partner="${scene.partner.name}"} [1-9]`));

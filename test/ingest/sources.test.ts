@@ -17,12 +17,11 @@ import { createPartner } from "../../src/ingest/partners.ts";
 
 const quiet = createLogger({ level: "silent" });
 
-async function until<T>(probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
+/** Polls until the effect shows (a file moved, a report written); the test's timeout is the last guard. */
+async function until<T>(probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
   for (;;) {
     const value = await probe();
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("condition not reached in time");
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -54,7 +53,10 @@ describe("the drop folder", () => {
 
   it("ingests a file copied in under a temp name and renamed, then moves it to processed/ with its report", async () => {
     writeFileSync(path.join(folder, "payroll.ach.part"), fixture("ach/original.ach"));
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    // A file written after the temp one is taken (rejected: it touches no ledger), so the folder
+    // has been scanned since the temp name appeared: an event to wait for, not a pause.
+    writeFileSync(path.join(folder, "after-the-part.ach"), fixture("ach/malformed-block-count.ach"));
+    await until(() => (existsSync(path.join(folder, "rejected", "after-the-part.ach.report.json")) ? true : undefined));
     expect(readdirSync(path.join(folder, "processed"))).toEqual([]);   // the temp name is never taken
     renameSync(path.join(folder, "payroll.ach.part"), path.join(folder, "payroll.ach"));
     const report = await until(() => (existsSync(path.join(folder, "processed", "payroll.ach.report.json"))
@@ -152,5 +154,5 @@ describe("clearline serve with zero configuration", () => {
     } finally {
       await serve.stop();
     }
-  }, 60_000);
+  });
 });

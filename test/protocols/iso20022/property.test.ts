@@ -45,9 +45,9 @@ describe("mutated XML never throws and never hangs", () => {
   it("the streaming reader yields findings or transactions, then one end event", () => {
     fc.assert(fc.property(mutation, (input) => {
       const bytes = mutate(input);
-      const started = performance.now();
+      // Never hangs: the read returns (the test's timeout guards it); no timed assert, which a busy
+      // machine could fail (issue 17).
       const result = collect(readIso20022Sync(bytes));
-      expect(performance.now() - started).toBeLessThan(1_000);
       expect(result.events.at(-1)?.type).toBe("end");
       expect(result.events.filter((e) => e.type === "end")).toHaveLength(1);
       if (!result.summary.complete) expect(result.summary.fileErrorCount).toBeGreaterThan(0);

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Command } from "commander";
 import { describe, expect, it } from "vitest";
 import { decodeTool, dictionariesTool, encodeTool, registerIso8583Command } from "../../../src/cli/commands/iso8583.ts";
-import { runCli } from "../../support/cli.ts";
+import { runCliInProcess } from "../../support/cli.ts";
 import { fixturesDir, loadFixture } from "./support/fixtures.ts";
 
 // The `clearline iso8583` tool lives in src/cli/commands; its tests sit with the codec it fronts.
@@ -78,10 +78,10 @@ describe("clearline iso8583 decode of a trace that breaks field rules", () => {
   });
 
   it("runs from the compiled command, with --strict exiting 2", async () => {
-    const tolerant = await runCli(["iso8583", "decode", "--dictionary", "jpos-iso87a", trace.wireHex]);
+    const tolerant = await runCliInProcess(["iso8583", "decode", "--dictionary", "jpos-iso87a", trace.wireHex]);
     expect(tolerant.exitCode).toBe(0);
     expect(tolerant.stdout).toContain("ISO8583_TLV_INVALID");
-    const strict = await runCli(["iso8583", "decode", "--strict", "--dictionary", "jpos-iso87a", trace.wireHex]);
+    const strict = await runCliInProcess(["iso8583", "decode", "--strict", "--dictionary", "jpos-iso87a", trace.wireHex]);
     expect(strict.exitCode).toBe(2);
     expect(strict.stderr).toContain("ISO8583_FIELD_INVALID_CHARACTER");
   });
@@ -91,7 +91,7 @@ describe("clearline iso8583 dictionaries", () => {
   it("lists every shipped dictionary by name", async () => {
     const names = dictionariesTool().split("\n").map((line) => line.split("\t")[0]);
     expect(names).toEqual(["iso87-ascii", "iso87-binary", "jpos-iso87a", "jpos-iso87b", "moov-spec87ascii"]);
-    const run = await runCli(["iso8583", "dictionaries"]);
+    const run = await runCliInProcess(["iso8583", "dictionaries"]);
     expect(run.exitCode).toBe(0);
     expect(run.stdout.split("\n").filter((line) => line !== "").map((line) => line.split("\t")[0])).toEqual(names);
   });
