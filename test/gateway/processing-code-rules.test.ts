@@ -1,0 +1,60 @@
+import { describe, expect, it } from "vitest";
+import { availableBalanceAmount, loadProcessingCodes, processingRuleOf } from "../../src/gateway/processing-codes.ts";
+import { replacementAmountOf, replacementAmountsField } from "../../src/gateway/replacement-amounts.ts";
+import type { Message } from "../../src/protocols/iso8583/index.ts";
+
+function withCode(code: string | undefined, extra: Record<number, string> = {}): Message {
+  const fields: Record<number, string> = { ...extra };
+  if (code !== undefined) fields[3] = code;
+  return { mti: "0100", fields };
+}
+
+describe("the processing-code table (protocols/iso8583/processing-codes.json)", () => {
+  it("serves purchase, cash, refund and balance inquiry by the first two digits, per message kind", () => {
+    expect(processingRuleOf(withCode("000000"), "authorization")).toEqual({ action: "post", kind: "card_hold", debit: "customer", credit: "holds" });
+    expect(processingRuleOf(withCode("011000"), "financial")).toEqual({ action: "post", kind: "card_cash_posting", debit: "customer", credit: "scheme" });
+    expect(processingRuleOf(withCode("200000"), "authorization")).toEqual({ action: "approve" });
+    expect(processingRuleOf(withCode("200000"), "financialAdvice")).toEqual({ action: "post", kind: "card_refund", debit: "scheme", credit: "customer" });
+    expect(processingRuleOf(withCode("310000"), "authorization")).toEqual({ action: "balance" });
+  });
+
+  it("has no rule for an unlisted code, a listed code in another message kind, or a field 3 that is not six digits", () => {
+    expect(processingRuleOf(withCode("400000"), "authorization")).toBeUndefined();
+    expect(processingRuleOf(withCode("310000"), "financial")).toBeUndefined();
+    expect(processingRuleOf(withCode("00000"), "authorization")).toBeUndefined();
+  });
+
+  it("reads an absent field 3 as a purchase", () => {
+    expect(processingRuleOf(withCode(undefined), "financial")).toMatchObject({ action: "post", kind: "card_posting" });
+  });
+
+  it("refuses a table whose rule moves money between two accounts other than the card's", () => {
+    const file = { unsupportedResponse: "12", codes: { "50": { name: "bill payment", financial: { action: "post", kind: "x", debit: "scheme", credit: "holds" } } } };
+    expect(() => loadProcessingCodes(file)).toThrow(/moves money on the card's account/);
+  });
+
+  it("refuses a table whose unsupported answer is not a response code", () => {
+    expect(() => loadProcessingCodes({ unsupportedResponse: "X9", codes: {} })).toThrow(/response-code table/);
+  });
+
+  it("writes field 54 as account type, amount type 02, currency, sign and twelve digits", () => {
+    expect(availableBalanceAmount(withCode("312000"), "978", 12_345n)).toBe("2002978C000000012345");
+    expect(availableBalanceAmount(withCode("310000"), "840", -5n)).toBe("0002840D000000000005");
+  });
+});
+
+describe("field 95, replacement amounts", () => {
+  it("reads the actual transaction amount of a partial reversal", () => {
+    expect(replacementAmountOf(withCode("000000", { 95: replacementAmountsField(6_000n) }))).toEqual({ kind: "actual", actualMinor: 6_000n });
+  });
+
+  it("reads an absent or all-zero field 95 as a full reversal", () => {
+    expect(replacementAmountOf(withCode("000000"))).toEqual({ kind: "absent" });
+    expect(replacementAmountOf(withCode("000000", { 95: replacementAmountsField(0n) }))).toEqual({ kind: "absent" });
+  });
+
+  it("reports a field 95 that is not two amounts and two signed fees as malformed", () => {
+    expect(replacementAmountOf(withCode("000000", { 95: "000000006000000000006000X00000000C00000000" }))).toEqual({ kind: "malformed" });
+    expect(replacementAmountOf(withCode("000000", { 95: "6000" }))).toEqual({ kind: "malformed" });
+  });
+});
