@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { availableBalanceAmount, loadProcessingCodes, processingRuleOf } from "../../src/gateway/processing-codes.ts";
 import { replacementAmountOf, replacementAmountsField } from "../../src/gateway/replacement-amounts.ts";
@@ -56,5 +57,24 @@ describe("field 95, replacement amounts", () => {
   it("reports a field 95 that is not two amounts and two signed fees as malformed", () => {
     expect(replacementAmountOf(withCode("000000", { 95: "000000006000000000006000X00000000C00000000" }))).toEqual({ kind: "malformed" });
     expect(replacementAmountOf(withCode("000000", { 95: "6000" }))).toEqual({ kind: "malformed" });
+  });
+});
+
+describe("field 3 and field 95 readers on arbitrary input (property-based)", () => {
+  it("give a rule or none, and a replacement amount or malformed, for any field content, never an exception", () => {
+    const kinds = ["authorization", "authorizationAdvice", "financial", "financialAdvice"] as const;
+    fc.assert(fc.property(fc.string({ maxLength: 60 }), fc.string({ maxLength: 60 }), (field3, field95) => {
+      const message = withCode(field3, { 95: field95 });
+      const rule = processingRuleOf(message, "authorization");
+      expect(rule === undefined || ["post", "approve", "balance"].includes(rule.action)).toBe(true);
+      for (const kind of kinds) processingRuleOf(message, kind);
+      expect(["absent", "actual", "malformed"]).toContain(replacementAmountOf(message).kind);
+    }), { numRuns: 1_000 });
+  });
+
+  it("read back the actual amount they wrote, for any amount field 95 holds", () => {
+    fc.assert(fc.property(fc.bigInt({ min: 1n, max: 999_999_999_999n }), (actualMinor) => {
+      expect(replacementAmountOf(withCode("000000", { 95: replacementAmountsField(actualMinor) }))).toEqual({ kind: "actual", actualMinor });
+    }), { numRuns: 500 });
   });
 });
