@@ -2,7 +2,9 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { availableBalanceAmount, loadProcessingCodes, processingRuleOf } from "../../src/gateway/processing-codes.ts";
 import { replacementAmountOf, replacementAmountsField } from "../../src/gateway/replacement-amounts.ts";
-import type { Message } from "../../src/protocols/iso8583/index.ts";
+import {
+  iso87AsciiDictionary, iso87BinaryDictionary, jposIso87aDictionary, jposIso87bDictionary, pack, unpack, type Message,
+} from "../../src/protocols/iso8583/index.ts";
 
 function withCode(code: string | undefined, extra: Record<number, string> = {}): Message {
   const fields: Record<number, string> = { ...extra };
@@ -76,5 +78,20 @@ describe("field 3 and field 95 readers on arbitrary input (property-based)", () 
     fc.assert(fc.property(fc.bigInt({ min: 1n, max: 999_999_999_999n }), (actualMinor) => {
       expect(replacementAmountOf(withCode("000000", { 95: replacementAmountsField(actualMinor) }))).toEqual({ kind: "actual", actualMinor });
     }), { numRuns: 500 });
+  });
+});
+
+describe("the new response and request fields on the wire", () => {
+  // moov-io's spec87ascii defines no field 95 (as moov's own spec): it reads traces, it is no endpoint's layout.
+  const dictionaries = [iso87AsciiDictionary, iso87BinaryDictionary, jposIso87aDictionary, jposIso87bDictionary];
+
+  it.each(dictionaries.map((d) => [d.name, d] as const))("a balance answer (field 54) and a partial reversal (field 95) pack and read back with %s", (_name, dictionary) => {
+    const answer: Message = { mti: "0110", fields: { 3: "312000", 11: "000123", 39: "00", 54: availableBalanceAmount(withCode("312000"), "978", 98_765n) } };
+    const reversal: Message = { mti: "0400", fields: { 3: "000000", 4: "000000010000", 11: "000124", 95: replacementAmountsField(6_000n) } };
+    for (const message of [answer, reversal]) {
+      const packed = pack(message, dictionary);
+      if (!packed.ok) throw new Error(packed.error.message);
+      expect(unpack(packed.value, dictionary)).toEqual({ ok: true, value: message });
+    }
   });
 });
