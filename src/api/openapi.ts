@@ -38,6 +38,12 @@ const reviewItem = {
     kind: { type: "string" }, amount_minor: { type: "string" }, currency: { type: "string" }, matched_ref: { type: ["string", "null"] },
     decision_reason: { type: ["string", "null"] }, operator: { type: ["string", "null"] }, decided_at: { type: ["string", "null"] },
     transfer_key: { type: ["string", "null"] }, compensation_key: { type: ["string", "null"] }, created_at: { type: "string" },
+    detail: { type: ["string", "null"], description: "why it was held, as the ingest outcome says it" },
+    matched_file: {
+      type: ["object", "null"],
+      description: "the other file whose record caused this item: an originator reusing a trace in another file shows its name and creation time (ACH header), so apply_as_new can be told from replace",
+      properties: { file_id: { type: "string" }, name: { type: "string" }, created: { type: ["string", "null"] }, received_at: { type: "string" }, record_index: { type: "integer" } },
+    },
   },
 };
 

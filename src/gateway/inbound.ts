@@ -1,17 +1,17 @@
 import type { CardKeys } from "../cards/card-key.ts";
-import { gatewayAccounts, routeCard, type CardRoute } from "../cards/cards.ts";
+import { routeCard } from "../cards/cards.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { sqlState, withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEvents } from "../dedup/dedup-event.ts";
-import { findAccount } from "../ledger/accounts.ts";
-import { postTransfer } from "../ledger/post-transfers.ts";
-import type { Leg } from "../ledger/transfer.ts";
 import { currencyByNumeric } from "../protocols/iso4217/currency.ts";
 import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
 import { isSourcePaused } from "../incidents/source-pause.ts";
+import { decideOriginal, undoOriginal, type Amount, type OriginalForReversal, type UndoOutcome } from "./inbound-postings.ts";
+import { processingRuleOf, type MessageKind } from "./processing-codes.ts";
+import { replacementAmountOf } from "./replacement-amounts.ts";
 import {
   authorizationIdOf, buildResponse, expectsResponse, fingerprintOf, identityOf, isRepeatMti, mtiClassOf, naturalKeyOf,
-  originalIdentityOf, panOf, replayedResponse, storableFields, textField, type ResponseCodeName,
+  originalIdentityOf, panOf, replayedResponse, storableFields, textField,
 } from "./messages.ts";
 
 /**
@@ -37,7 +37,7 @@ export interface InboundResult {
   naturalKey?: string;
 }
 
-type OriginalKind = "authorization" | "authorizationAdvice" | "financial" | "financialAdvice";
+type OriginalKind = MessageKind;
 const originalKinds: Readonly<Record<string, OriginalKind>> = {
   "010": "authorization", "012": "authorizationAdvice", "020": "financial", "022": "financialAdvice",
 };
@@ -68,13 +68,8 @@ interface StoredRow {
   natural_key: string;
 }
 
-interface Amount {
-  amountMinor: bigint;
-  currency: string;
-}
-
-function amountOf(message: Message): Amount | undefined {
-  const amount = textField(message, 4);
+function amountOf(message: Message, absentIsZero = false): Amount | undefined {
+  const amount = textField(message, 4) ?? (absentIsZero ? "0" : undefined);
   const currency = currencyByNumeric(textField(message, 49) ?? "");
   if (amount === undefined || !/^\d{1,12}$/.test(amount) || currency === undefined) return undefined;
   return { amountMinor: BigInt(amount), currency: currency.code };
@@ -97,7 +92,8 @@ async function inTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T>): Promi
 
 async function handleOriginal(deps: InboundDependencies, message: Message, context: InboundContext, kind: OriginalKind): Promise<InboundResult> {
   const identity = identityOf(message);
-  const amount = amountOf(message);
+  // A balance inquiry may leave field 4 out: it asks, it moves nothing.
+  const amount = amountOf(message, processingRuleOf(message, kind)?.action === "balance");
   const pan = panOf(message);
   if (identity === undefined || pan === undefined) return { response: buildResponse(message, "formatError"), decision: "required_field_missing" };
   if (amount === undefined) return { response: buildResponse(message, "invalidAmount"), decision: "amount_or_currency_invalid" };
@@ -109,7 +105,10 @@ async function handleOriginal(deps: InboundDependencies, message: Message, conte
   const tenantId = route.tenantId;
   const naturalKey = naturalKeyOf(identity);
   const rrn = textField(message, 37);
-  const fingerprint = fingerprintOf([identity.mtiClass, route.card.cardHash, amount.amountMinor.toString(), amount.currency]);
+  // The transaction type is part of what a message says (a refund is not a purchase); purchases keep
+  // the fingerprint they had before processing codes were served, so stored rows still match.
+  const transactionType = (textField(message, 3) ?? "00").slice(0, 2);
+  const fingerprint = fingerprintOf([identity.mtiClass, route.card.cardHash, amount.amountMinor.toString(), amount.currency, ...(transactionType === "00" ? [] : [`type:${transactionType}`])]);
   const position = positionOf(message);
 
   return inTransaction(deps.pool, async (tx) => {
@@ -135,7 +134,8 @@ async function handleOriginal(deps: InboundDependencies, message: Message, conte
     if (reversal.rows[0] !== undefined) {
       await recordDedupEvents(tx, [{ tenantId, channel: "iso8583", scope: context.connection, dedupKey: naturalKey, reason: "original_after_reversal", originalRef: reversal.rows[0].natural_key, position }]);
     }
-    const extra: Record<number, FieldValue> = decided.code === "approved" && kind === "authorization" ? { 38: authorizationIdOf(naturalKey) } : {};
+    const authorizationId: Record<number, FieldValue> = decided.code === "approved" && kind === "authorization" ? { 38: authorizationIdOf(naturalKey) } : {};
+    const extra = { ...authorizationId, ...("extra" in decided ? decided.extra : {}) };
     const response = buildResponse(message, decided.code, extra);
     await tx.query(
       `INSERT INTO iso8583_inbound (tenant_id, natural_key, mti_class, retrieval_reference_number, mti, fingerprint, card_hash, account_id,
@@ -157,48 +157,6 @@ async function selectOriginal(db: Queryable, tenantId: string, where: string, va
   return rows[0];
 }
 
-type OriginalOutcome = "held" | "posted" | "posted_to_suspense" | "declined";
-interface OriginalDecision {
-  outcome: OriginalOutcome;
-  code: ResponseCodeName;
-  effectKey: string | null;
-  accountId: string | null;
-}
-
-const declined = (code: ResponseCodeName, accountId: string | null = null): OriginalDecision => ({ outcome: "declined", code, effectKey: null, accountId });
-
-async function decideOriginal(tx: Tx, kind: OriginalKind, tenantId: string, naturalKey: string, route: CardRoute, amount: Amount, message: Message): Promise<OriginalDecision> {
-  if (route.kind !== "card") return declined("unknownCard");
-  const account = await findAccount(tx, tenantId, route.accountId);
-  if (account === undefined || account.currency !== amount.currency) return declined("invalidTransaction", route.accountId);
-  // Processing code (DE 3) positions 1-2: 0x are debits (purchase, cash...); credits, inquiries and
-  // transfers are not served by this issuer.
-  if (!(textField(message, 3) ?? "000000").startsWith("0")) return declined("invalidTransaction", route.accountId);
-  const isHold = kind === "authorization" || kind === "authorizationAdvice";
-  const isAdvice = kind === "authorizationAdvice" || kind === "financialAdvice";
-  if (amount.amountMinor === 0n) return { outcome: isHold ? "held" : "posted", code: isAdvice ? "acknowledged" : "approved", effectKey: null, accountId: route.accountId };
-
-  const effectKey = `${naturalKey}:${isHold ? "hold" : "posting"}`;
-  const credited = isHold ? gatewayAccounts.holds(amount.currency) : gatewayAccounts.scheme(amount.currency);
-  const transferOf = (debited: string) => ({
-    tenantId, transferKey: effectKey, kind: isHold ? "card_hold" : "card_posting", valueDate: new Date().toISOString().slice(0, 10),
-    sourceRef: `iso8583:${message.mti}:${naturalKey}`,
-    legs: [
-      { accountId: debited, direction: "D", amountMinor: amount.amountMinor, currency: amount.currency },
-      { accountId: credited, direction: "C", amountMinor: amount.amountMinor, currency: amount.currency },
-    ] satisfies Leg[],
-  });
-  const posted = await postTransfer(tx, transferOf(route.accountId));
-  if (posted.ok) return { outcome: isHold ? "held" : "posted", code: isAdvice ? "acknowledged" : "approved", effectKey, accountId: route.accountId };
-  if (posted.error.code !== "LEDGER_INSUFFICIENT_FUNDS") throw new Error(`card ${kind} refused by the ledger: ${posted.error.code}`);
-  if (!isAdvice) return declined("insufficientFunds", route.accountId);
-  // An advice reports what the scheme already decided in our stead: it is applied as advised. A
-  // customer account cannot go below zero, so what it cannot cover waits in suspense for review.
-  const toSuspense = await postTransfer(tx, transferOf(gatewayAccounts.suspense(amount.currency)));
-  if (!toSuspense.ok) throw new Error(`card advice refused by the ledger: ${toSuspense.error.code}`);
-  return { outcome: "posted_to_suspense", code: "acknowledged", effectKey, accountId: route.accountId };
-}
-
 // ---------------------------------------------------------------------------------------------
 // Reversals: matched to the original through field 90, at most one per original.
 
@@ -208,15 +166,6 @@ interface ReversalRow {
   response_mti: string;
   response_fields: Record<string, FieldValue>;
   effect_key: string | null;
-}
-
-interface OriginalForReversal {
-  outcome: string;
-  effect_key: string | null;
-  account_id: string | null;
-  amount_minor: bigint;
-  currency: string | null;
-  mti_class: string;
 }
 
 async function handleReversal(deps: InboundDependencies, message: Message, context: InboundContext): Promise<InboundResult> {
@@ -242,7 +191,11 @@ async function handleReversal(deps: InboundDependencies, message: Message, conte
   const amountText = textField(message, 4) ?? "";
   if (!/^\d{1,12}$/.test(amountText)) return { response: buildResponse(message, "invalidAmount"), decision: "amount_invalid" };
   const amountMinor = BigInt(amountText);
-  const fingerprint = fingerprintOf(["reversal", cardHash, amountMinor.toString(), textField(message, 49) ?? ""]);
+  const replacement = replacementAmountOf(message);
+  if (replacement.kind === "malformed") return { response: buildResponse(message, "formatError"), decision: "replacement_amounts_malformed" };
+  // A partial reversal's actual amount is part of what it says: another actual amount is another reversal.
+  const actualMinor = replacement.kind === "actual" ? replacement.actualMinor : undefined;
+  const fingerprint = fingerprintOf(["reversal", cardHash, amountMinor.toString(), textField(message, 49) ?? "", ...(actualMinor === undefined ? [] : [`actual:${actualMinor}`])]);
   const position = positionOf(message);
 
   return inTransaction(deps.pool, async (tx) => {
@@ -265,46 +218,33 @@ async function handleReversal(deps: InboundDependencies, message: Message, conte
       [tenantId, originalKey],
     );
     const originalRow = found.rows[0];
-    let outcome: "released" | "reversed" | "nothing_to_reverse" | "orphan";
+    // Field 95 can only lower the transaction's amount: an actual amount above the original's is refused, recording nothing.
+    if (originalRow !== undefined && actualMinor !== undefined && actualMinor > BigInt(originalRow.amount_minor)) {
+      return { response: buildResponse(message, "invalidAmount"), decision: "reversal_actual_above_original", tenantId, naturalKey };
+    }
+    const undoMinor = originalRow === undefined ? 0n : BigInt(originalRow.amount_minor) - (actualMinor ?? 0n);
+    let outcome: UndoOutcome | "nothing_to_reverse" | "orphan";
     let effectKey: string | null = null;
     if (originalRow === undefined) {
       outcome = "orphan";
       await recordDedupEvents(tx, [{ tenantId, channel: "iso8583", scope: context.connection, dedupKey: `reversal-of:${originalKey}`, reason: "orphan", position }]);
-    } else if (originalRow.effect_key === null) {
+    } else if (originalRow.effect_key === null || undoMinor === 0n) {
       outcome = "nothing_to_reverse";
     } else {
-      const undo = await undoOriginal(tx, tenantId, originalKey, originalRow, message);
+      const undo = await undoOriginal(tx, tenantId, originalKey, { ...originalRow, effect_key: originalRow.effect_key }, undoMinor, message);
       outcome = undo.outcome;
       effectKey = undo.effectKey;
     }
     const response = buildResponse(message, "acknowledged");
     await tx.query(
-      `INSERT INTO iso8583_inbound_reversal (tenant_id, original_key, natural_key, mti, fingerprint, amount_minor, outcome, response_code, response_mti, response_fields, effect_key, connection)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+      `INSERT INTO iso8583_inbound_reversal (tenant_id, original_key, natural_key, mti, fingerprint, amount_minor, outcome, response_code, response_mti, response_fields, effect_key, connection,
+         actual_minor, undone_minor)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
       [tenantId, originalKey, naturalKey, message.mti, fingerprint, amountMinor.toString(), outcome, response.fields[39], response.mti,
-        JSON.stringify(storableFields(response)), effectKey, context.connection],
+        JSON.stringify(storableFields(response)), effectKey, context.connection, actualMinor?.toString() ?? null, effectKey === null ? "0" : undoMinor.toString()],
     );
     return { response, decision: `reversal_${outcome}`, tenantId, naturalKey };
   });
-}
-
-/** The reverse of the original's transfer, under its own key derived from the original's key. */
-async function undoOriginal(tx: Tx, tenantId: string, originalKey: string, original: OriginalForReversal, message: Message): Promise<{ outcome: "released" | "reversed"; effectKey: string }> {
-  const currency = original.currency ?? "";
-  const isHold = original.mti_class === "010" || original.mti_class === "012";
-  const customerSide = original.outcome === "posted_to_suspense" ? gatewayAccounts.suspense(currency) : original.account_id ?? "";
-  const otherSide = isHold ? gatewayAccounts.holds(currency) : gatewayAccounts.scheme(currency);
-  const effectKey = `${originalKey}:${isHold ? "release" : "reversal"}`;
-  const posted = await postTransfer(tx, {
-    tenantId, transferKey: effectKey, kind: isHold ? "card_hold_release" : "card_reversal", valueDate: new Date().toISOString().slice(0, 10),
-    sourceRef: `iso8583:${message.mti}:${originalKey}`,
-    legs: [
-      { accountId: otherSide, direction: "D", amountMinor: original.amount_minor, currency },
-      { accountId: customerSide, direction: "C", amountMinor: original.amount_minor, currency },
-    ],
-  });
-  if (!posted.ok) throw new Error(`reversal refused by the ledger: ${posted.error.code}`);
-  return { outcome: isHold ? "released" : "reversed", effectKey };
 }
 
 /** Where a message came from, for dedup_event.position: identifiers only. */

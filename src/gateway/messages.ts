@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { assert } from "../assert.ts";
 import { alwaysSensitiveFields, responseCode, type FieldValue, type Message, type Subfields } from "../protocols/iso8583/index.ts";
 import responseEcho from "../../protocols/iso8583/response-echo.json" with { type: "json" };
+import { unsupportedProcessingResponse } from "./processing-codes.ts";
 
 /**
  * What the gateway reads from and writes into ISO 8583 messages: natural keys, the response
@@ -125,7 +126,8 @@ export const decisionCodes = {
   insufficientFunds: "51",
   unknownCard: "14",
   unknownIssuer: "15",
-  invalidTransaction: "12",        // a processing code or currency this issuer does not serve
+  invalidTransaction: "12",        // a currency this issuer does not serve on the card's account
+  unsupportedProcessingCode: unsupportedProcessingResponse, // DE 3 not in protocols/iso8583/processing-codes.json (12)
   invalidAmount: "13",
   refusedAfterReversal: "05",      // the original arrived after its reversal: never held
   duplicateTransmission: "94",     // same natural key, different amount or card

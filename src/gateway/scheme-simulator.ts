@@ -2,6 +2,7 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
 import { FramedSocket, type Codec } from "./framed-socket.ts";
 import { buildResponse, expectsResponse, originalDataElements, responseMtiOf, textField } from "./messages.ts";
+import { replacementAmountsField } from "./replacement-amounts.ts";
 
 /**
  * A card scheme for tests and for trying the gateway by hand (`clearline scheme-sim`). As an
@@ -53,7 +54,7 @@ export function cardRequest(request: CardRequest): Message {
 }
 
 /** A reversal (0400, or 0401/0420/0421) of `original`, with its own STAN; field 90 names the original. */
-export function reversalOf(original: Message, options: { stan: number; mti?: string; transmission?: string; withPan?: boolean }): Message {
+export function reversalOf(original: Message, options: { stan: number; mti?: string; transmission?: string; withPan?: boolean; actualMinor?: bigint }): Message {
   const transmission = options.transmission ?? transmissionNow();
   const fields: Record<number, FieldValue> = {};
   for (const fieldNumber of [2, 3, 4, 32, 33, 37, 41, 42, 49]) {
@@ -63,6 +64,8 @@ export function reversalOf(original: Message, options: { stan: number; mti?: str
   fields[7] = transmission;
   fields[11] = String(options.stan).padStart(6, "0");
   fields[90] = originalDataElements(original);
+  // A partial reversal: the transaction stands at the actual amount (field 95).
+  if (options.actualMinor !== undefined) fields[95] = replacementAmountsField(options.actualMinor);
   return { mti: options.mti ?? "0400", fields };
 }
 

@@ -10,6 +10,7 @@ import { postTransfers } from "../ledger/post-transfers.ts";
 import type { Direction, Transfer } from "../ledger/transfer.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
+import { achFileCreationOfKey } from "../normalize/from-ach.ts";
 import { postingRuleFor, reversalFor, transferFor, transferKeyOf, type PartnerAccounts, type PostingRule } from "../normalize/posting-rules.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
 import { describePayment, relateByUetr, uetrRules, type PaymentContent } from "../normalize/uetr-rules.ts";
@@ -181,8 +182,10 @@ function compareText(a: string, b: string): number {
 async function compareRepeats(tx: Tx, context: ChunkContext, decisions: Decision[], fresh: Set<Decision>): Promise<void> {
   const repeats = open(decisions).filter((d) => !fresh.has(d));
   if (repeats.length === 0) return;
-  const { rows } = await tx.query<{ natural_key: string; fingerprint: string; transfer_key: string | null; file_id: string; record_index: number }>(
-    "SELECT natural_key, fingerprint, transfer_key, file_id, record_index FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = ANY($2::text[])",
+  const { rows } = await tx.query<{ natural_key: string; fingerprint: string; transfer_key: string | null; file_id: string; record_index: number; original_name: string | null; identity_key: string | null }>(
+    `SELECT k.natural_key, k.fingerprint, k.transfer_key, k.file_id, k.record_index, f.original_name, f.identity_key
+       FROM ingest_record_key k LEFT JOIN ingest_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id
+      WHERE k.tenant_id = $1 AND k.natural_key = ANY($2::text[])`,
     [context.tenantId, [...new Set(repeats.map((d) => (d.record as CanonicalRecord).naturalKey))]],
   );
   const stored = new Map(rows.map((r) => [r.natural_key, r]));
@@ -203,7 +206,9 @@ async function compareRepeats(tx: Tx, context: ChunkContext, decisions: Decision
     } else {
       decision.outcome = "conflict";
       decision.code = "INGEST_RECORD_CONFLICT";
-      decision.detail = `key first seen in ${first.file_id} record ${first.record_index} with other content`;
+      // Names the other file (name, creation time) so an operator can tell a correction from a reused trace.
+      const created = achFileCreationOfKey(first.identity_key ?? "");
+      decision.detail = `key first seen in ${first.original_name ?? first.file_id} (${first.file_id}${created ? `, created ${created}` : ""}) record ${first.record_index} with other content`;
       decision.review = { reason: "conflict", matchedRef: decision.originalRef };
     }
   }

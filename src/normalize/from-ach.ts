@@ -38,6 +38,21 @@ export function achFileIdentity(fileHeader: AchRecord): AchFileIdentity {
 }
 
 /**
+ * The file creation date and time (header fields 9 and 10) back from an ACH file identity key, as
+ * "YYYY-MM-DD HH:MM" (time left out when blank); undefined for a key that is not an ACH file's.
+ * Shown to an operator deciding on a review item that another file caused.
+ */
+export function achFileCreationOfKey(identityKey: string): string | undefined {
+  const parts = identityKey.split(":");
+  if (parts[0] !== "ach-file" || parts.length !== 6) return undefined;
+  const date = /^(\d\d)(\d\d)(\d\d)$/.exec(parts[3] ?? "");
+  if (!date) return undefined;
+  const day = `20${date[1]}-${date[2]}-${date[3]}`;
+  const time = /^(\d\d)(\d\d)$/.exec(parts[4] ?? "");
+  return time ? `${day} ${time[1]}:${time[2]}` : day;
+}
+
+/**
  * What a return or NOC and its original both know: the original's trace and RDFI. A forward
  * entry carries its own link key; a return names its original's through `original`. The RDFI in
  * a return's addenda can be wrong, so the pipeline also looks the original up by trace alone,

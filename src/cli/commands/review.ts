@@ -49,7 +49,7 @@ export function registerReviewCommands(program: Command): void {
       });
       if (options.json) return printJson(listed);
       for (const item of listed.items) {
-        printLine(`${item.review_id}  ${item.reason.padEnd(8)} ${item.state.padEnd(8)} ${item.kind} ${item.amount_minor} ${item.currency}  ${item.natural_key}  file ${item.file_id} ${item.position ?? `#${item.record_index}`}${item.matched_ref ? `  matches ${item.matched_ref}` : ""}${item.decision_reason ? `  reason: ${item.decision_reason}` : ""}${item.operator ? ` (${item.operator})` : ""}`);
+        printLine(`${item.review_id}  ${item.reason.padEnd(8)} ${item.state.padEnd(8)} ${item.kind} ${item.amount_minor} ${item.currency}  ${item.natural_key}  file ${item.file_id} ${item.position ?? `#${item.record_index}`}${item.matched_ref ? `  matches ${item.matched_ref}` : ""}${item.matched_file ? `  other file ${item.matched_file.name}${item.matched_file.created ? ` created ${item.matched_file.created}` : ""}` : ""}${item.decision_reason ? `  reason: ${item.decision_reason}` : ""}${item.operator ? ` (${item.operator})` : ""}`);
       }
       if (listed.suspense.length > 0) printLine(`posted to suspense (counterparty unresolved): ${listed.suspense.length}`);
       for (const s of listed.suspense) printLine(`  ${s.file_id} ${s.position}  ${s.amount_minor} ${s.currency}  ${s.natural_key}  ${s.detail}`);

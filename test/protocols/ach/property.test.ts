@@ -1,5 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { isErrorCode } from "../../../src/errors/catalog.ts";
+import { inspectAch } from "../../../src/normalize/inspect-ach.ts";
 import { parseAch, validateAch } from "../../../src/protocols/ach/reader.ts";
 import { expectations, fixture } from "./support.ts";
 
@@ -49,5 +51,36 @@ describe("ACH reader on hostile input (property-based)", () => {
         expect(streamed.findings.map((f) => f.code)).toEqual(whole.findings.map((f) => f.code));
         expect(streamed.entryCount).toBe(whole.entryCount);
       }), { numRuns: 200 });
+  });
+
+  // The leniencies of decision 0006: files without line breaks (94-byte blocks) and zero files. An
+  // inserted or deleted byte shifts every later block, which set-only mutations never do.
+  const lenient = ["no-line-breaks.ach", "no-line-breaks-trailing-newline.ach", "blocked-10-records-per-line.ach", "zero-file.ach", "trace-reused-across-batches.ach"].map((name) => fixture(name));
+  const edit = fc.record({ kind: fc.constantFrom("set", "insert", "delete"), at: fc.nat(), byte: fc.integer({ min: 0, max: 255 }) });
+  function edited(sample: Buffer, edits: Array<{ kind: string; at: number; byte: number }>): Buffer {
+    let bytes = Buffer.from(sample);
+    for (const { kind, at, byte } of edits) {
+      const where = bytes.length === 0 ? 0 : at % (bytes.length + 1);
+      if (kind === "set" && where < bytes.length) bytes[where] = byte;
+      else if (kind === "insert") bytes = Buffer.concat([bytes.subarray(0, where), Buffer.from([byte]), bytes.subarray(where)]);
+      else bytes = Buffer.concat([bytes.subarray(0, where), bytes.subarray(where + 1)]);
+    }
+    return bytes;
+  }
+
+  it("answers files without line breaks and zero files with bytes inserted, deleted or changed with findings or records", () => {
+    fc.assert(fc.property(fc.integer({ min: 0, max: lenient.length - 1 }), fc.array(edit, { minLength: 1, maxLength: 6 }), (which, edits) => {
+      readsToAnAnswer(edited(lenient[which]!, edits));
+    }), { numRuns: 600 });
+  });
+
+  it("inspects every edited file to a report whose findings carry catalog codes, never an exception", () => {
+    const all = [...samples, ...lenient];
+    fc.assert(fc.property(fc.integer({ min: 0, max: all.length - 1 }), fc.array(edit, { minLength: 1, maxLength: 6 }), (which, edits) => {
+      const report = inspectAch(edited(all[which]!, edits));
+      expect(report.contentHash).toMatch(/^[0-9a-f]{64}$/);
+      expect(report.recordCount).toBeGreaterThanOrEqual(report.records.length);
+      for (const found of report.findings) expect(isErrorCode(found.code)).toBe(true);
+    }), { numRuns: 400 });
   });
 });
