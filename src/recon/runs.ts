@@ -79,7 +79,7 @@ export async function runReconciliation(
   return ok(stored);
 }
 
-async function storeRun(tx: Tx, tenantId: string, summary: RunSummary, results: MatchResult[], currency: string, rulesVersion: string): Promise<RunSummary> {
+export async function storeRun(tx: Tx, tenantId: string, summary: RunSummary, results: MatchResult[], currency: string, rulesVersion: string): Promise<RunSummary> {
   const inserted = await tx.query(
     `INSERT INTO recon_run (tenant_id, run_id, account_id, period_from, period_to, rules_version, matched, counts)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, run_id) DO NOTHING`,
