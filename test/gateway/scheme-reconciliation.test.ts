@@ -123,16 +123,16 @@ describe("ISO 8583 reconciliation messages on the scheme endpoint", () => {
   });
 
   it("answers a 0500 for a BIN nobody issues with 15 and records nothing", async () => {
-    const request = reconciliationRequest({ debits: [0, 0n], debitReversals: [0, 0n] });
-    request.fields[100] = "999999";
+    const base = reconciliationRequest({ debits: [0, 0n], debitReversals: [0, 0n] });
+    const request: Message = { ...base, fields: { ...base.fields, 100: "999999" } };
     const response = await client.request(request);
     expect(response.fields[39]).toBe("15");
     expect(await recorded(String(request.fields[11]))).toEqual([]);
   });
 
   it("answers a 0500 without its totals with a format error (30)", async () => {
-    const request = reconciliationRequest({ debits: [3, 4_200n], debitReversals: [1, 700n] });
-    delete request.fields[88];
+    const { 88: _omitted, ...fields } = reconciliationRequest({ debits: [3, 4_200n], debitReversals: [1, 700n] }).fields;
+    const request: Message = { mti: "0500", fields };
     const response = await client.request(request);
     expect(response.mti).toBe("0510");
     expect(response.fields[39]).toBe("30");
