@@ -8,7 +8,7 @@ import { refreshReconMetrics } from "./recon-metrics.ts";
 import { storeRun, type RunSummary } from "./runs.ts";
 import {
   categorySign, mismatchedCategories, netOf, ourRecords, totalsAgree, totalsCategories, totalsJson, totalsOf,
-  type CategoryRecord, type SettlementTotals,
+  type CategoryRecord, type SettlementTotals, type TotalsCategory,
 } from "./scheme-totals.ts";
 
 /**
@@ -73,9 +73,14 @@ export async function reconcileSchemeTotals(pool: Pool, message: SchemeTotalsMes
   return outcome;
 }
 
-/** Their side of one category: one item per settlement date, currency and category, so a later message for the date finds the same difference. */
-function itemKeyOf(message: SchemeTotalsMessage, part: string): string {
-  return `iso8583-totals:${message.settlementDate}:${message.currency}:${part}`;
+/**
+ * Their side of one category: one item per settlement date, currency, category and what they
+ * claim for it, so a later message with the same claim finds the same difference, and a new
+ * claim is a new difference (its delta is the new one) while the old one is resolved.
+ */
+function itemKeyOf(message: SchemeTotalsMessage, part: TotalsCategory | "net"): string {
+  const claim = part === "net" ? `${message.theirs.netMinor ?? 0n}` : `${message.theirs[part].count}x${message.theirs[part].amountMinor}`;
+  return `iso8583-totals:${message.settlementDate}:${message.currency}:${part}:${claim}`;
 }
 
 /** The reason of a category that does not agree: nothing of ours, nothing of theirs, or counts/amounts apart. */

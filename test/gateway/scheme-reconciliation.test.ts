@@ -4,9 +4,10 @@ import { gatewayAccounts } from "../../src/cards/cards.ts";
 import type { InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
 import { cardRequest, reversalOf, transmissionNow, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
 import type { Message } from "../../src/protocols/iso8583/index.ts";
+import { correctDifference } from "../../src/recon/differences.ts";
 import { showRun } from "../../src/recon/runs.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "./support.ts";
+import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "./support.ts";
 
 /**
  * ISO 8583 reconciliation over a real socket: the scheme sends its totals for a settlement date
@@ -91,9 +92,23 @@ describe("ISO 8583 reconciliation messages on the scheme endpoint", () => {
     expect(run?.differences.amount_differs).toBe(1);
     expect(run?.matched).toBe(1);
     const differs = run?.results.find((r) => r.outcome === "amount_differs");
-    expect(differs).toMatchObject({ rule: "scheme-totals", itemKeys: [`iso8583-totals:${today}:EUR:debits`], theirsMinor: "-4201", oursMinor: "-4200", state: "open" });
+    expect(differs).toMatchObject({ rule: "scheme-totals", itemKeys: [`iso8583-totals:${today}:EUR:debits:3x4201`], theirsMinor: "-4201", oursMinor: "-4200", state: "open" });
     expect(differs?.transferKeys).toHaveLength(3);
     expect(differs?.transferKeys.every((k) => k.endsWith(":posting"))).toBe(true);
+  });
+
+  it("corrects an out-of-balance category once: the clearing account owes the scheme what it says, the cent waits in suspense", async () => {
+    const request = reconciliationRequest({ debits: [3, 4_205n], debitReversals: [1, 700n] });
+    expect((await client.request(request)).fields[66]).toBe("2");
+    const [row] = await recorded(String(request.fields[11]));
+    const run = await showRun(db.pool, issuer.tenantId, row?.run_id ?? "", 50);
+    const differenceId = run?.results.find((r) => r.outcome === "amount_differs")?.differenceId ?? "";
+    const owedBefore = await balance(db.pool, issuer.tenantId, gatewayAccounts.scheme("EUR"));
+    const decision = { tenantId: issuer.tenantId, differenceId, reason: "scheme settles 5 more", operator: "ops" };
+    expect((await correctDifference(db.pool, decision, today)).ok).toBe(true);
+    expect((await correctDifference(db.pool, decision, today)).ok).toBe(true);
+    // The clearing account is credit-balanced (what we owe the scheme): owing 5 more is 5 lower.
+    expect(await balance(db.pool, issuer.tenantId, gatewayAccounts.scheme("EUR"))).toBe(owedBefore - 5n);
   });
 
   it("reports credits the scheme counts and we never decided as theirs_only", async () => {
@@ -102,7 +117,7 @@ describe("ISO 8583 reconciliation messages on the scheme endpoint", () => {
     expect(response.fields[66]).toBe("2");
     const [row] = await recorded(String(request.fields[11]));
     const run = await showRun(db.pool, issuer.tenantId, row?.run_id ?? "", 50);
-    expect(run?.results[0]).toMatchObject({ outcome: "theirs_only", itemKeys: [`iso8583-totals:${today}:EUR:credits`], theirsMinor: "900", oursMinor: "0", transferKeys: [] });
+    expect(run?.results[0]).toMatchObject({ outcome: "theirs_only", itemKeys: [`iso8583-totals:${today}:EUR:credits:1x900`], theirsMinor: "900", oursMinor: "0", transferKeys: [] });
     expect(run?.differences).toMatchObject({ theirs_only: 1, amount_differs: 0 });
   });
 
