@@ -164,7 +164,7 @@ function reconciliationPaths(json: (schema: z.ZodType) => Record<string, unknown
     "/v1/reconciliations/imports": {
       post: {
         summary: "Import their side for a settlement account: camt.053, camt.054 or CSV (id,date,amount,currency,reference,description) as the raw body; the same bytes again change nothing",
-        parameters: [{ name: "account", in: "query", required: true, schema: { type: "string" } }, { name: "format", in: "query", schema: { type: "string", enum: ["camt053", "camt054", "csv"] } }, { name: "name", in: "query", schema: { type: "string" } }],
+        parameters: [{ name: "account", in: "query", required: true, schema: { type: "string" } }, { name: "format", in: "query", schema: { type: "string", enum: ["camt053", "camt054", "ach", "csv"] } }, { name: "name", in: "query", schema: { type: "string" } }],
         requestBody: { required: true, content: { "application/octet-stream": { schema: { type: "string", format: "binary" } } } },
         responses: { "201": { description: "imported: items, seen before, listed twice" }, "200": { description: "the same bytes were imported before" }, ...problems({ "400": "unreadable file, with every finding and its position", "404": "no such account", "422": "not a settlement account, another currency, or a closing balance that does not add up" }) },
       },

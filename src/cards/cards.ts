@@ -100,11 +100,16 @@ export type CardRoute =
   | { kind: "unknown_card"; tenantId: string; card: CardIdentity }
   | { kind: "card"; tenantId: string; card: CardIdentity; accountId: string };
 
+/** The tenant that issues cards of this BIN: how a message without a PAN (a 0500) is routed, as a PAN's first six digits route an authorization. */
+export async function issuerTenantOf(db: Queryable, bin: string): Promise<string | undefined> {
+  const issuer = await db.query<{ tenant_id: string }>("SELECT tenant_id FROM card_issuer_bin WHERE bin = $1", [bin]);
+  return issuer.rows[0]?.tenant_id;
+}
+
 /** Inbound routing: the BIN names the tenant, the tenant's keyed hash names the card and its account. */
 export async function routeCard(db: Queryable, keys: CardKeys, pan: string): Promise<CardRoute> {
   if (!isPanWellFormed(pan)) return { kind: "unknown_issuer" };
-  const issuer = await db.query<{ tenant_id: string }>("SELECT tenant_id FROM card_issuer_bin WHERE bin = $1", [pan.slice(0, binDigits)]);
-  const tenantId = issuer.rows[0]?.tenant_id;
+  const tenantId = await issuerTenantOf(db, pan.slice(0, binDigits));
   if (tenantId === undefined) return { kind: "unknown_issuer" };
   const card = cardIdentity(keys, tenantId, pan);
   const found = await db.query<{ account_id: string }>("SELECT account_id FROM card WHERE tenant_id = $1 AND card_hash = $2", [tenantId, card.cardHash]);

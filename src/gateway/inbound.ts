@@ -13,6 +13,7 @@ import {
   authorizationIdOf, buildResponse, expectsResponse, fingerprintOf, identityOf, isRepeatMti, mtiClassOf, naturalKeyOf,
   originalIdentityOf, panOf, replayedResponse, storableFields, textField,
 } from "./messages.ts";
+import { handleReconciliation } from "./reconciliation-messages.ts";
 
 /**
  * The issuer side: one inbound message -> one decision -> one response. Every decision that has
@@ -54,6 +55,7 @@ export async function handleInbound(deps: InboundDependencies, message: Message,
   const kind = originalKinds[messageClass];
   if (kind !== undefined) return handleOriginal(deps, message, context, kind);
   if (messageClass === "040" || messageClass === "042") return handleReversal(deps, message, context);
+  if (messageClass === "050" || messageClass === "052") return handleReconciliation(deps, message, context);
   return { response: buildResponse(message, "formatError"), decision: "mti_unsupported" };
 }
 

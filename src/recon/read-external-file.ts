@@ -1,4 +1,5 @@
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
+import { readAchTotals } from "../protocols/statement/ach-totals-reader.ts";
 import { CamtStatementReader } from "../protocols/statement/camt-reader.ts";
 import { readExternalCsv } from "../protocols/statement/csv-reader.ts";
 import type { ExternalItem, ExternalStatementHead } from "../protocols/statement/external-item.ts";
@@ -28,11 +29,11 @@ export function detectExternalFormat(content: Buffer): ExternalFormat | undefine
 export async function readExternalFile(content: Buffer, format: ExternalFormat | undefined, bounds: typeof reconLimits): Promise<Result<ExternalFile, Finding[]>> {
   if (content.length > bounds.fileBytesMax) return fail([finding("RECON_ENTRIES_TOO_MANY", `the file exceeds ${bounds.fileBytesMax} bytes`, { byteOffset: bounds.fileBytesMax })]);
   const chosen = format ?? detectExternalFormat(content);
-  if (!chosen || chosen === "ach") {
-    return fail([finding("RECON_FORMAT_UNKNOWN", chosen === "ach" ? "ACH files are reconciled through their ingestion (file totals); import camt or CSV here" : "the file is neither camt.053/054 XML nor a CSV with an amount column", {})]);
-  }
+  if (!chosen) return fail([finding("RECON_FORMAT_UNKNOWN", "the file is neither camt.053/054 XML, a NACHA file, nor a CSV with an amount column", {})]);
   const read: { items: ExternalItem[]; findings: Finding[]; head?: ExternalStatementHead } =
-    chosen === "csv" ? readExternalCsv(content.toString("utf8"), bounds.itemsMax) : readCamt(content, bounds);
+    chosen === "csv" ? readExternalCsv(content.toString("utf8"), bounds.itemsMax)
+      : chosen === "ach" ? readAchTotals(content, bounds.itemsMax)
+        : readCamt(content, bounds);
   const errors = read.findings.filter((f) => f.severity === "error");
   if (errors.length > 0) return fail(errors);
   return ok({ format: chosen, items: read.items, head: read.head ?? {}, warnings: read.findings.filter((f) => f.severity !== "error") });

@@ -7,7 +7,9 @@ import { findAccount } from "../ledger/accounts.ts";
 import { reconcile, type MatchResult, type Outcome } from "./matching.ts";
 import { matchingRules, widestWindowDays, type MatchingRules } from "./matching-rules.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";
+import { leadingSetRules, prematch, prematchedCount, storePrematched } from "./set-matching.ts";
 import { ourTransfers, theirItems } from "./sides.ts";
+import { stageSides, stagedDigests } from "./staged-sides.ts";
 
 export type DifferenceReason = Exclude<Outcome, "matched" | "pending">;
 
@@ -57,29 +59,32 @@ export async function runReconciliation(
   if (account.kind !== "settlement") return fail(finding("RECON_ACCOUNT_NOT_RECONCILABLE", `account ${accountId} is a ${account.kind} account`, { field: "account" }));
 
   const window = widestWindowDays(rules);
-  const [theirs, ours] = await Promise.all([
-    theirItems(pool, tenantId, accountId, shiftDays(from, -window), shiftDays(to, window)),
-    ourTransfers(pool, tenantId, accountId, shiftDays(from, -window), shiftDays(to, window)),
-  ]);
-  if (theirs.length + ours.length > limits.recon.runItemsMax) {
-    return fail(finding("RECON_RUN_TOO_LARGE", `${theirs.length + ours.length} items over ${from}..${to}; at most ${limits.recon.runItemsMax} per run`, { field: "to" }));
+  const summary = await withTransaction(pool, async (tx) => {
+    const staged = await stageSides(tx, tenantId, accountId, shiftDays(from, -window), shiftDays(to, window));
+    if (staged.theirs + staged.ours > limits.recon.runItemsMax) return undefined;
+    await prematch(tx, leadingSetRules(rules), from, to);
+    const [theirs, ours] = [await theirItems(tx), await ourTransfers(tx)];
+    const results = reconcile(theirs, ours, rules, (date) => date >= from && date <= to);
+    const digests = await stagedDigests(tx);
+    const runId = hashOf([tenantId, accountId, from, to, rules.version, digests.theirs, "|", digests.ours], "rrn_");
+    const counted: RunSummary = { runId, accountId, from, to, matched: await prematchedCount(tx), differences: noDifferences(), dryRun: input.dryRun === true, alreadyRun: false };
+    for (const result of results) {
+      if (result.outcome === "matched") counted.matched++;
+      else counted.differences[result.outcome]++;
+    }
+    if (input.dryRun) return counted;
+    const stored = await storeRun(tx, tenantId, counted, results, account.currency, rules.version);
+    if (!stored.alreadyRun) await storePrematched(tx, tenantId, runId, results.length);
+    return stored;
+  });
+  if (summary === undefined) {
+    return fail(finding("RECON_RUN_TOO_LARGE", `more than ${limits.recon.runItemsMax} items over ${from}..${to} (with the rules' date window); split the period`, { field: "to" }));
   }
-  const results = reconcile(theirs, ours, rules, (date) => date >= from && date <= to);
-  const runId = hashOf([tenantId, accountId, from, to, rules.version,
-    ...theirs.map((i) => `${i.itemKey}=${i.amountSigned}:${i.pending ? "p" : "b"}:${i.bookingDate}`).sort(), "|",
-    ...ours.map((t) => `${t.transferKey}=${t.amountSigned}:${t.valueDate}`).sort()], "rrn_");
-  const summary: RunSummary = { runId, accountId, from, to, matched: 0, differences: noDifferences(), dryRun: input.dryRun === true, alreadyRun: false };
-  for (const result of results) {
-    if (result.outcome === "matched") summary.matched++;
-    else summary.differences[result.outcome]++;
-  }
-  if (input.dryRun) return ok(summary);
-  const stored = await withTransaction(pool, (tx) => storeRun(tx, tenantId, summary, results, account.currency, rules.version));
-  await refreshReconMetrics(pool, tenantId);
-  return ok(stored);
+  if (!input.dryRun) await refreshReconMetrics(pool, tenantId);
+  return ok(summary);
 }
 
-async function storeRun(tx: Tx, tenantId: string, summary: RunSummary, results: MatchResult[], currency: string, rulesVersion: string): Promise<RunSummary> {
+export async function storeRun(tx: Tx, tenantId: string, summary: RunSummary, results: MatchResult[], currency: string, rulesVersion: string): Promise<RunSummary> {
   const inserted = await tx.query(
     `INSERT INTO recon_run (tenant_id, run_id, account_id, period_from, period_to, rules_version, matched, counts)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, run_id) DO NOTHING`,

@@ -23,15 +23,17 @@ interface ItemRow {
   refs: string; parts: string; description: string | null; duplicate_of: string | null;
 }
 
-/** Their side: the account's external items booked (or pending) between the dates. */
-export async function theirItems(db: Queryable, tenantId: string, accountId: string, from: string, to: string): Promise<TheirItem[]> {
+/**
+ * Their side as the in-memory matcher needs it: the staged items (staged-sides.ts) that the
+ * set-based matching left unmatched.
+ */
+export async function theirItems(db: Queryable): Promise<TheirItem[]> {
   const { rows } = await db.query<ItemRow>(
     // refs and parts as plain text: parsing a text[] and a jsonb per row in the driver costs more
     // than the whole match, and most items have one reference and no parts.
     `SELECT item_key, to_char(booking_date, 'YYYY-MM-DD') AS booking_date, direction, amount_minor::text, currency, status,
             array_to_string(refs, chr(31)) AS refs, parts::text AS parts, description, duplicate_of
-       FROM recon_external_item WHERE tenant_id = $1 AND account_id = $2 AND booking_date BETWEEN $3::date AND $4::date`,
-    [tenantId, accountId, from, to],
+       FROM recon_theirs t WHERE NOT EXISTS (SELECT 1 FROM recon_prematch p WHERE p.item_key = t.item_key)`,
   );
   return rows.map((row) => {
     const sign = row.direction === "C" ? 1n : -1n;
@@ -52,36 +54,18 @@ interface TransferRow {
 }
 
 /**
- * Our side: every transfer that moved the (debit-normal) settlement account between the dates,
+ * Our side (staged, what the set-based matching left): every transfer that moved the (debit-normal) settlement account between the dates,
  * net of its entries there (a debit is money in at the bank: positive), with the references the
  * channel that made it knows: an HTTP payment's client_reference, a file record's natural key
  * and its end-to-end ids (UETR, EndToEndId, ACH trace). Reconciliation corrections are left out:
  * they answer a difference, which keeps its own state; so is a posting together with its
  * compensation when both fall in the period (they net to nothing on the account).
  */
-export async function ourTransfers(db: Queryable, tenantId: string, accountId: string, from: string, to: string): Promise<OurTransfer[]> {
+export async function ourTransfers(db: Queryable): Promise<OurTransfer[]> {
   const { rows } = await db.query<TransferRow>(
-    `WITH moved AS (
-       SELECT e.transfer_key, min(e.value_date) AS value_date, min(e.currency) AS currency,
-              sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END) AS signed_minor
-         FROM ledger_entry e
-        WHERE e.tenant_id = $1 AND e.account_id = $2 AND e.value_date BETWEEN $3::date AND $4::date
-        GROUP BY e.transfer_key
-     )
-     SELECT m.transfer_key, to_char(m.value_date, 'YYYY-MM-DD') AS value_date, m.signed_minor::text, m.currency,
-            p.client_reference, k.natural_key, k.link_id1, k.link_id2
-       FROM moved m
-       JOIN transfer t ON t.tenant_id = $1 AND t.transfer_key = m.transfer_key
-       LEFT JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = m.transfer_key
-       LEFT JOIN ingest_record_key k ON k.tenant_id = $1 AND k.transfer_key = m.transfer_key
-      WHERE t.kind <> 'recon_correction' AND m.signed_minor <> 0
-        -- A posting and its compensation both in the period cancel out in our books: the bank
-        -- never saw either (a corrected record's replacement stands for it).
-        AND NOT EXISTS (SELECT 1 FROM compensation c JOIN moved pair ON pair.transfer_key = c.compensation_key
-                         WHERE c.tenant_id = $1 AND c.compensated_key = m.transfer_key)
-        AND NOT EXISTS (SELECT 1 FROM compensation c JOIN moved pair ON pair.transfer_key = c.compensated_key
-                         WHERE c.tenant_id = $1 AND c.compensation_key = m.transfer_key)`,
-    [tenantId, accountId, from, to],
+    `SELECT o.transfer_key, to_char(o.value_date, 'YYYY-MM-DD') AS value_date, o.signed_minor::text, o.currency,
+            o.client_reference, o.natural_key, o.link_id1, o.link_id2
+       FROM recon_ours o WHERE NOT EXISTS (SELECT 1 FROM recon_prematch p WHERE p.transfer_key = o.transfer_key)`,
   );
   return rows.map((row) => ({
     transferKey: row.transfer_key, valueDate: row.value_date, amountSigned: BigInt(row.signed_minor), currency: row.currency,

@@ -11,7 +11,7 @@ import { reconDecisionBody, reconRunBody } from "../schemas.ts";
 import { jsonReply, problemReply } from "../reply.ts";
 
 const RESULT_ROWS_MAX = 10_000; // rows of a run returned at once; the counts cover the rest
-const formats = new Set(["camt053", "camt054", "csv"]);
+const formats = new Set(["camt053", "camt054", "ach", "csv"]);
 
 function refused(findings: Finding[]) {
   const first = findings[0];
@@ -30,7 +30,7 @@ export function registerReconciliationRoutes(app: FastifyInstance, deps: { pool:
     imports.post<{ Querystring: { account?: string; format?: string; name?: string } }>("/v1/reconciliations/imports", async (request, reply) => {
       const { account, format, name } = request.query;
       if (!account) return send(reply, problemReply("REQUEST_INVALID", "name the settlement account: ?account=ID"));
-      if (format !== undefined && !formats.has(format)) return send(reply, problemReply("REQUEST_INVALID", "format is camt053, camt054 or csv"));
+      if (format !== undefined && !formats.has(format)) return send(reply, problemReply("REQUEST_INVALID", "format is camt053, camt054, ach or csv"));
       const content = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const imported = await importExternalFile(deps.pool, {
         tenantId: tenantOf(request).tenantId, accountId: account, name: name ?? "upload", content, ...(format ? { format: format as ExternalFormat } : {}),

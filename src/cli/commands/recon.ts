@@ -10,7 +10,7 @@ import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
 
-const formats: readonly ExternalFormat[] = ["camt053", "camt054", "csv"];
+const formats: readonly ExternalFormat[] = ["camt053", "camt054", "ach", "csv"];
 const SHOW_ROWS_MAX = 10_000; // rows `recon show` prints; the counts cover the rest
 
 function differenceLine(d: Difference): string {

@@ -1,0 +1,85 @@
+import type { Tx } from "../db/transaction.ts";
+
+/**
+ * Both sides of one run staged in temporary tables of the run's transaction (dropped at commit),
+ * so that exact matches are found by a join in PostgreSQL and only what is left is read into
+ * memory (docs/decisions/0027, "set-based matching"). The references are the same as sides.ts
+ * gives the in-memory matcher: their reference values without the tag (never their own entry ids,
+ * svcr/ntry), and for our transfers the transfer key, the payment's client_reference, the record's
+ * natural key and its link ids without their tag.
+ *
+ *   recon_theirs (item_key, booking_date, direction, amount_minor, signed_minor, currency, status, duplicate_of, refs, parts, description)
+ *   recon_their_ref (item_key, ref)          items that rules may match: booked, not a duplicate
+ *   recon_ours (transfer_key, value_date, signed_minor, currency, client_reference, natural_key, link_id1, link_id2)
+ *   recon_ours_ref (transfer_key, ref)
+ */
+export async function stageSides(tx: Tx, tenantId: string, accountId: string, from: string, to: string): Promise<{ theirs: number; ours: number }> {
+  const theirs = await tx.query(
+    `CREATE TEMP TABLE recon_theirs ON COMMIT DROP AS
+     SELECT item_key, booking_date, direction, amount_minor, CASE direction WHEN 'C' THEN amount_minor ELSE -amount_minor END AS signed_minor, currency, status, duplicate_of, refs, parts, description
+       FROM recon_external_item WHERE tenant_id = $1 AND account_id = $2 AND booking_date BETWEEN $3::date AND $4::date`,
+    [tenantId, accountId, from, to],
+  );
+  await tx.query(
+    `CREATE TEMP TABLE recon_their_ref ON COMMIT DROP AS
+     SELECT DISTINCT t.item_key, substr(r, strpos(r, ':') + 1) AS ref
+       FROM recon_theirs t CROSS JOIN LATERAL unnest(t.refs) AS r
+      WHERE t.status = 'booked' AND t.duplicate_of IS NULL
+        AND (CASE WHEN strpos(r, ':') = 0 THEN '' ELSE split_part(r, ':', 1) END) NOT IN ('svcr', 'ntry')
+        AND length(substr(r, strpos(r, ':') + 1)) > 0`,
+  );
+  const ours = await tx.query(
+    `CREATE TEMP TABLE recon_ours ON COMMIT DROP AS
+     WITH moved AS (
+       SELECT e.transfer_key, min(e.value_date) AS value_date, min(e.currency) AS currency,
+              sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END) AS signed_minor
+         FROM ledger_entry e
+        WHERE e.tenant_id = $1 AND e.account_id = $2 AND e.value_date BETWEEN $3::date AND $4::date
+        GROUP BY e.transfer_key
+     )
+     SELECT m.transfer_key, m.value_date, m.signed_minor, m.currency, p.client_reference, k.natural_key, k.link_id1, k.link_id2
+       FROM moved m
+       JOIN transfer t ON t.tenant_id = $1 AND t.transfer_key = m.transfer_key
+       LEFT JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = m.transfer_key
+       LEFT JOIN ingest_record_key k ON k.tenant_id = $1 AND k.transfer_key = m.transfer_key
+      WHERE t.kind <> 'recon_correction' AND m.signed_minor <> 0
+        -- A posting and its compensation both in the period cancel out in our books: the bank
+        -- never saw either (a corrected record's replacement stands for it).
+        AND NOT EXISTS (SELECT 1 FROM compensation c JOIN moved pair ON pair.transfer_key = c.compensation_key
+                         WHERE c.tenant_id = $1 AND c.compensated_key = m.transfer_key)
+        AND NOT EXISTS (SELECT 1 FROM compensation c JOIN moved pair ON pair.transfer_key = c.compensated_key
+                         WHERE c.tenant_id = $1 AND c.compensation_key = m.transfer_key)`,
+    [tenantId, accountId, from, to],
+  );
+  await tx.query(
+    `CREATE TEMP TABLE recon_ours_ref ON COMMIT DROP AS
+     SELECT DISTINCT o.transfer_key, r AS ref
+       FROM recon_ours o
+       CROSS JOIN LATERAL unnest(ARRAY[o.transfer_key, o.client_reference, o.natural_key,
+                                       substr(o.link_id1, strpos(o.link_id1, ':') + 1), substr(o.link_id2, strpos(o.link_id2, ':') + 1)]) AS r
+      WHERE r IS NOT NULL AND length(r) > 0`,
+  );
+  // Temporary tables are never analyzed by autovacuum: without statistics the joins below are planned blind.
+  await tx.query("CREATE INDEX ON recon_ours_ref (ref)");
+  // The joins by key: a rule's single candidates are estimated few, and without these indexes a
+  // few-rows plan scans a whole side per candidate (a 100,000-entry run took minutes).
+  await tx.query("CREATE UNIQUE INDEX ON recon_theirs (item_key)");
+  await tx.query("CREATE INDEX ON recon_ours (transfer_key)");
+  await tx.query("ANALYZE recon_theirs, recon_their_ref, recon_ours, recon_ours_ref");
+  return { theirs: theirs.rowCount ?? 0, ours: ours.rowCount ?? 0 };
+}
+
+/**
+ * The run's identity over its inputs: every item of theirs (key, signed amount, status, date) and
+ * every transfer of ours (key, signed amount, value date), each side sorted, digested in the
+ * database so that no side is read whole into memory for it.
+ */
+export async function stagedDigests(tx: Tx): Promise<{ theirs: string; ours: string }> {
+  const { rows } = await tx.query<{ theirs: string | null; ours: string | null }>(
+    `SELECT (SELECT encode(sha256(string_agg(convert_to(s, 'UTF8'), '\\x00'::bytea ORDER BY s COLLATE "C")), 'hex')
+               FROM (SELECT item_key || '=' || signed_minor || ':' || CASE status WHEN 'pending' THEN 'p' ELSE 'b' END || ':' || to_char(booking_date, 'YYYY-MM-DD') AS s FROM recon_theirs) t) AS theirs,
+            (SELECT encode(sha256(string_agg(convert_to(s, 'UTF8'), '\\x00'::bytea ORDER BY s COLLATE "C")), 'hex')
+               FROM (SELECT DISTINCT transfer_key || '=' || signed_minor || ':' || to_char(value_date, 'YYYY-MM-DD') AS s FROM recon_ours) o) AS ours`,
+  );
+  return { theirs: rows[0]?.theirs ?? "", ours: rows[0]?.ours ?? "" };
+}
