@@ -14,6 +14,7 @@ import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
 import { registerRefundRoutes } from "./routes/refunds.ts";
+import { registerOperationsRoutes } from "./routes/operations.ts";
 import { registerReviewRoutes } from "./routes/reviews.ts";
 
 export interface HttpDependencies {
@@ -47,7 +48,8 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   const authenticator = new TenantAuthenticator(deps.pool);
 
   app.addHook("onRequest", async (request, reply) => {
-    if (!request.url.startsWith("/v1/")) return;
+    // /v1/ops/* are the operators' routes: a session cookie, not an API key (routes/operations.ts).
+    if (!request.url.startsWith("/v1/") || request.url.startsWith("/v1/ops/")) return;
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
     const tenant = match?.[1] ? await authenticator.authenticate(match[1]) : undefined;
@@ -119,6 +121,7 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   registerPaymentRoutes(app, deps);
   registerRefundRoutes(app, deps);
   registerReviewRoutes(app, deps);
+  registerOperationsRoutes(app, deps);
   for (const register of deps.extraRoutes ?? []) register(app);
   return app;
 }

@@ -1,0 +1,97 @@
+import { createHash } from "node:crypto";
+import type { Queryable } from "../db/pool.ts";
+import { sqlState, type Tx } from "../db/transaction.ts";
+import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
+import { decideReviewInTransaction, type DecisionOutcome, type ReviewDecisionKind } from "../ingest/review-decision.ts";
+import { itemOf, SELECT_REVIEW, type ReviewItem, type ReviewRow } from "../ingest/review.ts";
+import { fourEyesAboveMinor, type Operator } from "./operators.ts";
+
+/**
+ * Four eyes on review decisions (docs/decisions/0026). A decision on a held record whose amount
+ * is above the tenant's four-eyes amount is not decided: it is PROPOSED (nothing posted, the
+ * review stays open). A second approver approves it, and only then does the decision run, with
+ * exactly decision 0011's ledger meaning, recording both people. The proposer cannot approve:
+ * a CHECK on decision_proposal refuses it even if this code forgot.
+ */
+export interface Proposal {
+  proposal_id: string;
+  tenant_id: string;
+  review_id: string;
+  decision: ReviewDecisionKind;
+  reason: string;
+  amount_minor: string;
+  currency: string;
+  proposed_by: string;
+  state: "open" | "approved" | "rejected";
+  approved_by: string | null;
+}
+
+export type OperatorDecision = { kind: "decided"; outcome: DecisionOutcome } | { kind: "proposed"; proposal: Proposal };
+
+async function reviewOf(db: Queryable, tenantId: string, reviewId: string): Promise<ReviewItem | undefined> {
+  const { rows } = await db.query<ReviewRow>(`${SELECT_REVIEW} WHERE r.tenant_id = $1 AND r.review_id = $2`, [tenantId, reviewId]);
+  return rows[0] ? itemOf(rows[0]) : undefined;
+}
+
+/** Who decided, as review_decision.operator records it (one text column since decision 0011). */
+function decidedBy(proposer: string, approver?: string): string {
+  return approver ? `${proposer} approved by ${approver}` : proposer;
+}
+
+/** Decides, or proposes when the review's amount is above the tenant's four-eyes amount. */
+export async function decideAsOperator(tx: Tx, operator: Operator, request: { reviewId: string; decision: ReviewDecisionKind; reason: string }): Promise<Result<OperatorDecision, Finding>> {
+  const tenantId = operator.tenantId;
+  const review = await reviewOf(tx, tenantId, request.reviewId);
+  if (!review) return fail(finding("INGEST_REVIEW_NOT_FOUND", `no review ${request.reviewId}`, { field: "review_id" }));
+  const above = await fourEyesAboveMinor(tx, tenantId);
+  if (review.state !== "open" || above === undefined || BigInt(review.amount_minor) <= above) {
+    // A decided review goes to decideReviewInTransaction too: it answers the repeat or refuses a different decision.
+    const decided = await decideReviewInTransaction(tx, { tenantId, reviewId: request.reviewId, decision: request.decision, reason: request.reason, operator: decidedBy(operator.name) });
+    return decided.ok ? ok({ kind: "decided", outcome: decided.value }) : decided;
+  }
+  // The id names the subject, the decision and the proposer: the same proposal again is the same row.
+  const proposalId = `prop_${createHash("sha256").update([tenantId, request.reviewId, request.decision, operator.operatorId].join("\u0000")).digest("hex").slice(0, 24)}`;
+  try {
+    await tx.query(`INSERT INTO decision_proposal (tenant_id, proposal_id, subject_kind, subject_id, decision, reason, amount_minor, currency, proposed_by)
+      VALUES ($1, $2, 'review', $3, $4, $5, $6, $7, $8)`,
+      [tenantId, proposalId, request.reviewId, request.decision, request.reason, review.amount_minor, review.currency, operator.operatorId]);
+  } catch (error) {
+    if (sqlState(error) === "23505") return fail(finding("PROPOSAL_OPEN", `review ${request.reviewId} has an open proposal waiting for a second approver`, { field: "review_id" }));
+    throw error;
+  }
+  const proposal = await proposalOf(tx, tenantId, proposalId);
+  if (!proposal) throw new Error(`proposal ${proposalId} vanished inside its own transaction`);
+  return ok({ kind: "proposed", proposal });
+}
+
+const SELECT_PROPOSAL = `SELECT p.proposal_id, p.tenant_id, p.subject_id AS review_id, p.decision, p.reason, p.amount_minor::text, p.currency, p.state,
+  proposer.name AS proposed_by, approver.name AS approved_by, p.proposed_by AS proposer_id
+  FROM decision_proposal p JOIN operator proposer ON proposer.operator_id = p.proposed_by LEFT JOIN operator approver ON approver.operator_id = p.approved_by`;
+
+async function proposalOf(db: Queryable, tenantId: string, proposalId: string, forUpdate = false): Promise<(Proposal & { proposer_id: string }) | undefined> {
+  const { rows } = await db.query<Proposal & { proposer_id: string }>(
+    `${SELECT_PROPOSAL} WHERE p.tenant_id = $1 AND p.proposal_id = $2${forUpdate ? " FOR UPDATE OF p" : ""}`, [tenantId, proposalId]);
+  return rows[0];
+}
+
+export async function listProposals(db: Queryable, tenantId: string, rowsMax: number): Promise<Proposal[]> {
+  const { rows } = await db.query<Proposal & { proposer_id?: string }>(`${SELECT_PROPOSAL} WHERE p.tenant_id = $1 ORDER BY p.proposed_at LIMIT $2`, [tenantId, rowsMax]);
+  return rows.map(({ proposer_id: _hidden, ...proposal }) => proposal);
+}
+
+/** The second pair of eyes: runs the proposed decision (decision 0011's postings) and closes the proposal, in one transaction. */
+export async function approveProposal(tx: Tx, approver: Operator, proposalId: string): Promise<Result<DecisionOutcome, Finding>> {
+  const proposal = await proposalOf(tx, approver.tenantId, proposalId, true);
+  if (!proposal) return fail(finding("PROPOSAL_NOT_FOUND", `no proposal ${proposalId}`, { field: "proposal_id" }));
+  if (proposal.state !== "open") return fail(finding("PROPOSAL_DECIDED", `proposal ${proposalId} is ${proposal.state}${proposal.approved_by ? ` by ${proposal.approved_by}` : ""}`, { field: "proposal_id" }));
+  if (proposal.proposer_id === approver.operatorId) {
+    return fail(finding("FOUR_EYES_SELF_APPROVAL", `${approver.name} proposed ${proposalId} and cannot approve it; another approver must`, { field: "proposal_id" }));
+  }
+  const decided = await decideReviewInTransaction(tx, {
+    tenantId: approver.tenantId, reviewId: proposal.review_id, decision: proposal.decision, reason: proposal.reason, operator: decidedBy(proposal.proposed_by, approver.name),
+  });
+  if (!decided.ok) return decided;   // nothing posted (insufficient funds, not applicable): the proposal stays open
+  await tx.query("UPDATE decision_proposal SET state = 'approved', approved_by = $3, approved_at = now() WHERE tenant_id = $1 AND proposal_id = $2",
+    [approver.tenantId, proposalId, approver.operatorId]);
+  return decided;
+}

@@ -1,0 +1,175 @@
+import { randomUUID } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { addAccountAlias, createPartner } from "../../src/ingest/partners.ts";
+import { listReviews } from "../../src/ingest/review.ts";
+import { setFourEyesAboveMinor } from "../../src/operators/operators.ts";
+import { ApiClient } from "../support/api-client.ts";
+import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { givenOperator, signIn, type OpsClient } from "../support/ops-client.ts";
+import { fixture, ingest } from "../ingest/support.ts";
+
+const PAYEE_TWO_KEY = "ach:23138010:231380100000002:1234567890:PPD:250305";
+
+/** The quickstart: original.ach applied, corrected.ach's 205.00 for payee two held as a conflict. */
+async function givenHeldCorrection(db: TestDatabase, world: ApiWorld): Promise<string> {
+  const partner = await createPartner(db.pool, world.tenantId, `${world.tenantId}-fedach`);
+  if (!partner.ok) throw new Error(partner.error.message);
+  const scene = { tenantId: world.tenantId, partner: partner.value };
+  await world.client.post("/v1/accounts", { id: "payee-two", kind: "customer", currency: "USD" });
+  await addAccountAlias(db.pool, world.tenantId, "aba:021000021:1000002", "payee-two");
+  await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
+  await ingest(db.pool, scene, fixture("ach/corrected.ach"), "corrected.ach");
+  const [item] = await listReviews(db.pool, { tenantId: world.tenantId });
+  if (!item) throw new Error("nothing held");
+  return item.review_id;
+}
+
+describe("the operations API: operators, sessions, CSRF, roles, four eyes", () => {
+  let db: TestDatabase;
+  let plain: ApiWorld;      // no four eyes
+  let strict: ApiWorld;     // four eyes above 100.00
+  let plainReview: string;
+  let strictReview: string;
+  const secrets: Record<string, string> = {};
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    plain = await givenApiWorld(db.pool, "ops-plain");
+    strict = await givenApiWorld(db.pool, "ops-strict");
+    plainReview = await givenHeldCorrection(db, plain);
+    strictReview = await givenHeldCorrection(db, strict);
+    await setFourEyesAboveMinor(db.pool, strict.tenantId, 10_000n);
+    for (const [world, name, role] of [[plain, "vera", "viewer"], [plain, "ann", "approver"], [strict, "sam", "approver"], [strict, "tom", "approver"], [strict, "ada", "admin"]] as const) {
+      secrets[name] = await givenOperator(db.pool, world.tenantId, name, role);
+    }
+  });
+  afterAll(async () => {
+    await plain.api.close();
+    await strict.api.close();
+    await db.drop();
+  });
+
+  const as = (world: ApiWorld, name: string): Promise<OpsClient> => signIn(world.api.baseUrl, world === plain ? "ops-plain" : "ops-strict", name, secrets[name] ?? "");
+  const decision = (reason: string) => ({ decision: "replace", reason });
+
+  it("signs in with the printed secret and sets an HttpOnly, SameSite=Strict session cookie; a wrong secret gets 401 and no cookie", async () => {
+    const anonymous = new ApiClient(plain.api.baseUrl, undefined);
+    const good = await anonymous.send("POST", "/v1/ops/session", { tenant: "ops-plain", name: "ann", secret: secrets.ann }, {});
+    expect(good.status).toBe(200);
+    expect(good.json).toMatchObject({ operator: "ann", role: "approver", csrf_token: expect.any(String) });
+    expect(good.headers.get("set-cookie")).toMatch(/^clearline_session=[^;]+; Path=\/; HttpOnly; SameSite=Strict; Max-Age=28800$/);
+    const bad = await anonymous.send("POST", "/v1/ops/session", { tenant: "ops-plain", name: "ann", secret: `${secrets.ann}x` }, {});
+    expect(bad.status).toBe(401);
+    expect(bad.json).toMatchObject({ code: "operator_sign_in_failed" });
+    expect(bad.headers.get("set-cookie")).toBeNull();
+  });
+
+  it("refuses the operations API without a session, and an API key is no session", async () => {
+    expect((await new ApiClient(plain.api.baseUrl, undefined).get("/v1/ops/reviews")).json).toMatchObject({ status: 401, code: "operator_session_missing" });
+    expect((await plain.client.get("/v1/ops/reviews")).status).toBe(401);
+  });
+
+  it("refuses a mutating request without the CSRF token, and changes nothing", async () => {
+    const ann = await as(plain, "ann");
+    const response = await ann.mutate("POST", `/v1/ops/reviews/${plainReview}/decision`, decision("no token"), { "x-csrf-token": "" });
+    expect(response.status).toBe(403);
+    expect(response.json).toMatchObject({ code: "operator_csrf_refused" });
+    expect((await ann.get(`/v1/ops/reviews?state=open`)).json.reviews).toMatchObject([{ review_id: plainReview, state: "open" }]);
+  });
+
+  it("requires an Idempotency-Key on a decision", async () => {
+    const ann = await as(plain, "ann");
+    const response = await ann.mutate("POST", `/v1/ops/reviews/${plainReview}/decision`, decision("no key"), { "idempotency-key": "" });
+    expect(response.status).toBe(400);
+    expect(response.json).toMatchObject({ code: "idempotency_key_invalid" });
+  });
+
+  it("lets a viewer read the queue but not decide", async () => {
+    const vera = await as(plain, "vera");
+    expect((await vera.get("/v1/ops/reviews")).json.reviews).toHaveLength(1);
+    const response = await vera.mutate("POST", `/v1/ops/reviews/${plainReview}/decision`, decision("viewer tries"));
+    expect(response.status).toBe(403);
+    expect(response.json).toMatchObject({ code: "operator_role_forbidden" });
+  });
+
+  it("decides below the four-eyes amount at once, records the operator, and replays the same bytes for the same key", async () => {
+    const ann = await as(plain, "ann");
+    const key = randomUUID();
+    const first = await ann.mutate("POST", `/v1/ops/reviews/${plainReview}/decision`, decision("partner confirmed 205.00"), { "idempotency-key": key });
+    expect(first.status).toBe(200);
+    expect(first.json).toMatchObject({ state: "replaced", operator: "ann", compensation_key: `${PAYEE_TWO_KEY}:post:compensate` });
+    const replay = await ann.mutate("POST", `/v1/ops/reviews/${plainReview}/decision`, decision("partner confirmed 205.00"), { "idempotency-key": key });
+    expect(replay.text).toBe(first.text);
+    expect(replay.headers.get("idempotent-replayed")).toBe("true");
+    expect((await plain.client.get("/v1/accounts/payee-two/balance")).json).toMatchObject({ balance: "205.00" });
+  });
+
+  it("keeps tenants apart: an operator lists only their tenant's reviews, and a decision in one tenant (the replace above) leaves the other's same review open", async () => {
+    // Review ids derive from the natural key and content, so both tenants hold rev_X: the tenant scope, not the id, keeps them apart.
+    expect(plainReview).toBe(strictReview);
+    const sam = await as(strict, "sam");
+    const tenants = ((await sam.get("/v1/ops/reviews?state=all")).json.reviews as Array<{ tenant_id: string }>).map((review) => review.tenant_id);
+    expect(new Set(tenants)).toEqual(new Set([strict.tenantId]));
+    const ann = await as(plain, "ann");
+    expect((await ann.get("/v1/ops/reviews?state=all")).json.reviews).toMatchObject([{ review_id: plainReview, tenant_id: plain.tenantId, state: "replaced" }]);
+    expect((await sam.get("/v1/ops/reviews")).json.reviews).toMatchObject([{ review_id: strictReview, tenant_id: strict.tenantId, state: "open" }]);
+  });
+
+  it("above the four-eyes amount, proposes without posting, and refuses the proposer's own approval", async () => {
+    const sam = await as(strict, "sam");
+    const proposed = await sam.mutate("POST", `/v1/ops/reviews/${strictReview}/decision`, decision("partner confirmed 205.00"));
+    expect(proposed.status).toBe(202);
+    expect(proposed.json.proposal).toMatchObject({ review_id: strictReview, decision: "replace", proposed_by: "sam", state: "open", amount_minor: "20500" });
+    expect((await strict.client.get("/v1/accounts/payee-two/balance")).json).toMatchObject({ balance: "200.00" });
+    const own = await sam.mutate("POST", `/v1/ops/proposals/${proposed.json.proposal.proposal_id}/approval`, {});
+    expect(own.status).toBe(403);
+    expect(own.json).toMatchObject({ code: "four_eyes_self_approval" });
+    expect((await sam.get("/v1/ops/reviews")).json.reviews).toMatchObject([{ review_id: strictReview, state: "open" }]);
+  });
+
+  it("a second approver's approval runs the decision once, recording both people", async () => {
+    const tom = await as(strict, "tom");
+    const [proposal] = (await tom.get("/v1/ops/proposals")).json.proposals as Array<{ proposal_id: string }>;
+    const approved = await tom.mutate("POST", `/v1/ops/proposals/${proposal?.proposal_id}/approval`, {});
+    expect(approved.status).toBe(200);
+    expect(approved.json).toMatchObject({ state: "replaced", operator: "sam approved by tom" });
+    expect((await strict.client.get("/v1/accounts/payee-two/balance")).json).toMatchObject({ balance: "205.00" });
+    const again = await tom.mutate("POST", `/v1/ops/proposals/${proposal?.proposal_id}/approval`, {});
+    expect(again.status).toBe(409);
+    expect(again.json).toMatchObject({ code: "proposal_decided" });
+    const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM transfer WHERE tenant_id = $1 AND kind = 'correction-compensation'", [strict.tenantId]);
+    expect(rows[0].n).toBe(1);
+  });
+
+  it("lets only an admin set the four-eyes amount", async () => {
+    const tom = await as(strict, "tom");
+    expect((await tom.mutate("PUT", "/v1/ops/four-eyes", { above_amount_minor: "1" })).status).toBe(403);
+    const ada = await as(strict, "ada");
+    expect((await ada.mutate("PUT", "/v1/ops/four-eyes", { above_amount_minor: "50000" })).json).toMatchObject({ above_amount_minor: "50000", set_by: "ada" });
+  });
+
+  it("signs out: the cookie stops working", async () => {
+    const ann = await as(plain, "ann");
+    expect((await ann.mutate("DELETE", "/v1/ops/session", undefined)).status).toBe(204);
+    expect((await ann.get("/v1/ops/reviews")).status).toBe(401);
+  });
+});
+
+describe("four eyes in the database", () => {
+  it("refuses a proposal approved by its proposer even when written by hand", async () => {
+    const db = await createTestDatabase();
+    try {
+      const world = await givenApiWorld(db.pool, "ops-db");
+      const secret = await givenOperator(db.pool, world.tenantId, "solo", "approver");
+      expect(secret).toMatch(/^op_/);
+      const { rows } = await db.pool.query<{ operator_id: string }>("SELECT operator_id FROM operator WHERE name = 'solo'");
+      const solo = rows[0]?.operator_id;
+      const write = db.pool.query(`INSERT INTO decision_proposal (tenant_id, proposal_id, subject_kind, subject_id, decision, reason, amount_minor, currency, proposed_by, state, approved_by, approved_at)
+        VALUES ($1, 'prop_x', 'review', 'rev_x', 'replace', 'r', 1, 'USD', $2, 'approved', $2, now())`, [world.tenantId, solo]);
+      await expect(write).rejects.toMatchObject({ code: "23514" });
+      await world.api.close();
+    } finally {
+      await db.drop();
+    }
+  });
+});
