@@ -35,9 +35,10 @@ CREATE TABLE tenant_four_eyes (
 CREATE TABLE decision_proposal (
   tenant_id      text        NOT NULL REFERENCES tenant (tenant_id),
   proposal_id    text        NOT NULL,
-  subject_kind   text        NOT NULL CHECK (subject_kind IN ('review')),
-  subject_id     text        NOT NULL,
-  decision       text        NOT NULL,
+  subject_kind   text        NOT NULL CHECK (subject_kind IN ('review', 'suspense_move')),
+  subject_id     text        NOT NULL,   -- review id, or the suspense posting's transfer key
+  decision       text        NOT NULL,   -- replace | apply_as_new | refuse | move
+  target_account text,                   -- a suspense move's destination
   reason         text        NOT NULL,
   amount_minor   bigint      NOT NULL,
   currency       char(3)     NOT NULL,
@@ -51,3 +52,18 @@ CREATE TABLE decision_proposal (
   CHECK ((state = 'open') = (approved_by IS NULL))
 );
 CREATE UNIQUE INDEX decision_proposal_one_open ON decision_proposal (tenant_id, subject_kind, subject_id) WHERE state = 'open';
+
+-- Money moved out of suspense by an operator: one move per suspense posting, for ever (the primary
+-- key, and the move's transfer key <posting key>:suspense-move, arbitrate).
+CREATE TABLE suspense_move (
+  tenant_id      text        NOT NULL REFERENCES tenant (tenant_id),
+  posting_key    text        NOT NULL,   -- the transfer that credited or debited suspense
+  move_key       text        NOT NULL,   -- <posting_key>:suspense-move
+  target_account text        NOT NULL,
+  amount_minor   bigint      NOT NULL CHECK (amount_minor > 0),
+  currency       char(3)     NOT NULL,
+  reason         text        NOT NULL,
+  decided_by     text        NOT NULL,   -- operator name, or "<proposer> approved by <approver>"
+  decided_at     timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, posting_key)
+);

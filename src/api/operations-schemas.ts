@@ -22,3 +22,10 @@ export const fourEyesBody = z.strictObject({
   above_amount_minor: z.string().regex(/^\d{1,18}$/).describe("decisions on amounts above this need a second approver"),
   csrf_token: z.string().optional(),
 });
+
+export const suspenseMoveBody = z.strictObject({
+  posting_key: z.string().min(1).max(512).describe("the transfer key of the record posted to suspense (GET /v1/ops/suspense)"),
+  to_account: z.string().min(1).max(limits.http.accountIdCharsMax).describe("the account the money belongs to"),
+  reason: z.string().trim().min(1).max(limits.http.reviewReasonCharsMax),
+  csrf_token: z.string().optional(),
+});

@@ -47,7 +47,9 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   PROPOSAL_NOT_FOUND: 404,
   PROPOSAL_DECIDED: 409,
   PROPOSAL_OPEN: 409,
-  OPERATOR_EXISTS: 409,      // well-formed JSON whose text cannot be stored: unprocessable, not malformed
+  OPERATOR_EXISTS: 409,
+  SUSPENSE_POSTING_NOT_FOUND: 404,
+  SUSPENSE_MOVED: 409,      // well-formed JSON whose text cannot be stored: unprocessable, not malformed
 };
 
 export function httpStatusOf(code: ErrorCode): number {

@@ -119,7 +119,7 @@ describe("the operations API: operators, sessions, CSRF, roles, four eyes", () =
     const sam = await as(strict, "sam");
     const proposed = await sam.mutate("POST", `/v1/ops/reviews/${strictReview}/decision`, decision("partner confirmed 205.00"));
     expect(proposed.status).toBe(202);
-    expect(proposed.json.proposal).toMatchObject({ review_id: strictReview, decision: "replace", proposed_by: "sam", state: "open", amount_minor: "20500" });
+    expect(proposed.json.proposal).toMatchObject({ subject_kind: "review", subject_id: strictReview, decision: "replace", proposed_by: "sam", state: "open", amount_minor: "20500" });
     expect((await strict.client.get("/v1/accounts/payee-two/balance")).json).toMatchObject({ balance: "200.00" });
     const own = await sam.mutate("POST", `/v1/ops/proposals/${proposed.json.proposal.proposal_id}/approval`, {});
     expect(own.status).toBe(403);
@@ -146,6 +146,61 @@ describe("the operations API: operators, sessions, CSRF, roles, four eyes", () =
     expect((await tom.mutate("PUT", "/v1/ops/four-eyes", { above_amount_minor: "1" })).status).toBe(403);
     const ada = await as(strict, "ada");
     expect((await ada.mutate("PUT", "/v1/ops/four-eyes", { above_amount_minor: "50000" })).json).toMatchObject({ above_amount_minor: "50000", set_by: "ada" });
+  });
+
+  it("moves a suspense posting to the account it belongs to, once: the same move again posts nothing, another target is refused", async () => {
+    const ann = await as(plain, "ann");
+    const [posting] = (await ann.get("/v1/ops/suspense")).json.postings as Array<{ transfer_key: string; amount_minor: string }>;
+    if (!posting) throw new Error("nothing in suspense");
+    const move = { posting_key: posting.transfer_key, to_account: "bob", reason: "alias for bob was missing" };
+    const moved = await ann.mutate("POST", "/v1/ops/suspense/moves", move);
+    expect(moved.status).toBe(200);
+    expect(moved.json.suspense_move).toMatchObject({ move_key: `${posting.transfer_key}:suspense-move`, target_account: "bob", amount_minor: posting.amount_minor, decided_by: "ann" });
+    const bobBalance = (await plain.client.get("/v1/accounts/bob/balance")).json.balance;
+    expect(bobBalance).toBe((Number(posting.amount_minor) / 100).toFixed(2));
+    const again = await ann.mutate("POST", "/v1/ops/suspense/moves", move);
+    expect(again.json).toEqual(moved.json);
+    expect((await plain.client.get("/v1/accounts/bob/balance")).json.balance).toBe(bobBalance);
+    const elsewhere = await ann.mutate("POST", "/v1/ops/suspense/moves", { ...move, to_account: "alice" });
+    expect(elsewhere.status).toBe(409);
+    expect(elsewhere.json).toMatchObject({ code: "suspense_moved" });
+    expect((await plain.client.get("/v1/accounts/alice/balance")).json.balance).toBe("0.00");
+  });
+
+  it("refuses a viewer's suspense move", async () => {
+    const vera = await as(plain, "vera");
+    const [posting] = (await vera.get("/v1/ops/suspense")).json.postings as Array<{ transfer_key: string }>;
+    const response = await vera.mutate("POST", "/v1/ops/suspense/moves", { posting_key: posting?.transfer_key, to_account: "alice", reason: "viewer tries" });
+    expect(response.status).toBe(403);
+  });
+
+  it("a suspense move above the four-eyes amount waits for a second approver, who posts it", async () => {
+    const sam = await as(strict, "sam");
+    const postings = (await sam.get("/v1/ops/suspense")).json.postings as Array<{ transfer_key: string; amount_minor: string }>;
+    const large = postings.find((posting) => BigInt(posting.amount_minor) > 50_000n) ?? postings.find((posting) => BigInt(posting.amount_minor) > 10_000n);
+    if (!large) throw new Error("no suspense posting above the four-eyes amount");
+    await db.pool.query("UPDATE tenant_four_eyes SET above_amount_minor = 10000 WHERE tenant_id = $1", [strict.tenantId]);
+    const proposed = await sam.mutate("POST", "/v1/ops/suspense/moves", { posting_key: large.transfer_key, to_account: "bob", reason: "belongs to bob" });
+    expect(proposed.status).toBe(202);
+    expect(proposed.json.proposal).toMatchObject({ subject_kind: "suspense_move", target_account: "bob", proposed_by: "sam" });
+    expect((await strict.client.get("/v1/accounts/bob/balance")).json.balance).toBe("0.00");
+    const tom = await as(strict, "tom");
+    const approved = await tom.mutate("POST", `/v1/ops/proposals/${proposed.json.proposal.proposal_id}/approval`, {});
+    expect(approved.status).toBe(200);
+    expect(approved.json.suspense_move).toMatchObject({ decided_by: "sam approved by tom", amount_minor: large.amount_minor });
+    expect((await strict.client.get("/v1/accounts/bob/balance")).json.balance).toBe((Number(large.amount_minor) / 100).toFixed(2));
+  });
+
+  it("shows a signed-in operator the tenant's accounts with balances and a statement with origins; another tenant's account is not found", async () => {
+    const vera = await as(plain, "vera");
+    const accounts = (await vera.get("/v1/ops/accounts")).json.accounts as Array<{ id: string; balance: string }>;
+    expect(accounts).toContainEqual(expect.objectContaining({ id: "payee-two", balance: "205.00" }));
+    const statement = await vera.get("/v1/ops/accounts/payee-two/statement");
+    expect(statement.status).toBe(200);
+    expect(JSON.stringify(statement.json)).toContain("correction-compensation");
+    const sam = await as(strict, "sam");
+    expect((await sam.get("/v1/ops/accounts/no-such-account/statement")).status).toBe(404);
+    expect(((await sam.get("/v1/ops/accounts")).json.accounts as Array<{ id: string }>).some((account) => account.id.includes(plain.tenantId))).toBe(false);
   });
 
   it("signs out: the cookie stops working", async () => {

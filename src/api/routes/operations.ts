@@ -2,22 +2,17 @@ import type { FastifyInstance } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
 import { countCompensations, type DecisionOutcome } from "../../ingest/review-decision.ts";
-import { listReviews, listSuspensePostings } from "../../ingest/review.ts";
+import { listReviews } from "../../ingest/review.ts";
 import { approveProposal, decideAsOperator, listProposals } from "../../operators/four-eyes.ts";
 import { authenticateOperator, setFourEyesAboveMinor } from "../../operators/operators.ts";
 import { closeSession, openSession } from "../../operators/sessions.ts";
-import type { Finding } from "../../errors/finding.ts";
 import { send } from "../http-context.ts";
+import { registerLedgerOperations, refusal } from "./operations-ledger.ts";
 import { runIdempotent } from "../idempotent-request.ts";
 import { operatorOf, operatorWithRole, requireSession, sessionCookie } from "../operator-session.ts";
 import { fourEyesBody, opsApprovalBody, opsDecisionBody, signInBody } from "../operations-schemas.ts";
-import { jsonReply, problemReply, type Reply } from "../reply.ts";
+import { jsonReply, problemReply } from "../reply.ts";
 import { describeIssues, reviewQuery } from "../schemas.ts";
-
-function refusal(error: Finding): Reply {
-  const code = error.code === "INGEST_REVIEW_REASON_MISSING" ? "REQUEST_INVALID" : error.code;
-  return problemReply(code as Parameters<typeof problemReply>[0], error.message, { field: error.position.field ?? null });
-}
 
 /**
  * The operations API (issue 14, docs/decisions/0026): operators sign in with the secret
@@ -40,6 +35,7 @@ export function registerOperationsRoutes(app: FastifyInstance, deps: { pool: Poo
     scope.addHook("preHandler", requireSession(deps.pool));
     registerSessionRoutes(scope, deps);
     registerReviewOperations(scope, deps);
+    registerLedgerOperations(scope, deps);
   });
 }
 
@@ -76,9 +72,6 @@ function registerReviewOperations(scope: FastifyInstance, deps: { pool: Pool }):
   scope.get("/v1/ops/proposals", async (request, reply) =>
     send(reply, jsonReply(200, { proposals: await listProposals(deps.pool, operatorOf(request).tenantId, limits.ingest.listRowsMax) })));
 
-  scope.get("/v1/ops/suspense", async (request, reply) =>
-    send(reply, jsonReply(200, { postings: await listSuspensePostings(deps.pool, { tenantId: operatorOf(request).tenantId }) })));
-
   scope.post<{ Params: { id: string } }>("/v1/ops/reviews/:id/decision", async (request, reply) => {
     const operator = operatorWithRole(request, reply, "approver");
     if (!operator) return reply;
@@ -113,7 +106,8 @@ function registerReviewOperations(scope: FastifyInstance, deps: { pool: Pool }):
       effect: async (tx) => {
         const outcome = await approveProposal(tx, operator, proposalId);
         if (!outcome.ok) return refusal(outcome.error);
-        decided = outcome.value;
+        if (outcome.value.kind === "suspense_move") return jsonReply(200, { suspense_move: outcome.value.move }, proposalId);
+        decided = outcome.value.outcome;
         return jsonReply(200, decided.decided, proposalId);
       },
     });

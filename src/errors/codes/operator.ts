@@ -12,4 +12,6 @@ export const operatorErrorCodes = {
   PROPOSAL_NOT_FOUND: "No open or decided proposal with this id exists for the tenant.",
   PROPOSAL_DECIDED: "The proposal was approved or rejected already.",
   PROPOSAL_OPEN: "A proposal for this review waits for a second approver; approve or reject it instead of proposing again.",
+  SUSPENSE_POSTING_NOT_FOUND: "No record of the tenant was posted to suspense under this transfer key.",
+  SUSPENSE_MOVED: "This suspense posting was moved out already, to another account; nothing was posted.",
 } as const satisfies Record<string, string>;
