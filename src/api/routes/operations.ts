@@ -7,6 +7,7 @@ import { approveProposal, decideAsOperator, listProposals } from "../../operator
 import { authenticateOperator, setFourEyesAboveMinor } from "../../operators/operators.ts";
 import { closeSession, openSession } from "../../operators/sessions.ts";
 import { send } from "../http-context.ts";
+import { registerFileOperations } from "./operations-files.ts";
 import { registerLedgerOperations, refusal } from "./operations-ledger.ts";
 import { runIdempotent } from "../idempotent-request.ts";
 import { operatorOf, operatorWithRole, requireSession, sessionCookie } from "../operator-session.ts";
@@ -36,6 +37,7 @@ export function registerOperationsRoutes(app: FastifyInstance, deps: { pool: Poo
     registerSessionRoutes(scope, deps);
     registerReviewOperations(scope, deps);
     registerLedgerOperations(scope, deps);
+    registerFileOperations(scope, deps);
   });
 }
 
