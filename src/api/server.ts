@@ -10,6 +10,7 @@ import { send } from "./http-context.ts";
 import { openApiDocument } from "./openapi.ts";
 import { drainRequestBody, refuseOversizeBeforeContinue } from "./oversize-body.ts";
 import { problemReply } from "./reply.ts";
+import { recordRoutes } from "./route-list.ts";
 import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
@@ -45,6 +46,7 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     loggerInstance: deps.logger.child({ component: "http" }, { level: "warn" }) as unknown as FastifyBaseLogger,
     bodyLimit: limits.http.bodyBytesMax,
   });
+  recordRoutes(app);
   const authenticator = new TenantAuthenticator(deps.pool);
 
   app.addHook("onRequest", async (request, reply) => {
