@@ -41,17 +41,23 @@ function presentedCsrfToken(request: FastifyRequest): string | undefined {
   return typeof body?.csrf_token === "string" ? body.csrf_token : undefined;
 }
 
+/** The request's live session, and on a mutating request its CSRF token checked; else why not. */
+export async function checkSession(db: Queryable, request: FastifyRequest): Promise<"OPERATOR_SESSION_MISSING" | "OPERATOR_CSRF_REFUSED" | undefined> {
+  const token = cookieValue(request.headers.cookie, SESSION_COOKIE);
+  const session = token ? await findSession(db, token) : undefined;
+  if (!token || !session) return "OPERATOR_SESSION_MISSING";
+  if (MUTATING.has(request.method) && !csrfTokenMatches(session, presentedCsrfToken(request))) return "OPERATOR_CSRF_REFUSED";
+  request.operatorSession = session;
+  request.sessionToken = token;
+  return undefined;
+}
+
 /** preHandler of the operations API: a live session, and on a mutating request its CSRF token. */
 export function requireSession(db: Queryable) {
   return async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    const token = cookieValue(request.headers.cookie, SESSION_COOKIE);
-    const session = token ? await findSession(db, token) : undefined;
-    if (!token || !session) return send(reply, problemReply("OPERATOR_SESSION_MISSING", "sign in: POST /v1/ops/session with tenant, name and secret"));
-    if (MUTATING.has(request.method) && !csrfTokenMatches(session, presentedCsrfToken(request))) {
-      return send(reply, problemReply("OPERATOR_CSRF_REFUSED", "send the session's CSRF token in x-csrf-token (or the csrf_token field of a form)"));
-    }
-    request.operatorSession = session;
-    request.sessionToken = token;
+    const refused = await checkSession(db, request);
+    if (refused === "OPERATOR_SESSION_MISSING") return send(reply, problemReply(refused, "sign in: POST /v1/ops/session with tenant, name and secret"));
+    if (refused) return send(reply, problemReply(refused, "send the session's CSRF token in x-csrf-token (or the csrf_token field of a form)"));
     return undefined;
   };
 }

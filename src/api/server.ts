@@ -15,6 +15,7 @@ import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
 import { registerRefundRoutes } from "./routes/refunds.ts";
+import { registerConsoleRoutes } from "../console/routes.ts";
 import { registerOperationsRoutes } from "./routes/operations.ts";
 import { registerReviewRoutes } from "./routes/reviews.ts";
 
@@ -124,6 +125,7 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   registerRefundRoutes(app, deps);
   registerReviewRoutes(app, deps);
   registerOperationsRoutes(app, deps);
+  registerConsoleRoutes(app, deps);
   for (const register of deps.extraRoutes ?? []) register(app);
   return app;
 }
