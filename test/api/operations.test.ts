@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addAccountAlias, createPartner } from "../../src/ingest/partners.ts";
 import { listReviews } from "../../src/ingest/review.ts";
@@ -201,6 +201,30 @@ describe("the operations API: operators, sessions, CSRF, roles, four eyes", () =
     const sam = await as(strict, "sam");
     expect((await sam.get("/v1/ops/accounts/no-such-account/statement")).status).toBe(404);
     expect(((await sam.get("/v1/ops/accounts")).json.accounts as Array<{ id: string }>).some((account) => account.id.includes(plain.tenantId))).toBe(false);
+  });
+
+  it("refuses every keyed operations route without an Idempotency-Key, before doing anything", async () => {
+    const ann = await as(plain, "ann");
+    const routes: Array<[string, unknown]> = [
+      [`/v1/ops/reviews/${plainReview}/decision`, decision("no key")],
+      ["/v1/ops/proposals/prop_none/approval", {}],
+      ["/v1/ops/suspense/moves", { posting_key: "none", to_account: "bob", reason: "no key" }],
+    ];
+    for (const [path, body] of routes) {
+      const response = await ann.mutate("POST", path, body, { "idempotency-key": undefined });
+      expect({ path, status: response.status, code: response.json.code }).toEqual({ path, status: 400, code: "idempotency_key_missing" });
+    }
+    const upload = await ann.mutate("POST", "/v1/ops/files?name=x.ach", "bytes", { "content-type": "application/octet-stream", "idempotency-key": undefined });
+    expect(upload.json).toMatchObject({ code: "idempotency_key_missing" });
+  });
+
+  it("refuses a session past its expiry (limits.http.operatorSessionTtlMs) and deletes it", async () => {
+    const ann = await as(plain, "ann");
+    expect((await ann.get("/v1/ops/session")).status).toBe(200);
+    await db.pool.query("UPDATE operator_session SET expires_at = now() - interval '1 millisecond' WHERE operator_id = (SELECT operator_id FROM operator WHERE name = 'ann')");
+    expect((await ann.get("/v1/ops/session")).json).toMatchObject({ code: "operator_session_missing" });
+    const hash = createHash("sha256").update(ann.cookie.slice("clearline_session=".length)).digest("hex");
+    expect((await db.pool.query("SELECT 1 FROM operator_session WHERE session_hash = $1", [hash])).rows).toHaveLength(0);
   });
 
   it("signs out: the cookie stops working", async () => {

@@ -10,7 +10,7 @@ export interface OpsClient {
   csrfToken: string;
   get(path: string): Promise<ApiResponse>;
   /** A mutating request with the cookie, the CSRF token and a fresh Idempotency-Key unless `headers` say otherwise. */
-  mutate(method: string, path: string, body: unknown, headers?: Record<string, string>): Promise<ApiResponse>;
+  mutate(method: string, path: string, body: unknown, headers?: Record<string, string | undefined>): Promise<ApiResponse>;
 }
 
 export async function givenOperator(pool: Pool, tenantId: string, name: string, role: OperatorRole): Promise<string> {
@@ -28,7 +28,8 @@ export async function signIn(baseUrl: string, tenant: string, name: string, secr
   return {
     name, cookie, csrfToken,
     get: (path) => anonymous.send("GET", path, undefined, { cookie }),
-    mutate: (method, path, body, headers = {}) =>
-      anonymous.send(method, path, body, { cookie, "x-csrf-token": csrfToken, "idempotency-key": randomUUID(), ...headers }),
+    // A header given as undefined is left out (a request without an Idempotency-Key).
+    mutate: (method, path, body, headers = {}) => anonymous.send(method, path, body, Object.fromEntries(
+      Object.entries({ cookie, "x-csrf-token": csrfToken, "idempotency-key": randomUUID(), ...headers }).filter((entry): entry is [string, string] => entry[1] !== undefined))),
   };
 }
