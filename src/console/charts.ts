@@ -30,3 +30,12 @@ export function filesPerDayChart(files: readonly FileReport[]): Html {
     <svg id="files-per-day" width="${Math.max(360, ordered.length * (barWidth + 8) + 8)}" height="${height + 40}" role="img" aria-label="files per day by status">
     <g transform="translate(0,0)">${bars}</g><g transform="translate(0,${height + 22})">${legend}</g></svg></figure>`;
 }
+
+/** Balance delta rows committed but not yet folded into balances, as a bar against a scale of `scaleRowsMax`. */
+export function projectionLagChart(lagRows: number, scaleRowsMax: number): Html {
+  const width = 360;
+  const filled = Math.min(width, Math.round((lagRows / Math.max(1, scaleRowsMax)) * width));
+  return html`<figure><figcaption>Projection lag: <span id="projection-lag">${lagRows}</span> balance delta rows not yet folded</figcaption>
+    <svg id="projection-lag-chart" width="${width}" height="24" role="img" aria-label="projection lag"><rect x="0" y="4" width="${width}" height="16" fill="#eee"></rect>
+    <rect x="0" y="4" width="${filled}" height="16" fill="${lagRows > scaleRowsMax / 2 ? "#e63946" : "#2a9d8f"}"><title>${lagRows} rows</title></rect></svg></figure>`;
+}

@@ -4,7 +4,7 @@ import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import { listReviews, listSuspensePostings } from "../ingest/review.ts";
 import { listFiles } from "../ingest/report.ts";
-import { balanceOf } from "../ledger/balance.ts";
+import { balanceOf, projectionLag } from "../ledger/balance.ts";
 import { accountStatement, statementDocument } from "../ledger/statement.ts";
 import { approveProposal, decideAsOperator, listProposals } from "../operators/four-eyes.ts";
 import { authenticateOperator } from "../operators/operators.ts";
@@ -12,7 +12,7 @@ import { openSession } from "../operators/sessions.ts";
 import { runIdempotent } from "../api/idempotent-request.ts";
 import { checkSession, operatorOf, sessionCookie } from "../api/operator-session.ts";
 import { jsonReply, problemReply } from "../api/reply.ts";
-import { filesPerDayChart } from "./charts.ts";
+import { filesPerDayChart, projectionLagChart } from "./charts.ts";
 import { html, page, type Html } from "./html.ts";
 import { uploadScript } from "./upload-script.ts";
 
@@ -148,7 +148,8 @@ function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
       const balance = await balanceOf(deps.pool, tenantId, row.account_id);
       lines.push(html`<tr><td><a href="/console/accounts/${encodeURIComponent(row.account_id)}">${row.account_id}</a></td><td>${row.kind}</td><td class="num">${balance ? statementDocument(balance, { lines: [], truncated: false }).balance : ""} ${balance?.currency ?? ""}</td></tr>`);
     }
-    return shell(request, reply, "Accounts", html`<table id="accounts"><tr><th>account</th><th>kind</th><th>balance</th></tr>${lines}</table>`);
+    // The bar's scale: 1,000 unfolded rows fill it (a folding step takes far more at once; a full bar means folding has stopped).
+    return shell(request, reply, "Accounts", html`${projectionLagChart(await projectionLag(deps.pool, tenantId), 1_000)}<table id="accounts"><tr><th>account</th><th>kind</th><th>balance</th></tr>${lines}</table>`);
   });
 
   pages.get<{ Params: { id: string } }>("/console/accounts/:id", async (request, reply) => {

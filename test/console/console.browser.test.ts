@@ -62,6 +62,7 @@ describe("the console in a real headless Chromium", () => {
 
   it("signs in, previews the corrected file (1 new, 3 unchanged, 1 changed 200.00 -> 205.00 side by side), confirms, decides the conflict as a replacement, and the statement shows the compensation and the corrected posting once", async () => {
     const page = await signedIn(world.api.baseUrl, "console", "ann");
+    expect(await page.locator("#files-per-day rect title").first().textContent()).toMatch(/done: 1$/);
     await page.screenshot({ path: `${ARTIFACTS}files.png`, fullPage: true });
 
     await page.setInputFiles("#file", CORRECTED);
@@ -93,6 +94,8 @@ describe("the console in a real headless Chromium", () => {
     await page.goto(`${world.api.baseUrl}/console/suspense`);
     await page.screenshot({ path: `${ARTIFACTS}suspense.png`, fullPage: true });
     await page.goto(`${world.api.baseUrl}/console/accounts`);
+    expect(Number(await page.textContent("#projection-lag"))).toBeGreaterThanOrEqual(0);
+    expect(await page.locator("#accounts tr").filter({ hasText: "payee-two" }).textContent()).toContain("205.00");
     await page.screenshot({ path: `${ARTIFACTS}accounts.png`, fullPage: true });
   }, 120_000);
 
