@@ -6,7 +6,7 @@ import { listReviews, listSuspensePostings } from "../ingest/review.ts";
 import { listFiles } from "../ingest/report.ts";
 import { balanceOf, projectionLag } from "../ledger/balance.ts";
 import { accountStatement, statementDocument } from "../ledger/statement.ts";
-import { approveProposal, decideAsOperator, listProposals } from "../operators/four-eyes.ts";
+import { approveProposal, decideAsOperator, listProposals, moveAsOperator } from "../operators/four-eyes.ts";
 import { authenticateOperator } from "../operators/operators.ts";
 import { openSession } from "../operators/sessions.ts";
 import { runIdempotent } from "../api/idempotent-request.ts";
@@ -134,10 +134,37 @@ function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   });
 
   pages.get("/console/suspense", async (request, reply) => {
-    const postings = await listSuspensePostings(deps.pool, { tenantId: operatorOf(request).tenantId });
-    const rows = postings.map((p) => html`<tr><td>${p.file_id}</td><td>${p.position}</td><td>${p.natural_key}</td><td class="num">${(Number(p.amount_minor) / 100).toFixed(2)} ${p.currency}</td><td>${p.detail}</td><td>${p.transfer_key}</td></tr>`);
-    return shell(request, reply, "Suspense", html`<p class="note">Move one out with POST /v1/ops/suspense/moves (posting_key, to_account, reason).</p>
-      <table id="suspense"><tr><th>file</th><th>position</th><th>natural key</th><th>amount</th><th>why</th><th>posting key</th></tr>${rows}</table>`);
+    const operator = operatorOf(request);
+    const csrf = request.operatorSession?.csrfToken ?? "";
+    const postings = await listSuspensePostings(deps.pool, { tenantId: operator.tenantId });
+    const moveForm = (postingKey: string) => operator.role === "viewer" ? html`` : html`<form class="inline move" method="post" action="/console/suspense/moves">
+      <input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}"><input type="hidden" name="posting_key" value="${postingKey}">
+      <input name="to_account" placeholder="to account" required> <input name="reason" placeholder="reason" required> <button>Move</button></form>`;
+    const rows = postings.map((p) => html`<tr data-posting="${p.transfer_key}"><td>${p.file_id}</td><td>${p.position}</td><td>${p.natural_key}</td><td class="num">${(Number(p.amount_minor) / 100).toFixed(2)} ${p.currency}</td><td>${p.detail}</td><td>${moveForm(p.transfer_key)}</td></tr>`);
+    return shell(request, reply, "Suspense", html`<p class="note">A move posts one transfer, &lt;posting key&gt;:suspense-move, from suspense to the account (docs/decisions/0026); above the four-eyes amount it waits for a second approver.</p>
+      <table id="suspense"><tr><th>file</th><th>position</th><th>natural key</th><th>amount</th><th>why</th><th>move out</th></tr>${rows}</table>`);
+  });
+
+  pages.post("/console/suspense/moves", async (request, reply) => {
+    const operator = operatorOf(request);
+    const fields = form(request);
+    if (operator.role === "viewer") return outcomePage(request, reply, 403, "a viewer cannot move money");
+    const postingKey = fields.posting_key ?? "";
+    const targetAccount = fields.to_account?.trim() ?? "";
+    const reason = fields.reason?.trim() ?? "";
+    if (!postingKey || !targetAccount || !reason) return outcomePage(request, reply, 400, "name the account and give a reason");
+    const answer = await runIdempotent({
+      pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/suspense/moves", idempotencyKeyHeader: fields.idempotency_key,
+      canonical: { posting_key: postingKey, to_account: targetAccount, reason, operator_id: operator.operatorId },
+      effect: async (tx) => {
+        const outcome = await moveAsOperator(tx, operator, { postingKey, targetAccount, reason });
+        if (!outcome.ok) return problemReply("REQUEST_INVALID", `${outcome.error.code}: ${outcome.error.message}`);
+        if (outcome.value.kind === "proposed") return jsonReply(202, { message: `proposed ${outcome.value.proposal.proposal_id}: waits for a second approver; nothing posted` });
+        return jsonReply(200, { message: `moved to ${outcome.value.move.target_account} by ${outcome.value.move.decided_by}: ${outcome.value.move.move_key}` });
+      },
+    });
+    const body = JSON.parse(answer.body) as { message?: string; detail?: string };
+    return outcomePage(request, reply, answer.status, body.message ?? body.detail ?? "");
   });
 
   pages.get("/console/accounts", async (request, reply) => {

@@ -93,6 +93,13 @@ describe("the console in a real headless Chromium", () => {
     await page.screenshot({ path: `${ARTIFACTS}statement.png`, fullPage: true });
     await page.goto(`${world.api.baseUrl}/console/suspense`);
     await page.screenshot({ path: `${ARTIFACTS}suspense.png`, fullPage: true });
+    const posting = page.locator("#suspense tr[data-posting]").first();
+    const amount = (await posting.locator("td.num").textContent())?.split(" ")[0];
+    await posting.locator("input[name=to_account]").fill("bob");
+    await posting.locator("input[name=reason]").fill("alias for bob was missing");
+    await Promise.all([page.waitForURL(/\/suspense\/moves$/), posting.locator("button").click()]);
+    expect(await page.textContent("#outcome")).toMatch(/^moved to bob by ann: .*:suspense-move$/);
+    expect((await world.client.get("/v1/accounts/bob/balance")).json).toMatchObject({ balance: amount });
     await page.goto(`${world.api.baseUrl}/console/accounts`);
     expect(Number(await page.textContent("#projection-lag"))).toBeGreaterThanOrEqual(0);
     expect(await page.locator("#accounts tr").filter({ hasText: "payee-two" }).textContent()).toContain("205.00");
