@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { limits } from "../config/limits.ts";
+import { operationsPaths } from "./openapi-operations.ts";
 import { accountBody, paymentBody, reconDecisionBody, reconRunBody, refundBody, reviewDecisionBody } from "./schemas.ts";
 
 const problemSchema = {
@@ -76,7 +77,7 @@ export function openApiDocument(): Record<string, unknown> {
   return {
     openapi: "3.1.0",
     info: { title: "clearline", version: "1", description: "Payments applied exactly once. Idempotency contract: docs/api/idempotency.md." },
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
+    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" }, session: { type: "apiKey", in: "cookie", name: "clearline_session" } } },
     security: [{ bearer: [] }],
     paths: {
       "/v1/payments": {
@@ -124,6 +125,7 @@ export function openApiDocument(): Record<string, unknown> {
         post: { summary: "Open an account (idempotent on its id; no Idempotency-Key needed)", requestBody: { required: true, content: json(accountBody) }, responses: { "201": { description: "created, or exists with the same kind and currency (the same answer)" }, ...problems({ "409": "exists with another kind or currency" }) } },
       },
       ...reconciliationPaths(json),
+      ...operationsPaths(json),
       "/v1/accounts/{id}/statement": {
         get: {
           summary: "An account's latest entries, oldest first, with transfer key, kind, category and origin",

@@ -38,7 +38,18 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   INGEST_REVIEW_INSUFFICIENT_FUNDS: 422,
   INGEST_REVIEW_NOT_APPLICABLE: 422,
   TEXT_CHARACTER_INVALID: 422,
-  REQUEST_TOO_LARGE: 413,      // well-formed JSON whose text cannot be stored: unprocessable, not malformed
+  REQUEST_TOO_LARGE: 413,
+  OPERATOR_SIGN_IN_FAILED: 401,
+  OPERATOR_SESSION_MISSING: 401,
+  OPERATOR_CSRF_REFUSED: 403,
+  OPERATOR_ROLE_FORBIDDEN: 403,
+  FOUR_EYES_SELF_APPROVAL: 403,
+  PROPOSAL_NOT_FOUND: 404,
+  PROPOSAL_DECIDED: 409,
+  PROPOSAL_OPEN: 409,
+  OPERATOR_EXISTS: 409,
+  SUSPENSE_POSTING_NOT_FOUND: 404,
+  SUSPENSE_MOVED: 409,      // well-formed JSON whose text cannot be stored: unprocessable, not malformed
 };
 
 export function httpStatusOf(code: ErrorCode): number {

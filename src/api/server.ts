@@ -10,10 +10,13 @@ import { send } from "./http-context.ts";
 import { openApiDocument } from "./openapi.ts";
 import { drainRequestBody, refuseOversizeBeforeContinue } from "./oversize-body.ts";
 import { problemReply } from "./reply.ts";
+import { recordRoutes } from "./route-list.ts";
 import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
 import { registerRefundRoutes } from "./routes/refunds.ts";
+import { registerConsoleRoutes } from "../console/routes.ts";
+import { registerOperationsRoutes } from "./routes/operations.ts";
 import { registerReviewRoutes } from "./routes/reviews.ts";
 
 export interface HttpDependencies {
@@ -44,10 +47,12 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     loggerInstance: deps.logger.child({ component: "http" }, { level: "warn" }) as unknown as FastifyBaseLogger,
     bodyLimit: limits.http.bodyBytesMax,
   });
+  recordRoutes(app);
   const authenticator = new TenantAuthenticator(deps.pool);
 
   app.addHook("onRequest", async (request, reply) => {
-    if (!request.url.startsWith("/v1/")) return;
+    // /v1/ops/* are the operators' routes: a session cookie, not an API key (routes/operations.ts).
+    if (!request.url.startsWith("/v1/") || request.url.startsWith("/v1/ops/")) return;
     const header = request.headers.authorization;
     const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
     const tenant = match?.[1] ? await authenticator.authenticate(match[1]) : undefined;
@@ -119,6 +124,8 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   registerPaymentRoutes(app, deps);
   registerRefundRoutes(app, deps);
   registerReviewRoutes(app, deps);
+  registerOperationsRoutes(app, deps);
+  registerConsoleRoutes(app, deps);
   for (const register of deps.extraRoutes ?? []) register(app);
   return app;
 }

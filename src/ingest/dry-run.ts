@@ -14,7 +14,8 @@ export interface DryRunReport {
   records: number;
   verdicts: Record<DryRunVerdict, number>;
   errors: ReportedFinding[];
-  records_listed: Array<{ index: number; position: string; natural_key: string | null; verdict: DryRunVerdict; detail?: string }>;
+  /** amount_minor: this file's; original_amount_minor: what the key holds now, for a changed record (shown side by side). */
+  records_listed: Array<{ index: number; position: string; natural_key: string | null; verdict: DryRunVerdict; detail?: string; amount_minor?: string; currency?: string; original_amount_minor?: string }>;
   /** The file this one would correct (docs/decisions/0011), and what that file applied that this one leaves out. */
   correction_of: string | null;
   dropped_records: DroppedRecords | null;
@@ -67,8 +68,8 @@ export async function dryRun(db: Queryable, tenantId: string, content: ContentSo
 
 async function classify(db: Queryable, tenantId: string, chunk: IngestRecord[], report: DryRunReport, seen: Map<string, string>, evidence: CorrectionEvidence): Promise<void> {
   const keys = chunk.flatMap((r) => (r.record ? [r.record.naturalKey] : []));
-  const { rows } = await db.query<{ natural_key: string; fingerprint: string; file_id: string }>(
-    "SELECT natural_key, fingerprint, file_id FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = ANY($2::text[])", [tenantId, keys]);
+  const { rows } = await db.query<{ natural_key: string; fingerprint: string; file_id: string; amount_minor: string }>(
+    "SELECT natural_key, fingerprint, file_id, amount_minor::text FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = ANY($2::text[])", [tenantId, keys]);
   const known = new Map(rows.map((r) => [r.natural_key, r]));
   for (const item of chunk) {
     let verdict: DryRunVerdict;
@@ -86,7 +87,9 @@ async function classify(db: Queryable, tenantId: string, chunk: IngestRecord[], 
     }
     report.verdicts[verdict]++;
     if (report.records_listed.length < limits.ingest.showRecordsMax) {
-      report.records_listed.push({ index: item.index, position: item.position, natural_key: item.record?.naturalKey ?? null, verdict, ...(detail ? { detail } : {}) });
+      const amounts = item.record ? { amount_minor: item.record.amount.toString(), currency: item.record.currency } : {};
+      const original = verdict === "changed" ? known.get(item.record?.naturalKey ?? "")?.amount_minor : undefined;
+      report.records_listed.push({ index: item.index, position: item.position, natural_key: item.record?.naturalKey ?? null, verdict, ...(detail ? { detail } : {}), ...amounts, ...(original !== undefined ? { original_amount_minor: original } : {}) });
     }
   }
 }

@@ -19,4 +19,9 @@ export const httpLimits = {
   operatorCharsMax: 100,                // the person deciding: a login or a name
   statusRequestTimeoutMs: 5_000,        // `clearline status` gives up on a service that does not answer /readyz in 5 s
   readinessCheckTimeoutMs: 2_000,       // a /readyz check that takes longer counts as failing: probes time out at a few seconds
+  operatorSessionTtlMs: 8 * 3_600_000, // a console session lasts a working day; then the operator signs in again
+  operatorSecretBytes: 24,              // random bytes of a printed operator secret (192 bits, base64url)
+  scryptCost: 16_384,                   // scrypt N for operator secrets: ~50 ms per sign-in, costly for a guesser with the table
+  scryptBlockSize: 8,                   // scrypt r, the common recommendation with N = 2^14
+  scryptKeyBytes: 32,                   // derived key length
 } as const;

@@ -1,0 +1,94 @@
+import { createHash } from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { limits } from "../../config/limits.ts";
+import type { Pool } from "../../db/pool.ts";
+import { dryRun } from "../../ingest/dry-run.ts";
+import { partnerForIngest } from "../../ingest/partners.ts";
+import { processFile } from "../../ingest/pipeline.ts";
+import { receiveSmallFileInTransaction, sanitizeFileName } from "../../ingest/receipt.ts";
+import { fileOutcomes, fileReport, listFiles } from "../../ingest/report.ts";
+import { send } from "../http-context.ts";
+import { runIdempotent } from "../idempotent-request.ts";
+import { operatorOf, operatorWithRole } from "../operator-session.ts";
+import { jsonReply, problemReply } from "../reply.ts";
+
+interface Upload { name: string; partnerId: string; body: Buffer }
+
+type UploadRequest = FastifyRequest<{ Querystring: { name?: string; partner?: string } }>;
+
+/** The uploaded bytes, a plain file name and the partner; or the 400 already sent. */
+async function uploadOf(pool: Pool, request: UploadRequest, reply: FastifyReply, tenantId: string): Promise<Upload | undefined> {
+  const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+  const named = sanitizeFileName(request.query.name ?? "");
+  if (!named.ok) {
+    void send(reply, problemReply("REQUEST_INVALID", "name the file: ?name=NAME (a plain file name)", { errors: [{ code: named.error.code, field: "name" }] }));
+    return undefined;
+  }
+  if (body.byteLength === 0) {
+    void send(reply, problemReply("REQUEST_INVALID", "the body is empty: send the file's bytes", { errors: [{ code: "INPUT_EMPTY", field: "body" }] }));
+    return undefined;
+  }
+  const partner = await partnerForIngest(pool, tenantId, request.query.partner);
+  if (!partner.ok) {
+    void send(reply, problemReply("REQUEST_INVALID", partner.error.message, { errors: [{ code: partner.error.code, field: "partner" }] }));
+    return undefined;
+  }
+  return { name: named.value, partnerId: partner.value.partnerId, body };
+}
+
+/**
+ * Files for signed-in operators: list, show with per-record outcomes, and the re-upload in two
+ * steps: POST /v1/ops/files/preview runs the ingest dry run on the bytes (stores and posts
+ * nothing); POST /v1/ops/files (Idempotency-Key) receives and applies the same bytes, as
+ * POST /v1/files does for API clients. Cancelling is not sending the second request.
+ */
+export function registerFileOperations(scope: FastifyInstance, deps: { pool: Pool }): void {
+  scope.get<{ Querystring: { status?: string } }>("/v1/ops/files", async (request, reply) => {
+    const status = request.query.status;
+    if (status !== undefined && !["received", "processing", "done", "rejected"].includes(status)) return send(reply, problemReply("REQUEST_INVALID", "status is received, processing, done or rejected"));
+    return send(reply, jsonReply(200, { files: await listFiles(deps.pool, operatorOf(request).tenantId, { limit: limits.ingest.listRowsMax, ...(status ? { status } : {}) }) }));
+  });
+
+  scope.get<{ Params: { id: string } }>("/v1/ops/files/:id", async (request, reply) => {
+    const tenantId = operatorOf(request).tenantId;
+    const report = await fileReport(deps.pool, tenantId, request.params.id);
+    if (!report) return send(reply, problemReply("NOT_FOUND", `no file ${request.params.id}`));
+    return send(reply, jsonReply(200, { ...report, record_outcomes: await fileOutcomes(deps.pool, tenantId, request.params.id) }));
+  });
+
+  void scope.register(async (uploads) => {
+    uploads.removeAllContentTypeParsers();
+    uploads.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: limits.ingest.httpUploadBytesMax }, (_request, body, done) => done(null, body));
+
+    uploads.post<{ Querystring: { name?: string; partner?: string } }>("/v1/ops/files/preview", { bodyLimit: limits.ingest.httpUploadBytesMax }, async (request, reply) => {
+      const operator = operatorWithRole(request, reply, "approver");
+      if (!operator) return reply;
+      const upload = await uploadOf(deps.pool, request, reply, operator.tenantId);
+      if (!upload) return reply;
+      const preview = await dryRun(deps.pool, operator.tenantId, async function* () { yield upload.body; }, { name: upload.name });
+      return send(reply, jsonReply(200, { ...preview, sha256: createHash("sha256").update(upload.body).digest("hex") }));
+    });
+
+    uploads.post<{ Querystring: { name?: string; partner?: string } }>("/v1/ops/files", { bodyLimit: limits.ingest.httpUploadBytesMax }, async (request, reply) => {
+      const operator = operatorWithRole(request, reply, "approver");
+      if (!operator) return reply;
+      const upload = await uploadOf(deps.pool, request, reply, operator.tenantId);
+      if (!upload) return reply;
+      const tenantId = operator.tenantId;
+      const answer = await runIdempotent({
+        pool: deps.pool, tenantId, endpoint: "POST /v1/ops/files", idempotencyKeyHeader: request.headers["idempotency-key"],
+        canonical: { name: upload.name, partner: upload.partnerId, sha256: createHash("sha256").update(upload.body).digest("hex") },
+        effect: async (tx) => {
+          const receipt = await receiveSmallFileInTransaction(tx, { tenantId, partnerId: upload.partnerId, source: "http", name: upload.name, content: upload.body });
+          if (!receipt.ok) return problemReply("REQUEST_INVALID", receipt.error.message, { errors: [{ code: receipt.error.code }] });
+          return jsonReply(202, { file_id: receipt.value.fileId, status: "received" }, receipt.value.fileId);
+        },
+      });
+      const fileId = answer.effectRef;
+      if (!fileId || (answer.status !== 202 && !answer.replayed)) return send(reply, answer);
+      const report = await processFile(deps.pool, tenantId, fileId);
+      if (answer.replayed) reply.header("idempotent-replayed", "true");
+      return send(reply, jsonReply(answer.replayed ? 200 : 201, report));
+    });
+  });
+}

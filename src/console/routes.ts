@@ -1,0 +1,197 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { limits } from "../config/limits.ts";
+import type { Pool } from "../db/pool.ts";
+import { listReviews, listSuspensePostings } from "../ingest/review.ts";
+import { listFiles } from "../ingest/report.ts";
+import { balanceOf, projectionLag } from "../ledger/balance.ts";
+import { accountStatement, statementDocument } from "../ledger/statement.ts";
+import { approveProposal, decideAsOperator, listProposals, moveAsOperator } from "../operators/four-eyes.ts";
+import { authenticateOperator } from "../operators/operators.ts";
+import { openSession } from "../operators/sessions.ts";
+import { runIdempotent } from "../api/idempotent-request.ts";
+import { checkSession, operatorOf, sessionCookie } from "../api/operator-session.ts";
+import { jsonReply, problemReply } from "../api/reply.ts";
+import { filesPerDayChart, projectionLagChart } from "./charts.ts";
+import { html, page, type Html } from "./html.ts";
+import { uploadScript } from "./upload-script.ts";
+
+function render(reply: FastifyReply, status: number, body: string): FastifyReply {
+  return reply.code(status).header("content-type", "text/html; charset=utf-8").header("content-security-policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'").send(body);
+}
+
+const form = (request: FastifyRequest): Record<string, string> => (request.body ?? {}) as Record<string, string>;
+
+/**
+ * The operators' console (docs/decisions/0026): server-rendered pages over the same services as
+ * /v1/ops, plain forms carrying the session's CSRF token and a per-render Idempotency-Key, and
+ * one inline script for the re-upload preview. No asset from elsewhere: it works offline.
+ */
+export function registerConsoleRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
+  void app.register(async (scope) => {
+    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: limits.http.bodyBytesMax },
+      (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))));
+
+    scope.get("/console", async (_request, reply) => render(reply, 200, page("Sign in", signInForm())));
+    scope.post("/console/sign-in", async (request, reply) => {
+      const fields = form(request);
+      const operator = await authenticateOperator(deps.pool, { tenant: fields.tenant ?? "", name: fields.name ?? "", secret: fields.secret ?? "" });
+      if (!operator) return render(reply, 401, page("Sign in", html`<p class="error" id="error">No operator with this tenant, name and secret.</p>${signInForm()}`));
+      const session = await openSession(deps.pool, operator);
+      return reply.header("set-cookie", sessionCookie(request, session.token, Math.floor(limits.http.operatorSessionTtlMs / 1_000))).redirect("/console/files", 303);
+    });
+
+    void scope.register(async (pages) => {
+      pages.addHook("preHandler", async (request, reply) => {
+        const refused = await checkSession(deps.pool, request);
+        if (refused === "OPERATOR_SESSION_MISSING") return reply.redirect("/console", 303);
+        if (refused) return render(reply, 403, page("Refused", html`<p id="outcome" class="error">The form lacks this session's CSRF token; nothing was done.</p>`));
+        return undefined;
+      });
+      registerPages(pages, deps);
+    });
+  });
+}
+
+function signInForm(): Html {
+  return html`<form method="post" action="/console/sign-in">
+    <p><label>Tenant <input name="tenant" required></label></p><p><label>Operator <input name="name" required></label></p>
+    <p><label>Secret <input name="secret" type="password" required></label></p><p><button id="sign-in">Sign in</button></p></form>`;
+}
+
+function shell(request: FastifyRequest, reply: FastifyReply, title: string, body: Html, script?: string): FastifyReply {
+  const session = request.operatorSession;
+  const text = page(title, body, { operator: `${session?.operator.name ?? ""} (${session?.operator.role ?? ""})`, ...(script ? { script } : {}) })
+    .replace("<body>", `<body data-csrf="${session?.csrfToken ?? ""}">`);
+  return render(reply, 200, text);
+}
+
+function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
+  pages.get("/console/files", async (request, reply) => {
+    const files = await listFiles(deps.pool, operatorOf(request).tenantId, { limit: limits.ingest.listRowsMax });
+    const rows = files.map((f) => html`<tr class="${f.status === "rejected" ? "rejected" : ""}"><td>${f.received_at}</td><td>${f.partner}</td><td>${f.name}</td><td>${f.status}</td><td class="num">${f.records}</td>
+      <td>${Object.entries(f.outcomes).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ")}</td><td>${f.errors.map((e) => `${e.line !== undefined ? `line ${e.line}: ` : ""}${e.code}`).join("; ")}</td></tr>`);
+    return shell(request, reply, "Files", html`${filesPerDayChart(files)}
+      <h2>Re-upload a corrected file</h2><p><input type="file" id="file"> <button id="preview-button">Preview</button></p>
+      <div id="preview"></div><p id="actions" hidden><button id="confirm">Confirm</button> <button id="cancel">Cancel</button></p><p id="result"></p>
+      <h2>Received</h2><table id="files"><tr><th>received</th><th>partner</th><th>name</th><th>status</th><th>records</th><th>outcomes</th><th>findings</th></tr>${rows}</table>`, uploadScript);
+  });
+
+  pages.get("/console/reviews", async (request, reply) => {
+    const operator = operatorOf(request);
+    const csrf = request.operatorSession?.csrfToken ?? "";
+    const reviews = await listReviews(deps.pool, { tenantId: operator.tenantId, state: "all" });
+    const proposals = await listProposals(deps.pool, operator.tenantId, limits.ingest.listRowsMax);
+    const decideForm = (reviewId: string) => operator.role === "viewer" ? html`<span class="note">viewers cannot decide</span>` : html`<form class="inline decide" method="post" action="/console/reviews/${reviewId}/decision">
+      <input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}">
+      <select name="decision"><option value="replace">replace</option><option value="apply_as_new">apply as new</option><option value="refuse">refuse</option></select>
+      <input name="reason" placeholder="reason" required> <button>Decide</button></form>`;
+    const reviewRows = reviews.map((r) => html`<tr data-review="${r.review_id}"><td>${r.review_id}</td><td>${r.reason}</td><td>${r.natural_key}</td><td class="num">${(Number(r.amount_minor) / 100).toFixed(2)} ${r.currency}</td>
+      <td>${r.state}</td><td>${r.operator ?? ""}</td><td>${r.state === "open" ? decideForm(r.review_id) : r.decision_reason ?? ""}</td></tr>`);
+    const proposalRows = proposals.map((p) => html`<tr data-proposal="${p.proposal_id}"><td>${p.proposal_id}</td><td>${p.subject_kind} ${p.subject_id}</td><td>${p.decision}${p.target_account ? ` to ${p.target_account}` : ""}</td>
+      <td class="num">${(Number(p.amount_minor) / 100).toFixed(2)} ${p.currency}</td><td>${p.proposed_by}</td><td>${p.state}${p.approved_by ? ` by ${p.approved_by}` : ""}</td>
+      <td>${p.state === "open" && operator.role !== "viewer" ? html`<form class="inline approve" method="post" action="/console/proposals/${p.proposal_id}/approval"><input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}"><button>Approve</button></form>` : html``}</td></tr>`);
+    return shell(request, reply, "Review queue", html`<table id="reviews"><tr><th>review</th><th>why held</th><th>natural key</th><th>amount</th><th>state</th><th>decided by</th><th>decide</th></tr>${reviewRows}</table>
+      <h2>Waiting for a second approver</h2><table id="proposals"><tr><th>proposal</th><th>subject</th><th>decision</th><th>amount</th><th>proposed by</th><th>state</th><th></th></tr>${proposalRows}</table>`);
+  });
+
+  pages.post<{ Params: { id: string } }>("/console/reviews/:id/decision", async (request, reply) => {
+    const operator = operatorOf(request);
+    const fields = form(request);
+    const decision = fields.decision === "replace" || fields.decision === "apply_as_new" || fields.decision === "refuse" ? fields.decision : undefined;
+    if (operator.role === "viewer") return outcomePage(request, reply, 403, "a viewer cannot decide");
+    if (!decision || !fields.reason?.trim()) return outcomePage(request, reply, 400, "choose a decision and give a reason");
+    const reviewId = request.params.id;
+    const answer = await runIdempotent({
+      pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/reviews/{id}/decision", idempotencyKeyHeader: fields.idempotency_key,
+      canonical: { review_id: reviewId, decision, reason: fields.reason.trim(), operator_id: operator.operatorId },
+      effect: async (tx) => {
+        const outcome = await decideAsOperator(tx, operator, { reviewId, decision, reason: fields.reason?.trim() ?? "" });
+        if (!outcome.ok) return problemReply("REQUEST_INVALID", `${outcome.error.code}: ${outcome.error.message}`);
+        if (outcome.value.kind === "proposed") return jsonReply(202, { message: `proposed ${outcome.value.proposal.proposal_id}: waits for a second approver; nothing posted` });
+        const d = outcome.value.outcome.decided;
+        return jsonReply(200, { message: `${d.decision} by ${d.operator}: ${[d.compensation_key, d.posting_key].filter(Boolean).join(", ") || "nothing posted"}` });
+      },
+    });
+    return outcomePage(request, reply, answer.status, (JSON.parse(answer.body) as { message?: string; detail?: string }).message ?? (JSON.parse(answer.body) as { detail: string }).detail);
+  });
+
+  pages.post<{ Params: { id: string } }>("/console/proposals/:id/approval", async (request, reply) => {
+    const operator = operatorOf(request);
+    if (operator.role === "viewer") return outcomePage(request, reply, 403, "a viewer cannot approve");
+    const proposalId = request.params.id;
+    const answer = await runIdempotent({
+      pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/proposals/{id}/approval", idempotencyKeyHeader: form(request).idempotency_key,
+      canonical: { proposal_id: proposalId, operator_id: operator.operatorId },
+      effect: async (tx) => {
+        const outcome = await approveProposal(tx, operator, proposalId);
+        if (!outcome.ok) return problemReply(outcome.error.code === "FOUR_EYES_SELF_APPROVAL" ? "FOUR_EYES_SELF_APPROVAL" : "REQUEST_INVALID", `${outcome.error.code}: ${outcome.error.message}`);
+        return jsonReply(200, { message: `approved ${proposalId} by ${operator.name}` });
+      },
+    });
+    const body = JSON.parse(answer.body) as { message?: string; detail?: string };
+    return outcomePage(request, reply, answer.status, body.message ?? body.detail ?? "");
+  });
+
+  pages.get("/console/suspense", async (request, reply) => {
+    const operator = operatorOf(request);
+    const csrf = request.operatorSession?.csrfToken ?? "";
+    const postings = await listSuspensePostings(deps.pool, { tenantId: operator.tenantId });
+    const moveForm = (postingKey: string) => operator.role === "viewer" ? html`` : html`<form class="inline move" method="post" action="/console/suspense/moves">
+      <input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}"><input type="hidden" name="posting_key" value="${postingKey}">
+      <input name="to_account" placeholder="to account" required> <input name="reason" placeholder="reason" required> <button>Move</button></form>`;
+    const rows = postings.map((p) => html`<tr data-posting="${p.transfer_key}"><td>${p.file_id}</td><td>${p.position}</td><td>${p.natural_key}</td><td class="num">${(Number(p.amount_minor) / 100).toFixed(2)} ${p.currency}</td><td>${p.detail}</td><td>${moveForm(p.transfer_key)}</td></tr>`);
+    return shell(request, reply, "Suspense", html`<p class="note">A move posts one transfer, &lt;posting key&gt;:suspense-move, from suspense to the account (docs/decisions/0026); above the four-eyes amount it waits for a second approver.</p>
+      <table id="suspense"><tr><th>file</th><th>position</th><th>natural key</th><th>amount</th><th>why</th><th>move out</th></tr>${rows}</table>`);
+  });
+
+  pages.post("/console/suspense/moves", async (request, reply) => {
+    const operator = operatorOf(request);
+    const fields = form(request);
+    if (operator.role === "viewer") return outcomePage(request, reply, 403, "a viewer cannot move money");
+    const postingKey = fields.posting_key ?? "";
+    const targetAccount = fields.to_account?.trim() ?? "";
+    const reason = fields.reason?.trim() ?? "";
+    if (!postingKey || !targetAccount || !reason) return outcomePage(request, reply, 400, "name the account and give a reason");
+    const answer = await runIdempotent({
+      pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/suspense/moves", idempotencyKeyHeader: fields.idempotency_key,
+      canonical: { posting_key: postingKey, to_account: targetAccount, reason, operator_id: operator.operatorId },
+      effect: async (tx) => {
+        const outcome = await moveAsOperator(tx, operator, { postingKey, targetAccount, reason });
+        if (!outcome.ok) return problemReply("REQUEST_INVALID", `${outcome.error.code}: ${outcome.error.message}`);
+        if (outcome.value.kind === "proposed") return jsonReply(202, { message: `proposed ${outcome.value.proposal.proposal_id}: waits for a second approver; nothing posted` });
+        return jsonReply(200, { message: `moved to ${outcome.value.move.target_account} by ${outcome.value.move.decided_by}: ${outcome.value.move.move_key}` });
+      },
+    });
+    const body = JSON.parse(answer.body) as { message?: string; detail?: string };
+    return outcomePage(request, reply, answer.status, body.message ?? body.detail ?? "");
+  });
+
+  pages.get("/console/accounts", async (request, reply) => {
+    const tenantId = operatorOf(request).tenantId;
+    const { rows } = await deps.pool.query<{ account_id: string; kind: string }>("SELECT account_id, kind FROM account WHERE tenant_id = $1 ORDER BY account_id LIMIT 1000", [tenantId]);
+    const lines: Html[] = [];
+    for (const row of rows) {
+      const balance = await balanceOf(deps.pool, tenantId, row.account_id);
+      lines.push(html`<tr><td><a href="/console/accounts/${encodeURIComponent(row.account_id)}">${row.account_id}</a></td><td>${row.kind}</td><td class="num">${balance ? statementDocument(balance, { lines: [], truncated: false }).balance : ""} ${balance?.currency ?? ""}</td></tr>`);
+    }
+    // The bar's scale: 1,000 unfolded rows fill it (a folding step takes far more at once; a full bar means folding has stopped).
+    return shell(request, reply, "Accounts", html`${projectionLagChart(await projectionLag(deps.pool, tenantId), 1_000)}<table id="accounts"><tr><th>account</th><th>kind</th><th>balance</th></tr>${lines}</table>`);
+  });
+
+  pages.get<{ Params: { id: string } }>("/console/accounts/:id", async (request, reply) => {
+    const tenantId = operatorOf(request).tenantId;
+    const balance = await balanceOf(deps.pool, tenantId, request.params.id);
+    if (!balance) return outcomePage(request, reply, 404, `no account ${request.params.id}`);
+    const doc = statementDocument(balance, await accountStatement(deps.pool, tenantId, request.params.id, limits.ingest.listRowsMax)) as { balance: string; entries: Array<Record<string, string>> };
+    const rows = doc.entries.map((e) => html`<tr class="${e.category === "technical_correction" ? "changed" : ""}"><td>${e.created_at}</td><td>${e.kind}</td><td>${e.category}</td><td>${e.origin}</td><td>${e.transfer_key}</td><td>${e.direction}</td><td class="num">${e.amount}</td></tr>`);
+    return shell(request, reply, `Statement of ${request.params.id}`, html`<p>Balance <strong id="balance">${doc.balance}</strong> ${balance.currency}</p>
+      <table id="statement"><tr><th>time</th><th>kind</th><th>category</th><th>origin</th><th>transfer</th><th>direction</th><th>amount</th></tr>${rows}</table>`);
+  });
+}
+
+function outcomePage(request: FastifyRequest, reply: FastifyReply, status: number, message: string): FastifyReply {
+  const text = page(status < 300 ? "Done" : "Refused", html`<p id="outcome" class="${status < 300 ? "" : "error"}">${message}</p><p><a href="/console/reviews">Back to the review queue</a></p>`,
+    { operator: request.operatorSession?.operator.name ?? "" });
+  return render(reply, status, text);
+}

@@ -1,0 +1,17 @@
+// Codes of operators, their sessions and four eyes (issue 14, docs/decisions/0026).
+export const operatorErrorCodes = {
+  OPERATOR_NAME_INVALID: "An operator name is 1 to 63 letters, digits, '.', '_', '@' or '-'.",
+  OPERATOR_ROLE_INVALID: "An operator's role is viewer, approver or admin.",
+  OPERATOR_EXISTS: "The tenant has an operator with this name already.",
+  OPERATOR_SIGN_IN_FAILED: "The tenant, operator name and secret do not match an operator; nothing says which of them was wrong.",
+  OPERATOR_SESSION_MISSING: "The request carries no session cookie, or one that expired or was signed out; sign in again.",
+  OPERATOR_CSRF_REFUSED: "A mutating request without the session's CSRF token (x-csrf-token header or csrf_token field); nothing was done.",
+  OPERATOR_ROLE_FORBIDDEN: "The operator's role does not allow this; a viewer reads, an approver decides, an admin also sets the four-eyes amount.",
+  FOUR_EYES_SELF_APPROVAL: "The operator who proposed a decision cannot approve it; another approver must.",
+  FOUR_EYES_AMOUNT_INVALID: "The four-eyes amount is a non-negative whole number of minor units.",
+  PROPOSAL_NOT_FOUND: "No open or decided proposal with this id exists for the tenant.",
+  PROPOSAL_DECIDED: "The proposal was approved or rejected already.",
+  PROPOSAL_OPEN: "A proposal for this review waits for a second approver; approve or reject it instead of proposing again.",
+  SUSPENSE_POSTING_NOT_FOUND: "No record of the tenant was posted to suspense under this transfer key.",
+  SUSPENSE_MOVED: "This suspense posting was moved out already, to another account; nothing was posted.",
+} as const satisfies Record<string, string>;
