@@ -204,3 +204,19 @@ export async function enqueueEvent(db: Tx | Queryable, event: OutboxEvent, optio
 export function natsEventsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
   return (env.CLEARLINE_NATS_URL ?? "") !== "";
 }
+
+/** Several events in one statement (a chunk's held records), fanned out as in enqueueEvent. */
+export async function enqueueEvents(db: Tx | Queryable, events: readonly OutboxEvent[], options: { nats: boolean } = { nats: natsEventsEnabled() }): Promise<void> {
+  if (events.length === 0) return;
+  await db.query(
+    `INSERT INTO outbox_message (tenant_id, destination, message_type, message_key, payload)
+     SELECT e.tenant_id, d.destination, e.event_type, e.event_key, e.data
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[]) AS e(tenant_id, event_type, event_key, data)
+       CROSS JOIN LATERAL (
+             SELECT 'webhook:' || w.endpoint_id AS destination FROM webhook_endpoint w
+              WHERE w.tenant_id = e.tenant_id AND w.disabled_at IS NULL AND e.event_type = ANY (w.event_types)
+             UNION ALL SELECT 'nats' WHERE $5) AS d
+     ON CONFLICT (tenant_id, destination, message_key) DO NOTHING`,
+    [events.map((e) => e.tenantId), events.map((e) => e.eventType), events.map((e) => e.eventKey), events.map((e) => payloadJson(e.data)), options.nats],
+  );
+}
