@@ -14,6 +14,7 @@ import { limits } from "./limits.ts";
 export interface Config {
   home: string;                     // CLEARLINE_HOME: embedded database, drop folders, spool
   databaseUrl?: string;             // DATABASE_URL: use this server instead of the embedded one
+  natsUrl?: string;                 // CLEARLINE_NATS_URL: events to JetStream, payment requests from it (docs/decisions/0024)
   httpHost: string;                 // CLEARLINE_HTTP_HOST
   httpPort: number;                 // CLEARLINE_HTTP_PORT; 0 picks a free port (tests)
   iso8583Port?: number;             // CLEARLINE_ISO8583_PORT
@@ -71,6 +72,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     ingest: ingestSettings(env, file, home, errors),
     iso8583Admission: iso8583AdmissionSettings((name, envName) => overrides[name as keyof Config] ?? env[envName] ?? file[name], home, errors),
   };
+  const natsUrl = pick("natsUrl", "CLEARLINE_NATS_URL");
+  if (natsUrl !== undefined && natsUrl !== "") {
+    config.natsUrl = stringSetting("natsUrl", natsUrl, errors);
+    if (!/^(nats|tls):\/\/[^\s]+$/.test(config.natsUrl)) errors.push(finding("CONFIG_INVALID", "CLEARLINE_NATS_URL must look like nats://host:port", { field: "natsUrl" }));
+  }
   const databaseUrl = pick("databaseUrl", "DATABASE_URL");
   if (databaseUrl !== undefined && databaseUrl !== "") {
     config.databaseUrl = stringSetting("databaseUrl", databaseUrl, errors);
