@@ -56,7 +56,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const httpUrl = `http://${address.address}:${address.port}`;
   const sources = await startIngestSources(database.pool, config.ingest, config.home, logger);
   started.sources = sources;
-  const outbox = await startOutbox(database.pool, config.natsUrl ? { natsUrl: config.natsUrl } : {}, logger);
+  const outbox = await startOutbox(database.pool, { leaseMs: config.outboxLeaseMs, ...(config.natsUrl ? { natsUrl: config.natsUrl } : {}) }, logger);
 
   const jobs = [
     startPeriodicJob("balance projection", config.projectionIntervalMs, logger, async (isStopped) => {
