@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { registerCardAuthorizationRoutes } from "./api/routes/card-authorizations.ts";
 import { registerFileRoutes } from "./api/routes/files.ts";
+import { registerPaymentRequestRoutes } from "./api/routes/payment-requests.ts";
 import { registerReconciliationRoutes } from "./api/routes/reconciliations.ts";
 import { buildHttpServer } from "./api/server.ts";
 import type { Config } from "./config/config.ts";
@@ -49,6 +50,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       (app) => registerCardAuthorizationRoutes(app, { authorizer: cardGateway.authorizer }),
       (app) => registerFileRoutes(app, { pool: database.pool, suspectWindowHours: config.ingest.suspectWindowHours }),
       (app) => registerReconciliationRoutes(app, { pool: database.pool }),
+      (app) => registerPaymentRequestRoutes(app, { pool: database.pool }),
     ],
   });
   await http.listen({ host: config.httpHost, port: config.httpPort });

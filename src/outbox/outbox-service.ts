@@ -1,6 +1,7 @@
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { OutboxDeliverer } from "./deliverer.ts";
+import { startNatsInbox } from "./inbox/nats-inbox.ts";
 import { natsDeliverer } from "./nats/nats-deliverer.ts";
 import { openEventStream, type EventStream } from "./nats/event-stream.ts";
 import { defaultRelaySettings, startRelay, type Relay } from "./relay.ts";
@@ -23,11 +24,13 @@ export async function startOutbox(pool: Pool, options: { leaseMs: number; natsUr
   const deliverers: OutboxDeliverer[] = [webhookDeliverer(pool), ...(eventStream ? [natsDeliverer(eventStream)] : []), ...(options.extraDeliverers ?? [])];
   const settings = { ...defaultRelaySettings, leaseMs: options.leaseMs, deliveryTimeoutMs: Math.min(defaultRelaySettings.deliveryTimeoutMs, Math.floor(options.leaseMs / 2)) };
   const relay = startRelay(pool, deliverers, logger, settings);
+  const inbox = eventStream ? await startNatsInbox(pool, eventStream, logger) : undefined;
   logger.info({ relayId: relay.relayId, nats: eventStream !== undefined }, "outbox relay started");
   return {
     relay,
     eventStream,
     async stop() {
+      await inbox?.stop();
       await relay.stop();
       await eventStream?.close();
     },
