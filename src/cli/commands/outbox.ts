@@ -48,10 +48,12 @@ export function registerOutboxCommands(program: Command): void {
     .command("retry <id>")
     .description("a dead letter is due again now, with a fresh attempt budget (only dead rows)")
     .requiredOption("--tenant <tenant>", "tenant name or id")
-    .action(async (id: string, options: { tenant: string }) => {
+    .option("--json", "machine-readable output")
+    .action(async (id: string, options: { tenant: string; json?: boolean }) => {
       if (!/^\d{1,18}$/.test(id)) throw new CliError(`OUTBOX_ID_INVALID: ${id} is not an outbox row id`, exitCodes.usage);
       const retried = await withDatabase(async (db) => retryDead(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, id));
       if (!retried) throw new CliError(`OUTBOX_NOT_DEAD: outbox row ${id} is not a dead letter (clearline outbox show ${id})`, exitCodes.usage);
+      if (options.json) return printJson({ id, state: "pending" });
       printLine(`${id}: due again`);
     });
 }
