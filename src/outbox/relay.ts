@@ -14,6 +14,7 @@ export interface RelaySettings {
   deliveryTimeoutMs: number;
   attemptsMax: number;
   idlePollMs: number;
+  passesInFlight: number;
 }
 
 export const defaultRelaySettings: RelaySettings = {
@@ -22,6 +23,7 @@ export const defaultRelaySettings: RelaySettings = {
   deliveryTimeoutMs: limits.outbox.deliveryTimeoutMs,
   attemptsMax: limits.outbox.attemptsMax,
   idlePollMs: limits.outbox.relayIdlePollMs,
+  passesInFlight: limits.outbox.relayPassesInFlight,
 };
 
 export interface Relay {
@@ -39,8 +41,9 @@ export interface Relay {
 export function startRelay(pool: Pool, deliverers: readonly OutboxDeliverer[], logger: Logger, settings: RelaySettings = defaultRelaySettings): Relay {
   const relayId = `relay-${process.pid}-${randomBytes(4).toString("hex")}`;
   const stopping = new AbortController();
-  let wake: (() => void) | undefined;
-  const loop = (async () => {
+  const wakers = new Set<() => void>();
+  // Several passes at once, kept apart by SKIP LOCKED like passes of different relays.
+  const loops = Array.from({ length: settings.passesInFlight }, async () => {
     while (!stopping.signal.aborted) {
       let leased = 0;
       try {
@@ -51,18 +54,19 @@ export function startRelay(pool: Pool, deliverers: readonly OutboxDeliverer[], l
       }
       if (leased < settings.batchRowsMax && !stopping.signal.aborted) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, settings.idlePollMs);
-          wake = () => { clearTimeout(timer); resolve(); };
+          const wake = () => { clearTimeout(timer); wakers.delete(wake); resolve(); };
+          const timer = setTimeout(wake, settings.idlePollMs);
+          wakers.add(wake);
         });
       }
     }
-  })();
+  });
   return {
     relayId,
     async stop() {
       stopping.abort();
-      wake?.();
-      await loop;
+      for (const wake of [...wakers]) wake();
+      await Promise.all(loops);
     },
   };
 }

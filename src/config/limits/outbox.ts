@@ -3,6 +3,9 @@ export const outboxLimits = {
   // Rows one relay leases per pass: one short UPDATE ... FOR UPDATE SKIP LOCKED, delivered
   // concurrently; a second relay takes the next rows meanwhile.
   relayBatchRowsMax: 64,
+  // Passes one relay runs at once: while one batch waits on its lease or mark commit (an fsync),
+  // the other delivers. Deliveries in flight per relay: this times relayBatchRowsMax.
+  relayPassesInFlight: 2,
   // A lease outlives the slowest delivery (deliveryTimeoutMs) with room for the mark, so a live
   // relay is never overtaken; a dead relay's rows are taken over after it.
   leaseMs: 30_000,
