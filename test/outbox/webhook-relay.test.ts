@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/transaction.ts";
 import { createLogger } from "../../src/observability/logger.ts";
+import { registry } from "../../src/observability/metrics.ts";
 import { enqueueEvent, retryDead } from "../../src/outbox/outbox-store.ts";
 import { defaultRelaySettings, startRelay, type Relay } from "../../src/outbox/relay.ts";
 import { newSigningSecret } from "../../src/outbox/webhooks/signature.ts";
@@ -87,5 +88,17 @@ describe("webhooks delivered by the outbox relay", () => {
     expect(await retryDead(db.pool, tenant.tenantId, dead?.id ?? "")).toBe(true);
     await receiver.until(() => receiver.effects.some((e) => e.id === "dead"));
     expect(receiver.posts.get("dead")).toBe(3);
+  });
+
+  it("deliveries by outcome and the age of the oldest undelivered row are metrics", async () => {
+    const delivered = async () => (await registry.getSingleMetric("clearline_outbox_deliveries_total")?.get())?.values.find((v) => v.labels.outcome === "delivered")?.value ?? 0;
+    const before = await delivered();
+    await event("metered");
+    await db.pool.query("UPDATE outbox_message SET created_at = now() - interval '1 hour' WHERE tenant_id = $1 AND message_key = 'metered'", [tenant.tenantId]);
+    relay = startRelay(db.pool, [webhookDeliverer(db.pool)], logger, { ...defaultRelaySettings, idlePollMs: 50 });
+    await untilRow(db.pool, "SELECT state FROM outbox_message WHERE tenant_id = $1 AND message_key = 'metered'", [tenant.tenantId], (rows: Array<{ state: string }>) => rows[0]?.state === "delivered");
+    expect(await delivered()).toBeGreaterThan(before);
+    const text = await registry.metrics();
+    expect(text).toMatch(/clearline_outbox_oldest_undelivered_age_seconds \d/);
   });
 });
