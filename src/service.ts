@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { registerCardAuthorizationRoutes } from "./api/routes/card-authorizations.ts";
 import { registerFileRoutes } from "./api/routes/files.ts";
+import { registerPaymentRequestRoutes } from "./api/routes/payment-requests.ts";
 import { registerReconciliationRoutes } from "./api/routes/reconciliations.ts";
 import { buildHttpServer } from "./api/server.ts";
 import type { Config } from "./config/config.ts";
@@ -12,6 +13,7 @@ import { deleteExpired, oldestInProgressAgeSeconds } from "./idempotency/records
 import { startIngestSources, type IngestSources } from "./ingest/sources.ts";
 import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
+import { startOutbox } from "./outbox/outbox-service.ts";
 import { oldestInProgressAge, projectionLagDeltas } from "./observability/metrics.ts";
 import { evaluateReadiness, type ReadinessCheck } from "./observability/readiness.ts";
 
@@ -48,6 +50,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       (app) => registerCardAuthorizationRoutes(app, { authorizer: cardGateway.authorizer }),
       (app) => registerFileRoutes(app, { pool: database.pool, suspectWindowHours: config.ingest.suspectWindowHours }),
       (app) => registerReconciliationRoutes(app, { pool: database.pool }),
+      (app) => registerPaymentRequestRoutes(app, { pool: database.pool }),
     ],
   });
   await http.listen({ host: config.httpHost, port: config.httpPort });
@@ -55,6 +58,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const httpUrl = `http://${address.address}:${address.port}`;
   const sources = await startIngestSources(database.pool, config.ingest, config.home, logger);
   started.sources = sources;
+  const outbox = await startOutbox(database.pool, { leaseMs: config.outboxLeaseMs, ...(config.natsUrl ? { natsUrl: config.natsUrl } : {}) }, logger);
 
   const jobs = [
     startPeriodicJob("balance projection", config.projectionIntervalMs, logger, async (isStopped) => {
@@ -79,6 +83,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         for (const job of jobs) job.stop();
         await http.close();
         await sources.stop();
+        await outbox.stop();
         await cardGateway.stop();
         await Promise.all(jobs.map((job) => job.idle()));
         await database.close();

@@ -1,44 +1,17 @@
 import type { FastifyInstance } from "fastify";
-import { createPayment, findPayment } from "../../payments/payments.ts";
+import { findPayment } from "../../payments/payments.ts";
 import { isIntentInProgress } from "../../payments/intent-lock.ts";
-import { decimalToMinor } from "../../protocols/iso4217/currency.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
-import { runIdempotent } from "../idempotent-request.ts";
+import { applyPaymentRequest } from "../payment-request.ts";
 import { jsonReply, problemReply } from "../reply.ts";
-import { describeIssues, paymentBody, paymentQuery } from "../schemas.ts";
+import { describeIssues, paymentQuery } from "../schemas.ts";
 import { paymentView } from "../views.ts";
 
 const ENDPOINT = "POST /v1/payments";
 
 export function registerPaymentRoutes(app: FastifyInstance, deps: ApiDependencies): void {
   app.post("/v1/payments", async (request, reply) => {
-    const tenant = tenantOf(request);
-    const body = paymentBody.safeParse(request.body);
-    if (!body.success) return send(reply, problemReply("REQUEST_INVALID", "the payment request is invalid", { errors: describeIssues(body.error) }));
-    const amount = decimalToMinor(body.data.amount, body.data.currency, { field: "amount" });
-    if (!amount.ok) return send(reply, problemReply("REQUEST_INVALID", amount.error.message, { errors: [{ field: "amount", message: amount.error.message }] }));
-    if (amount.value <= 0n) return send(reply, problemReply("REQUEST_INVALID", "the amount must be greater than zero", { errors: [{ field: "amount", message: "must be > 0" }] }));
-    const paymentRequest = {
-      clientReference: body.data.client_reference, amountMinor: amount.value, currency: body.data.currency,
-      debtorAccount: body.data.debtor_account, creditorAccount: body.data.creditor_account, description: body.data.description ?? null,
-    };
-    const result = await runIdempotent({
-      pool: deps.pool,
-      tenantId: tenant.tenantId,
-      endpoint: ENDPOINT,
-      idempotencyKeyHeader: request.headers["idempotency-key"],
-      // Normalized: "10.0" and "10.00" are the same request.
-      canonical: {
-        client_reference: paymentRequest.clientReference, amount_minor: amount.value.toString(), currency: paymentRequest.currency,
-        debtor_account: paymentRequest.debtorAccount, creditor_account: paymentRequest.creditorAccount, description: paymentRequest.description,
-      },
-      effect: async (tx) => {
-        const outcome = await createPayment(tx, tenant.tenantId, paymentRequest, ENDPOINT);
-        if (outcome.kind === "created") return jsonReply(201, paymentView(outcome.payment), outcome.payment.paymentId);
-        return problemReply(outcome.refusal.code, outcome.refusal.detail, outcome.refusal.extensions ?? {}, outcome.payment?.paymentId ?? null);
-      },
-    });
-    return send(reply, result);
+    return send(reply, await applyPaymentRequest(deps.pool, tenantOf(request).tenantId, ENDPOINT, request.headers["idempotency-key"], request.body));
   });
 
   app.get<{ Params: { id: string } }>("/v1/payments/:id", async (request, reply) => {

@@ -1,0 +1,57 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/transaction.ts";
+import { enqueueEvent } from "../../src/outbox/outbox-store.ts";
+import { runCli } from "../support/cli.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+
+describe("clearline webhook and outbox commands", () => {
+  let db: TestDatabase;
+  let env: Record<string, string>;
+  let tenantId: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    env = { DATABASE_URL: db.url };
+    expect((await runCli(["tenant", "add", "hooked"], env)).exitCode).toBe(0);
+    const { rows } = await db.pool.query<{ tenant_id: string }>("SELECT tenant_id FROM tenant WHERE name = 'hooked'");
+    tenantId = rows[0]?.tenant_id ?? "";
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it("webhook add prints the signing secret once, stores it to sign with, and webhook list never shows it", async () => {
+    const added = await runCli(["webhook", "add", "--tenant", "hooked", "http://127.0.0.1:9/hooks", "--events", "payment.applied,file.processed", "--json"], env);
+    expect(added.exitCode).toBe(0);
+    const endpoint = JSON.parse(added.stdout) as { endpointId: string; signingSecret: string; eventTypes: string[] };
+    expect(endpoint.signingSecret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    expect(endpoint.eventTypes).toEqual(["payment.applied", "file.processed"]);
+    const { rows } = await db.pool.query("SELECT signing_secret FROM webhook_endpoint WHERE tenant_id = $1 AND endpoint_id = $2", [tenantId, endpoint.endpointId]);
+    expect(rows).toEqual([{ signing_secret: endpoint.signingSecret }]);
+    const listed = await runCli(["webhook", "list", "--tenant", "hooked", "--json"], env);
+    expect(listed.stdout).toContain(endpoint.endpointId);
+    expect(listed.stdout).not.toContain(endpoint.signingSecret);
+  });
+
+  it("webhook add refuses a URL that is not http(s) with exit 2 and stores nothing", async () => {
+    const refused = await runCli(["webhook", "add", "--tenant", "hooked", "ftp://x/hooks", "--events", "payment.applied"], env);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain("WEBHOOK_URL_INVALID");
+  });
+
+  it("outbox list, show and retry: a dead letter is listed, shown with its payload and made due again; a row that is not dead is not", async () => {
+    await withTransaction(db.pool, (tx) => enqueueEvent(tx, { tenantId, eventType: "payment.applied", eventKey: "cli:1:applied", data: { n: 1 } }, { nats: false }));
+    await db.pool.query("UPDATE outbox_message SET state = 'dead', attempts = 16, last_error = 'refused' WHERE tenant_id = $1 AND message_key = 'cli:1:applied'", [tenantId]);
+    const listed = JSON.parse((await runCli(["outbox", "list", "--tenant", "hooked", "--state", "dead", "--json"], env)).stdout) as Array<{ id: string; messageKey: string; lastError: string }>;
+    expect(listed).toMatchObject([{ messageKey: "cli:1:applied", lastError: "refused" }]);
+    const id = listed[0]?.id ?? "";
+    const shown = JSON.parse((await runCli(["outbox", "show", id, "--tenant", "hooked", "--json"], env)).stdout) as { payload: unknown; state: string };
+    expect(shown).toMatchObject({ state: "dead", payload: { n: 1 } });
+    expect((await runCli(["outbox", "retry", id, "--tenant", "hooked"], env)).exitCode).toBe(0);
+    const { rows } = await db.pool.query("SELECT state, attempts FROM outbox_message WHERE tenant_id = $1 AND id = $2", [tenantId, id]);
+    expect(rows).toEqual([{ state: "pending", attempts: 0 }]);
+    const again = await runCli(["outbox", "retry", id, "--tenant", "hooked"], env);
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr).toContain("OUTBOX_NOT_DEAD");
+  });
+});
