@@ -6,6 +6,7 @@ import { ingestLimits } from "./limits/ingest.ts";
 import { iso20022Limits } from "./limits/iso20022.ts";
 import { iso8583Limits } from "./limits/iso8583.ts";
 import { ledgerLimits } from "./limits/ledger.ts";
+import { partnerLimits } from "./limits/partners.ts";
 import { reconLimits } from "./limits/recon.ts";
 
 /**
@@ -21,6 +22,7 @@ export const limits = {
   http: httpLimits,
   ingest: ingestLimits,
   recon: reconLimits,
+  partners: partnerLimits,
 } as const;
 
 // One peer must never be able to hold every slot of the scheme endpoint.

@@ -7,6 +7,7 @@ import { ingestErrorCodes } from "./codes/ingest.ts";
 import { iso20022ErrorCodes } from "./codes/iso20022.ts";
 import { iso8583ErrorCodes } from "./codes/iso8583.ts";
 import { ledgerErrorCodes } from "./codes/ledger.ts";
+import { partnerErrorCodes } from "./codes/partners.ts";
 import { reconErrorCodes } from "./codes/recon.ts";
 
 /**
@@ -25,6 +26,7 @@ export const errorCatalog = {
   ...reconErrorCodes,
   ...incidentErrorCodes,
   ...dbErrorCodes,
+  ...partnerErrorCodes,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalog;

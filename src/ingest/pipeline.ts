@@ -12,6 +12,7 @@ import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
 import { ensurePartnerAccounts, findPartner } from "./partners.ts";
 import { receiveFile, storedContent, type Arrival } from "./receipt.ts";
 import { fileReport, type FileReport } from "./report.ts";
+import { reportFileStatus } from "../partners/status/status-report.ts";
 
 export interface IngestOptions {
   format?: FileFormat;                    // forced format; default: detected from the first bytes
@@ -121,7 +122,7 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
   if (inFlight && !(await inFlight)) return reportOf(pool, tenantId, fileId);
   if (chunk.length > 0 && !(await commit(chunk))) return reportOf(pool, tenantId, fileId);
   ingestFaultPoint("ingest_before_finish");
-  await finish(pool, tenantId, fileId, total, stream.contentHash());
+  await finish(pool, { tenantId, fileId, partnerId: partner.partnerId, format: scan.format }, total, stream.contentHash());
   return reportOf(pool, tenantId, fileId);
 }
 
@@ -131,7 +132,8 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
  * with other content, from which this one repeats the most natural keys (as duplicates or
  * conflicts), when those are at least half of this file's keyed records.
  */
-async function finish(pool: Pool, tenantId: string, fileId: string, recordsTotal: number, contentHash: string): Promise<void> {
+async function finish(pool: Pool, file: { tenantId: string; fileId: string; partnerId: string; format: FileFormat }, recordsTotal: number, contentHash: string): Promise<void> {
+  const { tenantId, fileId } = file;
   const finished = await withTransaction(pool, async (tx) => {
     const updated = await tx.query(
       `UPDATE ingest_file f SET status = 'done', content_hash = $3, records_total = $4, finished_at = now(), updated_at = now(),
@@ -153,7 +155,10 @@ async function finish(pool: Pool, tenantId: string, fileId: string, recordsTotal
         WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = $4`,
       [tenantId, fileId, contentHash, recordsTotal],
     );
-    return updated.rowCount === 1;
+    if (updated.rowCount !== 1) return false;
+    // The partner's status report commits with the file's outcome, or neither does (docs/decisions/0025).
+    if (file.format === "iso20022") await reportFileStatus(tx, { tenantId, fileId, partnerId: file.partnerId, contentHash, createdAt: new Date() });
+    return true;
   });
   if (finished) ingestFilesFinished.inc({ status: "done" });
 }
