@@ -1,3 +1,4 @@
+import type { Queryable } from "../../db/pool.ts";
 import type { Tx } from "../../db/transaction.ts";
 
 /** An entry refused at posting that goes back to its partner. */
@@ -49,9 +50,12 @@ export async function stampReturns(tx: Tx, tenantId: string, naturalKeys: readon
   await tx.query("UPDATE ach_return_entry SET cut_key = $3 WHERE tenant_id = $1 AND natural_key = ANY($2::text[])", [tenantId, naturalKeys, cutKey]);
 }
 
-/** Pending returns per partner of a tenant, for the cut-off job and `partner returns list`. */
-export async function pendingReturnCounts(tx: Pick<Tx, "query">, tenantId: string): Promise<Map<string, number>> {
-  const { rows } = await tx.query<{ partner_id: string; n: bigint }>(
-    "SELECT partner_id, count(*) AS n FROM ach_return_entry WHERE tenant_id = $1 AND cut_key IS NULL GROUP BY partner_id", [tenantId]);
-  return new Map(rows.map((r) => [r.partner_id, Number(r.n)]));
+/** A partner's pending returns, oldest first (bounded by rowsMax), for `clearline partner returns list`. */
+export async function listPendingReturns(db: Queryable, tenantId: string, partnerId: string, rowsMax: number): Promise<Array<PendingReturn & { createdAt: Date }>> {
+  const { rows } = await db.query<{ natural_key: string; file_id: string; line: number; reason_code: string; created_at: Date }>(
+    `SELECT natural_key, file_id, line, reason_code, created_at FROM ach_return_entry
+      WHERE tenant_id = $1 AND partner_id = $2 AND cut_key IS NULL ORDER BY created_at, file_id, line LIMIT $3`,
+    [tenantId, partnerId, rowsMax],
+  );
+  return rows.map((r) => ({ naturalKey: r.natural_key, fileId: r.file_id, line: r.line, reasonCode: r.reason_code, createdAt: r.created_at }));
 }
