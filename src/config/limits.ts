@@ -6,6 +6,7 @@ import { ingestLimits } from "./limits/ingest.ts";
 import { iso20022Limits } from "./limits/iso20022.ts";
 import { iso8583Limits } from "./limits/iso8583.ts";
 import { ledgerLimits } from "./limits/ledger.ts";
+import { outboxLimits } from "./limits/outbox.ts";
 import { partnerLimits } from "./limits/partners.ts";
 import { reconLimits } from "./limits/recon.ts";
 
@@ -22,8 +23,13 @@ export const limits = {
   http: httpLimits,
   ingest: ingestLimits,
   recon: reconLimits,
+  outbox: outboxLimits,
   partners: partnerLimits,
 } as const;
+
+// A live relay is never overtaken: its delivery ends well inside its lease.
+assert(outboxLimits.deliveryTimeoutMs * 2 <= outboxLimits.leaseMs, "an outbox delivery ends well inside its lease");
+assert(outboxLimits.backoffBaseMs <= outboxLimits.backoffCapMs, "the outbox backoff starts below its cap");
 
 // One peer must never be able to hold every slot of the scheme endpoint.
 assert(iso8583Limits.inboundConnectionsPerPeerMax < iso8583Limits.inboundConnectionsMax, "the per-peer connection bound is below the total");

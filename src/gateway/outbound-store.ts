@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/pool.ts";
+import { enqueueEvent } from "../outbox/outbox-store.ts";
 import type { Tx } from "../db/transaction.ts";
 import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
 import { storableFields } from "./messages.ts";
@@ -104,7 +105,10 @@ export async function persistReversal(tx: Tx, tenantId: string, idemKey: string,
       WHERE tenant_id = $1 AND idem_key = $2 AND state = 'sent'`,
     [tenantId, idemKey, JSON.stringify(storableFields(reversal)), reversalMatchKey],
   );
-  return result.rowCount === 1;
+  if (result.rowCount !== 1) return false;
+  // Told in the reversal's transaction; the key is the authorization's own idempotency key.
+  await enqueueEvent(tx, { tenantId, eventType: "authorization.reversed", eventKey: `${idemKey}:reversed`, data: { idempotencyKey: idemKey, reversalMatchKey } });
+  return true;
 }
 
 /** A response to a request already reversed: recorded, never turned into an approval. */

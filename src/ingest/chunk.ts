@@ -11,6 +11,7 @@ import type { Direction, Transfer } from "../ledger/transfer.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import { postingRuleFor, reversalFor, transferFor, transferKeyOf, type PartnerAccounts, type PostingRule } from "../normalize/posting-rules.ts";
+import { enqueueEvents } from "../outbox/outbox-store.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
 import { describePayment, relateByUetr, uetrRules, type PaymentContent } from "../normalize/uetr-rules.ts";
 import { resolveAliases, type Partner } from "./partners.ts";
@@ -724,6 +725,15 @@ async function writeReviews(tx: Tx, context: ChunkContext, decisions: Decision[]
       column((d) => d.review?.matchedRef ?? null),
     ],
   );
+  // Held for review: told in the same transaction, keyed by the review item (one per key and content).
+  await enqueueEvents(tx, items.map((d) => {
+    const record = d.record as CanonicalRecord;
+    const reviewId = d.review?.inFile ? reviewIdOf(`${record.naturalKey}#${context.fileId}:${d.item.index}`, record.fingerprint) : reviewIdOf(record.naturalKey, record.fingerprint);
+    return {
+      tenantId: context.tenantId, eventType: `record.${d.review?.reason ?? "held"}`, eventKey: `${reviewId}:held`,
+      data: { reviewId, reason: d.review?.reason, naturalKey: record.naturalKey, fileId: context.fileId, recordIndex: d.item.index, matchedRef: d.review?.matchedRef ?? null, amountMinor: record.amount, currency: record.currency },
+    };
+  }));
 }
 
 function dedupEventsOf(context: ChunkContext, decisions: Decision[]): DedupEvent[] {

@@ -1,4 +1,5 @@
 import { limits } from "../config/limits.ts";
+import { enqueueEvent } from "../outbox/outbox-store.ts";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction } from "../db/transaction.ts";
 import { ok, type Finding, type Result } from "../errors/finding.ts";
@@ -152,10 +153,14 @@ async function finish(pool: Pool, file: { tenantId: string; fileId: string; part
                   GROUP BY k.file_id
                  HAVING 2 * count(*) >= (SELECT count(*) FROM ingest_outcome c WHERE c.tenant_id = f.tenant_id AND c.file_id = f.file_id AND c.natural_key IS NOT NULL)
                   ORDER BY count(*) DESC, k.file_id LIMIT 1))
-        WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = $4`,
+        WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = $4
+       RETURNING partner_id, original_name, format, applied, duplicate, conflict, suspect, rejected, orphan, correction_of`,
       [tenantId, fileId, contentHash, recordsTotal],
     );
-    if (updated.rowCount !== 1) return false;
+    const row = updated.rows[0] as Record<string, unknown> | undefined;
+    if (!row) return false;
+    // Told in the transaction that finishes the file; one event per file, for ever.
+    await enqueueEvent(tx, { tenantId, eventType: "file.processed", eventKey: `${fileId}:processed`, data: { fileId, recordsTotal, ...row } });
     // The partner's status report commits with the file's outcome, or neither does (docs/decisions/0025).
     if (file.format === "iso20022") await reportFileStatus(tx, { tenantId, fileId, partnerId: file.partnerId, contentHash, createdAt: new Date() });
     return true;

@@ -3,6 +3,7 @@ import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import { recordDedupEvents } from "../dedup/dedup-event.ts";
 import { postTransfer } from "../ledger/post-transfers.ts";
+import { enqueueEvent } from "../outbox/outbox-store.ts";
 import { lockIntent } from "./intent-lock.ts";
 import { intentId, transferKeyOf, type Payment, type Refusal } from "./payment.ts";
 
@@ -81,7 +82,10 @@ export async function createPayment(tx: Tx, tenantId: string, request: PaymentRe
   }
   // The intent lock and the payment lookup above make a second posting of this key impossible.
   assert(posted.value === "applied", `payment transfer ${transferKey} must be new, was ${posted.value}`);
-  return { kind: "created", payment: await insertPayment(tx, tenantId, request, "succeeded", null, transferKey) };
+  const payment = await insertPayment(tx, tenantId, request, "succeeded", null, transferKey);
+  // Told in the posting's transaction, under a key derived from the intent's transfer key.
+  await enqueueEvent(tx, { tenantId, eventType: "payment.applied", eventKey: `${transferKey}:applied`, data: payment });
+  return { kind: "created", payment };
 }
 
 async function insertPayment(tx: Tx, tenantId: string, request: PaymentRequest, status: Payment["status"], declineCode: string | null, transferKey: string | null): Promise<Payment> {

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { enqueueEvents } from "../outbox/outbox-store.ts";
 import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
@@ -115,6 +116,11 @@ async function upsertDifferences(tx: Tx, tenantId: string, summary: RunSummary, 
     [tenantId, summary.accountId, summary.runId, currency, ids, results.map((r) => r.outcome), results.map((r) => r.itemKeys.join("\u001f")),
       results.map((r) => r.transferKeys.join("\u001f")), results.map((r) => (r.theirsMinor - r.oursMinor).toString())],
   );
+  // Told in the run's transaction, once per difference (a later run finding it again adds nothing).
+  await enqueueEvents(tx, results.map((r, i) => ({
+    tenantId, eventType: "recon.difference", eventKey: `${ids[i] ?? ""}:open`,
+    data: { differenceId: ids[i], accountId: summary.accountId, runId: summary.runId, reason: r.outcome, itemKeys: r.itemKeys, transferKeys: r.transferKeys, deltaMinor: r.theirsMinor - r.oursMinor, currency },
+  })));
 }
 
 /**

@@ -1,0 +1,36 @@
+// Bounds of the outbox relay, webhooks, NATS and the inbox (src/outbox), each with its unit and why.
+export const outboxLimits = {
+  // Rows one relay leases per pass: one short UPDATE ... FOR UPDATE SKIP LOCKED, delivered
+  // concurrently; a second relay takes the next rows meanwhile.
+  relayBatchRowsMax: 64,
+  // A lease outlives the slowest delivery (deliveryTimeoutMs) with room for the mark, so a live
+  // relay is never overtaken; a dead relay's rows are taken over after it.
+  leaseMs: 30_000,
+  // One delivery (an HTTP POST, a JetStream publish ack); after it the attempt failed.
+  deliveryTimeoutMs: 10_000,
+  // Attempts before a row is dead-lettered: with the backoff below about a day of retries.
+  attemptsMax: 16,
+  // Backoff after the first failed attempt; doubles per attempt, capped, with jitter.
+  backoffBaseMs: 1_000,
+  backoffCapMs: 3_600_000,
+  // How long an idle relay waits before it looks again (a full batch looks again at once).
+  relayIdlePollMs: 200,
+  // Rows `clearline outbox list` prints.
+  listRowsMax: 1_000,
+  // Webhook endpoints of one tenant, and event types one endpoint subscribes to.
+  webhookEndpointsPerTenantMax: 100,
+  webhookEventTypesMax: 32,
+  // A webhook body we sign and send, and a last_error kept on a row.
+  webhookBodyBytesMax: 262_144,
+  lastErrorCharsMax: 1_000,
+  // The JetStream stream's bounds: retention by age and size, and the duplicate window in which
+  // a republished Nats-Msg-Id is dropped (it must exceed the longest relay retry within reach of
+  // a takeover: one lease plus a few backoffs).
+  streamMaxAgeMs: 604_800_000,
+  streamBytesMax: 1_073_741_824,
+  streamDuplicateWindowMs: 600_000,
+  // Inbox: payment requests one JetStream fetch takes, and how long a request may be worked on
+  // before JetStream redelivers it.
+  inboxFetchMessagesMax: 64,
+  inboxAckWaitMs: 30_000,
+} as const;

@@ -1,0 +1,106 @@
+import { randomBytes } from "node:crypto";
+import { limits } from "../config/limits.ts";
+import type { Pool } from "../db/pool.ts";
+import type { Logger } from "../observability/logger.ts";
+import { outboxDeliveries, outboxOldestUndeliveredAge } from "../observability/metrics-outbox.ts";
+import { backoffMs } from "./backoff.ts";
+import { OutboxPermanentError, type OutboxDeliverer, type OutboxMessage } from "./deliverer.ts";
+import { outboxFaultPoint } from "./fault-points.ts";
+import { leaseDue, markDelivered, markFailed, oldestUndeliveredAgeSeconds, type LeaseRef } from "./outbox-store.ts";
+
+export interface RelaySettings {
+  batchRowsMax: number;
+  leaseMs: number;
+  deliveryTimeoutMs: number;
+  attemptsMax: number;
+  idlePollMs: number;
+}
+
+export const defaultRelaySettings: RelaySettings = {
+  batchRowsMax: limits.outbox.relayBatchRowsMax,
+  leaseMs: limits.outbox.leaseMs,
+  deliveryTimeoutMs: limits.outbox.deliveryTimeoutMs,
+  attemptsMax: limits.outbox.attemptsMax,
+  idlePollMs: limits.outbox.relayIdlePollMs,
+};
+
+export interface Relay {
+  readonly relayId: string;
+  /** Stops leasing, aborts deliveries in flight (their rows come back after their lease) and waits for the loop. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The outbox relay: leases due rows, hands each to the first deliverer that can deliver its
+ * destination (a batch concurrently), marks the delivered ones in one statement and schedules
+ * the failed ones with backoff, or dead-letters them. Several relays (one per `clearline serve`)
+ * share one table: SKIP LOCKED leases keep them apart.
+ */
+export function startRelay(pool: Pool, deliverers: readonly OutboxDeliverer[], logger: Logger, settings: RelaySettings = defaultRelaySettings): Relay {
+  const relayId = `relay-${process.pid}-${randomBytes(4).toString("hex")}`;
+  const stopping = new AbortController();
+  let wake: (() => void) | undefined;
+  const loop = (async () => {
+    while (!stopping.signal.aborted) {
+      let leased = 0;
+      try {
+        leased = await relayPass(pool, deliverers, relayId, settings, logger, stopping.signal);
+        outboxOldestUndeliveredAge.set(await oldestUndeliveredAgeSeconds(pool));
+      } catch (error) {
+        if (!stopping.signal.aborted) logger.warn({ err: error, relayId }, "outbox relay pass failed; it runs again");
+      }
+      if (leased < settings.batchRowsMax && !stopping.signal.aborted) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, settings.idlePollMs);
+          wake = () => { clearTimeout(timer); resolve(); };
+        });
+      }
+    }
+  })();
+  return {
+    relayId,
+    async stop() {
+      stopping.abort();
+      wake?.();
+      await loop;
+    },
+  };
+}
+
+/** One pass: lease, deliver, mark. Returns how many rows it leased. */
+export async function relayPass(pool: Pool, deliverers: readonly OutboxDeliverer[], relayId: string, settings: RelaySettings, logger: Logger, stopSignal: AbortSignal): Promise<number> {
+  const messages = await leaseDue(pool, relayId, settings.batchRowsMax, settings.leaseMs);
+  if (messages.length === 0) return 0;
+  outboxFaultPoint("outbox_after_lease");
+  const results = await Promise.all(messages.map((message) => attempt(message, deliverers, settings.deliveryTimeoutMs, stopSignal)));
+  outboxFaultPoint("outbox_after_send");
+  const delivered: LeaseRef[] = [];
+  for (const [index, result] of results.entries()) {
+    const message = messages[index] as OutboxMessage;
+    if (result.ok) { delivered.push(message); continue; }
+    if (stopSignal.aborted) continue; // stopping, not failing: the row comes back after its lease
+    const dead = result.permanent || message.attempts >= settings.attemptsMax;
+    const marked = await markFailed(pool, message, result.error.slice(0, limits.outbox.lastErrorCharsMax), dead ? { dead: true } : { dead: false, retryInMs: backoffMs(message.attempts) });
+    outboxDeliveries.inc({ outcome: marked ? (dead ? "dead" : "retry") : "fenced" });
+    logger.warn({ relayId, tenant: message.tenantId, outboxId: message.id, messageKey: message.messageKey, destination: message.destination, attempts: message.attempts, dead, error: result.error }, "outbox delivery failed");
+  }
+  const marked = await markDelivered(pool, delivered);
+  outboxDeliveries.inc({ outcome: "delivered" }, marked);
+  if (marked < delivered.length) outboxDeliveries.inc({ outcome: "fenced" }, delivered.length - marked);
+  outboxFaultPoint("outbox_after_mark");
+  return messages.length;
+}
+
+type AttemptResult = { ok: true } | { ok: false; permanent: boolean; error: string };
+
+async function attempt(message: OutboxMessage, deliverers: readonly OutboxDeliverer[], timeoutMs: number, stopSignal: AbortSignal): Promise<AttemptResult> {
+  const deliverer = deliverers.find((candidate) => candidate.canDeliver(message.destination));
+  if (!deliverer) return { ok: false, permanent: false, error: `no deliverer for destination ${message.destination} in this process (is it configured?)` };
+  try {
+    await deliverer.deliver(message, AbortSignal.any([stopSignal, AbortSignal.timeout(timeoutMs)]));
+    return { ok: true };
+  } catch (error) {
+    const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return { ok: false, permanent: error instanceof OutboxPermanentError, error: text };
+  }
+}

@@ -1,0 +1,45 @@
+import type { Pool } from "../../db/pool.ts";
+import { limits } from "../../config/limits.ts";
+import { OutboxPermanentError, type OutboxDeliverer, type OutboxMessage } from "../deliverer.ts";
+import { signWebhook } from "./signature.ts";
+import { findWebhookTarget } from "./webhook-store.ts";
+
+export const WEBHOOK_DESTINATION_PREFIX = "webhook:";
+
+/** The JSON body of an event: the Standard Webhooks envelope (type, timestamp, data). */
+export function webhookBody(message: OutboxMessage): string {
+  return JSON.stringify({ type: message.messageType, timestamp: message.createdAt.toISOString(), data: message.payload });
+}
+
+/**
+ * Delivers `webhook:<endpoint id>` rows: a signed POST whose Webhook-Id is the row's derived key
+ * (the same on every retry, so the receiver dedups on it). A 2xx is delivered; 410 Gone or a
+ * removed endpoint is permanent (dead letter); anything else is retried by the relay.
+ */
+export function webhookDeliverer(pool: Pool): OutboxDeliverer {
+  return {
+    canDeliver: (destination) => destination.startsWith(WEBHOOK_DESTINATION_PREFIX),
+    async deliver(message, signal) {
+      const endpointId = message.destination.slice(WEBHOOK_DESTINATION_PREFIX.length);
+      const target = await findWebhookTarget(pool, message.tenantId, endpointId);
+      if (!target) throw new OutboxPermanentError("WEBHOOK_ENDPOINT_GONE", `webhook endpoint ${endpointId} of tenant ${message.tenantId} was removed`);
+      const body = webhookBody(message);
+      if (Buffer.byteLength(body) > limits.outbox.webhookBodyBytesMax) throw new OutboxPermanentError("WEBHOOK_BODY_TOO_LARGE", `body of ${Buffer.byteLength(body)} bytes exceeds ${limits.outbox.webhookBodyBytesMax}`);
+      const timestampSeconds = Math.floor(Date.now() / 1000);
+      const response = await fetch(target.url, {
+        method: "POST",
+        body,
+        signal,
+        headers: {
+          "content-type": "application/json",
+          "webhook-id": message.messageKey,
+          "webhook-timestamp": String(timestampSeconds),
+          "webhook-signature": signWebhook(target.signingSecret, message.messageKey, timestampSeconds, body),
+        },
+      });
+      await response.arrayBuffer(); // drain, so the connection returns to the keep-alive pool
+      if (response.status === 410) throw new OutboxPermanentError("WEBHOOK_ENDPOINT_GONE", `${target.url} answered 410 Gone`);
+      if (response.status < 200 || response.status > 299) throw new Error(`${target.url} answered ${response.status}`);
+    },
+  };
+}
