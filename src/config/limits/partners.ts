@@ -9,8 +9,9 @@ export const partnerLimits = {
   // this many (the status of all is still in its report); 100,000 lines are about 40 MB of XML.
   statusTransactionsMax: 100_000,
   // One delivery to a partner's SFTP server, connection to rename: a stalled server fails the
-  // attempt (the outbox retries it) instead of holding the relay.
-  sftpDeliveryTimeoutMs: 30_000,
+  // attempt (the outbox retries it) instead of holding the relay. Equal to the relay's own
+  // delivery timeout (limits.outbox.deliveryTimeoutMs), which aborts the attempt as well.
+  sftpDeliveryTimeoutMs: 10_000,
   // Files listed by `clearline partner files`.
   listRowsMax: 1_000,
 } as const;

@@ -35,3 +35,17 @@ export function groupStatusOf(lines: readonly Pick<TransactionStatus, "status">[
   if (rejected === 0) return "ACCP";
   return rejected === lines.length ? "RJCT" : "PART";
 }
+
+const outcomeByState = new Map<string, string>(Object.entries(table.byPaymentState).map(([state, entry]) => [state, entry.outcome]));
+for (const [state, outcome] of outcomeByState) assert(byOutcome.has(outcome), `status report: payment state ${state} reads as outcome ${outcome}`);
+
+/**
+ * How a payment's recorded state answers a status request (pacs.028); undefined state: clearline
+ * has no payment with the reference, a rejection with the table's reason.
+ */
+export function requestedStatusOf(payment: { state: string; code: string | null; detail: string | null } | undefined): LineStatus {
+  if (payment === undefined) return { status: "RJCT", reasonCode: table.unknownReference.reasonCode, additionalInformation: table.unknownReference.additionalInformation };
+  const outcome = outcomeByState.get(payment.state);
+  assert(outcome !== undefined, `status request: payment state ${payment.state} is in the table`);
+  return transactionStatusOf(outcome, payment.code, payment.detail);
+}
