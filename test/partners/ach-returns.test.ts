@@ -3,6 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openAccount } from "../../src/ledger/accounts.ts";
+import { createLogger } from "../../src/observability/logger.ts";
+import { defaultRelaySettings, relayPass } from "../../src/outbox/relay.ts";
 import { addAccountAlias } from "../../src/ingest/partners.ts";
 import { PartnerFolderDeliverer } from "../../src/partners/outbound/folder-deliverer.ts";
 import { outboundFile, partnerDestination } from "../../src/partners/outbound/outbound-store.ts";
@@ -13,6 +15,7 @@ import { post, transferOf } from "../support/ledger-fixtures.ts";
 import { balances, fixture, givenScene, ingest, noOutcomes, settlementOf, type Scene } from "../ingest/support.ts";
 import { outboxMessages } from "./support.ts";
 
+const quiet = createLogger({ level: "silent" });
 const field = (fields: Record<string, string> | undefined, name: string) => (fields?.[name] ?? "").trim();
 
 describe("ACH returns: a refused incoming debit goes back to its partner in a NACHA return file", () => {
@@ -75,7 +78,7 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
     expect((await pendingReturns(scene.tenantId)).map((r) => r.cut_key)).toEqual([null]);
   });
 
-  it("enqueues the return file to the partner in the cut's transaction; the folder deliverer puts it in the partner's outbound folder, and again the same on a retry", async () => {
+  it("enqueues the return file to the partner in the cut's transaction; the relay's folder deliverer puts it in the partner's outbound folder, one file however often it is redelivered", async () => {
     const scene = await givenTuringShort("ret-deliver");
     await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
     const cutoff = new Date("2026-12-03T16:00:00.000Z");
@@ -90,8 +93,10 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
     expect(deliverer.canDeliver("partner:someone-else")).toBe(false);
     const message = messages[0];
     if (!message) throw new Error("no outbox message");
-    await deliverer.deliver(message, new AbortController().signal);
-    await deliverer.deliver(message, new AbortController().signal);
+    await relayPass(db.pool, [deliverer], "test-relay", defaultRelaySettings, quiet, new AbortController().signal);
+    const { rows } = await db.pool.query<{ state: string }>("SELECT state FROM outbox_message WHERE tenant_id = $1 AND id = $2", [scene.tenantId, message.id]);
+    expect(rows).toEqual([{ state: "delivered" }]);
+    await deliverer.deliver(message, new AbortController().signal);   // redelivered: the relay died before marking
     expect(readdirSync(folder)).toEqual(["returns-20261203T160000Z.ach"]);
     const delivered = parseAch(readFileSync(path.join(folder, "returns-20261203T160000Z.ach")));
     expect(delivered.summary.findings.filter((f) => f.severity === "error")).toEqual([]);

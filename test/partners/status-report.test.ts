@@ -5,6 +5,7 @@ import SftpClient from "ssh2-sftp-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SftpPoller } from "../../src/ingest/sftp.ts";
 import { createLogger } from "../../src/observability/logger.ts";
+import { defaultRelaySettings, relayPass } from "../../src/outbox/relay.ts";
 import { outboundFiles, partnerDestination } from "../../src/partners/outbound/outbound-store.ts";
 import { PartnerSftpDeliverer } from "../../src/partners/outbound/sftp-deliverer.ts";
 import { readIso20022Sync } from "../../src/protocols/iso20022/reader.ts";
@@ -93,7 +94,7 @@ describe("pacs.002 status reports: every received pacs.008 or pain.001 is answer
     expect(await reports(scene)).toHaveLength(1);
   });
 
-  it("a pacs.008 taken from the partner's SFTP inbox ends with its pacs.002 in the partner's SFTP outbox, written under a temp name and renamed", async () => {
+  it("a pacs.008 taken from the partner's SFTP inbox ends, through the outbox relay, with its pacs.002 in the partner's SFTP outbox, written under a temp name and renamed, once", async () => {
     const scene = await givenScene(db.pool, "sts-sftp");
     const partnerSide = new SftpClient("partner");
     await partnerSide.connect({ host: "127.0.0.1", port: server.port, username: "clearline", privateKey: userKey.private });
@@ -115,8 +116,12 @@ describe("pacs.002 status reports: every received pacs.008 or pain.001 is answer
       hostKeySha256: fingerprintOf(server.hostKey.public), outbox: "/outbox",
     });
     if (!message) throw new Error("no outbox message");
+    // The outbox relay delivers it (one pass, as `serve` runs them), then a redelivery of the same
+    // row (the relay died after sending, before marking) leaves the partner one file, not two.
+    await relayPass(db.pool, [deliverer], "test-relay", defaultRelaySettings, quiet, new AbortController().signal);
+    const { rows } = await db.pool.query<{ state: string }>("SELECT state FROM outbox_message WHERE tenant_id = $1 AND id = $2", [scene.tenantId, message.id]);
+    expect(rows).toEqual([{ state: "delivered" }]);
     await deliverer.deliver(message, new AbortController().signal);
-    await deliverer.deliver(message, new AbortController().signal);   // a retry after an unmarked delivery
     const names = readdirSync(path.join(root, "outbox"));
     expect(names).toHaveLength(1);
     expect(names[0]).toMatch(/^pacs002-[0-9a-f]{16}\.xml$/);
