@@ -1,6 +1,7 @@
 import path from "node:path";
 import { limits } from "../config/limits.ts";
 import { finding, type Finding } from "../errors/finding.ts";
+import { partnerOutboundSettings, type PartnerOutboundSetting } from "../partners/outbound/outbound-config.ts";
 
 /** A drop folder watched for one tenant and partner. */
 export interface DropFolderSource {
@@ -33,6 +34,8 @@ export interface IngestSettings {
   suspectWindowHours: number;
   dropFolders: DropFolderSource[];
   sftpPartners: SftpPartnerSource[];
+  /** Where each partner's outbound files (status reports, return files) are delivered (docs/decisions/0025). */
+  partnerOutbound: PartnerOutboundSetting[];
   /** True when no source was configured: `serve` creates the default tenant, partner and drop folder. */
   zeroConfiguration: boolean;
 }
@@ -79,7 +82,8 @@ export function ingestSettings(env: NodeJS.ProcessEnv, file: Source, home: strin
   }
   const zeroConfiguration = rawDrops === undefined && rawSftp === undefined && !env.CLEARLINE_DROP_FOLDER;
   if (zeroConfiguration) dropFolders.push({ tenant: "default", partner: "default", path: path.join(home, "drop") });
-  return { suspectWindowHours, dropFolders, sftpPartners, zeroConfiguration };
+  const partnerOutbound = partnerOutboundSettings(file, home, sftpPartners, errors);
+  return { suspectWindowHours, dropFolders, sftpPartners, partnerOutbound, zeroConfiguration };
 }
 
 function sftpSource(raw: Source | undefined, index: number, home: string, errors: Finding[]): SftpPartnerSource | undefined {
