@@ -27,7 +27,7 @@ CREATE TABLE partner_outbound_file (
   tenant_id     text        NOT NULL,
   partner_id    text        NOT NULL,
   file_key      text        NOT NULL,
-  kind          text        NOT NULL CHECK (kind IN ('pacs.002', 'ach.return-file')),
+  kind          text        NOT NULL CHECK (kind IN ('pacs.002', 'ach.return-file', 'file.rejection-report')),
   file_name     text        NOT NULL CHECK (file_name ~ '^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$'),
   content       bytea       NOT NULL,
   created_at    timestamptz NOT NULL DEFAULT now(),

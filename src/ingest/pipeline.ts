@@ -13,6 +13,7 @@ import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
 import { ensurePartnerAccounts, findPartner } from "./partners.ts";
 import { receiveFile, storedContent, type Arrival } from "./receipt.ts";
 import { fileReport, type FileReport } from "./report.ts";
+import { reportFileRejection } from "../partners/status/rejection-report.ts";
 import { reportFileStatus } from "../partners/status/status-report.ts";
 
 export interface IngestOptions {
@@ -63,12 +64,18 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
   const scan = await scanFile(content, { ...readOptions, ...(options.format ? { format: options.format } : {}) });
   ingestFaultPoint("ingest_after_scan");
   if (scan.rejected || !scan.format) {
-    await pool.query(
-      `UPDATE ingest_file SET status = 'rejected', format = $3, identity_key = $4, findings = $5::jsonb, records_total = $6, finished_at = now(), updated_at = now()
-        WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = 0`,
-      [tenantId, fileId, scan.format ?? null, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
-    );
-    ingestFilesFinished.inc({ status: "rejected" });
+    const rejected = await withTransaction(pool, async (tx) => {
+      const updated = await tx.query(
+        `UPDATE ingest_file SET status = 'rejected', format = $3, identity_key = $4, findings = $5::jsonb, records_total = $6, finished_at = now(), updated_at = now()
+          WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = 0`,
+        [tenantId, fileId, scan.format ?? null, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
+      );
+      if (updated.rowCount !== 1) return false;
+      // The partner hears of the refusal in the refusal's transaction (docs/decisions/0025).
+      await reportFileRejection(tx, { tenantId, fileId, partnerId: partner.partnerId, originalName: file.original_name, findings: scan.findings });
+      return true;
+    });
+    if (rejected) ingestFilesFinished.inc({ status: "rejected" });
     return reportOf(pool, tenantId, fileId);
   }
   await pool.query(

@@ -26,6 +26,7 @@ export interface SftpPartnerSource {
   namePattern: string;             // regular expression a file name must match
   doneMarkerSuffix?: string;       // when set, a file is taken only once "<name><suffix>" exists
   archive?: string;                // remote folder files are moved to after the commit
+  rejected?: string;               // remote folder refused files are moved to (default "rejected"), apart from the archive
   deleteAfter?: boolean;           // delete instead of archiving
   pollIntervalMs: number;
 }
@@ -116,6 +117,7 @@ function sftpSource(raw: Source | undefined, index: number, home: string, errors
   };
   if (text(raw.doneMarkerSuffix)) source.doneMarkerSuffix = raw.doneMarkerSuffix;
   if (text(raw.archive)) source.archive = raw.archive;
+  if (text(raw.rejected)) source.rejected = raw.rejected;
   if (raw.deleteAfter === true) source.deleteAfter = true;
   return source;
 }

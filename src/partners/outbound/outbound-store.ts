@@ -2,7 +2,7 @@ import type { Queryable } from "../../db/pool.ts";
 import type { Tx } from "../../db/transaction.ts";
 
 /** The kinds of file clearline sends a partner. */
-export type OutboundKind = "pacs.002" | "ach.return-file";
+export type OutboundKind = "pacs.002" | "ach.return-file" | "file.rejection-report";
 
 export interface OutboundFile {
   tenantId: string;
