@@ -78,6 +78,18 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
     expect((await pendingReturns(scene.tenantId)).map((r) => r.cut_key)).toEqual([null]);
   });
 
+  it("puts each return in exactly one file when two cuts run at once", async () => {
+    const scene = await givenTuringShort("ret-race");
+    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    const cuts = await Promise.all([
+      cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, new Date("2026-12-03T16:00:00.000Z")),
+      cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, new Date("2026-12-03T16:00:01.000Z")),
+    ]);
+    expect(cuts.map((c) => c.kind).sort()).toEqual(["cut", "empty"]);
+    const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM partner_outbound_file WHERE tenant_id = $1 AND kind = 'ach.return-file'", [scene.tenantId]);
+    expect(rows[0]?.n).toBe(1n);
+  });
+
   it("enqueues the return file to the partner in the cut's transaction; the relay's folder deliverer puts it in the partner's outbound folder, one file however often it is redelivered", async () => {
     const scene = await givenTuringShort("ret-deliver");
     await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
