@@ -71,6 +71,22 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
     expect(await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, new Date("2026-12-03T17:00:00.000Z"))).toEqual({ kind: "empty" });
   });
 
+  it("the return file, ingested by a clearline that holds the original entry, is linked to it and reverses it", async () => {
+    const scene = await givenTuringShort("ret-loop");
+    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    const cutoff = new Date("2026-12-03T16:00:00.000Z");
+    await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff);
+    const file = await outboundFile(db.pool, scene.tenantId, scene.partner.partnerId, returnFileKeyOf(scene.partner.partnerId, cutoff));
+
+    const other = await givenScene(db.pool, "ret-loop-odfi");   // a side that applied the same debit
+    await ingest(db.pool, other, fixture("ach/base-valid.ach"), "base.ach");
+    const returned = await ingest(db.pool, other, file?.content ?? Buffer.alloc(0), "returns.ach");
+    expect(returned).toMatchObject({ status: "done", outcomes: { ...noOutcomes, applied: 1 }, errors: [] });
+    const { rows } = await db.pool.query<{ original_ref: string | null; kind: string }>(
+      "SELECT original_ref, kind FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2", [other.tenantId, returned.file_id]);
+    expect(rows).toEqual([{ kind: "return", original_ref: expect.stringContaining("231380100000002") }]);
+  });
+
   it("leaves returns recorded after the cut-off for the next cut", async () => {
     const scene = await givenTuringShort("ret-later");
     await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
