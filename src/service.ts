@@ -12,6 +12,7 @@ import { deleteExpired, oldestInProgressAgeSeconds } from "./idempotency/records
 import { startIngestSources, type IngestSources } from "./ingest/sources.ts";
 import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
+import { startOutbox } from "./outbox/outbox-service.ts";
 import { oldestInProgressAge, projectionLagDeltas } from "./observability/metrics.ts";
 import { evaluateReadiness, type ReadinessCheck } from "./observability/readiness.ts";
 
@@ -55,6 +56,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const httpUrl = `http://${address.address}:${address.port}`;
   const sources = await startIngestSources(database.pool, config.ingest, config.home, logger);
   started.sources = sources;
+  const outbox = await startOutbox(database.pool, { leaseMs: config.outboxLeaseMs, ...(config.natsUrl ? { natsUrl: config.natsUrl } : {}) }, logger);
 
   const jobs = [
     startPeriodicJob("balance projection", config.projectionIntervalMs, logger, async (isStopped) => {
@@ -79,6 +81,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         for (const job of jobs) job.stop();
         await http.close();
         await sources.stop();
+        await outbox.stop();
         await cardGateway.stop();
         await Promise.all(jobs.map((job) => job.idle()));
         await database.close();

@@ -15,6 +15,10 @@ export interface TopLevelCommand {
 
 const ledger = async (): Promise<Register> => (await import("./commands/ledger.ts")).registerLedgerCommands;
 const partner = async (): Promise<Register> => (await import("./commands/partner.ts")).registerPartnerCommands;
+const outbox = async (): Promise<Register> => {
+  const module = await import("./commands/outbox.ts");
+  return (program) => { module.registerOutboxCommands(program); module.registerWebhookCommands(program); };
+};
 const files = async (): Promise<Register> => (await import("./commands/files.ts")).registerFilesCommands;
 
 export const topLevelCommands: readonly TopLevelCommand[] = [
@@ -36,6 +40,8 @@ export const topLevelCommands: readonly TopLevelCommand[] = [
   { name: "recon", summary: "reconcile settlement accounts against statements: import, run, show, correct, explain", load: async () => (await import("./commands/recon.ts")).registerReconCommands },
   { name: "source", summary: "pause and resume a partner's file sources or the ISO 8583 endpoint (incidents)", load: async () => (await import("./commands/incident.ts")).registerSourceCommands },
   { name: "incident", summary: "incident perimeter, keyed compensation batch, the incident record", load: async () => (await import("./commands/incident.ts")).registerIncidentCommands },
+  { name: "outbox", summary: "messages leaving clearline (webhooks, NATS, partners): list, show, retry dead letters", load: outbox },
+  { name: "webhook", summary: "webhook endpoints and their event subscriptions", load: outbox },
   { name: "card", summary: "cards of the ISO 8583 channel", load: async () => (await import("./commands/card.ts")).registerCardCommands },
   { name: "scheme-sim", summary: "a card scheme simulator for trying the ISO 8583 gateway", load: async () => (await import("./commands/scheme-sim.ts")).registerSchemeSimCommand },
 ];

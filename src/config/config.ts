@@ -14,6 +14,8 @@ import { limits } from "./limits.ts";
 export interface Config {
   home: string;                     // CLEARLINE_HOME: embedded database, drop folders, spool
   databaseUrl?: string;             // DATABASE_URL: use this server instead of the embedded one
+  outboxLeaseMs: number;           // CLEARLINE_OUTBOX_LEASE_MS: how long a relay holds a leased row (default limits.outbox.leaseMs)
+  natsUrl?: string;                 // CLEARLINE_NATS_URL: events to JetStream, payment requests from it (docs/decisions/0024)
   httpHost: string;                 // CLEARLINE_HTTP_HOST
   httpPort: number;                 // CLEARLINE_HTTP_PORT; 0 picks a free port (tests)
   iso8583Port?: number;             // CLEARLINE_ISO8583_PORT
@@ -69,8 +71,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     projectionIntervalMs: integerSetting("projectionIntervalMs", pick("projectionIntervalMs", "CLEARLINE_PROJECTION_INTERVAL_MS") ?? defaults.projectionIntervalMs, 100, 3_600_000, errors),
     shutdownTimeoutMs: integerSetting("shutdownTimeoutMs", pick("shutdownTimeoutMs", "CLEARLINE_SHUTDOWN_TIMEOUT_MS") ?? defaults.shutdownTimeoutMs, 100, 600_000, errors),
     ingest: ingestSettings(env, file, home, errors),
+    // Shorter leases take a dead relay's rows over sooner (tests); a delivery gets half the lease.
+    outboxLeaseMs: integerSetting("outboxLeaseMs", pick("outboxLeaseMs", "CLEARLINE_OUTBOX_LEASE_MS") ?? limits.outbox.leaseMs, 1_000, 3_600_000, errors),
     iso8583Admission: iso8583AdmissionSettings((name, envName) => overrides[name as keyof Config] ?? env[envName] ?? file[name], home, errors),
   };
+  const natsUrl = pick("natsUrl", "CLEARLINE_NATS_URL");
+  if (natsUrl !== undefined && natsUrl !== "") {
+    config.natsUrl = stringSetting("natsUrl", natsUrl, errors);
+    if (!/^(nats|tls):\/\/[^\s]+$/.test(config.natsUrl)) errors.push(finding("CONFIG_INVALID", "CLEARLINE_NATS_URL must look like nats://host:port", { field: "natsUrl" }));
+  }
   const databaseUrl = pick("databaseUrl", "DATABASE_URL");
   if (databaseUrl !== undefined && databaseUrl !== "") {
     config.databaseUrl = stringSetting("databaseUrl", databaseUrl, errors);

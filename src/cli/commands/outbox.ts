@@ -1,0 +1,95 @@
+import type { Command } from "commander";
+import { limits } from "../../config/limits.ts";
+import { findOutbox, listOutbox, retryDead, type OutboxRow, type OutboxState } from "../../outbox/outbox-store.ts";
+import { newSigningSecret } from "../../outbox/webhooks/signature.ts";
+import { addWebhookEndpoint, countWebhookEndpoints, listWebhookEndpoints } from "../../outbox/webhooks/webhook-store.ts";
+import { tenantOrExit, withDatabase } from "../context.ts";
+import { CliError, exitCodes } from "../exit-codes.ts";
+import { printJson, printLine } from "../output.ts";
+
+const STATES: readonly OutboxState[] = ["pending", "delivering", "delivered", "dead"];
+
+function rowLine(row: OutboxRow): string {
+  return `${row.id}  ${row.state.padEnd(10)} ${String(row.attempts).padStart(2)}  ${row.messageType}  ${row.destination}  ${row.messageKey}${row.lastError ? `  last error: ${row.lastError}` : ""}`;
+}
+
+export function registerOutboxCommands(program: Command): void {
+  const outbox = program.command("outbox").description("messages leaving clearline: list, show, retry dead letters");
+  outbox
+    .command("list")
+    .description("a tenant's outbox rows, newest first")
+    .requiredOption("--tenant <tenant>", "tenant name or id")
+    .option("--state <state>", `only rows in this state: ${STATES.join(", ")}`)
+    .option("--json", "machine-readable output")
+    .action(async (options: { tenant: string; state?: string; json?: boolean }) => {
+      if (options.state !== undefined && !STATES.includes(options.state as OutboxState)) throw new CliError(`OUTBOX_STATE_UNKNOWN: --state must be one of ${STATES.join(", ")}`, exitCodes.usage);
+      const rows = await withDatabase(async (db) => {
+        const tenant = await tenantOrExit(db.pool, options.tenant);
+        return listOutbox(db.pool, tenant.tenantId, options.state === undefined ? {} : { state: options.state as OutboxState }, limits.outbox.listRowsMax);
+      });
+      if (options.json) return printJson(rows);
+      for (const row of rows) printLine(rowLine(row));
+    });
+  outbox
+    .command("show <id>")
+    .description("one outbox row with its payload")
+    .requiredOption("--tenant <tenant>", "tenant name or id")
+    .option("--json", "machine-readable output")
+    .action(async (id: string, options: { tenant: string; json?: boolean }) => {
+      if (!/^\d{1,18}$/.test(id)) throw new CliError(`OUTBOX_ID_INVALID: ${id} is not an outbox row id`, exitCodes.usage);
+      const row = await withDatabase(async (db) => findOutbox(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, id));
+      if (!row) throw new CliError(`OUTBOX_MESSAGE_UNKNOWN: no outbox row ${id}`, exitCodes.usage);
+      if (options.json) return printJson(row);
+      printLine(rowLine(row));
+      printLine(`created ${row.createdAt}${row.deliveredAt ? `, delivered ${row.deliveredAt}` : `, next attempt ${row.nextAttemptAt}`}`);
+      printLine(JSON.stringify(row.payload, null, 2));
+    });
+  outbox
+    .command("retry <id>")
+    .description("a dead letter is due again now, with a fresh attempt budget (only dead rows)")
+    .requiredOption("--tenant <tenant>", "tenant name or id")
+    .action(async (id: string, options: { tenant: string }) => {
+      if (!/^\d{1,18}$/.test(id)) throw new CliError(`OUTBOX_ID_INVALID: ${id} is not an outbox row id`, exitCodes.usage);
+      const retried = await withDatabase(async (db) => retryDead(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, id));
+      if (!retried) throw new CliError(`OUTBOX_NOT_DEAD: outbox row ${id} is not a dead letter (clearline outbox show ${id})`, exitCodes.usage);
+      printLine(`${id}: due again`);
+    });
+}
+
+export function registerWebhookCommands(program: Command): void {
+  const webhook = program.command("webhook").description("webhook endpoints: events POSTed, signed per the Standard Webhooks scheme");
+  webhook
+    .command("add <url>")
+    .description("subscribe URL to events; prints the signing secret once")
+    .requiredOption("--tenant <tenant>", "tenant name or id")
+    .requiredOption("--events <types>", "comma-separated event types: payment.applied, file.processed, record.conflict, record.suspect, authorization.reversed, recon.difference")
+    .option("--json", "machine-readable output")
+    .action(async (url: string, options: { tenant: string; events: string; json?: boolean }) => {
+      if (!/^https?:\/\/[^\s]+$/.test(url)) throw new CliError(`WEBHOOK_URL_INVALID: ${url} is not an http(s) URL`, exitCodes.usage);
+      const events = [...new Set(options.events.split(",").map((e) => e.trim()).filter((e) => e !== ""))];
+      if (events.length === 0 || events.length > limits.outbox.webhookEventTypesMax || events.some((e) => !/^[a-z0-9]+(\.[a-z0-9-]+)+$/.test(e))) {
+        throw new CliError(`WEBHOOK_EVENTS_INVALID: --events takes 1 to ${limits.outbox.webhookEventTypesMax} event types like payment.applied`, exitCodes.usage);
+      }
+      const secret = newSigningSecret();
+      const endpoint = await withDatabase(async (db) => {
+        const tenant = await tenantOrExit(db.pool, options.tenant);
+        if ((await countWebhookEndpoints(db.pool, tenant.tenantId)) >= limits.outbox.webhookEndpointsPerTenantMax) {
+          throw new CliError(`WEBHOOK_ENDPOINTS_FULL: tenant ${options.tenant} has ${limits.outbox.webhookEndpointsPerTenantMax} endpoints`, exitCodes.usage);
+        }
+        return addWebhookEndpoint(db.pool, tenant.tenantId, url, events, secret);
+      });
+      if (options.json) return printJson({ ...endpoint, signingSecret: secret });
+      printLine(`${endpoint.endpointId}  ${url}  ${events.join(",")}`);
+      printLine(`signing secret (shown once; keep it with the receiver): ${secret}`);
+    });
+  webhook
+    .command("list")
+    .description("a tenant's webhook endpoints (never their secrets)")
+    .requiredOption("--tenant <tenant>", "tenant name or id")
+    .option("--json", "machine-readable output")
+    .action(async (options: { tenant: string; json?: boolean }) => {
+      const endpoints = await withDatabase(async (db) => listWebhookEndpoints(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId));
+      if (options.json) return printJson(endpoints);
+      for (const e of endpoints) printLine(`${e.endpointId}  ${e.url}  ${e.eventTypes.join(",")}`);
+    });
+}

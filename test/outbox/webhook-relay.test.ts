@@ -1,0 +1,91 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { withTransaction } from "../../src/db/transaction.ts";
+import { createLogger } from "../../src/observability/logger.ts";
+import { enqueueEvent, retryDead } from "../../src/outbox/outbox-store.ts";
+import { defaultRelaySettings, startRelay, type Relay } from "../../src/outbox/relay.ts";
+import { newSigningSecret } from "../../src/outbox/webhooks/signature.ts";
+import { webhookDeliverer } from "../../src/outbox/webhooks/webhook-deliverer.ts";
+import { addWebhookEndpoint } from "../../src/outbox/webhooks/webhook-store.ts";
+import { ApiClient } from "../support/api-client.ts";
+import { givenTenant, startTestApi, type TestApi } from "../support/api-server.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { givenAccounts, post, transferOf } from "../support/ledger-fixtures.ts";
+import { outboxStates, untilRow } from "../support/outbox.ts";
+import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
+
+describe("webhooks delivered by the outbox relay", () => {
+  let db: TestDatabase;
+  let api: TestApi;
+  let receiver: WebhookReceiver;
+  let tenant: { tenantId: string; apiKey: string };
+  let relay: Relay | undefined;
+  const secret = newSigningSecret();
+  const logger = createLogger({ level: "silent" });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    api = await startTestApi(db.pool);
+    receiver = await startWebhookReceiver(() => secret);
+    tenant = await givenTenant(db.pool, "hooks");
+    await givenAccounts(db.pool, tenant.tenantId, [["settlement", "settlement"], ["alice", "customer"], ["bob", "customer"]]);
+    await post(db.pool, transferOf(tenant.tenantId, "seed", "settlement", "alice", 100_000n));
+    await addWebhookEndpoint(db.pool, tenant.tenantId, receiver.url, ["payment.applied", "test.event"], secret);
+  });
+  afterEach(async () => {
+    await relay?.stop();
+    relay = undefined;
+  });
+  afterAll(async () => {
+    await api.close();
+    await receiver.close();
+    await db.drop();
+  });
+
+  const event = (key: string) => withTransaction(db.pool, (tx) => enqueueEvent(tx, { tenantId: tenant.tenantId, eventType: "test.event", eventKey: key, data: { key } }, { nats: false }));
+
+  it("a payment applied over HTTP reaches the subscribed endpoint, signed, with the key derived from its intent as Webhook-Id", async () => {
+    const created = await new ApiClient(api.baseUrl, tenant.apiKey).post("/v1/payments",
+      { client_reference: "hook-1", amount: "5.00", currency: "USD", debtor_account: "alice", creditor_account: "bob" }, { "idempotency-key": "k-hook-1" });
+    expect(created.status).toBe(201);
+    relay = startRelay(db.pool, [webhookDeliverer(db.pool)], logger);
+    const id = "api:hook-1:debit:applied";
+    await receiver.until(() => receiver.posts.has(id));
+    const effect = receiver.effects.find((e) => e.id === id);
+    expect(effect?.type).toBe("payment.applied");
+    expect(effect?.body).toMatchObject({ type: "payment.applied", data: { clientReference: "hook-1", amountMinor: "500", status: "succeeded" } });
+    expect(receiver.refusedSignatures).toBe(0);
+    await untilRow(db.pool, "SELECT state FROM outbox_message WHERE tenant_id = $1 AND message_key = $2", [tenant.tenantId, id], (rows: Array<{ state: string }>) => rows[0]?.state === "delivered");
+  });
+
+  it("the same event enqueued twice (a replayed decision) is one row and one delivery", async () => {
+    await event("twice");
+    await event("twice");
+    expect((await outboxStates(db.pool, tenant.tenantId)).filter((r) => r.message_key === "twice")).toHaveLength(1);
+    relay = startRelay(db.pool, [webhookDeliverer(db.pool)], logger);
+    await untilRow(db.pool, "SELECT state FROM outbox_message WHERE tenant_id = $1 AND message_key = 'twice'", [tenant.tenantId], (rows: Array<{ state: string }>) => rows[0]?.state === "delivered");
+    expect(receiver.posts.get("twice")).toBe(1);
+  });
+
+  it("a refused delivery is retried with backoff under the same Webhook-Id until the receiver takes it", async () => {
+    receiver.failNext(2, 503);
+    await event("retried");
+    relay = startRelay(db.pool, [webhookDeliverer(db.pool)], logger, { ...defaultRelaySettings, idlePollMs: 50 });
+    const [row] = await untilRow(db.pool, "SELECT state, attempts FROM outbox_message WHERE tenant_id = $1 AND message_key = 'retried'", [tenant.tenantId],
+      (rows: Array<{ state: string; attempts: number }>) => rows[0]?.state === "delivered");
+    expect(row?.attempts).toBe(3);
+    expect(receiver.posts.get("retried")).toBe(3);
+    expect(receiver.effects.filter((e) => e.id === "retried")).toHaveLength(1);
+  });
+
+  it("a row is dead-lettered at the attempt bound, and an operator's retry delivers it", async () => {
+    receiver.failNext(2, 500);
+    await event("dead");
+    relay = startRelay(db.pool, [webhookDeliverer(db.pool)], logger, { ...defaultRelaySettings, attemptsMax: 2, idlePollMs: 50 });
+    const [dead] = await untilRow(db.pool, "SELECT id::text, state FROM outbox_message WHERE tenant_id = $1 AND message_key = 'dead'", [tenant.tenantId],
+      (rows: Array<{ id: string; state: string }>) => rows[0]?.state === "dead");
+    expect(receiver.effects.some((e) => e.id === "dead")).toBe(false);
+    expect(await retryDead(db.pool, tenant.tenantId, dead?.id ?? "")).toBe(true);
+    await receiver.until(() => receiver.effects.some((e) => e.id === "dead"));
+    expect(receiver.posts.get("dead")).toBe(3);
+  });
+});
