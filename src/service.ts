@@ -14,6 +14,7 @@ import { startIngestSources, type IngestSources } from "./ingest/sources.ts";
 import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
 import { startOutbox } from "./outbox/outbox-service.ts";
+import { partnerDeliverers } from "./partners/outbound/outbound-deliverers.ts";
 import { oldestInProgressAge, projectionLagDeltas } from "./observability/metrics.ts";
 import { evaluateReadiness, type ReadinessCheck } from "./observability/readiness.ts";
 
@@ -58,7 +59,10 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const httpUrl = `http://${address.address}:${address.port}`;
   const sources = await startIngestSources(database.pool, config.ingest, config.home, logger);
   started.sources = sources;
-  const outbox = await startOutbox(database.pool, { leaseMs: config.outboxLeaseMs, ...(config.natsUrl ? { natsUrl: config.natsUrl } : {}) }, logger);
+  // Partners' folders and SFTP outboxes (docs/decisions/0025); a configured partner that does not exist is named, not fatal.
+  const partners = await partnerDeliverers(database.pool, config.ingest.partnerOutbound, config.ingest.sftpPartners);
+  for (const problem of partners.errors) logger.warn({ code: problem.code }, problem.message);
+  const outbox = await startOutbox(database.pool, { leaseMs: config.outboxLeaseMs, extraDeliverers: partners.deliverers, ...(config.natsUrl ? { natsUrl: config.natsUrl } : {}) }, logger);
 
   const jobs = [
     startPeriodicJob("balance projection", config.projectionIntervalMs, logger, async (isStopped) => {

@@ -7,6 +7,7 @@ import { iso20022Limits } from "./limits/iso20022.ts";
 import { iso8583Limits } from "./limits/iso8583.ts";
 import { ledgerLimits } from "./limits/ledger.ts";
 import { outboxLimits } from "./limits/outbox.ts";
+import { partnerLimits } from "./limits/partners.ts";
 import { reconLimits } from "./limits/recon.ts";
 
 /**
@@ -23,6 +24,7 @@ export const limits = {
   ingest: ingestLimits,
   recon: reconLimits,
   outbox: outboxLimits,
+  partners: partnerLimits,
 } as const;
 
 // A live relay is never overtaken: its delivery ends well inside its lease.

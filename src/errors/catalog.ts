@@ -8,6 +8,7 @@ import { iso20022ErrorCodes } from "./codes/iso20022.ts";
 import { iso8583ErrorCodes } from "./codes/iso8583.ts";
 import { ledgerErrorCodes } from "./codes/ledger.ts";
 import { operatorErrorCodes } from "./codes/operator.ts";
+import { partnerErrorCodes } from "./codes/partners.ts";
 import { reconErrorCodes } from "./codes/recon.ts";
 
 /**
@@ -27,6 +28,7 @@ export const errorCatalog = {
   ...incidentErrorCodes,
   ...dbErrorCodes,
   ...operatorErrorCodes,
+  ...partnerErrorCodes,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -16,6 +16,8 @@ import { enqueueEvents } from "../outbox/outbox-store.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
 import { describePayment, relateByUetr, uetrRules, type PaymentContent } from "../normalize/uetr-rules.ts";
 import { resolveAliases, type Partner } from "./partners.ts";
+import { recordReturnEntries, type ReturnEntryDraft } from "../partners/returns/return-store.ts";
+import { returnReasonFor } from "../protocols/ach/return-reasons.ts";
 
 export const outcomes = ["applied", "duplicate", "conflict", "suspect", "rejected", "orphan"] as const;
 export type Outcome = (typeof outcomes)[number];
@@ -97,6 +99,7 @@ export function commitChunk(pool: Pool, context: ChunkContext, items: readonly I
 
     await writeOutcomes(tx, context, decisions);
     await writeReviews(tx, context, decisions);
+    await recordReturnEntries(tx, returnsOf(context, decisions));
     await addKeyReuseFindings(tx, context, decisions);
     await recordDedupEvents(tx, dedupEventsOf(context, decisions));
     ingestFaultPoint("ingest_chunk_after_outcomes");
@@ -663,6 +666,22 @@ async function writeOutcomes(tx: Tx, context: ChunkContext, decisions: Decision[
       column((d) => d.originalRef ?? null), column((d) => (d.outcome === "applied" ? (d.transferKey ?? null) : null)),
     ],
   );
+}
+
+/**
+ * ACH entries refused at posting for a reason the NACHA return table names (an incoming debit the
+ * customer cannot cover: R01): recorded with the refusal, to go back in the partner's next return file.
+ */
+function returnsOf(context: ChunkContext, decisions: Decision[]): ReturnEntryDraft[] {
+  const drafts: ReturnEntryDraft[] = [];
+  for (const decision of decisions) {
+    const record = decision.record;
+    const reasonCode = decision.outcome === "rejected" && decision.code !== undefined ? returnReasonFor(decision.code) : undefined;
+    const line = /^line (\d+)$/.exec(decision.item.position)?.[1];
+    if (!record || record.channel !== "ach" || reasonCode === undefined || line === undefined) continue;
+    drafts.push({ tenantId: context.tenantId, naturalKey: record.naturalKey, partnerId: context.partner.partnerId, fileId: context.fileId, line: Number(line), reasonCode });
+  }
+  return drafts;
 }
 
 /** One file-level warning per record held because another record of the file has its key: the report shows them with the file. */

@@ -13,6 +13,8 @@ import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
 import { ensurePartnerAccounts, findPartner } from "./partners.ts";
 import { receiveFile, storedContent, type Arrival } from "./receipt.ts";
 import { fileReport, type FileReport } from "./report.ts";
+import { reportFileRejection } from "../partners/status/rejection-report.ts";
+import { reportFileStatus } from "../partners/status/status-report.ts";
 
 export interface IngestOptions {
   format?: FileFormat;                    // forced format; default: detected from the first bytes
@@ -62,12 +64,18 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
   const scan = await scanFile(content, { ...readOptions, ...(options.format ? { format: options.format } : {}) });
   ingestFaultPoint("ingest_after_scan");
   if (scan.rejected || !scan.format) {
-    await pool.query(
-      `UPDATE ingest_file SET status = 'rejected', format = $3, identity_key = $4, findings = $5::jsonb, records_total = $6, finished_at = now(), updated_at = now()
-        WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = 0`,
-      [tenantId, fileId, scan.format ?? null, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
-    );
-    ingestFilesFinished.inc({ status: "rejected" });
+    const rejected = await withTransaction(pool, async (tx) => {
+      const updated = await tx.query(
+        `UPDATE ingest_file SET status = 'rejected', format = $3, identity_key = $4, findings = $5::jsonb, records_total = $6, finished_at = now(), updated_at = now()
+          WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = 0`,
+        [tenantId, fileId, scan.format ?? null, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
+      );
+      if (updated.rowCount !== 1) return false;
+      // The partner hears of the refusal in the refusal's transaction (docs/decisions/0025).
+      await reportFileRejection(tx, { tenantId, fileId, partnerId: partner.partnerId, originalName: file.original_name, findings: scan.findings });
+      return true;
+    });
+    if (rejected) ingestFilesFinished.inc({ status: "rejected" });
     return reportOf(pool, tenantId, fileId);
   }
   await pool.query(
@@ -122,7 +130,7 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
   if (inFlight && !(await inFlight)) return reportOf(pool, tenantId, fileId);
   if (chunk.length > 0 && !(await commit(chunk))) return reportOf(pool, tenantId, fileId);
   ingestFaultPoint("ingest_before_finish");
-  await finish(pool, tenantId, fileId, total, stream.contentHash());
+  await finish(pool, { tenantId, fileId, partnerId: partner.partnerId, format: scan.format }, total, stream.contentHash());
   return reportOf(pool, tenantId, fileId);
 }
 
@@ -132,7 +140,8 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
  * with other content, from which this one repeats the most natural keys (as duplicates or
  * conflicts), when those are at least half of this file's keyed records.
  */
-async function finish(pool: Pool, tenantId: string, fileId: string, recordsTotal: number, contentHash: string): Promise<void> {
+async function finish(pool: Pool, file: { tenantId: string; fileId: string; partnerId: string; format: FileFormat }, recordsTotal: number, contentHash: string): Promise<void> {
+  const { tenantId, fileId } = file;
   const finished = await withTransaction(pool, async (tx) => {
     const updated = await tx.query(
       `UPDATE ingest_file f SET status = 'done', content_hash = $3, records_total = $4, finished_at = now(), updated_at = now(),
@@ -159,6 +168,8 @@ async function finish(pool: Pool, tenantId: string, fileId: string, recordsTotal
     if (!row) return false;
     // Told in the transaction that finishes the file; one event per file, for ever.
     await enqueueEvent(tx, { tenantId, eventType: "file.processed", eventKey: `${fileId}:processed`, data: { fileId, recordsTotal, ...row } });
+    // The partner's status report commits with the file's outcome, or neither does (docs/decisions/0025).
+    if (file.format === "iso20022") await reportFileStatus(tx, { tenantId, fileId, partnerId: file.partnerId, contentHash, createdAt: new Date() });
     return true;
   });
   if (finished) ingestFilesFinished.inc({ status: "done" });

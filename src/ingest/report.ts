@@ -178,3 +178,28 @@ export async function fileOutcomes(db: Queryable, tenantId: string, fileId: stri
     [tenantId, fileId, Math.min(limit, limits.ingest.showRecordsMax)]);
   return rows.map((r) => ({ ...r, amount_minor: r.amount_minor === null ? null : r.amount_minor.toString() }));
 }
+
+export interface PaymentState {
+  linkId: string;
+  naturalKey: string;
+  state: "applied" | "held" | "orphan" | "rejected" | "refused";
+  code: string | null;
+  detail: string | null;
+}
+
+/**
+ * The state of the payments a partner names by reference ("e2e:<EndToEndId>", "uetr:<UETR>"), for a
+ * status request: per id the most recent record carrying it, with the code and detail of its outcome.
+ */
+export async function paymentStatesByLinkId(db: Queryable, tenantId: string, linkIds: readonly string[]): Promise<Map<string, PaymentState>> {
+  if (linkIds.length === 0) return new Map();
+  const { rows } = await db.query<{ link_id: string; natural_key: string; state: PaymentState["state"]; code: string | null; detail: string | null }>(
+    `SELECT DISTINCT ON (l.link_id) l.link_id, k.natural_key, k.state, o.code, o.detail
+       FROM unnest($2::text[]) AS l(link_id)
+       JOIN ingest_record_key k ON k.tenant_id = $1 AND (k.link_id1 = l.link_id OR k.link_id2 = l.link_id)
+       LEFT JOIN ingest_outcome o ON o.tenant_id = k.tenant_id AND o.file_id = k.file_id AND o.record_index = k.record_index
+      ORDER BY l.link_id, k.created_at DESC, k.natural_key`,
+    [tenantId, [...new Set(linkIds)]],
+  );
+  return new Map(rows.map((r) => [r.link_id, { linkId: r.link_id, naturalKey: r.natural_key, state: r.state, code: r.code, detail: r.detail }]));
+}

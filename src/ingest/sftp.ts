@@ -174,7 +174,14 @@ export class SftpPoller {
     logger.info({ file: name, fileId: report.value.file_id, status: report.value.status, outcomes: report.value.outcomes }, "SFTP file ingested");
     // Only now, after the commit: archive (or delete) the remote file and its marker.
     const marker = source.doneMarkerSuffix ? `${remote}${source.doneMarkerSuffix}` : undefined;
-    if (source.deleteAfter) {
+    if (report.value.status === "rejected") {
+      // A refused file is kept apart from the archive (never deleted): the partner finds it beside
+      // the rejection report clearline sends it (docs/decisions/0025).
+      const rejected = source.rejected ?? "rejected";
+      if (!(await client.exists(rejected))) await client.mkdir(rejected, true);
+      await client.rename(remote, path.posix.join(rejected, `${report.value.file_id}-${name}`));
+      if (marker) await client.delete(marker, true);
+    } else if (source.deleteAfter) {
       await client.delete(remote);
       if (marker) await client.delete(marker, true);
     } else {

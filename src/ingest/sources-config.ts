@@ -1,6 +1,7 @@
 import path from "node:path";
 import { limits } from "../config/limits.ts";
 import { finding, type Finding } from "../errors/finding.ts";
+import { partnerOutboundSettings, type PartnerOutboundSetting } from "../partners/outbound/outbound-config.ts";
 
 /** A drop folder watched for one tenant and partner. */
 export interface DropFolderSource {
@@ -25,6 +26,7 @@ export interface SftpPartnerSource {
   namePattern: string;             // regular expression a file name must match
   doneMarkerSuffix?: string;       // when set, a file is taken only once "<name><suffix>" exists
   archive?: string;                // remote folder files are moved to after the commit
+  rejected?: string;               // remote folder refused files are moved to (default "rejected"), apart from the archive
   deleteAfter?: boolean;           // delete instead of archiving
   pollIntervalMs: number;
 }
@@ -33,6 +35,8 @@ export interface IngestSettings {
   suspectWindowHours: number;
   dropFolders: DropFolderSource[];
   sftpPartners: SftpPartnerSource[];
+  /** Where each partner's outbound files (status reports, return files) are delivered (docs/decisions/0025). */
+  partnerOutbound: PartnerOutboundSetting[];
   /** True when no source was configured: `serve` creates the default tenant, partner and drop folder. */
   zeroConfiguration: boolean;
 }
@@ -79,7 +83,8 @@ export function ingestSettings(env: NodeJS.ProcessEnv, file: Source, home: strin
   }
   const zeroConfiguration = rawDrops === undefined && rawSftp === undefined && !env.CLEARLINE_DROP_FOLDER;
   if (zeroConfiguration) dropFolders.push({ tenant: "default", partner: "default", path: path.join(home, "drop") });
-  return { suspectWindowHours, dropFolders, sftpPartners, zeroConfiguration };
+  const partnerOutbound = partnerOutboundSettings(file, home, sftpPartners, errors);
+  return { suspectWindowHours, dropFolders, sftpPartners, partnerOutbound, zeroConfiguration };
 }
 
 function sftpSource(raw: Source | undefined, index: number, home: string, errors: Finding[]): SftpPartnerSource | undefined {
@@ -112,6 +117,7 @@ function sftpSource(raw: Source | undefined, index: number, home: string, errors
   };
   if (text(raw.doneMarkerSuffix)) source.doneMarkerSuffix = raw.doneMarkerSuffix;
   if (text(raw.archive)) source.archive = raw.archive;
+  if (text(raw.rejected)) source.rejected = raw.rejected;
   if (raw.deleteAfter === true) source.deleteAfter = true;
   return source;
 }

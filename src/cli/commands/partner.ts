@@ -3,6 +3,7 @@ import { addAccountAlias, createPartner, listPartners, partnerAccountsOf } from 
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
+import { registerPartnerReturnsCommands } from "./partner-returns.ts";
 
 export function registerPartnerCommands(program: Command): void {
   const partner = program.command("partner").description("clearing partners: who sends files, and the accounts their records post against");
@@ -32,6 +33,7 @@ export function registerPartnerCommands(program: Command): void {
       if (options.json) printJson(partners.map((p) => ({ partner_id: p.partnerId, name: p.name, currency: p.currency })));
       else for (const p of partners) printLine(`${p.name}\t${p.partnerId}\t${p.currency}`);
     });
+  registerPartnerReturnsCommands(partner);
 
   const alias = program.command("alias").description("counterparty aliases (routing + account, IBAN, other id) -> ledger accounts");
   alias

@@ -9,7 +9,7 @@ export interface TransactionStatus {
   originalEndToEndId?: string;
   originalTxId?: string;
   originalUetr?: string;
-  status: "ACSC" | "ACCC" | "ACTC" | "PDNG" | "RJCT";
+  status: "ACSC" | "ACCC" | "ACCP" | "ACTC" | "PDNG" | "RJCT";
   reasonCode?: string;          // ISO external status reason code (e.g. AC01); mandatory for RJCT
   additionalInformation?: string;
 }
@@ -20,6 +20,7 @@ export interface Pacs002Input {
   creationDateTime: string;     // passed in: a pure codec reads no clock
   originalMessageId: string;
   originalMessageNameId: string; // e.g. "pacs.008.001.08"
+  groupStatus?: "ACCP" | "ACSC" | "PART" | "RJCT" | "PDNG"; // the status of the original message as a whole
   instructingAgentBic?: string;
   instructedAgentBic?: string;
   transactions: TransactionStatus[];
@@ -61,7 +62,7 @@ export function writePacs002(input: Pacs002Input): Result<string, Iso20022Findin
       "@_xmlns": `urn:iso:std:iso:20022:tech:xsd:pacs.002.001.${version}`,
       FIToFIPmtStsRpt: {
         GrpHdr: withoutUndefined({ MsgId: input.messageId, CreDtTm: input.creationDateTime, InstgAgt: agent(input.instructingAgentBic), InstdAgt: agent(input.instructedAgentBic) }),
-        OrgnlGrpInfAndSts: { OrgnlMsgId: input.originalMessageId, OrgnlMsgNmId: input.originalMessageNameId },
+        OrgnlGrpInfAndSts: withoutUndefined({ OrgnlMsgId: input.originalMessageId, OrgnlMsgNmId: input.originalMessageNameId, GrpSts: input.groupStatus }),
         TxInfAndSts: input.transactions.map((transaction) => withoutUndefined({
           OrgnlInstrId: transaction.originalInstrId,
           OrgnlEndToEndId: transaction.originalEndToEndId,

@@ -1,0 +1,68 @@
+import { assert } from "../../assert.ts";
+import { limits } from "../../config/limits.ts";
+import type { Pool } from "../../db/pool.ts";
+import { withTransaction, type Tx } from "../../db/transaction.ts";
+import { storedContent } from "../../ingest/receipt.ts";
+import { parseAch } from "../../protocols/ach/reader.ts";
+import { returnFileModel, type ReturnedEntry } from "../../protocols/ach/return-builder.ts";
+import type { AchEntry } from "../../protocols/ach/types.ts";
+import { writeAchFile } from "../../protocols/ach/writer.ts";
+import { announceOutboundFile } from "../outbound/announce.ts";
+import { storeOutboundFile } from "../outbound/outbound-store.ts";
+import { lockPendingReturns, stampReturns, type PendingReturn } from "./return-store.ts";
+
+export type CutResult =
+  | { kind: "cut"; fileKey: string; fileName: string; entries: number }
+  | { kind: "empty" }
+  | { kind: "exists"; fileKey: string };
+
+/** The key of the return file a partner's cut at a cut-off makes: the same cut repeated is the same file. */
+export function returnFileKeyOf(partnerId: string, cutoffAt: Date): string {
+  return `${partnerId}:returns:${cutoffAt.toISOString()}`;
+}
+
+/**
+ * Assembles the partner's returns recorded up to the cut-off into one NACHA return file, in ONE
+ * transaction: lock the pending returns, rebuild each original entry from its stored file, write
+ * the file, store it for the partner under the cut's key, announce it to the outbox, stamp the
+ * returns with the key. A crash before the commit leaves every return pending; after it, every
+ * return is in exactly one file (docs/decisions/0025).
+ */
+export async function cutReturnFile(pool: Pool, tenantId: string, partnerId: string, cutoffAt: Date): Promise<CutResult> {
+  return withTransaction(pool, async (tx) => {
+    const pending = await lockPendingReturns(tx, tenantId, partnerId, cutoffAt, limits.partners.returnEntriesPerFileMax);
+    if (pending.length === 0) return { kind: "empty" } as const;
+    const fileKey = returnFileKeyOf(partnerId, cutoffAt);
+    const entries = await returnedEntries(tx, tenantId, pending);
+    const written = writeAchFile(returnFileModel({ createdAt: cutoffAt, entries }));
+    // Every field comes from an entry our own reader accepted, or from the cut: a refusal is our bug.
+    assert(written.ok, `the return file of ${fileKey} is written: ${written.ok ? "" : written.error.message}`);
+    const fileName = `returns-${cutoffAt.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")}.ach`;
+    const file = { tenantId, partnerId, fileKey, kind: "ach.return-file", fileName, content: written.value } as const;
+    if (!(await storeOutboundFile(tx, file))) return { kind: "exists", fileKey } as const;
+    await announceOutboundFile(tx, file);
+    await stampReturns(tx, tenantId, pending.map((p) => p.naturalKey), fileKey);
+    return { kind: "cut", fileKey, fileName, entries: pending.length } as const;
+  });
+}
+
+/** The pending returns' original entries, read back from their stored files (each file read once). */
+async function returnedEntries(tx: Tx, tenantId: string, pending: readonly PendingReturn[]): Promise<ReturnedEntry[]> {
+  const fileIds = [...new Set(pending.map((p) => p.fileId))];
+  assert(fileIds.length <= limits.partners.returnSourceFilesPerCutMax, `a cut reads at most ${limits.partners.returnSourceFilesPerCutMax} files`);
+  const byFile = new Map<string, { header: Record<string, string>; entries: Map<number, AchEntry> }>();
+  for (const fileId of fileIds) {
+    const pieces: Uint8Array[] = [];
+    for await (const piece of storedContent(tx, tenantId, fileId)) pieces.push(piece);
+    const parsed = parseAch(Buffer.concat(pieces));
+    const entries = new Map<number, AchEntry>();
+    for (const batch of parsed.batches) for (const entry of batch.entries) entries.set(entry.record.line, entry);
+    byFile.set(fileId, { header: parsed.fileHeader?.fields ?? {}, entries });
+  }
+  return pending.map((p) => {
+    const file = byFile.get(p.fileId);
+    const entry = file?.entries.get(p.line);
+    assert(file !== undefined && entry !== undefined, `return ${p.naturalKey}: line ${p.line} of file ${p.fileId} is an entry`);
+    return { fileHeader: file.header, batchHeader: entry.batchHeader.fields, entry: entry.record.fields, reasonCode: p.reasonCode, batchRef: `${p.fileId}:${entry.batchOrdinal}` };
+  });
+}

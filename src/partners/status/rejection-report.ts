@@ -1,0 +1,32 @@
+import type { Tx } from "../../db/transaction.ts";
+import type { Finding } from "../../errors/finding.ts";
+import { announceOutboundFile } from "../outbound/announce.ts";
+import { storeOutboundFile } from "../outbound/outbound-store.ts";
+
+/** The key of the report that tells a partner its file was refused at receipt: one per received file. */
+export function rejectionReportKeyOf(fileId: string): string {
+  return `${fileId}:rejection`;
+}
+
+/**
+ * Tells the partner that a file was refused as a whole (structure, controls, counts: nothing of it
+ * applied), in the transaction that marks it rejected: a JSON report naming the file and each
+ * finding with its code, severity, message and position (line, or xmlPath, and field). True when
+ * stored now.
+ */
+export async function reportFileRejection(tx: Tx, file: { tenantId: string; fileId: string; partnerId: string; originalName: string; findings: readonly Finding[] }): Promise<boolean> {
+  const report = {
+    file: file.originalName,
+    file_id: file.fileId,
+    status: "rejected",
+    applied: 0,
+    findings: file.findings.map((f) => ({ code: f.code, severity: f.severity, message: f.message, ...f.position })),
+  };
+  const stored = {
+    tenantId: file.tenantId, partnerId: file.partnerId, fileKey: rejectionReportKeyOf(file.fileId), kind: "file.rejection-report",
+    fileName: `rejected-${file.fileId}.json`, content: Buffer.from(`${JSON.stringify(report, null, 2)}\n`, "utf8"),
+  } as const;
+  if (!(await storeOutboundFile(tx, stored))) return false;
+  await announceOutboundFile(tx, stored);
+  return true;
+}
