@@ -10,6 +10,7 @@ import { balanceOf } from "../../src/ledger/balance.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { fund, givenApiWorld, paymentRequest } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { balances, fixture, givenScene, ingest } from "../ingest/support.ts";
 import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan } from "../gateway/support.ts";
 
 const wideWindow = () => ({ since: new Date(Date.now() - 3_600_000).toISOString(), until: new Date(Date.now() + 3_600_000).toISOString() });
@@ -121,5 +122,23 @@ describe("incident compensation undoes only what reversals and refunds left in e
     } finally {
       await world.api.close();
     }
+  });
+  it("compensates an ISO 20022 credit a pacs.004 already returned by nothing: already_undone", async () => {
+    const scene = await givenScene(db.pool, "undone-returned");
+    await ingest(db.pool, scene, fixture("iso20022/pacs008-multi.xml"), "pacs008.xml");
+    expect((await ingest(db.pool, scene, fixture("iso20022/pacs004-return.xml"), "pacs004.xml")).outcomes.applied).toBe(1);
+    const { rows: matched } = await db.pool.query<{ matched_key: string }>("SELECT matched_key FROM ingest_record_key WHERE tenant_id = $1 AND matched_key IS NOT NULL", [scene.tenantId]);
+    expect(matched).toHaveLength(1);
+    const keyPrefix = matched[0]?.matched_key ?? "";
+    const before = await balances(db.pool, scene.tenantId);
+
+    const incident = await openIncident(db.pool, scene.tenantId, "credit received twice", { ...wideWindow(), channel: "iso20022", keyPrefix }, "ops-1");
+    if (!incident.ok) throw new Error(incident.error.message);
+    expect(incident.value.records.map((r) => [r.naturalKey, r.undoneMinor === r.amountMinor])).toEqual([[keyPrefix, true]]);
+    const done = await compensateIncident(db.pool, { tenantId: scene.tenantId, incidentId: incident.value.incidentId, reason: "twice", operator: "ops-1", dryRun: false });
+    if (!done.ok) throw new Error(done.error.message);
+    expect(done.value.compensations.map((c) => c.outcome)).toEqual(["already_undone"]);
+    expect(await balances(db.pool, scene.tenantId)).toEqual(before);
+    expect(await compensationsPosted(scene.tenantId)).toBe(0);
   });
 });
