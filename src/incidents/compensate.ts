@@ -8,7 +8,7 @@ import { compensations as compensationsMetric } from "../observability/metrics.t
 import { netCompensationOf, plannedCompensations, type PlannedCompensation } from "./net-compensation.ts";
 import { showIncident } from "./perimeter.ts";
 
-export type CompensationOutcome = "would_post" | "posted" | "already_compensated" | "already_undone" | "refused";
+export type CompensationOutcome = "would_post" | "posted" | "already_compensated" | "already_undone" | "undoes_original" | "refused";
 export interface CompensationLine {
   transferKey: string;
   compensationKey: string;
@@ -69,7 +69,7 @@ async function planOf(db: Queryable, tenantId: string, incidentId: string): Prom
 }
 
 function lineOf(p: PlannedCompensation, outcome: CompensationOutcome): CompensationLine {
-  return { transferKey: p.transferKey, compensationKey: p.mirror.transferKey, outcome, undoneMinor: p.undoneMinor, legs: outcome === "already_undone" ? [] : netCompensationOf(p).legs };
+  return { transferKey: p.transferKey, compensationKey: p.mirror.transferKey, outcome, undoneMinor: p.undoneMinor, legs: outcome === "already_undone" || outcome === "undoes_original" ? [] : netCompensationOf(p).legs };
 }
 
 async function recordCompensations(tx: Tx, input: { tenantId: string; incidentId: string; reason: string; operator: string }, rows: CompensationLine[]): Promise<void> {

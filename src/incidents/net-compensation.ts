@@ -12,7 +12,7 @@ export interface PlannedCompensation {
   mirror: Transfer;
   amountMinor: bigint;
   undoneMinor: bigint;
-  outcome?: "already_compensated" | "already_undone";
+  outcome?: "already_compensated" | "already_undone" | "undoes_original";
 }
 
 /** One plan per transfer of the perimeter that the ledger holds, in perimeter order. */
@@ -23,7 +23,11 @@ export function plannedCompensations(records: readonly PerimeterRecord[], mirror
     if (record.transferKey === null || mirror === undefined || planned.has(record.transferKey)) continue;
     // A compensation that exists already (a review's replace, an earlier run) is not offered again:
     // its key is shared, and the net amount may differ from what it posted.
-    const outcome = record.compensated ? "already_compensated" as const : record.undoneMinor >= record.amountMinor ? "already_undone" as const : undefined;
+    // A return is not compensated on its own: what it undid already lowers its original's
+    // compensation (item 5), so compensating it too would re-post the original's effect.
+    const outcome = record.compensated ? "already_compensated" as const
+      : record.undoesKey !== null ? "undoes_original" as const
+        : record.undoneMinor >= record.amountMinor ? "already_undone" as const : undefined;
     planned.set(record.transferKey, { transferKey: record.transferKey, mirror, amountMinor: record.amountMinor, undoneMinor: record.undoneMinor, ...(outcome ? { outcome } : {}) });
   }
   return [...planned.values()];

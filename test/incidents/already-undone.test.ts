@@ -123,22 +123,26 @@ describe("incident compensation undoes only what reversals and refunds left in e
       await world.api.close();
     }
   });
-  it("compensates an ISO 20022 credit a pacs.004 already returned by nothing: already_undone", async () => {
+  it("compensates an ISO 20022 credit a pacs.004 already returned by nothing, and the return by nothing either (already_undone, undoes_original)", async () => {
     const scene = await givenScene(db.pool, "undone-returned");
     await ingest(db.pool, scene, fixture("iso20022/pacs008-multi.xml"), "pacs008.xml");
     expect((await ingest(db.pool, scene, fixture("iso20022/pacs004-return.xml"), "pacs004.xml")).outcomes.applied).toBe(1);
-    const { rows: matched } = await db.pool.query<{ matched_key: string }>("SELECT matched_key FROM ingest_record_key WHERE tenant_id = $1 AND matched_key IS NOT NULL", [scene.tenantId]);
+    const { rows: matched } = await db.pool.query<{ natural_key: string; matched_key: string }>(
+      "SELECT natural_key, matched_key FROM ingest_record_key WHERE tenant_id = $1 AND matched_key IS NOT NULL", [scene.tenantId]);
     expect(matched).toHaveLength(1);
-    const keyPrefix = matched[0]?.matched_key ?? "";
-    const before = await balances(db.pool, scene.tenantId);
+    const [returnKey, originalKey] = [matched[0]?.natural_key, matched[0]?.matched_key];
+    const euro = async () => Object.entries(await balances(db.pool, scene.tenantId)).filter(([account]) => account.endsWith(".EUR"));
+    const before = await euro();
 
-    const incident = await openIncident(db.pool, scene.tenantId, "credit received twice", { ...wideWindow(), channel: "iso20022", keyPrefix }, "ops-1");
+    // The whole channel: the returned credit and its return are both in the perimeter.
+    const incident = await openIncident(db.pool, scene.tenantId, "credits received twice", { ...wideWindow(), channel: "iso20022" }, "ops-1");
     if (!incident.ok) throw new Error(incident.error.message);
-    expect(incident.value.records.map((r) => [r.naturalKey, r.undoneMinor === r.amountMinor])).toEqual([[keyPrefix, true]]);
+    const listed = (key: string | undefined) => incident.value.records.find((r) => r.naturalKey === key);
+    expect([listed(originalKey)?.undoneMinor, listed(originalKey)?.amountMinor, listed(returnKey)?.undoesKey]).toEqual([100_000n, 100_000n, originalKey]);
     const done = await compensateIncident(db.pool, { tenantId: scene.tenantId, incidentId: incident.value.incidentId, reason: "twice", operator: "ops-1", dryRun: false });
     if (!done.ok) throw new Error(done.error.message);
-    expect(done.value.compensations.map((c) => c.outcome)).toEqual(["already_undone"]);
-    expect(await balances(db.pool, scene.tenantId)).toEqual(before);
-    expect(await compensationsPosted(scene.tenantId)).toBe(0);
+    const outcomeOf = (key: string | undefined) => done.value.compensations.find((c) => c.transferKey === listed(key)?.transferKey)?.outcome;
+    expect([outcomeOf(originalKey), outcomeOf(returnKey)]).toEqual(["already_undone", "undoes_original"]);
+    expect(await euro()).toEqual(before);
   });
 });
