@@ -24,6 +24,8 @@ export interface PerimeterRecord {
   currency: string;
   occurredAt: string;
   compensated: boolean;       // its transfer's compensation (<key>:compensate) exists already
+  undoneMinor: bigint;        // what reversals, returns or refunds already undid (docs/decisions/0015, item 5)
+  undoesKey: string | null;   // a return: the natural key of the original it undid (its effect counts in that original's undone)
 }
 
 export interface Incident {
@@ -34,6 +36,22 @@ export interface Incident {
   records: PerimeterRecord[];
   totals: Record<string, string>;   // amount (minor units) by currency
 }
+
+/**
+ * What was already undone of record `r` (channel, natural_key, amount_minor) of tenant $1, read
+ * from the store that records the undoing (docs/decisions/0015, item 5), capped at its amount:
+ * an ISO 8583 original's reversal (undone_minor; a pre-0010 row with an effect was a full
+ * reversal), the applied returns matched to a file record, an HTTP payment's refunds.
+ */
+const UNDONE_SQL = `
+  LEAST(r.amount_minor, CASE
+    WHEN r.channel = 'iso8583' THEN (SELECT coalesce(sum(coalesce(rv.undone_minor, CASE WHEN rv.effect_key IS NULL THEN 0 ELSE r.amount_minor END)), 0)
+                                       FROM iso8583_inbound_reversal rv WHERE rv.tenant_id = $1 AND rv.original_key = r.natural_key)
+    WHEN r.channel = 'http' THEN (SELECT coalesce(sum(p.refunded_minor), 0) FROM payment p
+                                   WHERE p.tenant_id = $1 AND p.client_reference = substr(r.natural_key, 6) AND p.transfer_key = r.transfer_key)
+    ELSE (SELECT coalesce(sum(x.amount_minor), 0) FROM ingest_record_key x WHERE x.tenant_id = $1 AND x.matched_key = r.natural_key AND x.state = 'applied')
+  END)::text AS undone_minor,
+  CASE WHEN r.channel IN ('ach', 'iso20022') THEN (SELECT x.matched_key FROM ingest_record_key x WHERE x.tenant_id = $1 AND x.natural_key = r.natural_key) END AS undoes_key`;
 
 /**
  * Every record that arrived in the window through the channels that post money, with its
@@ -56,7 +74,8 @@ const PERIMETER_SQL = `
   )
   SELECT r.channel, r.natural_key, r.source_ref, r.transfer_key, r.amount_minor::text, r.currency,
          to_char(r.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at,
-         EXISTS (SELECT 1 FROM transfer c WHERE c.tenant_id = $1 AND c.transfer_key = r.transfer_key || ':compensate') AS compensated
+         EXISTS (SELECT 1 FROM transfer c WHERE c.tenant_id = $1 AND c.transfer_key = r.transfer_key || ':compensate') AS compensated,
+         ${UNDONE_SQL}
     FROM records r
    WHERE ($4::text IS NULL OR r.channel = $4) AND ($5::text IS NULL OR r.partner_id = $5) AND ($6::text IS NULL OR starts_with(r.natural_key, $6))
    ORDER BY r.created_at, r.natural_key
@@ -66,7 +85,7 @@ export async function perimeterRecords(db: Queryable, tenantId: string, criteria
   if (Number.isNaN(Date.parse(criteria.since)) || Number.isNaN(Date.parse(criteria.until)) || Date.parse(criteria.since) >= Date.parse(criteria.until)) {
     return fail(finding("INCIDENT_PERIOD_INVALID", `since ${criteria.since} and until ${criteria.until} are not a window`, { field: "since" }));
   }
-  const { rows } = await db.query<{ channel: string; natural_key: string; source_ref: string | null; transfer_key: string | null; amount_minor: string; currency: string; occurred_at: string; compensated: boolean }>(
+  const { rows } = await db.query<{ channel: string; natural_key: string; source_ref: string | null; transfer_key: string | null; amount_minor: string; currency: string; occurred_at: string; compensated: boolean; undone_minor: string; undoes_key: string | null }>(
     PERIMETER_SQL,
     [tenantId, criteria.since, criteria.until, criteria.channel ?? null, criteria.partner ?? null, criteria.keyPrefix ?? null, limits.recon.perimeterRecordsMax + 1],
   );
@@ -75,7 +94,7 @@ export async function perimeterRecords(db: Queryable, tenantId: string, criteria
   }
   return ok(rows.map((r) => ({
     channel: r.channel, naturalKey: r.natural_key, sourceRef: r.source_ref, transferKey: r.transfer_key, amountMinor: BigInt(r.amount_minor),
-    currency: r.currency, occurredAt: r.occurred_at, compensated: r.compensated,
+    currency: r.currency, occurredAt: r.occurred_at, compensated: r.compensated, undoneMinor: BigInt(r.undone_minor), undoesKey: r.undoes_key,
   })));
 }
 
@@ -126,17 +145,18 @@ export async function showIncident(db: Queryable, tenantId: string, incidentId: 
     "SELECT title, criteria, opened_by, opened_at, totals FROM incident WHERE tenant_id = $1 AND incident_id = $2", [tenantId, incidentId]);
   const incident = head.rows[0];
   if (!incident) return undefined;
-  const records = await db.query<{ channel: string; natural_key: string; source_ref: string | null; transfer_key: string | null; amount_minor: string; currency: string; occurred_at: string; compensated: boolean }>(
+  const records = await db.query<{ channel: string; natural_key: string; source_ref: string | null; transfer_key: string | null; amount_minor: string; currency: string; occurred_at: string; compensated: boolean; undone_minor: string; undoes_key: string | null }>(
     `SELECT r.channel, r.natural_key, r.source_ref, r.transfer_key, r.amount_minor::text, r.currency,
             to_char(r.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS occurred_at,
-            EXISTS (SELECT 1 FROM transfer c WHERE c.tenant_id = r.tenant_id AND c.transfer_key = r.transfer_key || ':compensate') AS compensated
+            EXISTS (SELECT 1 FROM transfer c WHERE c.tenant_id = r.tenant_id AND c.transfer_key = r.transfer_key || ':compensate') AS compensated,
+            ${UNDONE_SQL}
        FROM incident_record r WHERE r.tenant_id = $1 AND r.incident_id = $2 ORDER BY r.seq`, [tenantId, incidentId]);
   const compensations = await db.query<{ transfer_key: string; compensation_key: string; outcome: string; detail: string | null; decided_by: string; reason: string; decided_at: Date }>(
     "SELECT transfer_key, compensation_key, outcome, detail, decided_by, reason, decided_at FROM incident_compensation WHERE tenant_id = $1 AND incident_id = $2 ORDER BY decided_at, transfer_key",
     [tenantId, incidentId]);
   return {
     incidentId, title: incident.title, criteria: incident.criteria, openedBy: incident.opened_by, openedAt: incident.opened_at.toISOString(), totals: incident.totals,
-    records: records.rows.map((r) => ({ channel: r.channel, naturalKey: r.natural_key, sourceRef: r.source_ref, transferKey: r.transfer_key, amountMinor: BigInt(r.amount_minor), currency: r.currency, occurredAt: r.occurred_at, compensated: r.compensated })),
+    records: records.rows.map((r) => ({ channel: r.channel, naturalKey: r.natural_key, sourceRef: r.source_ref, transferKey: r.transfer_key, amountMinor: BigInt(r.amount_minor), currency: r.currency, occurredAt: r.occurred_at, compensated: r.compensated, undoneMinor: BigInt(r.undone_minor), undoesKey: r.undoes_key })),
     compensations: compensations.rows.map((c) => ({ transferKey: c.transfer_key, compensationKey: c.compensation_key, outcome: c.outcome, detail: c.detail, decidedBy: c.decided_by, reason: c.reason, decidedAt: c.decided_at.toISOString() })),
   };
 }

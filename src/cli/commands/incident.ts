@@ -21,7 +21,7 @@ async function sourceOrExit(db: Queryable, tenantId: string, text: string): Prom
 function printIncident(incident: IncidentDetail): void {
   printLine(`${incident.incidentId}  "${incident.title}"  opened by ${incident.openedBy}  ${incident.records.length} records  totals ${Object.entries(incident.totals).map(([c, t]) => `${t} ${c}`).join(", ") || "none"}`);
   for (const r of incident.records) {
-    printLine(`  ${r.occurredAt}  ${r.channel.padEnd(8)} ${r.naturalKey}  ${r.amountMinor} ${r.currency}  ${r.transferKey ?? "-"}${r.compensated ? "  (compensated)" : ""}  ${r.sourceRef ?? ""}`);
+    printLine(`  ${r.occurredAt}  ${r.channel.padEnd(8)} ${r.naturalKey}  ${r.amountMinor} ${r.currency}  ${r.transferKey ?? "-"}${r.compensated ? "  (compensated)" : ""}${r.undoneMinor > 0n ? `  (undone ${r.undoneMinor})` : ""}  ${r.sourceRef ?? ""}`);
   }
   for (const c of incident.compensations) printLine(`  compensation ${c.compensationKey}: ${c.outcome}${c.detail ? ` (${c.detail})` : ""} by ${c.decidedBy}: ${c.reason}`);
 }
@@ -119,7 +119,7 @@ export function registerIncidentCommands(program: Command): void {
       }));
       if (!plan.ok) throw new CliError(`${plan.error.code}: ${plan.error.message}`, exitCodes.usage);
       if (options.json) return printJson(plan.value);
-      for (const c of plan.value.compensations) printLine(`${c.compensationKey}: ${c.outcome}${c.detail ? ` (${c.detail})` : ""}`);
+      for (const c of plan.value.compensations) printLine(`${c.compensationKey}: ${c.outcome}${c.undoneMinor > 0n ? ` (already undone ${c.undoneMinor}${c.legs[0] ? `, compensates ${c.legs[0].amountMinor}` : ""})` : ""}${c.detail ? ` (${c.detail})` : ""}`);
       if (plan.value.compensations.some((c) => c.outcome === "refused")) process.exitCode = exitCodes.failure;
     });
 }
