@@ -8,7 +8,7 @@ export type DifferenceVerb = "correct" | "explain";
 /**
  * An operator's decision on a reconciliation difference (docs/decisions/0031): the operator's
  * name is recorded as the decider. `explain` moves no money. `correct` posts the keyed transfer
- * recon:<difference id> (decision 0022's meaning); above the tenant's four-eyes amount it is
+ * recon:<difference id> (decision 0014's meaning); above the tenant's four-eyes amount it is
  * refused, because the proposal table does not take differences yet and one operator alone must
  * not move that much. Both recon functions run their own transaction and are idempotent by the
  * difference, so `db` (the caller's transaction) only reads here.
