@@ -4,7 +4,7 @@ import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import { listIncidents } from "../incidents/list-incidents.ts";
 import { showIncident } from "../incidents/perimeter.ts";
-import { decideDifferenceAsOperator } from "../operators/difference-decision.ts";
+import { countByReason, decideDifferenceAsOperator } from "../operators/difference-decision.ts";
 import { findOutbox, listOutbox, oldestUndeliveredAgeSeconds, retryDead } from "../outbox/outbox-store.ts";
 import { minorToDecimal } from "../protocols/iso4217/currency.ts";
 import { listOpenDifferences } from "../recon/differences.ts";
@@ -40,6 +40,7 @@ function registerDifferencePages(pages: FastifyInstance, deps: { pool: Pool }): 
     const rows = differences.map((d) => html`<tr data-difference="${d.differenceId}" data-reason="${d.reason}"><td>${d.reason}</td><td>${d.firstSeenAt}</td><td>${d.accountId}</td>
       <td class="num">${minorToDecimal(d.deltaMinor, d.currency)} ${d.currency}</td><td>${d.itemKeys.join(", ")}</td><td>${d.transferKeys.join(", ")}</td><td>${decideForm(d.differenceId)}</td></tr>`);
     return shell(request, reply, "Reconciliation differences", html`<p class="note">Open differences, theirs_only first, then the oldest first. Correct posts transfer recon:&lt;difference&gt; between the account and recon suspense by the delta (theirs minus ours); explain closes it with the reason and moves no money. Above the four-eyes amount a correction is refused here.</p>
+      <p>By reason: <span id="by-reason">${Object.entries(countByReason(differences)).map(([reason, n]) => `${reason} ${n}`).join(", ") || "none open"}</span></p>
       <table id="differences"><tr><th>reason</th><th>first seen</th><th>account</th><th>delta</th><th>their items</th><th>our transfers</th><th>decide</th></tr>${rows}</table>`);
   });
 

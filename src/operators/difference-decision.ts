@@ -27,3 +27,10 @@ export async function decideDifferenceAsOperator(
   }
   return correctDifference(pool, decision, request.today);
 }
+
+/** Open differences counted by reason, in the order they are listed (theirs_only first). */
+export function countByReason(differences: readonly Difference[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const difference of differences) counts[difference.reason] = (counts[difference.reason] ?? 0) + 1;
+  return counts;
+}

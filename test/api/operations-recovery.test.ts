@@ -63,6 +63,7 @@ describe("the operations API: reconciliation differences, outbox dead letters, i
 
   it("lists the tenant's open differences by reason, theirs_only first, and none of another tenant's", async () => {
     const ann = await as(plain, "ann");
+    expect((await ann.get("/v1/ops/differences")).json.by_reason).toEqual({ theirs_only: 1, ours_only: 1 });
     const mine = await openDifferences(ann);
     expect(mine.map((d) => [d.reason, d.deltaMinor])).toEqual([["theirs_only", "900"], ["ours_only", "-5000"]]);
     const theirs = await openDifferences(await as(strict, "sam"));

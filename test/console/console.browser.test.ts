@@ -169,6 +169,7 @@ describe("the console in a real headless Chromium", () => {
     const page = await signedIn(recovery.api.baseUrl, "console-recovery", "rita");
     await page.goto(`${recovery.api.baseUrl}/console/differences`);
     expect(await page.locator("#differences tr[data-difference]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-reason")))).toEqual(["theirs_only", "ours_only"]);
+    expect(await page.textContent("#by-reason")).toBe("theirs_only 1, ours_only 1");
     await page.screenshot({ path: `${ARTIFACTS}differences.png`, fullPage: true });
     const row = page.locator("#differences tr[data-reason=theirs_only]");
     expect(await row.locator("td.num").textContent()).toBe("9.00 USD");

@@ -3,7 +3,7 @@ import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
 import { listIncidents } from "../../incidents/list-incidents.ts";
 import { showIncident } from "../../incidents/perimeter.ts";
-import { decideDifferenceAsOperator } from "../../operators/difference-decision.ts";
+import { countByReason, decideDifferenceAsOperator } from "../../operators/difference-decision.ts";
 import { findOutbox, listOutbox, oldestUndeliveredAgeSeconds, retryDead } from "../../outbox/outbox-store.ts";
 import { listOpenDifferences } from "../../recon/differences.ts";
 import { send } from "../http-context.ts";
@@ -23,8 +23,10 @@ import { refusal } from "./operations-ledger.ts";
  *   GET  /v1/ops/incidents, /v1/ops/incidents/{id}
  */
 export function registerRecoveryOperations(scope: FastifyInstance, deps: { pool: Pool }): void {
-  scope.get<{ Querystring: { account?: string } }>("/v1/ops/differences", async (request, reply) =>
-    send(reply, jsonReply(200, { differences: await listOpenDifferences(deps.pool, operatorOf(request).tenantId, request.query.account, limits.ingest.listRowsMax) })));
+  scope.get<{ Querystring: { account?: string } }>("/v1/ops/differences", async (request, reply) => {
+    const differences = await listOpenDifferences(deps.pool, operatorOf(request).tenantId, request.query.account, limits.ingest.listRowsMax);
+    return send(reply, jsonReply(200, { by_reason: countByReason(differences), differences }));
+  });
 
   for (const verb of ["correct", "explain"] as const) {
     scope.post<{ Params: { id: string } }>(`/v1/ops/differences/:id/${verb}`, async (request, reply) => {
