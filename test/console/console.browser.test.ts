@@ -181,12 +181,17 @@ describe("the console in a real headless Chromium", () => {
     expect(await page.locator("#differences tr[data-difference]").count()).toBe(1);
   }, 60_000);
 
-  it("gives a viewer no difference or retry form", async () => {
+  it("gives a viewer no difference or retry form, and refuses them posted by hand", async () => {
     const page = await signedIn(recovery.api.baseUrl, "console-recovery", "val");
     await page.goto(`${recovery.api.baseUrl}/console/differences`);
     expect(await page.locator("form.decide").count()).toBe(0);
     await page.goto(`${recovery.api.baseUrl}/console/outbox`);
     expect(await page.locator("form.retry").count()).toBe(0);
+    const csrf = (await page.getAttribute("body", "data-csrf")) ?? "";
+    const decided = await page.request.post(`${recovery.api.baseUrl}/console/differences/rdf_any/decision`, { form: { csrf_token: csrf, idempotency_key: "viewer-diff", verb: "explain", reason: "viewer tries" } });
+    expect(decided.status()).toBe(403);
+    const retried = await page.request.post(`${recovery.api.baseUrl}/console/outbox/1/retry`, { form: { csrf_token: csrf, idempotency_key: "viewer-retry" } });
+    expect(retried.status()).toBe(403);
   }, 60_000);
 
   it("lists outbox dead letters with the outbox lag, and retries one", async () => {
