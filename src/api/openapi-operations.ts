@@ -1,5 +1,5 @@
 import type { z } from "zod";
-import { fourEyesBody, opsDecisionBody, signInBody, suspenseMoveBody } from "./operations-schemas.ts";
+import { fourEyesBody, opsDecisionBody, opsDifferenceDecisionBody, signInBody, suspenseMoveBody } from "./operations-schemas.ts";
 
 const id = { name: "id", in: "path", required: true, schema: { type: "string" } };
 const idempotencyKey = { name: "Idempotency-Key", in: "header", required: true, schema: { type: "string", minLength: 1, maxLength: 255 } };
@@ -39,5 +39,12 @@ export function operationsPaths(json: (schema: z.ZodType) => Record<string, unkn
     },
     "/v1/ops/files/preview": { post: { summary: "What the file would do, record by record (new, already applied, changed with both amounts, rejected, dropped); stores nothing", security: session, parameters: [...fileQuery, csrf], requestBody: raw, responses: answers({ "200": "the dry-run report" }, { "403": "a viewer, or no CSRF token" }) } },
     "/v1/ops/files/{id}": { get: { summary: "A file's report and per-record outcomes", security: session, parameters: [id], responses: answers({ "200": "the report" }, { "404": "no such file" }) } },
+    "/v1/ops/differences": { get: { summary: "Open reconciliation differences by reason: theirs_only first, then the oldest first", security: session, parameters: [{ name: "account", in: "query", schema: { type: "string" } }], responses: answers({ "200": "{ by_reason, differences }" }) } },
+    "/v1/ops/differences/{id}/correct": { post: { summary: "Correct a difference: posts transfer recon:<id> against recon suspense, the operator recorded as decider; refused above the four-eyes amount (docs/decisions/0031)", security: session, parameters: [id, csrf, idempotencyKey], requestBody: { required: true, content: json(opsDifferenceDecisionBody) }, responses: answers({ "200": "the difference, corrected" }, { "403": "a viewer, no CSRF token, or above the four-eyes amount", "404": "no such difference", "409": "decided otherwise already", "422": "moves no money: explain it" }) } },
+    "/v1/ops/differences/{id}/explain": { post: { summary: "Explain a difference: closes it with the reason, no money moves", security: session, parameters: [id, csrf, idempotencyKey], requestBody: { required: true, content: json(opsDifferenceDecisionBody) }, responses: answers({ "200": "the difference, explained" }, { "403": "a viewer, or no CSRF token", "404": "no such difference", "409": "decided otherwise already" }) } },
+    "/v1/ops/outbox/dead-letters": { get: { summary: "The tenant's dead letters, the newest first, and the service-wide age of the oldest undelivered message", security: session, responses: answers({ "200": "{ dead_letters, oldest_undelivered_age_seconds }" }) } },
+    "/v1/ops/outbox/{id}/retry": { post: { summary: "Make a dead letter due again with a fresh attempt budget", security: session, parameters: [id, csrf, idempotencyKey], responses: answers({ "200": "{ retried, by }" }, { "403": "a viewer, or no CSRF token", "404": "no such message", "409": "not a dead letter" }) } },
+    "/v1/ops/incidents": { get: { summary: "The tenant's incidents, the newest first", security: session, responses: answers({ "200": "{ incidents }" }) } },
+    "/v1/ops/incidents/{id}": { get: { summary: "An incident: its perimeter as taken and every compensation decided", security: session, parameters: [id], responses: answers({ "200": "the incident" }, { "404": "no such incident" }) } },
   };
 }

@@ -29,3 +29,12 @@ export const suspenseMoveBody = z.strictObject({
   reason: z.string().trim().min(1).max(limits.http.reviewReasonCharsMax),
   csrf_token: z.string().optional(),
 });
+
+export const opsDifferenceDecisionBody = z.strictObject({
+  reason: z.string().trim().min(1).max(limits.http.reviewReasonCharsMax).describe("why: kept with the difference as its decision reason"),
+  csrf_token: z.string().optional(),
+});
+
+export const opsRetryBody = z.strictObject({
+  csrf_token: z.string().optional(),
+}).optional();

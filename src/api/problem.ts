@@ -48,6 +48,10 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   PROPOSAL_DECIDED: 409,
   PROPOSAL_OPEN: 409,
   OPERATOR_EXISTS: 409,
+  INCIDENT_UNKNOWN: 404,
+  RECON_CORRECTION_NEEDS_SECOND_APPROVER: 403,
+  OUTBOX_MESSAGE_UNKNOWN: 404,
+  OUTBOX_MESSAGE_NOT_DEAD: 409,
   SUSPENSE_POSTING_NOT_FOUND: 404,
   SUSPENSE_MOVED: 409,      // well-formed JSON whose text cannot be stored: unprocessable, not malformed
 };

@@ -39,3 +39,17 @@ export function projectionLagChart(lagRows: number, scaleRowsMax: number): Html 
     <svg id="projection-lag-chart" width="${width}" height="24" role="img" aria-label="projection lag"><rect x="0" y="4" width="${width}" height="16" fill="#eee"></rect>
     <rect x="0" y="4" width="${filled}" height="16" fill="${lagRows > scaleRowsMax / 2 ? "#e63946" : "#2a9d8f"}"><title>${lagRows} rows</title></rect></svg></figure>`;
 }
+
+/** Age of the oldest undelivered outbox message (service-wide, as /metrics exports it), as a bar against `scaleSeconds`. */
+export function outboxLagChart(ageSeconds: number, scaleSeconds: number): Html {
+  const width = 360;
+  const seconds = Math.round(ageSeconds);
+  const filled = Math.min(width, Math.round((seconds / Math.max(1, scaleSeconds)) * width));
+  return html`<figure><figcaption>Outbox lag: the oldest undelivered message is <span id="outbox-lag">${seconds}</span> s old</figcaption>
+    <svg id="outbox-lag-chart" width="${width}" height="24" role="img" aria-label="outbox lag"><rect x="0" y="4" width="${width}" height="16" fill="#eee"></rect>
+    <rect x="0" y="4" width="${filled}" height="16" fill="${seconds > scaleSeconds / 2 ? "#e63946" : "#2a9d8f"}"><title>${seconds} s</title></rect></svg></figure>`;
+}
+
+// The outbox lag bar's scale: ten minutes fill it. A healthy relay delivers within seconds; a
+// dead receiver's messages back off for hours (outbox backoffCapMs), so a full bar means look now.
+export const OUTBOX_LAG_SCALE_SECONDS = 600;

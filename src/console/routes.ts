@@ -1,26 +1,25 @@
 import { randomUUID } from "node:crypto";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import { listReviews, listSuspensePostings } from "../ingest/review.ts";
 import { listFiles } from "../ingest/report.ts";
 import { balanceOf, projectionLag } from "../ledger/balance.ts";
 import { accountStatement, statementDocument } from "../ledger/statement.ts";
+import { oldestUndeliveredAgeSeconds } from "../outbox/outbox-store.ts";
 import { approveProposal, decideAsOperator, listProposals, moveAsOperator } from "../operators/four-eyes.ts";
 import { authenticateOperator } from "../operators/operators.ts";
 import { openSession } from "../operators/sessions.ts";
 import { runIdempotent } from "../api/idempotent-request.ts";
 import { checkSession, operatorOf, sessionCookie } from "../api/operator-session.ts";
 import { jsonReply, problemReply } from "../api/reply.ts";
-import { filesPerDayChart, projectionLagChart } from "./charts.ts";
+import { filesPerDayChart, OUTBOX_LAG_SCALE_SECONDS, outboxLagChart, projectionLagChart } from "./charts.ts";
+import { registerRecoveryPages } from "./recovery-pages.ts";
+import { form, outcomePage, render, shell } from "./shell.ts";
 import { html, page, type Html } from "./html.ts";
 import { uploadScript } from "./upload-script.ts";
 
-function render(reply: FastifyReply, status: number, body: string): FastifyReply {
-  return reply.code(status).header("content-type", "text/html; charset=utf-8").header("content-security-policy", "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'").send(body);
-}
 
-const form = (request: FastifyRequest): Record<string, string> => (request.body ?? {}) as Record<string, string>;
 
 /**
  * The operators' console (docs/decisions/0026): server-rendered pages over the same services as
@@ -49,6 +48,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: { pool: Pool }
         return undefined;
       });
       registerPages(pages, deps);
+      registerRecoveryPages(pages, deps);
     });
   });
 }
@@ -59,12 +59,6 @@ function signInForm(): Html {
     <p><label>Secret <input name="secret" type="password" required></label></p><p><button id="sign-in">Sign in</button></p></form>`;
 }
 
-function shell(request: FastifyRequest, reply: FastifyReply, title: string, body: Html, script?: string): FastifyReply {
-  const session = request.operatorSession;
-  const text = page(title, body, { operator: `${session?.operator.name ?? ""} (${session?.operator.role ?? ""})`, ...(script ? { script } : {}) })
-    .replace("<body>", `<body data-csrf="${session?.csrfToken ?? ""}">`);
-  return render(reply, 200, text);
-}
 
 function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   pages.get("/console/files", async (request, reply) => {
@@ -176,7 +170,7 @@ function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
       lines.push(html`<tr><td><a href="/console/accounts/${encodeURIComponent(row.account_id)}">${row.account_id}</a></td><td>${row.kind}</td><td class="num">${balance ? statementDocument(balance, { lines: [], truncated: false }).balance : ""} ${balance?.currency ?? ""}</td></tr>`);
     }
     // The bar's scale: 1,000 unfolded rows fill it (a folding step takes far more at once; a full bar means folding has stopped).
-    return shell(request, reply, "Accounts", html`${projectionLagChart(await projectionLag(deps.pool, tenantId), 1_000)}<table id="accounts"><tr><th>account</th><th>kind</th><th>balance</th></tr>${lines}</table>`);
+    return shell(request, reply, "Accounts", html`<div style="display:flex;gap:32px">${projectionLagChart(await projectionLag(deps.pool, tenantId), 1_000)}${outboxLagChart(await oldestUndeliveredAgeSeconds(deps.pool), OUTBOX_LAG_SCALE_SECONDS)}</div><table id="accounts"><tr><th>account</th><th>kind</th><th>balance</th></tr>${lines}</table>`);
   });
 
   pages.get<{ Params: { id: string } }>("/console/accounts/:id", async (request, reply) => {
@@ -190,8 +184,3 @@ function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   });
 }
 
-function outcomePage(request: FastifyRequest, reply: FastifyReply, status: number, message: string): FastifyReply {
-  const text = page(status < 300 ? "Done" : "Refused", html`<p id="outcome" class="${status < 300 ? "" : "error"}">${message}</p><p><a href="/console/reviews">Back to the review queue</a></p>`,
-    { operator: request.operatorSession?.operator.name ?? "" });
-  return render(reply, status, text);
-}

@@ -8,6 +8,7 @@ import { iso20022ErrorCodes } from "./codes/iso20022.ts";
 import { iso8583ErrorCodes } from "./codes/iso8583.ts";
 import { ledgerErrorCodes } from "./codes/ledger.ts";
 import { operatorErrorCodes } from "./codes/operator.ts";
+import { opsErrorCodes } from "./codes/ops.ts";
 import { partnerErrorCodes } from "./codes/partners.ts";
 import { reconErrorCodes } from "./codes/recon.ts";
 
@@ -28,6 +29,7 @@ export const errorCatalog = {
   ...incidentErrorCodes,
   ...dbErrorCodes,
   ...operatorErrorCodes,
+  ...opsErrorCodes,
   ...partnerErrorCodes,
 } as const;
 

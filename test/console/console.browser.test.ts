@@ -3,9 +3,13 @@ import { fileURLToPath } from "node:url";
 import sparticuz from "@sparticuz/chromium";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openIncident } from "../../src/incidents/perimeter.ts";
 import { addAccountAlias, createPartner } from "../../src/ingest/partners.ts";
+import { enqueueOutbox, leaseDue, markFailed } from "../../src/outbox/outbox-store.ts";
+import { importExternalFile } from "../../src/recon/external-items.ts";
+import { runReconciliation } from "../../src/recon/runs.ts";
 import { setFourEyesAboveMinor } from "../../src/operators/operators.ts";
-import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
+import { fund, givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator } from "../support/ops-client.ts";
 import { fixture, ingest, type Scene } from "../ingest/support.ts";
@@ -25,11 +29,31 @@ async function givenQuickstart(db: TestDatabase, name: string): Promise<ApiWorld
   return { ...world, scene };
 }
 
+/** A tenant whose settlement day has one unknown bank credit (theirs_only) and one funding the bank did not show (ours_only), one dead letter and one incident. */
+async function givenRecoveryWork(db: TestDatabase): Promise<ApiWorld> {
+  const world = await givenApiWorld(db.pool, "console-recovery");
+  const today = new Date().toISOString().slice(0, 10);
+  await fund(world.client, "alice", "50.00");
+  const csv = `id,date,amount,currency,reference,description\nc1,${today},9.00,USD,NOPE,unknown wire\n`;
+  const imported = await importExternalFile(db.pool, { tenantId: world.tenantId, accountId: "settlement", name: "bank.csv", content: Buffer.from(csv), format: "csv" });
+  if (!imported.ok) throw new Error(imported.error.map((f) => f.message).join("; "));
+  const run = await runReconciliation(db.pool, { tenantId: world.tenantId, accountId: "settlement", from: today, to: today });
+  if (!run.ok) throw new Error(run.error.message);
+  await enqueueOutbox(db.pool, { tenantId: world.tenantId, destination: "webhook:test", messageType: "payment.applied", messageKey: "console-dead-1", payload: {} });
+  const leased = (await leaseDue(db.pool, "console-test", 100, 60_000)).find((m) => m.tenantId === world.tenantId);
+  if (!leased) throw new Error("nothing leased");
+  await markFailed(db.pool, leased, "HTTP 500 from the receiver", { dead: true });
+  const incident = await openIncident(db.pool, world.tenantId, "fundings to check", { since: new Date(Date.now() - 3_600_000).toISOString(), until: new Date(Date.now() + 3_600_000).toISOString(), channel: "http" }, "ann");
+  if (!incident.ok) throw new Error(incident.error.message);
+  return world;
+}
+
 describe("the console in a real headless Chromium", () => {
   let db: TestDatabase;
   let browser: Browser;
   let world: ApiWorld & { scene: Scene };
   let strict: ApiWorld & { scene: Scene };
+  let recovery: ApiWorld;
   const secrets: Record<string, string> = {};
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -41,12 +65,16 @@ describe("the console in a real headless Chromium", () => {
     secrets.ann = await givenOperator(db.pool, world.tenantId, "ann", "approver");
     secrets.vera = await givenOperator(db.pool, world.tenantId, "vera", "viewer");
     secrets.sam = await givenOperator(db.pool, strict.tenantId, "sam", "approver");
+    recovery = await givenRecoveryWork(db);
+    secrets.rita = await givenOperator(db.pool, recovery.tenantId, "rita", "approver");
+    secrets.val = await givenOperator(db.pool, recovery.tenantId, "val", "viewer");
     browser = await chromium.launch({ executablePath: await sparticuz.executablePath(), args: sparticuz.args, headless: true });
   }, 120_000);
   afterAll(async () => {
     await browser?.close();
     await world?.api.close();
     await strict?.api.close();
+    await recovery?.api.close();
     await db?.drop();
   });
 
@@ -136,5 +164,61 @@ describe("the console in a real headless Chromium", () => {
     expect(await page.textContent("#outcome")).toMatch(/FOUR_EYES_SELF_APPROVAL: sam proposed prop_\w+ and cannot approve it/);
     await page.screenshot({ path: `${ARTIFACTS}four-eyes-self-approval-refused.png`, fullPage: true });
     expect((await strict.client.get("/v1/accounts/payee-two/balance")).json).toMatchObject({ balance: "200.00" });
+  }, 60_000);
+  it("lists reconciliation differences theirs_only first and corrects one, recording the operator", async () => {
+    const page = await signedIn(recovery.api.baseUrl, "console-recovery", "rita");
+    await page.goto(`${recovery.api.baseUrl}/console/differences`);
+    expect(await page.locator("#differences tr[data-difference]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-reason")))).toEqual(["theirs_only", "ours_only"]);
+    expect(await page.textContent("#by-reason")).toBe("theirs_only 1, ours_only 1");
+    await page.screenshot({ path: `${ARTIFACTS}differences.png`, fullPage: true });
+    const row = page.locator("#differences tr[data-reason=theirs_only]");
+    expect(await row.locator("td.num").textContent()).toBe("9.00 USD");
+    await row.locator("select[name=verb]").selectOption("correct");
+    await row.locator("input[name=reason]").fill("bank fee refund without advice");
+    await Promise.all([page.waitForURL(/\/decision$/), row.locator("button").click()]);
+    expect(await page.textContent("#outcome")).toMatch(/^corrected by rita: recon:\S+$/);
+    await page.goto(`${recovery.api.baseUrl}/console/differences`);
+    expect(await page.locator("#differences tr[data-difference]").count()).toBe(1);
+  }, 60_000);
+
+  it("gives a viewer no difference or retry form, and refuses them posted by hand", async () => {
+    const page = await signedIn(recovery.api.baseUrl, "console-recovery", "val");
+    await page.goto(`${recovery.api.baseUrl}/console/differences`);
+    expect(await page.locator("form.decide").count()).toBe(0);
+    await page.goto(`${recovery.api.baseUrl}/console/outbox`);
+    expect(await page.locator("form.retry").count()).toBe(0);
+    const csrf = (await page.getAttribute("body", "data-csrf")) ?? "";
+    const decided = await page.request.post(`${recovery.api.baseUrl}/console/differences/rdf_any/decision`, { form: { csrf_token: csrf, idempotency_key: "viewer-diff", verb: "explain", reason: "viewer tries" } });
+    expect(decided.status()).toBe(403);
+    const retried = await page.request.post(`${recovery.api.baseUrl}/console/outbox/1/retry`, { form: { csrf_token: csrf, idempotency_key: "viewer-retry" } });
+    expect(retried.status()).toBe(403);
+  }, 60_000);
+
+  it("lists outbox dead letters with the outbox lag, and retries one", async () => {
+    const page = await signedIn(recovery.api.baseUrl, "console-recovery", "rita");
+    await page.goto(`${recovery.api.baseUrl}/console/outbox`);
+    expect(Number(await page.textContent("#outbox-lag"))).toBeGreaterThanOrEqual(0);
+    const row = page.locator("#dead-letters tr[data-outbox]");
+    expect(await row.textContent()).toContain("HTTP 500 from the receiver");
+    await page.screenshot({ path: `${ARTIFACTS}outbox-dead-letters.png`, fullPage: true });
+    await Promise.all([page.waitForURL(/\/retry$/), row.locator("form.retry button").click()]);
+    expect(await page.textContent("#outcome")).toMatch(/^message \d+ is due again \(retried by rita\)$/);
+    await page.goto(`${recovery.api.baseUrl}/console/outbox`);
+    expect(await page.locator("#dead-letters tr[data-outbox]").count()).toBe(0);
+    await page.goto(`${recovery.api.baseUrl}/console/accounts`);
+    expect(await page.locator("#projection-lag-chart").count()).toBe(1);
+    expect(await page.locator("#outbox-lag-chart").count()).toBe(1);
+    await page.screenshot({ path: `${ARTIFACTS}accounts-lag-charts.png`, fullPage: true });
+  }, 60_000);
+
+  it("lists incidents and shows one with its perimeter", async () => {
+    const page = await signedIn(recovery.api.baseUrl, "console-recovery", "rita");
+    await page.goto(`${recovery.api.baseUrl}/console/incidents`);
+    await page.screenshot({ path: `${ARTIFACTS}incidents.png`, fullPage: true });
+    await Promise.all([page.waitForURL(/\/console\/incidents\/.+/), page.locator("#incidents a", { hasText: "fundings to check" }).click()]);
+    const records = page.locator("#incident-records tr").filter({ hasText: "http" });
+    expect(await records.count()).toBe(1);
+    expect(await records.locator("td.num").textContent()).toBe("50.00 USD");
+    await page.screenshot({ path: `${ARTIFACTS}incident.png`, fullPage: true });
   }, 60_000);
 });

@@ -9,6 +9,7 @@ import { closeSession, openSession } from "../../operators/sessions.ts";
 import { send } from "../http-context.ts";
 import { registerFileOperations } from "./operations-files.ts";
 import { registerLedgerOperations, refusal } from "./operations-ledger.ts";
+import { registerRecoveryOperations } from "./operations-recovery.ts";
 import { runIdempotent } from "../idempotent-request.ts";
 import { operatorOf, operatorWithRole, requireSession, sessionCookie } from "../operator-session.ts";
 import { fourEyesBody, opsApprovalBody, opsDecisionBody, signInBody } from "../operations-schemas.ts";
@@ -38,6 +39,7 @@ export function registerOperationsRoutes(app: FastifyInstance, deps: { pool: Poo
     registerReviewOperations(scope, deps);
     registerLedgerOperations(scope, deps);
     registerFileOperations(scope, deps);
+    registerRecoveryOperations(scope, deps);
   });
 }
 

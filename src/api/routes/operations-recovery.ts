@@ -1,0 +1,80 @@
+import type { FastifyInstance } from "fastify";
+import { limits } from "../../config/limits.ts";
+import type { Pool } from "../../db/pool.ts";
+import { listIncidents } from "../../incidents/list-incidents.ts";
+import { showIncident } from "../../incidents/perimeter.ts";
+import { countByReason, decideDifferenceAsOperator } from "../../operators/difference-decision.ts";
+import { findOutbox, listOutbox, oldestUndeliveredAgeSeconds, retryDead } from "../../outbox/outbox-store.ts";
+import { listOpenDifferences } from "../../recon/differences.ts";
+import { send } from "../http-context.ts";
+import { runIdempotent } from "../idempotent-request.ts";
+import { operatorOf, operatorWithRole } from "../operator-session.ts";
+import { opsDifferenceDecisionBody, opsRetryBody } from "../operations-schemas.ts";
+import { jsonReply, problemReply } from "../reply.ts";
+import { describeIssues } from "../schemas.ts";
+import { refusal } from "./operations-ledger.ts";
+
+/**
+ * Reconciliation, outbox and incidents for signed-in operators (issue 14, docs/decisions/0031):
+ *   GET  /v1/ops/differences                    open differences, theirs_only first, the oldest first
+ *   POST /v1/ops/differences/{id}/correct|explain   the operator's decision (approver)
+ *   GET  /v1/ops/outbox/dead-letters            dead letters, the newest first, with the outbox lag
+ *   POST /v1/ops/outbox/{id}/retry              a dead letter due again (approver)
+ *   GET  /v1/ops/incidents, /v1/ops/incidents/{id}
+ */
+export function registerRecoveryOperations(scope: FastifyInstance, deps: { pool: Pool }): void {
+  scope.get<{ Querystring: { account?: string } }>("/v1/ops/differences", async (request, reply) => {
+    const differences = await listOpenDifferences(deps.pool, operatorOf(request).tenantId, request.query.account, limits.ingest.listRowsMax);
+    return send(reply, jsonReply(200, { by_reason: countByReason(differences), differences }));
+  });
+
+  for (const verb of ["correct", "explain"] as const) {
+    scope.post<{ Params: { id: string } }>(`/v1/ops/differences/:id/${verb}`, async (request, reply) => {
+      const operator = operatorWithRole(request, reply, "approver");
+      if (!operator) return reply;
+      const body = opsDifferenceDecisionBody.safeParse(request.body);
+      if (!body.success) return send(reply, problemReply("REQUEST_INVALID", "a decision gives a reason", { errors: describeIssues(body.error) }));
+      const differenceId = request.params.id;
+      const result = await runIdempotent({
+        pool: deps.pool, tenantId: operator.tenantId, endpoint: `POST /v1/ops/differences/{id}/${verb}`, idempotencyKeyHeader: request.headers["idempotency-key"],
+        canonical: { difference_id: differenceId, reason: body.data.reason, operator_id: operator.operatorId },
+        effect: async (tx) => {
+          const decided = await decideDifferenceAsOperator(deps.pool, tx, operator, { differenceId, verb, reason: body.data.reason, today: new Date().toISOString().slice(0, 10) });
+          return decided.ok ? jsonReply(200, decided.value, decided.value.correctionKey ?? differenceId) : refusal(decided.error);
+        },
+      });
+      return send(reply, result);
+    });
+  }
+
+  scope.get("/v1/ops/outbox/dead-letters", async (request, reply) => send(reply, jsonReply(200, {
+    dead_letters: await listOutbox(deps.pool, operatorOf(request).tenantId, { state: "dead" }, limits.outbox.listRowsMax),
+    oldest_undelivered_age_seconds: await oldestUndeliveredAgeSeconds(deps.pool),
+  })));
+
+  scope.post<{ Params: { id: string } }>("/v1/ops/outbox/:id/retry", async (request, reply) => {
+    const operator = operatorWithRole(request, reply, "approver");
+    if (!operator) return reply;
+    if (!opsRetryBody.safeParse(request.body ?? undefined).success) return send(reply, problemReply("REQUEST_INVALID", "a retry has no body beyond csrf_token"));
+    const id = request.params.id;
+    if (!/^\d{1,18}$/.test(id)) return send(reply, problemReply("OUTBOX_MESSAGE_UNKNOWN", `no outbox message ${id}`));
+    const result = await runIdempotent({
+      pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/outbox/{id}/retry", idempotencyKeyHeader: request.headers["idempotency-key"],
+      canonical: { outbox_id: id, operator_id: operator.operatorId },
+      effect: async (tx) => {
+        if (await retryDead(tx, operator.tenantId, id)) return jsonReply(200, { retried: id, by: operator.name }, id);
+        const found = await findOutbox(tx, operator.tenantId, id);
+        return found ? problemReply("OUTBOX_MESSAGE_NOT_DEAD", `outbox message ${id} is ${found.state}`) : problemReply("OUTBOX_MESSAGE_UNKNOWN", `no outbox message ${id}`);
+      },
+    });
+    return send(reply, result);
+  });
+
+  scope.get("/v1/ops/incidents", async (request, reply) =>
+    send(reply, jsonReply(200, { incidents: await listIncidents(deps.pool, operatorOf(request).tenantId, limits.ingest.listRowsMax) })));
+
+  scope.get<{ Params: { id: string } }>("/v1/ops/incidents/:id", async (request, reply) => {
+    const incident = await showIncident(deps.pool, operatorOf(request).tenantId, request.params.id);
+    return send(reply, incident ? jsonReply(200, incident) : problemReply("INCIDENT_UNKNOWN", `no incident ${request.params.id}`));
+  });
+}
