@@ -8,6 +8,7 @@ import { iso20022ErrorCodes } from "./codes/iso20022.ts";
 import { iso8583ErrorCodes } from "./codes/iso8583.ts";
 import { ledgerErrorCodes } from "./codes/ledger.ts";
 import { operatorErrorCodes } from "./codes/operator.ts";
+import { outboxErrorCodes } from "./codes/outbox.ts";
 import { partnerErrorCodes } from "./codes/partners.ts";
 import { reconErrorCodes } from "./codes/recon.ts";
 
@@ -29,6 +30,7 @@ export const errorCatalog = {
   ...dbErrorCodes,
   ...operatorErrorCodes,
   ...partnerErrorCodes,
+  ...outboxErrorCodes,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalog;
