@@ -4,7 +4,7 @@ import { registerFileRoutes } from "./api/routes/files.ts";
 import { registerPaymentRequestRoutes } from "./api/routes/payment-requests.ts";
 import { registerReconciliationRoutes } from "./api/routes/reconciliations.ts";
 import { buildHttpServer } from "./api/server.ts";
-import type { Config } from "./config/config.ts";
+import { setProcessConfig, type Config } from "./config/config.ts";
 import { limits } from "./config/limits.ts";
 import { openDatabase, type Database } from "./db/database.ts";
 import { migrate, pendingMigrations } from "./db/migrate.ts";
@@ -31,6 +31,8 @@ export interface RunningService {
 }
 
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+  // What this process's decisions write (events queued for NATS or not) follows this config.
+  setProcessConfig(config);
   const database = await openDatabase({
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
     home: config.home,

@@ -92,6 +92,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   return errors.length > 0 ? { ok: false, errors } : { ok: true, value: config };
 }
 
+/**
+ * The configuration this process decides with. Its entry point (`clearline serve`, each CLI
+ * command) sets it from what it loaded, command-line options included; a process that set none
+ * (a library caller) loads it once from the environment and the config file. Decisions deep in
+ * the record core read settings that change what they write (natsUrl: whether an event is also
+ * queued for JetStream) from here, so the file and the environment mean the same everywhere.
+ */
+let processConfig: Config | undefined;
+
+export function setProcessConfig(config: Config): void {
+  processConfig = config;
+}
+
+export function currentConfig(): Config {
+  if (processConfig) return processConfig;
+  const loaded = loadConfig();
+  if (!loaded.ok) throw new Error(`configuration: ${loaded.errors.map((e) => e.message).join("; ")}`);
+  processConfig = loaded.value;
+  return processConfig;
+}
+
 function readConfigFile(file: string, errors: Finding[]): Source {
   if (!existsSync(file)) return {};
   try {

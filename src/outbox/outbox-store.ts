@@ -1,3 +1,4 @@
+import { currentConfig, type Config } from "../config/config.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import type { OutboxMessage } from "./deliverer.ts";
@@ -223,7 +224,7 @@ export interface OutboxEvent {
 /**
  * Fans an event out in the caller's transaction, in one statement: one row per webhook endpoint
  * of the tenant subscribed to its type, and one for NATS when this process publishes events
- * (CLEARLINE_NATS_URL set; docs/decisions/0024). A replayed decision writes nothing new.
+ * (natsUrl configured; docs/decisions/0024). A replayed decision writes nothing new.
  */
 export async function enqueueEvent(db: Tx | Queryable, event: OutboxEvent, options: { nats: boolean } = { nats: natsEventsEnabled() }): Promise<void> {
   await db.query(
@@ -237,9 +238,12 @@ export async function enqueueEvent(db: Tx | Queryable, event: OutboxEvent, optio
   );
 }
 
-/** Whether events also go to JetStream: the process was started with CLEARLINE_NATS_URL. */
-export function natsEventsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  return (env.CLEARLINE_NATS_URL ?? "") !== "";
+/**
+ * Whether events also go to JetStream: natsUrl in this process's configuration (the config file's
+ * `natsUrl` or CLEARLINE_NATS_URL, as for the relay's NATS deliverer; docs/decisions/0024).
+ */
+export function natsEventsEnabled(config: Pick<Config, "natsUrl"> = currentConfig()): boolean {
+  return config.natsUrl !== undefined;
 }
 
 /** Several events in one statement (a chunk's held records), fanned out as in enqueueEvent. */
