@@ -15,6 +15,7 @@ import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
 import { startOutbox } from "./outbox/outbox-service.ts";
 import { partnerDeliverers } from "./partners/outbound/outbound-deliverers.ts";
+import { runReturnCutoffs } from "./partners/returns/cutoff-job.ts";
 import { oldestInProgressAge, projectionLagDeltas } from "./observability/metrics.ts";
 import { evaluateReadiness, type ReadinessCheck } from "./observability/readiness.ts";
 
@@ -71,6 +72,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       for (const tenantId of await tenantsWithAccounts(database.pool)) {
         if (isStopped()) return;
         await advanceProjection(database.pool, tenantId);
+      }
+    }),
+    // ACH return files at each partner's configured cut-off (docs/decisions/0025).
+    startPeriodicJob("return cut-off", limits.partners.returnCutoffCheckIntervalMs, logger, async (isStopped) => {
+      for (const outcome of await runReturnCutoffs(database.pool, config.returnCutoffs, new Date(), isStopped)) {
+        if (outcome.error) logger.warn({ tenant: outcome.tenant, partner: outcome.partner }, outcome.error);
+        else if (outcome.result?.kind === "cut") logger.info({ tenant: outcome.tenant, partner: outcome.partner, cutoffAt: outcome.cutoffAt, fileName: outcome.result.fileName, entries: outcome.result.entries }, "return file cut");
       }
     }),
     startPeriodicJob("idempotency expiry", limits.http.expiryIntervalMs, logger, async () => {
