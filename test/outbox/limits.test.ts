@@ -41,6 +41,21 @@ describe("the outbox's bounds", () => {
     expect(rows).toEqual([]);
   });
 
+  it("webhook add refuses the endpoint past webhookEndpointsPerTenantMax with exit 2 and stores nothing", async () => {
+    const env = { DATABASE_URL: db.url };
+    expect((await runCli(["tenant", "add", "bound-endpoints"], env)).exitCode).toBe(0);
+    const { rows: [tenant] } = await db.pool.query<{ tenant_id: string }>("SELECT tenant_id FROM tenant WHERE name = 'bound-endpoints'");
+    const tenantId = tenant?.tenant_id ?? "";
+    for (let i = 0; i < limits.outbox.webhookEndpointsPerTenantMax; i += 1) {
+      await addWebhookEndpoint(db.pool, tenantId, `http://127.0.0.1:9/hooks/${i}`, ["test.event"], newSigningSecret());
+    }
+    const refused = await runCli(["webhook", "add", "--tenant", "bound-endpoints", "http://127.0.0.1:9/one-more", "--events", "test.event"], env);
+    expect(refused.exitCode).toBe(2);
+    expect(refused.stderr).toContain("WEBHOOK_ENDPOINTS_FULL");
+    const { rows } = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_endpoint WHERE tenant_id = $1", [tenantId]);
+    expect(rows).toEqual([{ n: limits.outbox.webhookEndpointsPerTenantMax }]);
+  });
+
   it("a webhook body of webhookBodyBytesMax + 1 bytes is dead-lettered as WEBHOOK_BODY_TOO_LARGE, not sent", async () => {
     const tenantId = "bound-body";
     const endpoint = await addWebhookEndpoint(db.pool, tenantId, "http://127.0.0.1:9/hooks", ["test.event"], newSigningSecret());
