@@ -7,7 +7,7 @@ import type { OutboxDeliverer } from "../src/outbox/deliverer.ts";
 import { openEventStream } from "../src/outbox/nats/event-stream.ts";
 import { natsDeliverer } from "../src/outbox/nats/nats-deliverer.ts";
 import { enqueueEvents } from "../src/outbox/outbox-store.ts";
-import { defaultRelaySettings, relayPass } from "../src/outbox/relay.ts";
+import { defaultRelaySettings, relayUntilIdle } from "../src/outbox/relay.ts";
 import { newSigningSecret, signWebhook } from "../src/outbox/webhooks/signature.ts";
 import { webhookDeliverer } from "../src/outbox/webhooks/webhook-deliverer.ts";
 import { addWebhookEndpoint } from "../src/outbox/webhooks/webhook-store.ts";
@@ -34,9 +34,7 @@ async function relayRound(db: BenchDatabase, tenantId: string, count: number, de
   const never = new AbortController().signal;
   const started = process.hrtime.bigint();
   // The relay's passes in flight, each until nothing is left (as startRelay runs them, minus the idle waits).
-  await Promise.all(Array.from({ length: defaultRelaySettings.passesInFlight }, async () => {
-    while ((await relayPass(db.pool, [deliverer], "bench", defaultRelaySettings, logger, never)) > 0) { /* next batch */ }
-  }));
+  await Promise.all(Array.from({ length: defaultRelaySettings.passesInFlight }, () => relayUntilIdle(db.pool, [deliverer], "bench", defaultRelaySettings, logger, never)));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const { rows } = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM outbox_message WHERE tenant_id = $1 AND state = 'delivered'", [tenantId]);
   if (rows[0]?.n !== count) throw new Error(`relay delivered ${rows[0]?.n} of ${count}`);

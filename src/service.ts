@@ -4,7 +4,7 @@ import { registerFileRoutes } from "./api/routes/files.ts";
 import { registerPaymentRequestRoutes } from "./api/routes/payment-requests.ts";
 import { registerReconciliationRoutes } from "./api/routes/reconciliations.ts";
 import { buildHttpServer } from "./api/server.ts";
-import type { Config } from "./config/config.ts";
+import { setProcessConfig, type Config } from "./config/config.ts";
 import { limits } from "./config/limits.ts";
 import { openDatabase, type Database } from "./db/database.ts";
 import { migrate, pendingMigrations } from "./db/migrate.ts";
@@ -15,6 +15,7 @@ import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
 import { startOutbox } from "./outbox/outbox-service.ts";
 import { partnerDeliverers } from "./partners/outbound/outbound-deliverers.ts";
+import { runReturnCutoffs } from "./partners/returns/cutoff-job.ts";
 import { oldestInProgressAge, projectionLagDeltas } from "./observability/metrics.ts";
 import { evaluateReadiness, type ReadinessCheck } from "./observability/readiness.ts";
 
@@ -31,6 +32,8 @@ export interface RunningService {
 }
 
 export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+  // What this process's decisions write (events queued for NATS or not) follows this config.
+  setProcessConfig(config);
   const database = await openDatabase({
     ...(config.databaseUrl ? { databaseUrl: config.databaseUrl } : {}),
     home: config.home,
@@ -69,6 +72,13 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       for (const tenantId of await tenantsWithAccounts(database.pool)) {
         if (isStopped()) return;
         await advanceProjection(database.pool, tenantId);
+      }
+    }),
+    // ACH return files at each partner's configured cut-off (docs/decisions/0025).
+    startPeriodicJob("return cut-off", limits.partners.returnCutoffCheckIntervalMs, logger, async (isStopped) => {
+      for (const outcome of await runReturnCutoffs(database.pool, config.returnCutoffs, new Date(), isStopped)) {
+        if (outcome.error) logger.warn({ tenant: outcome.tenant, partner: outcome.partner }, outcome.error);
+        else if (outcome.result?.kind === "cut") logger.info({ tenant: outcome.tenant, partner: outcome.partner, cutoffAt: outcome.cutoffAt, fileName: outcome.result.fileName, entries: outcome.result.entries }, "return file cut");
       }
     }),
     startPeriodicJob("idempotency expiry", limits.http.expiryIntervalMs, logger, async () => {

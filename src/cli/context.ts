@@ -1,4 +1,4 @@
-import { loadConfig, type Config, type ConfigOverrides } from "../config/config.ts";
+import { loadConfig, setProcessConfig, type Config, type ConfigOverrides } from "../config/config.ts";
 import { openDatabase, type Database } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
 import type { Queryable } from "../db/pool.ts";
@@ -8,6 +8,7 @@ import { CliError, exitCodes } from "./exit-codes.ts";
 export function configOrExit(overrides: ConfigOverrides = {}): Config {
   const loaded = loadConfig(process.env, overrides);
   if (!loaded.ok) throw new CliError(`configuration: ${loaded.errors.map((e) => e.message).join("; ")}`, exitCodes.usage);
+  setProcessConfig(loaded.value);
   return loaded.value;
 }
 

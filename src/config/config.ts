@@ -5,6 +5,7 @@ import { iso8583AdmissionSettings, type Iso8583AdmissionConfig } from "./iso8583
 import { ingestSettings, type IngestSettings } from "../ingest/sources-config.ts";
 import { framings, shippedDictionaries } from "../protocols/iso8583/index.ts";
 import { limits } from "./limits.ts";
+import { returnCutoffSettings, type ReturnCutoffSetting } from "../partners/returns/cutoff-config.ts";
 
 /**
  * Service configuration: an optional JSON file (CLEARLINE_CONFIG, else CLEARLINE_HOME/config.json)
@@ -29,6 +30,7 @@ export interface Config {
   projectionIntervalMs: number;     // how often the balance projection is advanced
   shutdownTimeoutMs: number;        // graceful stop before the process exits anyway
   ingest: IngestSettings;           // suspect window, drop folders, SFTP partners (src/ingest/sources-config.ts)
+  returnCutoffs: ReturnCutoffSetting[]; // file key returnCutoffs: when serve cuts each partner's ACH returns (src/partners/returns/cutoff-config.ts)
 }
 
 export interface Iso8583OutboundConfig {
@@ -71,6 +73,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     projectionIntervalMs: integerSetting("projectionIntervalMs", pick("projectionIntervalMs", "CLEARLINE_PROJECTION_INTERVAL_MS") ?? defaults.projectionIntervalMs, 100, 3_600_000, errors),
     shutdownTimeoutMs: integerSetting("shutdownTimeoutMs", pick("shutdownTimeoutMs", "CLEARLINE_SHUTDOWN_TIMEOUT_MS") ?? defaults.shutdownTimeoutMs, 100, 600_000, errors),
     ingest: ingestSettings(env, file, home, errors),
+    returnCutoffs: returnCutoffSettings(file, errors),
     // Shorter leases take a dead relay's rows over sooner (tests); a delivery gets half the lease.
     outboxLeaseMs: integerSetting("outboxLeaseMs", pick("outboxLeaseMs", "CLEARLINE_OUTBOX_LEASE_MS") ?? limits.outbox.leaseMs, 1_000, 3_600_000, errors),
     iso8583Admission: iso8583AdmissionSettings((name, envName) => overrides[name as keyof Config] ?? env[envName] ?? file[name], home, errors),
@@ -90,6 +93,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   iso8583Settings(config, pick, env, file, errors);
   if (!LOG_LEVELS.has(config.logLevel)) errors.push(finding("CONFIG_INVALID", `logLevel must be one of ${[...LOG_LEVELS].join(", ")}`, { field: "logLevel" }));
   return errors.length > 0 ? { ok: false, errors } : { ok: true, value: config };
+}
+
+/**
+ * The configuration this process decides with. Its entry point (`clearline serve`, each CLI
+ * command) sets it from what it loaded, command-line options included; a process that set none
+ * (a library caller) loads it once from the environment and the config file. Decisions deep in
+ * the record core read settings that change what they write (natsUrl: whether an event is also
+ * queued for JetStream) from here, so the file and the environment mean the same everywhere.
+ */
+let processConfig: Config | undefined;
+
+export function setProcessConfig(config: Config): void {
+  processConfig = config;
+}
+
+export function currentConfig(): Config {
+  if (processConfig) return processConfig;
+  const loaded = loadConfig();
+  if (!loaded.ok) throw new Error(`configuration: ${loaded.errors.map((e) => e.message).join("; ")}`);
+  processConfig = loaded.value;
+  return processConfig;
 }
 
 function readConfigFile(file: string, errors: Finding[]): Source {

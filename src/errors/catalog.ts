@@ -9,6 +9,7 @@ import { iso8583ErrorCodes } from "./codes/iso8583.ts";
 import { ledgerErrorCodes } from "./codes/ledger.ts";
 import { operatorErrorCodes } from "./codes/operator.ts";
 import { opsErrorCodes } from "./codes/ops.ts";
+import { outboxErrorCodes } from "./codes/outbox.ts";
 import { partnerErrorCodes } from "./codes/partners.ts";
 import { reconErrorCodes } from "./codes/recon.ts";
 
@@ -31,6 +32,7 @@ export const errorCatalog = {
   ...operatorErrorCodes,
   ...opsErrorCodes,
   ...partnerErrorCodes,
+  ...outboxErrorCodes,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -1,3 +1,5 @@
+import type { ErrorCode } from "../errors/catalog.ts";
+
 /**
  * What the relay hands a leased outbox row to. Each destination kind (webhook endpoint, NATS,
  * a partner's folder or SFTP server) has one deliverer; the relay asks each in turn whether it
@@ -30,8 +32,8 @@ export interface OutboxDeliverer {
 
 /** A failure no retry can fix (the endpoint is gone, the payload is refused as malformed). */
 export class OutboxPermanentError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string) {
+  readonly code: ErrorCode;  // in the catalog (src/errors/codes/outbox.ts, partners.ts)
+  constructor(code: ErrorCode, message: string) {
     super(message);
     this.name = "OutboxPermanentError";
     this.code = code;

@@ -15,7 +15,7 @@ export interface OutboxService {
 
 /**
  * What `clearline serve` runs for outbound delivery: the relay with every deliverer this process
- * can serve (webhooks always; NATS when CLEARLINE_NATS_URL is set; partners' folders and SFTP
+ * can serve (webhooks always; NATS when natsUrl is configured; partners' folders and SFTP
  * servers are added here by their module). A NATS server that cannot be reached at start stops
  * the start: events would pile up undelivered while the service looked healthy.
  */

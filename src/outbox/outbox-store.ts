@@ -1,3 +1,4 @@
+import { currentConfig, type Config } from "../config/config.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import type { OutboxMessage } from "./deliverer.ts";
@@ -101,6 +102,43 @@ export async function markDelivered(db: Queryable, leases: readonly LeaseRef[]):
   return rowCount ?? 0;
 }
 
+/**
+ * Marks a delivered batch (fenced as in markDelivered) and leases the next one in one statement,
+ * so a busy relay commits once per batch instead of twice (docs/decisions/0024). The lease skips
+ * the rows being marked: one whose lease ran out is due, and a row may be changed once per statement.
+ */
+export async function markDeliveredAndLease(db: Queryable, leases: readonly LeaseRef[], relayId: string, rowsMax: number, leaseMs: number): Promise<{ marked: number; next: OutboxMessage[] }> {
+  const { rows } = await db.query<MessageRow & { marked: number }>(
+    `WITH done AS (
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[]) AS l(tenant_id, id, attempts)),
+     marked AS (
+       UPDATE outbox_message m
+          SET state = 'delivered', delivered_at = now(), lease_until = NULL, last_error = NULL
+         FROM done WHERE m.tenant_id = done.tenant_id AND m.id = done.id AND m.attempts = done.attempts AND m.state = 'delivering'
+       RETURNING 1),
+     due AS (
+       SELECT tenant_id, id FROM outbox_message
+        WHERE state IN ('pending', 'delivering') AND next_attempt_at <= now()
+          AND (tenant_id, id) NOT IN (SELECT tenant_id, id FROM done)
+        ORDER BY next_attempt_at
+        LIMIT $4
+        FOR UPDATE SKIP LOCKED),
+     leased AS (
+       UPDATE outbox_message m
+          SET state = 'delivering', attempts = m.attempts + 1, leased_by = $5,
+              lease_until = now() + make_interval(secs => $6 / 1000.0),
+              next_attempt_at = now() + make_interval(secs => $6 / 1000.0)
+         FROM due WHERE m.tenant_id = due.tenant_id AND m.id = due.id
+       RETURNING m.tenant_id, m.id, m.destination, m.message_type, m.message_key, m.payload, m.attempts, m.created_at)
+     SELECT leased.*, (SELECT count(*)::int FROM marked) AS marked FROM leased
+     UNION ALL
+     SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, (SELECT count(*)::int FROM marked) WHERE NOT EXISTS (SELECT 1 FROM leased)`,
+    [leases.map((l) => l.tenantId), leases.map((l) => l.id), leases.map((l) => l.attempts), rowsMax, relayId, leaseMs],
+  );
+  const marked = rows[0]?.marked ?? 0;
+  return { marked, next: rows.filter((row) => row.id !== null).map(toMessage) };
+}
+
 /** A failed attempt: due again after `retryInMs`, or dead when `dead`. Fenced like markDelivered. */
 export async function markFailed(db: Queryable, lease: LeaseRef, error: string, outcome: { dead: true } | { dead: false; retryInMs: number }): Promise<boolean> {
   const { rowCount } = await db.query(
@@ -186,7 +224,7 @@ export interface OutboxEvent {
 /**
  * Fans an event out in the caller's transaction, in one statement: one row per webhook endpoint
  * of the tenant subscribed to its type, and one for NATS when this process publishes events
- * (CLEARLINE_NATS_URL set; docs/decisions/0024). A replayed decision writes nothing new.
+ * (natsUrl configured; docs/decisions/0024). A replayed decision writes nothing new.
  */
 export async function enqueueEvent(db: Tx | Queryable, event: OutboxEvent, options: { nats: boolean } = { nats: natsEventsEnabled() }): Promise<void> {
   await db.query(
@@ -200,9 +238,12 @@ export async function enqueueEvent(db: Tx | Queryable, event: OutboxEvent, optio
   );
 }
 
-/** Whether events also go to JetStream: the process was started with CLEARLINE_NATS_URL. */
-export function natsEventsEnabled(env: NodeJS.ProcessEnv = process.env): boolean {
-  return (env.CLEARLINE_NATS_URL ?? "") !== "";
+/**
+ * Whether events also go to JetStream: natsUrl in this process's configuration (the config file's
+ * `natsUrl` or CLEARLINE_NATS_URL, as for the relay's NATS deliverer; docs/decisions/0024).
+ */
+export function natsEventsEnabled(config: Pick<Config, "natsUrl"> = currentConfig()): boolean {
+  return config.natsUrl !== undefined;
 }
 
 /** Several events in one statement (a chunk's held records), fanned out as in enqueueEvent. */

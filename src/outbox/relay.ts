@@ -6,7 +6,7 @@ import { outboxDeliveries, outboxOldestUndeliveredAge } from "../observability/m
 import { backoffMs } from "./backoff.ts";
 import { OutboxPermanentError, type OutboxDeliverer, type OutboxMessage } from "./deliverer.ts";
 import { outboxFaultPoint } from "./fault-points.ts";
-import { leaseDue, markDelivered, markFailed, oldestUndeliveredAgeSeconds, type LeaseRef } from "./outbox-store.ts";
+import { leaseDue, markDelivered, markDeliveredAndLease, markFailed, oldestUndeliveredAgeSeconds, type LeaseRef } from "./outbox-store.ts";
 
 export interface RelaySettings {
   batchRowsMax: number;
@@ -34,7 +34,8 @@ export interface Relay {
 
 /**
  * The outbox relay: leases due rows, hands each to the first deliverer that can deliver its
- * destination (a batch concurrently), marks the delivered ones in one statement and schedules
+ * destination (a batch concurrently), marks the delivered ones and leases the next batch in one
+ * statement (one commit per batch while rows are due), and schedules
  * the failed ones with backoff, or dead-letters them. Several relays (one per `clearline serve`)
  * share one table: SKIP LOCKED leases keep them apart.
  */
@@ -42,17 +43,23 @@ export function startRelay(pool: Pool, deliverers: readonly OutboxDeliverer[], l
   const relayId = `relay-${process.pid}-${randomBytes(4).toString("hex")}`;
   const stopping = new AbortController();
   const wakers = new Set<() => void>();
+  // The oldest-undelivered gauge is read at most once per idle poll, busy or not (one query, not one per batch).
+  let ageReadAt = 0;
+  const refreshAge = async () => {
+    if (Date.now() - ageReadAt < settings.idlePollMs) return;
+    ageReadAt = Date.now();
+    outboxOldestUndeliveredAge.set(await oldestUndeliveredAgeSeconds(pool));
+  };
   // Several passes at once, kept apart by SKIP LOCKED like passes of different relays.
   const loops = Array.from({ length: settings.passesInFlight }, async () => {
     while (!stopping.signal.aborted) {
-      let leased = 0;
       try {
-        leased = await relayPass(pool, deliverers, relayId, settings, logger, stopping.signal);
-        outboxOldestUndeliveredAge.set(await oldestUndeliveredAgeSeconds(pool));
+        await relayUntilIdle(pool, deliverers, relayId, settings, logger, stopping.signal, refreshAge);
+        await refreshAge();
       } catch (error) {
         if (!stopping.signal.aborted) logger.warn({ err: error, relayId }, "outbox relay pass failed; it runs again");
       }
-      if (leased < settings.batchRowsMax && !stopping.signal.aborted) {
+      if (!stopping.signal.aborted) {
         await new Promise<void>((resolve) => {
           const wake = () => { clearTimeout(timer); wakers.delete(wake); resolve(); };
           const timer = setTimeout(wake, settings.idlePollMs);
@@ -76,6 +83,35 @@ export async function relayPass(pool: Pool, deliverers: readonly OutboxDeliverer
   const messages = await leaseDue(pool, relayId, settings.batchRowsMax, settings.leaseMs);
   if (messages.length === 0) return 0;
   outboxFaultPoint("outbox_after_lease");
+  const delivered = await deliverBatch(pool, deliverers, messages, relayId, settings, logger, stopSignal);
+  countDelivered(await markDelivered(pool, delivered), delivered.length);
+  outboxFaultPoint("outbox_after_mark");
+  return messages.length;
+}
+
+/**
+ * Passes back to back until no row is due (or the relay stops): each batch's mark leases the
+ * next batch in the same statement, one commit per batch. Returns how many rows it leased.
+ */
+export async function relayUntilIdle(pool: Pool, deliverers: readonly OutboxDeliverer[], relayId: string, settings: RelaySettings, logger: Logger, stopSignal: AbortSignal, afterBatch: () => Promise<void> = async () => {}): Promise<number> {
+  let batch = await leaseDue(pool, relayId, settings.batchRowsMax, settings.leaseMs);
+  let leased = 0;
+  while (batch.length > 0) {
+    leased += batch.length;
+    outboxFaultPoint("outbox_after_lease");
+    const delivered = await deliverBatch(pool, deliverers, batch, relayId, settings, logger, stopSignal);
+    const rowsNext = stopSignal.aborted ? 0 : settings.batchRowsMax;
+    const { marked, next } = await markDeliveredAndLease(pool, delivered, relayId, rowsNext, settings.leaseMs);
+    countDelivered(marked, delivered.length);
+    outboxFaultPoint("outbox_after_mark");
+    await afterBatch();
+    batch = next;
+  }
+  return leased;
+}
+
+/** Delivers a leased batch concurrently; schedules or dead-letters the failures; returns the delivered. */
+async function deliverBatch(pool: Pool, deliverers: readonly OutboxDeliverer[], messages: readonly OutboxMessage[], relayId: string, settings: RelaySettings, logger: Logger, stopSignal: AbortSignal): Promise<LeaseRef[]> {
   const results = await Promise.all(messages.map((message) => attempt(message, deliverers, settings.deliveryTimeoutMs, stopSignal)));
   outboxFaultPoint("outbox_after_send");
   const delivered: LeaseRef[] = [];
@@ -88,11 +124,12 @@ export async function relayPass(pool: Pool, deliverers: readonly OutboxDeliverer
     outboxDeliveries.inc({ outcome: marked ? (dead ? "dead" : "retry") : "fenced" });
     logger.warn({ relayId, tenant: message.tenantId, outboxId: message.id, messageKey: message.messageKey, destination: message.destination, attempts: message.attempts, dead, error: result.error }, "outbox delivery failed");
   }
-  const marked = await markDelivered(pool, delivered);
+  return delivered;
+}
+
+function countDelivered(marked: number, delivered: number): void {
   outboxDeliveries.inc({ outcome: "delivered" }, marked);
-  if (marked < delivered.length) outboxDeliveries.inc({ outcome: "fenced" }, delivered.length - marked);
-  outboxFaultPoint("outbox_after_mark");
-  return messages.length;
+  if (marked < delivered) outboxDeliveries.inc({ outcome: "fenced" }, delivered - marked);
 }
 
 type AttemptResult = { ok: true } | { ok: false; permanent: boolean; error: string };

@@ -1,11 +1,17 @@
 import type { Command } from "commander";
 import { limits } from "../../config/limits.ts";
+import type { OutboxErrorCode } from "../../errors/codes/outbox.ts";
 import { findOutbox, listOutbox, retryDead, type OutboxRow, type OutboxState } from "../../outbox/outbox-store.ts";
 import { newSigningSecret } from "../../outbox/webhooks/signature.ts";
 import { addWebhookEndpoint, countWebhookEndpoints, listWebhookEndpoints } from "../../outbox/webhooks/webhook-store.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
+
+/** A usage error under its catalog code (src/errors/codes/outbox.ts): the code is checked at compile time. */
+function usageError(code: OutboxErrorCode, detail: string): CliError {
+  return new CliError(`${code}: ${detail}`, exitCodes.usage);
+}
 
 const STATES: readonly OutboxState[] = ["pending", "delivering", "delivered", "dead"];
 
@@ -22,7 +28,7 @@ export function registerOutboxCommands(program: Command): void {
     .option("--state <state>", `only rows in this state: ${STATES.join(", ")}`)
     .option("--json", "machine-readable output")
     .action(async (options: { tenant: string; state?: string; json?: boolean }) => {
-      if (options.state !== undefined && !STATES.includes(options.state as OutboxState)) throw new CliError(`OUTBOX_STATE_UNKNOWN: --state must be one of ${STATES.join(", ")}`, exitCodes.usage);
+      if (options.state !== undefined && !STATES.includes(options.state as OutboxState)) throw usageError("OUTBOX_STATE_UNKNOWN", `--state must be one of ${STATES.join(", ")}`);
       const rows = await withDatabase(async (db) => {
         const tenant = await tenantOrExit(db.pool, options.tenant);
         return listOutbox(db.pool, tenant.tenantId, options.state === undefined ? {} : { state: options.state as OutboxState }, limits.outbox.listRowsMax);
@@ -36,9 +42,9 @@ export function registerOutboxCommands(program: Command): void {
     .requiredOption("--tenant <tenant>", "tenant name or id")
     .option("--json", "machine-readable output")
     .action(async (id: string, options: { tenant: string; json?: boolean }) => {
-      if (!/^\d{1,18}$/.test(id)) throw new CliError(`OUTBOX_ID_INVALID: ${id} is not an outbox row id`, exitCodes.usage);
+      if (!/^\d{1,18}$/.test(id)) throw usageError("OUTBOX_ID_INVALID", `${id} is not an outbox row id`);
       const row = await withDatabase(async (db) => findOutbox(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, id));
-      if (!row) throw new CliError(`OUTBOX_MESSAGE_UNKNOWN: no outbox row ${id}`, exitCodes.usage);
+      if (!row) throw usageError("OUTBOX_MESSAGE_UNKNOWN", `no outbox row ${id}`);
       if (options.json) return printJson(row);
       printLine(rowLine(row));
       printLine(`created ${row.createdAt}${row.deliveredAt ? `, delivered ${row.deliveredAt}` : `, next attempt ${row.nextAttemptAt}`}`);
@@ -50,9 +56,9 @@ export function registerOutboxCommands(program: Command): void {
     .requiredOption("--tenant <tenant>", "tenant name or id")
     .option("--json", "machine-readable output")
     .action(async (id: string, options: { tenant: string; json?: boolean }) => {
-      if (!/^\d{1,18}$/.test(id)) throw new CliError(`OUTBOX_ID_INVALID: ${id} is not an outbox row id`, exitCodes.usage);
+      if (!/^\d{1,18}$/.test(id)) throw usageError("OUTBOX_ID_INVALID", `${id} is not an outbox row id`);
       const retried = await withDatabase(async (db) => retryDead(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, id));
-      if (!retried) throw new CliError(`OUTBOX_NOT_DEAD: outbox row ${id} is not a dead letter (clearline outbox show ${id})`, exitCodes.usage);
+      if (!retried) throw usageError("OUTBOX_NOT_DEAD", `outbox row ${id} is not a dead letter (clearline outbox show ${id})`);
       if (options.json) return printJson({ id, state: "pending" });
       printLine(`${id}: due again`);
     });
@@ -67,16 +73,16 @@ export function registerWebhookCommands(program: Command): void {
     .requiredOption("--events <types>", "comma-separated event types: payment.applied, file.processed, record.conflict, record.suspect, authorization.reversed, recon.difference")
     .option("--json", "machine-readable output")
     .action(async (url: string, options: { tenant: string; events: string; json?: boolean }) => {
-      if (!/^https?:\/\/[^\s]+$/.test(url)) throw new CliError(`WEBHOOK_URL_INVALID: ${url} is not an http(s) URL`, exitCodes.usage);
+      if (!/^https?:\/\/[^\s]+$/.test(url)) throw usageError("WEBHOOK_URL_INVALID", `${url} is not an http(s) URL`);
       const events = [...new Set(options.events.split(",").map((e) => e.trim()).filter((e) => e !== ""))];
       if (events.length === 0 || events.length > limits.outbox.webhookEventTypesMax || events.some((e) => !/^[a-z0-9]+(\.[a-z0-9-]+)+$/.test(e))) {
-        throw new CliError(`WEBHOOK_EVENTS_INVALID: --events takes 1 to ${limits.outbox.webhookEventTypesMax} event types like payment.applied`, exitCodes.usage);
+        throw usageError("WEBHOOK_EVENTS_INVALID", `--events takes 1 to ${limits.outbox.webhookEventTypesMax} event types like payment.applied`);
       }
       const secret = newSigningSecret();
       const endpoint = await withDatabase(async (db) => {
         const tenant = await tenantOrExit(db.pool, options.tenant);
         if ((await countWebhookEndpoints(db.pool, tenant.tenantId)) >= limits.outbox.webhookEndpointsPerTenantMax) {
-          throw new CliError(`WEBHOOK_ENDPOINTS_FULL: tenant ${options.tenant} has ${limits.outbox.webhookEndpointsPerTenantMax} endpoints`, exitCodes.usage);
+          throw usageError("WEBHOOK_ENDPOINTS_FULL", `tenant ${options.tenant} has ${limits.outbox.webhookEndpointsPerTenantMax} endpoints`);
         }
         return addWebhookEndpoint(db.pool, tenant.tenantId, url, events, secret);
       });

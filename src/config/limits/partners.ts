@@ -13,6 +13,9 @@ export const partnerLimits = {
   // attempt (the outbox retries it) instead of holding the relay. Equal to the relay's own
   // delivery timeout (limits.outbox.deliveryTimeoutMs), which aborts the attempt as well.
   sftpDeliveryTimeoutMs: 10_000,
+  // How often `clearline serve` looks whether a partner's return cut-off time has passed: a cut
+  // leaves at most this long after its cut-off (the file is keyed by the cut-off, not the check).
+  returnCutoffCheckIntervalMs: 60_000,
   // Files listed by `clearline partner files`.
   listRowsMax: 1_000,
 } as const;
