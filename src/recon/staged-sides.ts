@@ -3,7 +3,8 @@ import type { Tx } from "../db/transaction.ts";
 /**
  * Both sides of one run staged in temporary tables of the run's transaction (dropped at commit),
  * so that exact matches are found by a join in PostgreSQL and only what is left is read into
- * memory (docs/decisions/0027, "set-based matching"). The references are the same as sides.ts
+ * memory (docs/decisions/0027, "set-based matching"). The references, unnested from these rows by
+ * set-matching.ts (not staged as tables of their own: docs/decisions/0027, "run cost"), are the same as sides.ts
  * gives the in-memory matcher: their reference values without the tag (never their own entry ids,
  * svcr/ntry), and for our transfers the transfer key, the payment's client_reference, the record's
  * natural key and its link ids without their tag.
