@@ -61,6 +61,8 @@ export async function runReconciliation(
 
   const window = widestWindowDays(rules);
   const summary = await withTransaction(pool, async (tx) => {
+    // Set-sized statements: sorts and hashes in memory, not spilled to disk (limits.recon.runWorkMemMb).
+    await tx.query(`SET LOCAL work_mem = '${limits.recon.runWorkMemMb}MB'`);
     const staged = await stageSides(tx, tenantId, accountId, shiftDays(from, -window), shiftDays(to, window));
     if (staged.theirs + staged.ours > limits.recon.runItemsMax) return undefined;
     await prematch(tx, leadingSetRules(rules), from, to);

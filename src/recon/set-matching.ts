@@ -23,34 +23,55 @@ export function leadingSetRules(rules: MatchingRules): MatchingRule[] {
 
 export async function prematch(tx: Tx, rules: readonly MatchingRule[], from: string, to: string): Promise<void> {
   await tx.query(
-    `CREATE TEMP TABLE recon_prematch (item_key text PRIMARY KEY, transfer_key text NOT NULL UNIQUE, rule text NOT NULL,
+    // No unique indexes: each pair is unique by construction (one candidate per item and per
+    // transfer, none already taken), and keeping two btrees while 100,000 rows go in cost more
+    // than finding them; what reads this table joins it whole (hash joins), never by one key.
+    `CREATE TEMP TABLE recon_prematch (item_key text NOT NULL, transfer_key text NOT NULL, rule text NOT NULL,
                                        theirs_minor bigint NOT NULL, ours_minor bigint NOT NULL, in_period boolean NOT NULL) ON COMMIT DROP`,
   );
   for (const rule of rules) {
     await tx.query(
-      `WITH candidate AS (
-         SELECT DISTINCT r.item_key, o.transfer_key
-           FROM recon_their_ref r JOIN recon_ours_ref o ON o.ref = r.ref
+      `WITH their_ref AS (
+         -- Their reference values without the tag (never their own entry ids, svcr/ntry), of the
+         -- items rules may match: booked, not a duplicate. Read from the staged rows, not staged again.
+         SELECT t.item_key, t.signed_minor, t.booking_date, t.currency, substr(r, strpos(r, ':') + 1) AS ref
+           FROM recon_theirs t CROSS JOIN LATERAL unnest(t.refs) AS r
+          WHERE t.status = 'booked' AND t.duplicate_of IS NULL
+            AND (CASE WHEN strpos(r, ':') = 0 THEN '' ELSE split_part(r, ':', 1) END) NOT IN ('svcr', 'ntry')
+            AND length(substr(r, strpos(r, ':') + 1)) > 0
+       ),
+       our_ref AS (
+         -- Ours: the transfer key, the payment's client_reference, the record's natural key and its link ids without their tag.
+         SELECT o.transfer_key, o.signed_minor, o.value_date, o.currency, r AS ref
+           FROM recon_ours o
+           CROSS JOIN LATERAL unnest(ARRAY[o.transfer_key, o.client_reference, o.natural_key,
+                                           substr(o.link_id1, strpos(o.link_id1, ':') + 1), substr(o.link_id2, strpos(o.link_id2, ':') + 1)]) AS r
+          WHERE r IS NOT NULL AND length(r) > 0
+       ),
+       -- Each pair carries what the rule tests (amounts, dates, currencies): nothing is joined back.
+       candidate AS (
+         SELECT DISTINCT r.item_key, o.transfer_key, r.signed_minor AS theirs_minor, o.signed_minor AS ours_minor,
+                r.booking_date, o.value_date, r.currency AS their_currency, o.currency AS our_currency
+           FROM their_ref r JOIN our_ref o ON o.ref = r.ref
           WHERE NOT EXISTS (SELECT 1 FROM recon_prematch p WHERE p.item_key = r.item_key)
             AND NOT EXISTS (SELECT 1 FROM recon_prematch p WHERE p.transfer_key = o.transfer_key)
        ),
        -- Counted by window, not by two grouped sets joined: a HAVING count(*) = 1 is estimated one
        -- row, and the join of two such sets was planned as a nested loop (minutes at 100,000).
        counted AS (
-         SELECT item_key, transfer_key, count(*) OVER (PARTITION BY item_key) AS per_item, count(*) OVER (PARTITION BY transfer_key) AS per_transfer
-           FROM candidate
+         SELECT c.*, count(*) OVER (PARTITION BY item_key) AS per_item, count(*) OVER (PARTITION BY transfer_key) AS per_transfer
+           FROM candidate c
        )
        INSERT INTO recon_prematch (item_key, transfer_key, rule, theirs_minor, ours_minor, in_period)
-       SELECT s.item_key, s.transfer_key, $1, t.signed_minor, o.signed_minor,
-              t.booking_date BETWEEN $4::date AND $5::date OR o.value_date BETWEEN $4::date AND $5::date
+       SELECT s.item_key, s.transfer_key, $1, s.theirs_minor, s.ours_minor,
+              s.booking_date BETWEEN $4::date AND $5::date OR s.value_date BETWEEN $4::date AND $5::date
          FROM counted s
-         JOIN recon_theirs t ON t.item_key = s.item_key
-         JOIN recon_ours o ON o.transfer_key = s.transfer_key
-        WHERE s.per_item = 1 AND s.per_transfer = 1 AND t.currency = o.currency AND abs(t.signed_minor - o.signed_minor) <= $2 AND abs(t.booking_date - o.value_date) <= $3`,
+        WHERE s.per_item = 1 AND s.per_transfer = 1 AND s.their_currency = s.our_currency
+          AND abs(s.theirs_minor - s.ours_minor) <= $2 AND abs(s.booking_date - s.value_date) <= $3`,
       [rule.name, rule.amount.driftMinor, rule.dateWindowDays, from, to],
     );
   }
-  await tx.query("ANALYZE recon_prematch"); // the anti-joins that read what is left are planned on it
+  await tx.query("ANALYZE recon_prematch (item_key, transfer_key)"); // the anti-joins that read what is left are planned on it
 }
 
 /** How many set-based matches touch the period (those outside it belong to a neighbouring run). */

@@ -3,15 +3,14 @@ import type { Tx } from "../db/transaction.ts";
 /**
  * Both sides of one run staged in temporary tables of the run's transaction (dropped at commit),
  * so that exact matches are found by a join in PostgreSQL and only what is left is read into
- * memory (docs/decisions/0027, "set-based matching"). The references are the same as sides.ts
+ * memory (docs/decisions/0027, "set-based matching"). The references, unnested from these rows by
+ * set-matching.ts (not staged as tables of their own: docs/decisions/0027, "run cost"), are the same as sides.ts
  * gives the in-memory matcher: their reference values without the tag (never their own entry ids,
  * svcr/ntry), and for our transfers the transfer key, the payment's client_reference, the record's
  * natural key and its link ids without their tag.
  *
  *   recon_theirs (item_key, booking_date, direction, amount_minor, signed_minor, currency, status, duplicate_of, refs, parts, description)
- *   recon_their_ref (item_key, ref)          items that rules may match: booked, not a duplicate
  *   recon_ours (transfer_key, value_date, signed_minor, currency, client_reference, natural_key, link_id1, link_id2)
- *   recon_ours_ref (transfer_key, ref)
  */
 export async function stageSides(tx: Tx, tenantId: string, accountId: string, from: string, to: string): Promise<{ theirs: number; ours: number }> {
   const theirs = await tx.query(
@@ -20,19 +19,11 @@ export async function stageSides(tx: Tx, tenantId: string, accountId: string, fr
        FROM recon_external_item WHERE tenant_id = $1 AND account_id = $2 AND booking_date BETWEEN $3::date AND $4::date`,
     [tenantId, accountId, from, to],
   );
-  await tx.query(
-    `CREATE TEMP TABLE recon_their_ref ON COMMIT DROP AS
-     SELECT DISTINCT t.item_key, substr(r, strpos(r, ':') + 1) AS ref
-       FROM recon_theirs t CROSS JOIN LATERAL unnest(t.refs) AS r
-      WHERE t.status = 'booked' AND t.duplicate_of IS NULL
-        AND (CASE WHEN strpos(r, ':') = 0 THEN '' ELSE split_part(r, ':', 1) END) NOT IN ('svcr', 'ntry')
-        AND length(substr(r, strpos(r, ':') + 1)) > 0`,
-  );
   const ours = await tx.query(
     `CREATE TEMP TABLE recon_ours ON COMMIT DROP AS
      WITH moved AS (
        SELECT e.transfer_key, min(e.value_date) AS value_date, min(e.currency) AS currency,
-              sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END) AS signed_minor
+              sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END)::bigint AS signed_minor
          FROM ledger_entry e
         WHERE e.tenant_id = $1 AND e.account_id = $2 AND e.value_date BETWEEN $3::date AND $4::date
         GROUP BY e.transfer_key
@@ -51,21 +42,9 @@ export async function stageSides(tx: Tx, tenantId: string, accountId: string, fr
                          WHERE c.tenant_id = $1 AND c.compensation_key = m.transfer_key)`,
     [tenantId, accountId, from, to],
   );
-  await tx.query(
-    `CREATE TEMP TABLE recon_ours_ref ON COMMIT DROP AS
-     SELECT DISTINCT o.transfer_key, r AS ref
-       FROM recon_ours o
-       CROSS JOIN LATERAL unnest(ARRAY[o.transfer_key, o.client_reference, o.natural_key,
-                                       substr(o.link_id1, strpos(o.link_id1, ':') + 1), substr(o.link_id2, strpos(o.link_id2, ':') + 1)]) AS r
-      WHERE r IS NOT NULL AND length(r) > 0`,
-  );
-  // Temporary tables are never analyzed by autovacuum: without statistics the joins below are planned blind.
-  await tx.query("CREATE INDEX ON recon_ours_ref (ref)");
-  // The joins by key: a rule's single candidates are estimated few, and without these indexes a
-  // few-rows plan scans a whole side per candidate (a 100,000-entry run took minutes).
-  await tx.query("CREATE UNIQUE INDEX ON recon_theirs (item_key)");
-  await tx.query("CREATE INDEX ON recon_ours (transfer_key)");
-  await tx.query("ANALYZE recon_theirs, recon_their_ref, recon_ours, recon_ours_ref");
+  // Temporary tables are never analyzed by autovacuum: without statistics the joins of
+  // set-matching.ts are planned blind. Only the join keys: the arrays and texts cost most to sample.
+  await tx.query("ANALYZE recon_theirs (item_key, booking_date), recon_ours (transfer_key, value_date)");
   return { theirs: theirs.rowCount ?? 0, ours: ours.rowCount ?? 0 };
 }
 

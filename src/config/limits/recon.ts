@@ -14,6 +14,10 @@ export const reconLimits = {
   // Items of both sides held by one run (in memory, about 500 bytes each): 2 million is ~1 GB; a
   // larger period is split.
   runItemsMax: 2_000_000,
+  // Memory each sort and hash of a run's statements may take (SET LOCAL work_mem, in MiB): at the
+  // default 4 MiB a 100,000-entry run's grouping, joins and digest sorts spill to disk. Two sides of
+  // runItemsMax fit in about 200 MiB per operation; the run is one connection at a time.
+  runWorkMemMb: 128,
   // Results written per INSERT when a run is stored.
   resultBatchRowsMax: 5_000,
   // Records one incident perimeter takes: a bad day of one partner. Wider incidents are split by
