@@ -62,12 +62,17 @@ function format(n: number | undefined): string {
   return n.toPrecision(3);
 }
 
-/** "met" or "MISSED" for a goal written ">= X" or "<= X" against the row's ratio; "" when it cannot tell. */
+/**
+ * "met" or "MISSED" for a goal written ">= X", "<= X", "< X" or "> X" (against the ratio), or with
+ * the row's unit after X ("< 250 MB": against the value); "" when it cannot tell.
+ */
 export function goalVerdict(row: BenchRow): string {
-  const match = /^\s*(>=|<=)\s*([\d.]+)/.exec(row.goal ?? "");
-  if (!match || row.ratio === undefined) return "";
+  const match = /^\s*(>=|<=|<|>)\s*([\d.]+)\s*(\S+)?/.exec(row.goal ?? "");
+  if (!match) return "";
+  const figure = match[3] !== undefined && match[3] === row.unit ? row.value : row.ratio;
+  if (figure === undefined) return "";
   const target = Number(match[2]);
-  const met = match[1] === ">=" ? row.ratio >= target : row.ratio <= target;
+  const met = { ">=": figure >= target, "<=": figure <= target, "<": figure < target, ">": figure > target }[match[1] as ">=" | "<=" | "<" | ">"];
   return met ? "met" : "MISSED";
 }
 
