@@ -62,11 +62,25 @@ function format(n: number | undefined): string {
   return n.toPrecision(3);
 }
 
+/**
+ * "met" or "MISSED" for a goal written ">= X", "<= X", "< X" or "> X" (against the ratio), or with
+ * the row's unit after X ("< 250 MB": against the value); "" when it cannot tell.
+ */
+export function goalVerdict(row: BenchRow): string {
+  const match = /^\s*(>=|<=|<|>)\s*([\d.]+)\s*(\S+)?/.exec(row.goal ?? "");
+  if (!match) return "";
+  const figure = match[3] !== undefined && match[3] === row.unit ? row.value : row.ratio;
+  if (figure === undefined) return "";
+  const target = Number(match[2]);
+  const met = { ">=": figure >= target, "<=": figure <= target, "<": figure < target, ">": figure > target }[match[1] as ">=" | "<=" | "<" | ">"];
+  return met ? "met" : "MISSED";
+}
+
 export function printReport(report: BenchReport): void {
   const header = ["case", "value", "unit", "baseline", "ratio", "goal"];
   const lines = report.rows.map((r) => [
     r.case, format(r.value), r.unit, r.baselineCase ? `${format(r.baseline)} (${r.baselineCase})` : format(r.baseline),
-    r.ratio === undefined ? "" : `${r.ratio.toFixed(2)}x`, r.goal ?? "",
+    r.ratio === undefined ? "" : `${r.ratio.toFixed(2)}x`, r.goal ? `${r.goal} ${goalVerdict(r)}`.trimEnd() : "",
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => (l[i] ?? "").length)));
   const row = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join("  ");
