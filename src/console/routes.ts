@@ -18,6 +18,7 @@ import { registerRecoveryPages } from "./recovery-pages.ts";
 import { form, outcomePage, render, shell } from "./shell.ts";
 import { html, page, type Html } from "./html.ts";
 import { uploadScript } from "./upload-script.ts";
+import { minorToDecimal } from "../protocols/iso4217/currency.ts";
 
 
 
@@ -80,10 +81,10 @@ function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
       <input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}">
       <select name="decision"><option value="replace">replace</option><option value="apply_as_new">apply as new</option><option value="refuse">refuse</option></select>
       <input name="reason" placeholder="reason" required> <button>Decide</button></form>`;
-    const reviewRows = reviews.map((r) => html`<tr data-review="${r.review_id}"><td>${r.review_id}</td><td>${r.reason}</td><td>${r.natural_key}</td><td class="num">${(Number(r.amount_minor) / 100).toFixed(2)} ${r.currency}</td>
+    const reviewRows = reviews.map((r) => html`<tr data-review="${r.review_id}"><td>${r.review_id}</td><td>${r.reason}</td><td>${r.natural_key}</td><td class="num">${minorToDecimal(BigInt(r.amount_minor), r.currency)} ${r.currency}</td>
       <td>${r.state}</td><td>${r.operator ?? ""}</td><td>${r.state === "open" ? decideForm(r.review_id) : r.decision_reason ?? ""}</td></tr>`);
     const proposalRows = proposals.map((p) => html`<tr data-proposal="${p.proposal_id}"><td>${p.proposal_id}</td><td>${p.subject_kind} ${p.subject_id}</td><td>${p.decision}${p.target_account ? ` to ${p.target_account}` : ""}</td>
-      <td class="num">${(Number(p.amount_minor) / 100).toFixed(2)} ${p.currency}</td><td>${p.proposed_by}</td><td>${p.state}${p.approved_by ? ` by ${p.approved_by}` : ""}</td>
+      <td class="num">${minorToDecimal(BigInt(p.amount_minor), p.currency)} ${p.currency}</td><td>${p.proposed_by}</td><td>${p.state}${p.approved_by ? ` by ${p.approved_by}` : ""}</td>
       <td>${p.state === "open" && operator.role !== "viewer" ? html`<form class="inline approve" method="post" action="/console/proposals/${p.proposal_id}/approval"><input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}"><button>Approve</button></form>` : html``}</td></tr>`);
     return shell(request, reply, "Review queue", html`<table id="reviews"><tr><th>review</th><th>why held</th><th>natural key</th><th>amount</th><th>state</th><th>decided by</th><th>decide</th></tr>${reviewRows}</table>
       <h2>Waiting for a second approver</h2><table id="proposals"><tr><th>proposal</th><th>subject</th><th>decision</th><th>amount</th><th>proposed by</th><th>state</th><th></th></tr>${proposalRows}</table>`);
@@ -134,7 +135,7 @@ function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
     const moveForm = (postingKey: string) => operator.role === "viewer" ? html`` : html`<form class="inline move" method="post" action="/console/suspense/moves">
       <input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}"><input type="hidden" name="posting_key" value="${postingKey}">
       <input name="to_account" placeholder="to account" required> <input name="reason" placeholder="reason" required> <button>Move</button></form>`;
-    const rows = postings.map((p) => html`<tr data-posting="${p.transfer_key}"><td>${p.file_id}</td><td>${p.position}</td><td>${p.natural_key}</td><td class="num">${(Number(p.amount_minor) / 100).toFixed(2)} ${p.currency}</td><td>${p.detail}</td><td>${moveForm(p.transfer_key)}</td></tr>`);
+    const rows = postings.map((p) => html`<tr data-posting="${p.transfer_key}"><td>${p.file_id}</td><td>${p.position}</td><td>${p.natural_key}</td><td class="num">${minorToDecimal(BigInt(p.amount_minor), p.currency)} ${p.currency}</td><td>${p.detail}</td><td>${moveForm(p.transfer_key)}</td></tr>`);
     return shell(request, reply, "Suspense", html`<p class="note">A move posts one transfer, &lt;posting key&gt;:suspense-move, from suspense to the account (docs/decisions/0026); above the four-eyes amount it waits for a second approver.</p>
       <table id="suspense"><tr><th>file</th><th>position</th><th>natural key</th><th>amount</th><th>why</th><th>move out</th></tr>${rows}</table>`);
   });

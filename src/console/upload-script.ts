@@ -2,7 +2,8 @@
  * The re-upload page's one script, inline (no CDN, no build step): read the chosen file, POST its
  * bytes to the preview route, show every record's verdict (changed ones with the old and the new
  * amount side by side), then confirm (the same bytes, one Idempotency-Key per preview) or cancel.
- * Text goes in through textContent only.
+ * Text goes in through textContent only; amounts come as decimal strings from the server (exact minor
+ * units formatted there), never computed here.
  */
 export const uploadScript = String.raw`
 (function () {
@@ -12,7 +13,6 @@ export const uploadScript = String.raw`
   const actions = document.getElementById("actions");
   const result = document.getElementById("result");
   let chosen = null, key = null;
-  const money = (minor) => minor == null ? "" : (Number(minor) / 100).toFixed(2);
   const cell = (row, text, cls) => { const td = document.createElement("td"); td.textContent = text; if (cls) td.className = cls; row.appendChild(td); return td; };
   async function send(path) {
     const headers = { "x-csrf-token": csrf, "content-type": "application/octet-stream" };
@@ -40,12 +40,12 @@ export const uploadScript = String.raw`
       const row = table.insertRow(); row.className = r.verdict;
       cell(row, String(r.index)); cell(row, r.position); cell(row, r.natural_key || "");
       cell(row, r.verdict === "already_applied" ? "unchanged" : r.verdict);
-      cell(row, r.verdict === "changed" ? money(r.original_amount_minor) : "", "num old-amount");
-      cell(row, money(r.amount_minor), "num new-amount"); cell(row, r.detail || "");
+      cell(row, r.verdict === "changed" ? (r.original_amount || "") : "", "num old-amount");
+      cell(row, (r.amount || ""), "num new-amount"); cell(row, r.detail || "");
     });
     (p.errors || []).forEach(function (e) { const row = table.insertRow(); row.className = "rejected"; cell(row, ""); cell(row, e.line != null ? "line " + e.line : (e.xmlPath || "")); cell(row, ""); cell(row, "rejected"); cell(row, ""); cell(row, ""); cell(row, e.code + ": " + e.message); });
     const dropped = (p.dropped_records && p.dropped_records.records) || [];
-    dropped.forEach(function (d) { const row = table.insertRow(); row.className = "dropped"; cell(row, ""); cell(row, d.position || ""); cell(row, d.natural_key); cell(row, "dropped"); cell(row, money(d.amount_minor), "num"); cell(row, ""); cell(row, "in the original, absent from the correction: not reversed automatically"); });
+    dropped.forEach(function (d) { const row = table.insertRow(); row.className = "dropped"; cell(row, ""); cell(row, d.position || ""); cell(row, d.natural_key); cell(row, "dropped"); cell(row, (d.amount || ""), "num"); cell(row, ""); cell(row, "in the original, absent from the correction: not reversed automatically"); });
     out.appendChild(table);
     actions.hidden = false;
   });

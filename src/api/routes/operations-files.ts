@@ -11,6 +11,7 @@ import { send } from "../http-context.ts";
 import { runIdempotent } from "../idempotent-request.ts";
 import { operatorOf, operatorWithRole } from "../operator-session.ts";
 import { jsonReply, problemReply } from "../reply.ts";
+import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 
 interface Upload { name: string; partnerId: string; body: Buffer }
 
@@ -66,7 +67,7 @@ export function registerFileOperations(scope: FastifyInstance, deps: { pool: Poo
       const upload = await uploadOf(deps.pool, request, reply, operator.tenantId);
       if (!upload) return reply;
       const preview = await dryRun(deps.pool, operator.tenantId, async function* () { yield upload.body; }, { name: upload.name });
-      return send(reply, jsonReply(200, { ...preview, sha256: createHash("sha256").update(upload.body).digest("hex") }));
+      return send(reply, jsonReply(200, { ...withDecimalAmounts(preview), sha256: createHash("sha256").update(upload.body).digest("hex") }));
     });
 
     uploads.post<{ Querystring: { name?: string; partner?: string } }>("/v1/ops/files", { bodyLimit: limits.ingest.httpUploadBytesMax }, async (request, reply) => {
@@ -91,4 +92,26 @@ export function registerFileOperations(scope: FastifyInstance, deps: { pool: Poo
       return send(reply, jsonReply(answer.replayed ? 200 : 201, report));
     });
   });
+}
+
+type Preview = Awaited<ReturnType<typeof dryRun>>;
+
+/**
+ * The preview with each amount also as a decimal string in its currency's exponent, made here
+ * from the exact minor units, so the page's script never does arithmetic on money.
+ */
+function withDecimalAmounts(preview: Preview): Preview & { records_listed: Array<{ amount?: string; original_amount?: string }> } {
+  const decimal = (minor: string | undefined, currency: string | undefined) => (minor === undefined || currency === undefined ? undefined : minorToDecimal(BigInt(minor), currency));
+  return {
+    ...preview,
+    records_listed: preview.records_listed.map((r) => {
+      const amount = decimal(r.amount_minor, r.currency);
+      const original = decimal(r.original_amount_minor, r.currency);
+      return { ...r, ...(amount === undefined ? {} : { amount }), ...(original === undefined ? {} : { original_amount: original }) };
+    }),
+    dropped_records: preview.dropped_records === null ? null : {
+      ...preview.dropped_records,
+      records: preview.dropped_records.records.map((d) => ({ ...d, amount: minorToDecimal(BigInt(d.amount_minor), d.currency) })),
+    },
+  };
 }
