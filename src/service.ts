@@ -10,7 +10,7 @@ import { openDatabase, type Database } from "./db/database.ts";
 import { migrate, pendingMigrations } from "./db/migrate.ts";
 import { startCardGateway, type CardGateway } from "./gateway/gateway.ts";
 import { deleteExpired, oldestInProgressAgeSeconds } from "./idempotency/records.ts";
-import { startIngestSources, type IngestSources } from "./ingest/sources.ts";
+import { startIngestSources, type IngestSources } from "./sources/sources.ts";
 import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
 import { startOutbox } from "./outbox/outbox-service.ts";

@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import { listReviews, listSuspensePostings } from "../ingest/review.ts";
-import { listFiles } from "../ingest/report.ts";
+import { listFiles } from "../files/report.ts";
 import { balanceOf, projectionLag } from "../ledger/balance.ts";
 import { accountStatement, statementDocument } from "../ledger/statement.ts";
 import { oldestUndeliveredAgeSeconds } from "../outbox/outbox-store.ts";

@@ -4,7 +4,7 @@ import path from "node:path";
 import { Writable } from "node:stream";
 import SftpClient from "ssh2-sftp-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SftpPoller } from "../../src/ingest/sftp.ts";
+import { SftpPoller } from "../../src/sources/sftp.ts";
 import type { SftpPartnerSource } from "../../src/ingest/sources-config.ts";
 import { ingestSettings } from "../../src/ingest/sources-config.ts";
 import { createLogger } from "../../src/observability/logger.ts";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { createLogger } from "../../src/observability/logger.ts";
 import { defaultRelaySettings, relayPass } from "../../src/outbox/relay.ts";
-import { addAccountAlias } from "../../src/ingest/partners.ts";
+import { addAccountAlias } from "../../src/partners/partners.ts";
 import { PartnerFolderDeliverer } from "../../src/partners/outbound/folder-deliverer.ts";
 import { outboundFile, partnerDestination } from "../../src/partners/outbound/outbound-store.ts";
 import { cutReturnFile, returnFileKeyOf } from "../../src/partners/returns/cut.ts";

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadConfig } from "../../src/config/config.ts";
-import { addAccountAlias } from "../../src/ingest/partners.ts";
+import { addAccountAlias } from "../../src/partners/partners.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { cutReturnFile, returnFileKeyOf } from "../../src/partners/returns/cut.ts";
 import { latestCutoff } from "../../src/partners/returns/cutoff-config.ts";

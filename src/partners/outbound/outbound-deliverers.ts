@@ -1,6 +1,6 @@
 import type { Pool } from "../../db/pool.ts";
 import { finding, type Finding } from "../../errors/finding.ts";
-import { findPartner } from "../../ingest/partners.ts";
+import { findPartner } from "../partners.ts";
 import type { SftpPartnerSource } from "../../ingest/sources-config.ts";
 import type { OutboxDeliverer } from "../../outbox/deliverer.ts";
 import { findTenant } from "../../tenants/tenants.ts";

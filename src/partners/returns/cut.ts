@@ -2,7 +2,7 @@ import { assert } from "../../assert.ts";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
 import { withTransaction, type Tx } from "../../db/transaction.ts";
-import { storedContent } from "../../ingest/receipt.ts";
+import { storedContent } from "../../files/receipt.ts";
 import { parseAch } from "../../protocols/ach/reader.ts";
 import { returnFileModel, type ReturnedEntry } from "../../protocols/ach/return-builder.ts";
 import type { AchEntry } from "../../protocols/ach/types.ts";

@@ -1,5 +1,5 @@
 import type { Pool } from "../../db/pool.ts";
-import { findPartner } from "../../ingest/partners.ts";
+import { findPartner } from "../partners.ts";
 import { findTenant } from "../../tenants/tenants.ts";
 import { cutReturnFile, type CutResult } from "./cut.ts";
 import { latestCutoff, type ReturnCutoffSetting } from "./cutoff-config.ts";

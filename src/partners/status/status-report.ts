@@ -1,8 +1,8 @@
 import { assert } from "../../assert.ts";
 import { limits } from "../../config/limits.ts";
 import type { Tx } from "../../db/transaction.ts";
-import { storedContent } from "../../ingest/receipt.ts";
-import { fileOutcomes, paymentStatesByLinkId } from "../../ingest/report.ts";
+import { storedContent } from "../../files/receipt.ts";
+import { fileOutcomes, paymentStatesByLinkId } from "../../files/report.ts";
 import { readIso20022 } from "../../protocols/iso20022/reader.ts";
 import { writePacs002, type TransactionStatus } from "../../protocols/iso20022/pacs002-writer.ts";
 import { groupStatusOf, requestedStatusOf, transactionStatusOf } from "../../protocols/iso20022/status-reasons.ts";
