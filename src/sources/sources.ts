@@ -7,7 +7,7 @@ import { createTenant, findTenant } from "../tenants/tenants.ts";
 import { DropFolder } from "./drop-folder.ts";
 import { createPartner, findPartner, type Partner } from "../partners/partners.ts";
 import { refreshIngestGauges, resumeUnfinished } from "../files/pipeline.ts";
-import type { IngestSettings } from "../ingest/sources-config.ts";
+import type { IngestSettings } from "../config/sources-config.ts";
 import { SftpPoller } from "./sftp.ts";
 
 export interface IngestSources {

@@ -6,7 +6,7 @@ import { loadConfig } from "../../src/config/config.ts";
 import { addAccountAlias } from "../../src/partners/partners.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { cutReturnFile, returnFileKeyOf } from "../../src/partners/returns/cut.ts";
-import { latestCutoff } from "../../src/partners/returns/cutoff-config.ts";
+import { latestCutoff } from "../../src/config/return-cutoff-config.ts";
 import { runReturnCutoffs } from "../../src/partners/returns/cutoff-job.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { post, transferOf } from "../support/ledger-fixtures.ts";

@@ -2,7 +2,7 @@ import type { Pool } from "../../db/pool.ts";
 import { findPartner } from "../partners.ts";
 import { findTenant } from "../../tenants/tenants.ts";
 import { cutReturnFile, type CutResult } from "./cut.ts";
-import { latestCutoff, type ReturnCutoffSetting } from "./cutoff-config.ts";
+import { latestCutoff, type ReturnCutoffSetting } from "../../config/return-cutoff-config.ts";
 
 export interface CutoffOutcome {
   tenant: string;
