@@ -15,7 +15,7 @@ import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
 import { startOutbox } from "./outbox/outbox-service.ts";
 import { partnerDeliverers } from "./partners/outbound/outbound-deliverers.ts";
-import { runReturnCutoffs } from "./partners/returns/cutoff-job.ts";
+import { runReturnCutoffs } from "./files/return-cutoff-job.ts";
 import { oldestInProgressAge, projectionLagDeltas } from "./observability/metrics.ts";
 import { evaluateReadiness, type ReadinessCheck } from "./observability/readiness.ts";
 

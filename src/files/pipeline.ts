@@ -13,8 +13,8 @@ import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
 import { ensurePartnerAccounts, findPartner } from "../partners/partners.ts";
 import { receiveFile, storedContent, type Arrival } from "./receipt.ts";
 import { fileReport, type FileReport } from "./report.ts";
-import { reportFileRejection } from "../partners/status/rejection-report.ts";
-import { reportFileStatus } from "../partners/status/status-report.ts";
+import { reportFileRejection } from "./rejection-report.ts";
+import { reportFileStatus } from "./status-report.ts";
 
 export interface IngestOptions {
   format?: FileFormat;                    // forced format; default: detected from the first bytes

@@ -8,7 +8,7 @@ import { defaultRelaySettings, relayPass } from "../../src/outbox/relay.ts";
 import { addAccountAlias } from "../../src/partners/partners.ts";
 import { PartnerFolderDeliverer } from "../../src/partners/outbound/folder-deliverer.ts";
 import { outboundFile, partnerDestination } from "../../src/partners/outbound/outbound-store.ts";
-import { cutReturnFile, returnFileKeyOf } from "../../src/partners/returns/cut.ts";
+import { cutReturnFile, returnFileKeyOf } from "../../src/files/return-cut.ts";
 import { parseAch, validateAch } from "../../src/protocols/ach/reader.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { post, transferOf } from "../support/ledger-fixtures.ts";
