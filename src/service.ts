@@ -14,6 +14,7 @@ import { startIngestSources, type IngestSources } from "./sources/sources.ts";
 import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
 import { startOutbox } from "./outbox/outbox-service.ts";
+import { startNatsInbox } from "./sources/nats-inbox.ts";
 import { partnerDeliverers } from "./partners/outbound/outbound-deliverers.ts";
 import { runReturnCutoffs } from "./files/return-cutoff-job.ts";
 import { oldestInProgressAge, projectionLagDeltas } from "./observability/metrics.ts";
@@ -66,6 +67,8 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const partners = await partnerDeliverers(database.pool, config.ingest.partnerOutbound, config.ingest.sftpPartners);
   for (const problem of partners.errors) logger.warn({ code: problem.code }, problem.message);
   const outbox = await startOutbox(database.pool, { leaseMs: config.outboxLeaseMs, extraDeliverers: partners.deliverers, ...(config.natsUrl ? { natsUrl: config.natsUrl } : {}) }, logger);
+  // Payment instructions from JetStream, on the stream the outbox opened (docs/decisions/0024).
+  const inbox = outbox.eventStream ? await startNatsInbox(database.pool, outbox.eventStream, logger) : undefined;
 
   const jobs = [
     startPeriodicJob("balance projection", config.projectionIntervalMs, logger, async (isStopped) => {
@@ -97,6 +100,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         for (const job of jobs) job.stop();
         await http.close();
         await sources.stop();
+        await inbox?.stop();
         await outbox.stop();
         await cardGateway.stop();
         await Promise.all(jobs.map((job) => job.idle()));

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { limits } from "../config/limits.ts";
 import { operationsPaths } from "./openapi-operations.ts";
-import { accountBody, paymentBody, reconDecisionBody, reconRunBody, refundBody, reviewDecisionBody } from "./schemas.ts";
+import { paymentBody } from "../payments/payment-request.ts";
+import { accountBody, reconDecisionBody, reconRunBody, refundBody, reviewDecisionBody } from "./schemas.ts";
 
 const problemSchema = {
   type: "object",

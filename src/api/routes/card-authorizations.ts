@@ -5,9 +5,9 @@ import { cardAuthorizationEndpoint, type CardAuthorizer } from "../../gateway/ca
 import { currencyByCode, decimalToMinor } from "../../protocols/iso4217/currency.ts";
 import { maskPan } from "../../protocols/iso8583/index.ts";
 import { send, tenantOf } from "../http-context.ts";
-import { idempotencyKeyOf } from "../idempotent-request.ts";
-import { problemReply } from "../reply.ts";
-import { describeIssues } from "../schemas.ts";
+import { idempotencyKeyOf } from "../../idempotency/idempotent-request.ts";
+import { problemReply } from "../../idempotency/reply.ts";
+import { describeIssues } from "../../errors/schema-issues.ts";
 
 /**
  * POST /v1/card-authorizations: an authorization sent to the card scheme as an ISO 8583 0100.
