@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { cardAuthorizationEndpoint, type AuthorizeOutcome, type CardAuthorizationRequest, type CardAuthorizationSender } from "../cards/card-authorization.ts";
 import type { CardKeys } from "../cards/card-key.ts";
 import { cardIdentity } from "../cards/cards.ts";
 import type { Pool } from "../db/pool.ts";
@@ -13,6 +14,8 @@ import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
 import { findOutbound, insertOutbound, persistReversal, recordResponse, type OutboundRow } from "./outbound-store.ts";
 import { matchKeyOf, retrievalReferenceNumber, transmissionDateTime, type Exchange, type OutboundConnection } from "./outbound-connection.ts";
 
+class FencedOff extends Error {}
+
 /**
  * POST /v1/card-authorizations, the acquirer side, as a two-phase flow: (1) claim the
  * Idempotency-Key and persist the 0100 in one transaction, commit; (2) send it and wait; (3) in a
@@ -22,28 +25,7 @@ import { matchKeyOf, retrievalReferenceNumber, transmissionDateTime, type Exchan
  * A takeover of a key whose earlier attempt died never sends a second 0100: it answers from
  * that attempt's row, reversing it if it was never decided.
  */
-export const cardAuthorizationEndpoint = "POST /v1/card-authorizations";
-
-export interface CardAuthorizationRequest {
-  tenantId: string;
-  idempotencyKey: string;
-  pan: string;
-  amountMinor: bigint;
-  currency: string;
-  terminal: string;     // DE 41, up to 8 characters
-  merchant: string;     // DE 42, up to 15 characters
-}
-
-export type AuthorizeOutcome =
-  | { kind: "answer"; response: StoredResponse; replayed: boolean }
-  | { kind: "key_reuse"; differing: string[] }
-  | { kind: "in_progress" }
-  | { kind: "scheme_unavailable" }
-  | { kind: "scheme_busy" };
-
-class FencedOff extends Error {}
-
-export class CardAuthorizer {
+export class CardAuthorizer implements CardAuthorizationSender {
   constructor(private readonly pool: Pool, private readonly keys: CardKeys, private readonly outbound: OutboundConnection | undefined, private readonly logger: Logger) {
     if (outbound !== undefined) outbound.undecidedHandler = (row) => this.reverseUndecided(row);
   }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { isPanWellFormed } from "../../cards/cards.ts";
-import { cardAuthorizationEndpoint, type CardAuthorizer } from "../../gateway/card-authorizations.ts";
+import { cardAuthorizationEndpoint, type CardAuthorizationSender } from "../../cards/card-authorization.ts";
 import { currencyByCode, decimalToMinor } from "../../protocols/iso4217/currency.ts";
 import { maskPan } from "../../protocols/iso8583/index.ts";
 import { send, tenantOf } from "../http-context.ts";
@@ -24,7 +24,7 @@ const cardAuthorizationBody = z.object({
   merchant: z.string().min(1).max(15).regex(printable, "printable ASCII"),  // DE 42
 }).strict();
 
-export function registerCardAuthorizationRoutes(app: FastifyInstance, deps: { authorizer: CardAuthorizer }): void {
+export function registerCardAuthorizationRoutes(app: FastifyInstance, deps: { authorizer: CardAuthorizationSender }): void {
   app.post("/v1/card-authorizations", async (request, reply) => {
     const tenant = tenantOf(request);
     const key = idempotencyKeyOf(cardAuthorizationEndpoint, request.headers["idempotency-key"]);
