@@ -15,7 +15,7 @@ import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
 import { registerRefundRoutes } from "./routes/refunds.ts";
-import { registerConsoleRoutes } from "../console/routes.ts";
+import { registerConsoleRoutes } from "./console/routes.ts";
 import { registerOperationsRoutes } from "./routes/operations.ts";
 import { registerReviewRoutes } from "./routes/reviews.ts";
 

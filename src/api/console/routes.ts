@@ -1,24 +1,24 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
-import { limits } from "../config/limits.ts";
-import type { Pool } from "../db/pool.ts";
-import { listReviews, listSuspensePostings } from "../ingest/review.ts";
-import { listFiles } from "../files/report.ts";
-import { balanceOf, projectionLag } from "../ledger/balance.ts";
-import { accountStatement, statementDocument } from "../ledger/statement.ts";
-import { oldestUndeliveredAgeSeconds } from "../outbox/outbox-store.ts";
-import { approveProposal, decideAsOperator, listProposals, moveAsOperator } from "../operators/four-eyes.ts";
-import { authenticateOperator } from "../operators/operators.ts";
-import { openSession } from "../operators/sessions.ts";
-import { runIdempotent } from "../idempotency/idempotent-request.ts";
-import { checkSession, operatorOf, sessionCookie } from "../api/operator-session.ts";
-import { jsonReply, problemReply } from "../idempotency/reply.ts";
+import { limits } from "../../config/limits.ts";
+import type { Pool } from "../../db/pool.ts";
+import { listReviews, listSuspensePostings } from "../../ingest/review.ts";
+import { listFiles } from "../../files/report.ts";
+import { balanceOf, projectionLag } from "../../ledger/balance.ts";
+import { accountStatement, statementDocument } from "../../ledger/statement.ts";
+import { oldestUndeliveredAgeSeconds } from "../../outbox/outbox-store.ts";
+import { approveProposal, decideAsOperator, listProposals, moveAsOperator } from "../../operators/four-eyes.ts";
+import { authenticateOperator } from "../../operators/operators.ts";
+import { openSession } from "../../operators/sessions.ts";
+import { runIdempotent } from "../../idempotency/idempotent-request.ts";
+import { checkSession, operatorOf, sessionCookie } from "../operator-session.ts";
+import { jsonReply, problemReply } from "../../idempotency/reply.ts";
 import { filesPerDayChart, OUTBOX_LAG_SCALE_SECONDS, outboxLagChart, projectionLagChart } from "./charts.ts";
 import { registerRecoveryPages } from "./recovery-pages.ts";
 import { form, outcomePage, render, shell } from "./shell.ts";
 import { html, page, type Html } from "./html.ts";
 import { uploadScript } from "./upload-script.ts";
-import { minorToDecimal } from "../protocols/iso4217/currency.ts";
+import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 
 
 
