@@ -82,33 +82,41 @@ export class CardAuthorizer implements CardAuthorizationSender {
         return { kind: "answer", response: phase1.response, replayed: false };
       }
 
-      // Phase 2: the 0100 is on record; now it goes out.
-      const exchange = await outbound.exchange(message);
-      const needsReversal = exchange.kind !== "response";
-      const secondStan = needsReversal ? await outbound.stans.next() : undefined;
-      let response: StoredResponse;
-      try {
-        response = await withTransaction(this.pool, async (tx) => {
-          await this.decide(tx, request, message, exchange, secondStan);
-          const row = await findOutbound(tx, request.tenantId, request.idempotencyKey);
-          if (row === undefined) throw new Error("the outbound row written in phase 1 is gone");
-          const stored = storedResponseOf(row);
-          if (!(await complete(tx, scope, phase1.attempt, stored))) throw new FencedOff();
-          return stored;
-        });
-      } catch (error) {
-        // Another attempt took the key over; this row stays 'sent' and the reversal job undoes it.
-        if (error instanceof FencedOff) return { kind: "in_progress" };
-        throw error;
-      } finally {
-        for (const late of outbound.finish(message)) await outbound.recordLate(late);
-      }
-      if (needsReversal) outbound.kickReversals();
-      this.logger.info({ tenantId: request.tenantId, stan, outcome: JSON.parse(response.body).status, exchange: exchange.kind }, "card authorization decided");
-      return { kind: "answer", response, replayed: false };
+      return await this.sendAndDecide(request, scope, outbound, message, phase1.attempt);
     } finally {
       release();
     }
+  }
+
+  /**
+   * Phase 2: the 0100 is on record; now it goes out. The response (or, on a timeout or a lost
+   * connection, the reversal) is recorded and the key completed in one transaction, fenced by the
+   * claim's attempt.
+   */
+  private async sendAndDecide(request: CardAuthorizationRequest, scope: IdempotencyScope, outbound: OutboundConnection, message: Message, attempt: number): Promise<AuthorizeOutcome> {
+    const exchange = await outbound.exchange(message);
+    const needsReversal = exchange.kind !== "response";
+    const secondStan = needsReversal ? await outbound.stans.next() : undefined;
+    let response: StoredResponse;
+    try {
+      response = await withTransaction(this.pool, async (tx) => {
+        await this.decide(tx, request, message, exchange, secondStan);
+        const row = await findOutbound(tx, request.tenantId, request.idempotencyKey);
+        if (row === undefined) throw new Error("the outbound row written in phase 1 is gone");
+        const stored = storedResponseOf(row);
+        if (!(await complete(tx, scope, attempt, stored))) throw new FencedOff();
+        return stored;
+      });
+    } catch (error) {
+      // Another attempt took the key over; this row stays 'sent' and the reversal job undoes it.
+      if (error instanceof FencedOff) return { kind: "in_progress" };
+      throw error;
+    } finally {
+      for (const late of outbound.finish(message)) await outbound.recordLate(late);
+    }
+    if (needsReversal) outbound.kickReversals();
+    this.logger.info({ tenantId: request.tenantId, stan: message.fields[11], outcome: JSON.parse(response.body).status, exchange: exchange.kind }, "card authorization decided");
+    return { kind: "answer", response, replayed: false };
   }
 
   private authorizationMessage(request: CardAuthorizationRequest, stan: string, transmission: string): Message {
