@@ -30,7 +30,7 @@ export default tseslint.config(
     files: ["src/protocols/**/*.ts", "src/normalize/**/*.ts"],
     rules: {
       "no-restricted-imports": ["error", { patterns: [
-        { group: ["pg", "**/db/**", "**/ledger/**", "**/ingest/**", "**/gateway/**", "**/api/**", "pino", "**/observability/**", "node:net", "node:http"], message: "pure code imports no database, network or logger" },
+        { group: ["pg", "**/db/**", "**/ledger/**", "**/ingest/**", "**/records/**", "**/files/**", "**/sources/**", "**/gateway/**", "**/api/**", "pino", "**/observability/**", "node:net", "node:http"], message: "pure code imports no database, network or logger" },
       ] }],
     },
   },
