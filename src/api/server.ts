@@ -9,7 +9,7 @@ import { TenantAuthenticator } from "../tenants/tenants.ts";
 import { send } from "./http-context.ts";
 import { openApiDocument } from "./openapi.ts";
 import { drainRequestBody, refuseOversizeBeforeContinue } from "./oversize-body.ts";
-import { problemReply } from "../idempotency/reply.ts";
+import { problemReply } from "../requests/reply.ts";
 import { recordRoutes } from "./route-list.ts";
 import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";

@@ -28,7 +28,8 @@ const rooms: Room[] = [
   { name: "operators", layer: "service", paths: ["operators/"] },          // console operators, sessions, four-eyes decisions
   { name: "payments", layer: "service", paths: ["payments/"] },            // HTTP payments and refunds
   { name: "cards", layer: "service", paths: ["cards/"] },                  // card identity (keyed hash, BIN, last four)
-  { name: "idempotency", layer: "service", paths: ["idempotency/"] },      // idempotency records of the HTTP contract
+  { name: "idempotency", layer: "service", paths: ["idempotency/"] },      // idempotency records: claim, complete, expire
+  { name: "requests", layer: "service", paths: ["requests/"] },            // a mutating request run once per key, whatever channel carried it, and its stored reply
   { name: "tenants", layer: "service", paths: ["tenants/"] },              // tenants and their API keys
   { name: "dedup", layer: "service", paths: ["dedup/"] },                  // the record of every dedup
   // Core: pure codecs and the foundations every service stands on.

@@ -8,9 +8,9 @@ import { countByReason, decideDifferenceAsOperator } from "../../operators/diffe
 import { findOutbox, listOutbox, oldestUndeliveredAgeSeconds, retryDead } from "../../outbox/outbox-store.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { listOpenDifferences } from "../../recon/differences.ts";
-import { runIdempotent } from "../../idempotency/idempotent-request.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf } from "../operator-session.ts";
-import { jsonReply, problemReply } from "../../idempotency/reply.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { OUTBOX_LAG_SCALE_SECONDS, outboxLagChart } from "./charts.ts";
 import { html, type Html } from "./html.ts";
 import { form, outcomePage, shell } from "./shell.ts";

@@ -4,7 +4,7 @@ import { balanceOf } from "../../ledger/balance.ts";
 import { accountStatement, statementDocument } from "../../ledger/statement.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
-import { jsonReply, problemReply } from "../../idempotency/reply.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { describeIssues } from "../../errors/schema-issues.ts";
 import { accountBody, statementQuery } from "../schemas.ts";
 

@@ -5,8 +5,8 @@ import { cardAuthorizationEndpoint, type CardAuthorizationSender } from "../../c
 import { currencyByCode, decimalToMinor } from "../../protocols/iso4217/currency.ts";
 import { maskPan } from "../../protocols/iso8583/index.ts";
 import { send, tenantOf } from "../http-context.ts";
-import { idempotencyKeyOf } from "../../idempotency/idempotent-request.ts";
-import { problemReply } from "../../idempotency/reply.ts";
+import { idempotencyKeyOf } from "../../requests/idempotent-request.ts";
+import { problemReply } from "../../requests/reply.ts";
 import { describeIssues } from "../../errors/schema-issues.ts";
 
 /**

@@ -7,8 +7,8 @@ import { processFile } from "../../files/pipeline.ts";
 import { receiveSmallFileInTransaction, sanitizeFileName } from "../../files/receipt.ts";
 import { fileOutcomes, fileReport, listFiles } from "../../files/report.ts";
 import { send, tenantOf } from "../http-context.ts";
-import { runIdempotent } from "../../idempotency/idempotent-request.ts";
-import { jsonReply, problemReply } from "../../idempotency/reply.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
 
 export interface FileRouteDependencies {
   pool: Pool;

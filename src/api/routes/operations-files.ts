@@ -8,9 +8,9 @@ import { processFile } from "../../files/pipeline.ts";
 import { receiveSmallFileInTransaction, sanitizeFileName } from "../../files/receipt.ts";
 import { fileOutcomes, fileReport, listFiles } from "../../files/report.ts";
 import { send } from "../http-context.ts";
-import { runIdempotent } from "../../idempotency/idempotent-request.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf, operatorWithRole } from "../operator-session.ts";
-import { jsonReply, problemReply } from "../../idempotency/reply.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 
 interface Upload { name: string; partnerId: string; body: Buffer }

@@ -8,10 +8,10 @@ import { accountStatement, statementDocument } from "../../ledger/statement.ts";
 import { moveAsOperator } from "../../operators/four-eyes.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { send } from "../http-context.ts";
-import { runIdempotent } from "../../idempotency/idempotent-request.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf, operatorWithRole } from "../operator-session.ts";
 import { suspenseMoveBody } from "../operations-schemas.ts";
-import { jsonReply, problemReply, type Reply } from "../../idempotency/reply.ts";
+import { jsonReply, problemReply, type Reply } from "../../requests/reply.ts";
 import { describeIssues } from "../../errors/schema-issues.ts";
 import { statementQuery } from "../schemas.ts";
 

@@ -10,10 +10,10 @@ import { send } from "../http-context.ts";
 import { registerFileOperations } from "./operations-files.ts";
 import { registerLedgerOperations, refusal } from "./operations-ledger.ts";
 import { registerRecoveryOperations } from "./operations-recovery.ts";
-import { runIdempotent } from "../../idempotency/idempotent-request.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf, operatorWithRole, requireSession, sessionCookie } from "../operator-session.ts";
 import { fourEyesBody, opsApprovalBody, opsDecisionBody, signInBody } from "../operations-schemas.ts";
-import { jsonReply, problemReply } from "../../idempotency/reply.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { describeIssues } from "../../errors/schema-issues.ts";
 import { reviewQuery } from "../schemas.ts";
 

@@ -3,7 +3,7 @@ import { findPayment } from "../../payments/payments.ts";
 import { isIntentInProgress } from "../../payments/intent-lock.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
 import { applyPaymentRequest, paymentView } from "../../payments/payment-request.ts";
-import { jsonReply, problemReply } from "../../idempotency/reply.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { describeIssues } from "../../errors/schema-issues.ts";
 import { paymentQuery } from "../schemas.ts";
 
