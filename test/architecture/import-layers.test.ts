@@ -21,12 +21,12 @@ const rooms: Room[] = [
   { name: "files", layer: "service", paths: ["files/"] },                  // received files: receipt, reading, processing, reports, status files to partners
   { name: "records", layer: "service", paths: ["records/"] },              // the record core: key, fingerprint, decision, posting
   { name: "ingest", layer: "service", paths: ["ingest/"] },                // transitional: the record core's files before they move to records/
-  { name: "outbox", layer: "service", paths: ["outbox/"] },                // transactional outbox, relays, webhooks, JetStream, inbox
+  { name: "outbox", layer: "service", paths: ["outbox/"] },                // transactional outbox, relays, webhooks, JetStream events
   { name: "recon", layer: "service", paths: ["recon/"] },                  // reconciliation of our side against statements
   { name: "incidents", layer: "service", paths: ["incidents/"] },          // incident perimeter, compensation batches, source pauses
   { name: "partners", layer: "service", paths: ["partners/"] },            // clearing partners, their accounts and aliases, outbound files
   { name: "operators", layer: "service", paths: ["operators/"] },          // console operators, sessions, four-eyes decisions
-  { name: "payments", layer: "service", paths: ["payments/"] },            // HTTP payments and refunds
+  { name: "payments", layer: "service", paths: ["payments/"] },            // payments and refunds; the payment instruction every channel reads
   { name: "cards", layer: "service", paths: ["cards/"] },                  // card identity (keyed hash, BIN, last four)
   { name: "idempotency", layer: "service", paths: ["idempotency/"] },      // idempotency records: claim, complete, expire
   { name: "requests", layer: "service", paths: ["requests/"] },            // a mutating request run once per key, whatever channel carried it, and its stored reply
@@ -39,7 +39,7 @@ const rooms: Room[] = [
   { name: "db", layer: "core", paths: ["db/"] },                           // pool, transactions, migrations, embedded server
   { name: "config", layer: "core", paths: ["config/"] },                   // loading and validating the configuration
   { name: "limits", layer: "core", paths: ["config/limits.ts", "config/limits/"] }, // every named bound; imported by all, imports only assert
-  { name: "errors", layer: "core", paths: ["errors/"] },                   // the error catalog and findings with positions
+  { name: "errors", layer: "core", paths: ["errors/"] },                   // the error catalog, findings with positions, problem details
   { name: "observability", layer: "core", paths: ["observability/"] },     // logger, metrics, readiness
   { name: "assert", layer: "core", paths: ["assert.ts"] },                 // assert(): a broken invariant stops the process
 ];
