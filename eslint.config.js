@@ -15,11 +15,22 @@ export default tseslint.config(
     },
   },
   {
+    // A function a reader can hold in their head (STYLE.md: functions under about 70 lines).
+    files: ["src/**/*.ts"],
+    rules: { "max-lines-per-function": ["error", { max: 70, skipBlankLines: true, skipComments: true }] },
+  },
+  {
+    // Temporary: files the record core work (issue 11 item 1) is rewriting, whose long functions
+    // (matchReturns, handleReversal, inspectIso20022) are split there. Remove once it is merged.
+    files: ["src/ingest/chunk.ts", "src/gateway/inbound.ts", "src/normalize/inspect-iso20022.ts"],
+    rules: { "max-lines-per-function": "off" },
+  },
+  {
     // Pure codecs: no database, network, clock or logger.
     files: ["src/protocols/**/*.ts", "src/normalize/**/*.ts"],
     rules: {
       "no-restricted-imports": ["error", { patterns: [
-        { group: ["pg", "**/db/**", "**/ledger/**", "**/ingest/**", "**/gateway/**", "**/api/**", "pino", "**/observability/**", "node:net", "node:http"], message: "pure code imports no database, network or logger" },
+        { group: ["pg", "**/db/**", "**/ledger/**", "**/ingest/**", "**/records/**", "**/files/**", "**/sources/**", "**/gateway/**", "**/api/**", "pino", "**/observability/**", "node:net", "node:http"], message: "pure code imports no database, network or logger" },
       ] }],
     },
   },

@@ -7,15 +7,17 @@ import { buildHttpServer } from "./api/server.ts";
 import { setProcessConfig, type Config } from "./config/config.ts";
 import { limits } from "./config/limits.ts";
 import { openDatabase, type Database } from "./db/database.ts";
+import type { Pool } from "./db/pool.ts";
 import { migrate, pendingMigrations } from "./db/migrate.ts";
 import { startCardGateway, type CardGateway } from "./gateway/gateway.ts";
 import { deleteExpired, oldestInProgressAgeSeconds } from "./idempotency/records.ts";
-import { startIngestSources, type IngestSources } from "./ingest/sources.ts";
+import { startIngestSources, type IngestSources } from "./sources/sources.ts";
 import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
 import { startOutbox } from "./outbox/outbox-service.ts";
+import { startNatsInbox } from "./sources/nats-inbox.ts";
 import { partnerDeliverers } from "./partners/outbound/outbound-deliverers.ts";
-import { runReturnCutoffs } from "./partners/returns/cutoff-job.ts";
+import { runReturnCutoffs } from "./files/return-cutoff-job.ts";
 import { oldestInProgressAge, projectionLagDeltas } from "./observability/metrics.ts";
 import { evaluateReadiness, type ReadinessCheck } from "./observability/readiness.ts";
 
@@ -66,26 +68,10 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const partners = await partnerDeliverers(database.pool, config.ingest.partnerOutbound, config.ingest.sftpPartners);
   for (const problem of partners.errors) logger.warn({ code: problem.code }, problem.message);
   const outbox = await startOutbox(database.pool, { leaseMs: config.outboxLeaseMs, extraDeliverers: partners.deliverers, ...(config.natsUrl ? { natsUrl: config.natsUrl } : {}) }, logger);
+  // Payment instructions from JetStream, on the stream the outbox opened (docs/decisions/0024).
+  const inbox = outbox.eventStream ? await startNatsInbox(database.pool, outbox.eventStream, logger) : undefined;
 
-  const jobs = [
-    startPeriodicJob("balance projection", config.projectionIntervalMs, logger, async (isStopped) => {
-      for (const tenantId of await tenantsWithAccounts(database.pool)) {
-        if (isStopped()) return;
-        await advanceProjection(database.pool, tenantId);
-      }
-    }),
-    // ACH return files at each partner's configured cut-off (docs/decisions/0025).
-    startPeriodicJob("return cut-off", limits.partners.returnCutoffCheckIntervalMs, logger, async (isStopped) => {
-      for (const outcome of await runReturnCutoffs(database.pool, config.returnCutoffs, new Date(), isStopped)) {
-        if (outcome.error) logger.warn({ tenant: outcome.tenant, partner: outcome.partner }, outcome.error);
-        else if (outcome.result?.kind === "cut") logger.info({ tenant: outcome.tenant, partner: outcome.partner, cutoffAt: outcome.cutoffAt, fileName: outcome.result.fileName, entries: outcome.result.entries }, "return file cut");
-      }
-    }),
-    startPeriodicJob("idempotency expiry", limits.http.expiryIntervalMs, logger, async () => {
-      await deleteExpired(database.pool);
-      oldestInProgressAge.set(await oldestInProgressAgeSeconds(database.pool));
-    }),
-  ];
+  const jobs = startJobs(config, database.pool, logger);
 
   let stopping: Promise<void> | undefined;
   return {
@@ -97,6 +83,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
         for (const job of jobs) job.stop();
         await http.close();
         await sources.stop();
+        await inbox?.stop();
         await outbox.stop();
         await cardGateway.stop();
         await Promise.all(jobs.map((job) => job.idle()));
@@ -106,6 +93,29 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
       return stopping;
     },
   };
+}
+
+/** The periodic jobs of a serving process: balance projection, return cut-offs, idempotency expiry. */
+function startJobs(config: Config, pool: Pool, logger: Logger): Array<ReturnType<typeof startPeriodicJob>> {
+  return [
+    startPeriodicJob("balance projection", config.projectionIntervalMs, logger, async (isStopped) => {
+      for (const tenantId of await tenantsWithAccounts(pool)) {
+        if (isStopped()) return;
+        await advanceProjection(pool, tenantId);
+      }
+    }),
+    // ACH return files at each partner's configured cut-off (docs/decisions/0025).
+    startPeriodicJob("return cut-off", limits.partners.returnCutoffCheckIntervalMs, logger, async (isStopped) => {
+      for (const outcome of await runReturnCutoffs(pool, config.returnCutoffs, new Date(), isStopped)) {
+        if (outcome.error) logger.warn({ tenant: outcome.tenant, partner: outcome.partner }, outcome.error);
+        else if (outcome.result?.kind === "cut") logger.info({ tenant: outcome.tenant, partner: outcome.partner, cutoffAt: outcome.cutoffAt, fileName: outcome.result.fileName, entries: outcome.result.entries }, "return file cut");
+      }
+    }),
+    startPeriodicJob("idempotency expiry", limits.http.expiryIntervalMs, logger, async () => {
+      await deleteExpired(pool);
+      oldestInProgressAge.set(await oldestInProgressAgeSeconds(pool));
+    }),
+  ];
 }
 
 /**

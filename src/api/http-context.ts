@@ -1,8 +1,8 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Pool } from "../db/pool.ts";
 import type { Tenant } from "../tenants/tenants.ts";
-import type { IdempotentReply } from "./idempotent-request.ts";
-import type { Reply } from "./reply.ts";
+import type { IdempotentReply } from "../requests/idempotent-request.ts";
+import type { Reply } from "../requests/reply.ts";
 
 export interface ApiDependencies {
   pool: Pool;

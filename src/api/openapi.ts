@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { limits } from "../config/limits.ts";
 import { operationsPaths } from "./openapi-operations.ts";
-import { accountBody, paymentBody, reconDecisionBody, reconRunBody, refundBody, reviewDecisionBody } from "./schemas.ts";
+import { paymentBody } from "../payments/payment-request.ts";
+import { accountBody, reconDecisionBody, reconRunBody, refundBody, reviewDecisionBody } from "./schemas.ts";
 
 const problemSchema = {
   type: "object",
@@ -80,80 +81,94 @@ export function openApiDocument(): Record<string, unknown> {
     components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" }, session: { type: "apiKey", in: "cookie", name: "clearline_session" } } },
     security: [{ bearer: [] }],
     paths: {
-      "/v1/payments": {
-        post: {
-          summary: "Create a payment (idempotent)",
-          parameters: [idempotencyKey],
-          requestBody: { required: true, content: json(paymentBody) },
-          responses: {
-            "201": { description: "created, or replayed with Idempotent-Replayed: true", content: { "application/json": { schema: paymentResource } } },
-            ...problems({ "400": "invalid request or Idempotency-Key (not stored; fix and resend)", "401": "no or unknown API key", "404": "account not found (stored)", "409": "request_in_progress (retry with the same key after Retry-After) or duplicate_client_reference (stored)", "422": "idempotency_key_reuse, insufficient_funds (stored), currency_mismatch or text_character_invalid (a NUL or unpaired surrogate; not stored)", "500": "nothing stored; retry with the same key only when the problem says retryable: true", "503": "nothing stored; retry with the same key" }),
-          },
-        },
-        get: {
-          summary: "Status of a payment intent by client_reference, including one in progress",
-          parameters: [{ name: "client_reference", in: "query", required: true, schema: { type: "string" } }],
-          responses: { "200": { description: "the payment, or { status: in_progress }", content: { "application/json": { schema: paymentResource } } }, ...problems({ "404": "no such intent" }) },
-        },
-      },
-      "/v1/payments/{id}": {
-        get: { summary: "A payment", parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "the payment", content: { "application/json": { schema: paymentResource } } }, ...problems({ "404": "no such payment" }) } },
-      },
-      "/v1/refunds": {
-        post: {
-          summary: "Refund part or all of a payment (idempotent)",
-          parameters: [idempotencyKey],
-          requestBody: { required: true, content: json(refundBody) },
-          responses: { "201": { description: "created, or replayed" }, ...problems({ "400": "invalid", "404": "payment not found (stored)", "409": "in progress or duplicate_client_reference", "422": "refund_exceeds_payment, payment_not_refundable, insufficient_funds or idempotency_key_reuse" }) },
-        },
-      },
-      "/v1/card-authorizations": {
-        post: {
-          summary: "Authorize a card payment with the card scheme (ISO 8583 0100), idempotent; a timeout becomes a reversal, never an unknown",
-          parameters: [idempotencyKey],
-          requestBody: { required: true, content: { "application/json": { schema: {
-            type: "object", additionalProperties: false, required: ["card", "amount", "currency", "terminal", "merchant"],
-            properties: { card: { type: "string", description: "PAN, 12 to 19 digits; never stored or echoed in clear" }, amount: { type: "string" }, currency: { type: "string" }, terminal: { type: "string", maxLength: 8 }, merchant: { type: "string", maxLength: 15 } },
-          } } } },
-          responses: {
-            "201": { description: "{ status: approved | declined | reversed, ... }, or replayed with Idempotent-Replayed: true" },
-            ...problems({ "400": "invalid request or Idempotency-Key (not stored)", "409": "request_in_progress", "422": "idempotency_key_reuse", "503": "iso8583_scheme_unavailable or iso8583_scheme_busy: nothing sent, nothing stored; retry with the same key" }),
-          },
-        },
-      },
+      ...paymentPaths(json),
       "/v1/accounts": {
         post: { summary: "Open an account (idempotent on its id; no Idempotency-Key needed)", requestBody: { required: true, content: json(accountBody) }, responses: { "201": { description: "created, or exists with the same kind and currency (the same answer)" }, ...problems({ "409": "exists with another kind or currency" }) } },
       },
       ...reconciliationPaths(json),
       ...operationsPaths(json),
-      "/v1/accounts/{id}/statement": {
-        get: {
-          summary: "An account's latest entries, oldest first, with transfer key, kind, category and origin",
-          parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }, { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: limits.ledger.statementEntriesMax } }],
-          responses: { "200": { description: "the statement", content: { "application/json": { schema: statementResource } } }, ...problems({ "400": "invalid limit", "404": "no such account" }) },
+      ...ledgerAndReviewPaths(json),
+    },
+  };
+}
+
+/** Payments, refunds and card authorizations: each POST idempotent under its Idempotency-Key. */
+function paymentPaths(json: (schema: z.ZodType) => Record<string, unknown>): Record<string, unknown> {
+  return {
+    "/v1/payments": {
+      post: {
+        summary: "Create a payment (idempotent)",
+        parameters: [idempotencyKey],
+        requestBody: { required: true, content: json(paymentBody) },
+        responses: {
+          "201": { description: "created, or replayed with Idempotent-Replayed: true", content: { "application/json": { schema: paymentResource } } },
+          ...problems({ "400": "invalid request or Idempotency-Key (not stored; fix and resend)", "401": "no or unknown API key", "404": "account not found (stored)", "409": "request_in_progress (retry with the same key after Retry-After) or duplicate_client_reference (stored)", "422": "idempotency_key_reuse, insufficient_funds (stored), currency_mismatch or text_character_invalid (a NUL or unpaired surrogate; not stored)", "500": "nothing stored; retry with the same key only when the problem says retryable: true", "503": "nothing stored; retry with the same key" }),
         },
       },
-      "/v1/reviews": {
-        get: {
-          summary: "Held records of the API key's tenant (conflicts, suspects), open by default",
-          parameters: [{ name: "state", in: "query", required: false, schema: { type: "string", enum: ["open", "released", "replaced", "applied_as_new", "refused", "all"], default: "open" } }],
-          responses: { "200": { description: "{ reviews: [...] }, oldest first", content: { "application/json": { schema: { type: "object", properties: { reviews: { type: "array", items: reviewItem } } } } } }, ...problems({ "400": "unknown state" }) },
+      get: {
+        summary: "Status of a payment intent by client_reference, including one in progress",
+        parameters: [{ name: "client_reference", in: "query", required: true, schema: { type: "string" } }],
+        responses: { "200": { description: "the payment, or { status: in_progress }", content: { "application/json": { schema: paymentResource } } }, ...problems({ "404": "no such intent" }) },
+      },
+    },
+    "/v1/payments/{id}": {
+      get: { summary: "A payment", parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "the payment", content: { "application/json": { schema: paymentResource } } }, ...problems({ "404": "no such payment" }) } },
+    },
+    "/v1/refunds": {
+      post: {
+        summary: "Refund part or all of a payment (idempotent)",
+        parameters: [idempotencyKey],
+        requestBody: { required: true, content: json(refundBody) },
+        responses: { "201": { description: "created, or replayed" }, ...problems({ "400": "invalid", "404": "payment not found (stored)", "409": "in progress or duplicate_client_reference", "422": "refund_exceeds_payment, payment_not_refundable, insufficient_funds or idempotency_key_reuse" }) },
+      },
+    },
+    "/v1/card-authorizations": {
+      post: {
+        summary: "Authorize a card payment with the card scheme (ISO 8583 0100), idempotent; a timeout becomes a reversal, never an unknown",
+        parameters: [idempotencyKey],
+        requestBody: { required: true, content: { "application/json": { schema: {
+          type: "object", additionalProperties: false, required: ["card", "amount", "currency", "terminal", "merchant"],
+          properties: { card: { type: "string", description: "PAN, 12 to 19 digits; never stored or echoed in clear" }, amount: { type: "string" }, currency: { type: "string" }, terminal: { type: "string", maxLength: 8 }, merchant: { type: "string", maxLength: 15 } },
+        } } } },
+        responses: {
+          "201": { description: "{ status: approved | declined | reversed, ... }, or replayed with Idempotent-Replayed: true" },
+          ...problems({ "400": "invalid request or Idempotency-Key (not stored)", "409": "request_in_progress", "422": "idempotency_key_reuse", "503": "iso8583_scheme_unavailable or iso8583_scheme_busy: nothing sent, nothing stored; retry with the same key" }),
         },
       },
-      "/v1/reviews/{id}/decision": {
-        post: {
-          summary: "Decide a held record: replace, apply_as_new or refuse (idempotent; one decision per review, for ever)",
-          parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }, idempotencyKey],
-          requestBody: { required: true, content: json(reviewDecisionBody) },
-          responses: {
-            "200": { description: "the decision (a repeat of the same decision answers the stored one; a replayed key adds Idempotent-Replayed: true)", content: { "application/json": { schema: decidedReview } } },
-            ...problems({ "400": "invalid request or Idempotency-Key (not stored)", "404": "ingest_review_not_found (stored)", "409": "ingest_review_decided: another decision was recorded first (named); or request_in_progress", "422": "ingest_review_insufficient_funds or ingest_review_not_applicable (stored; nothing posted, the review stays open), or idempotency_key_reuse" }),
-          },
+    },
+  };
+}
+
+/** Statements, balances and the held records of the record core with their decisions. */
+function ledgerAndReviewPaths(json: (schema: z.ZodType) => Record<string, unknown>): Record<string, unknown> {
+  return {
+    "/v1/accounts/{id}/statement": {
+      get: {
+        summary: "An account's latest entries, oldest first, with transfer key, kind, category and origin",
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }, { name: "limit", in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: limits.ledger.statementEntriesMax } }],
+        responses: { "200": { description: "the statement", content: { "application/json": { schema: statementResource } } }, ...problems({ "400": "invalid limit", "404": "no such account" }) },
+      },
+    },
+    "/v1/reviews": {
+      get: {
+        summary: "Held records of the API key's tenant (conflicts, suspects), open by default",
+        parameters: [{ name: "state", in: "query", required: false, schema: { type: "string", enum: ["open", "released", "replaced", "applied_as_new", "refused", "all"], default: "open" } }],
+        responses: { "200": { description: "{ reviews: [...] }, oldest first", content: { "application/json": { schema: { type: "object", properties: { reviews: { type: "array", items: reviewItem } } } } } }, ...problems({ "400": "unknown state" }) },
+      },
+    },
+    "/v1/reviews/{id}/decision": {
+      post: {
+        summary: "Decide a held record: replace, apply_as_new or refuse (idempotent; one decision per review, for ever)",
+        parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }, idempotencyKey],
+        requestBody: { required: true, content: json(reviewDecisionBody) },
+        responses: {
+          "200": { description: "the decision (a repeat of the same decision answers the stored one; a replayed key adds Idempotent-Replayed: true)", content: { "application/json": { schema: decidedReview } } },
+          ...problems({ "400": "invalid request or Idempotency-Key (not stored)", "404": "ingest_review_not_found (stored)", "409": "ingest_review_decided: another decision was recorded first (named); or request_in_progress", "422": "ingest_review_insufficient_funds or ingest_review_not_applicable (stored; nothing posted, the review stays open), or idempotency_key_reuse" }),
         },
       },
-      "/v1/accounts/{id}/balance": {
-        get: { summary: "An account's balance (decimal string)", parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "{ account, currency, balance }" }, ...problems({ "404": "no such account" }) } },
-      },
+    },
+    "/v1/accounts/{id}/balance": {
+      get: { summary: "An account's balance (decimal string)", parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "{ account, currency, balance }" }, ...problems({ "404": "no such account" }) } },
     },
   };
 }

@@ -3,7 +3,7 @@ import type { Queryable } from "../db/pool.ts";
 import type { Operator, OperatorRole } from "../operators/operators.ts";
 import { csrfTokenMatches, findSession, type OperatorSession } from "../operators/sessions.ts";
 import { send } from "./http-context.ts";
-import { problemReply } from "./reply.ts";
+import { problemReply } from "../requests/reply.ts";
 
 export const SESSION_COOKIE = "clearline_session";
 

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { limits } from "../config/limits.ts";
-import { problemReply } from "./reply.ts";
+import { problemReply } from "../requests/reply.ts";
 
 /**
  * Reads and discards what is left of a refused body, so that the client, still sending, gets

@@ -1,26 +1,14 @@
 import { z } from "zod";
 import { limits } from "../config/limits.ts";
+import { accountId, clientReference, currencyCode as currency, decimalAmount } from "../payments/payment-request.ts";
 
 /**
  * The published request contract, one zod schema per body: validation and /openapi.json both
  * come from here, so the documentation cannot drift from what the server accepts. Amounts are
- * decimal strings ("10.00"): a JSON number would pass through a float.
+ * decimal strings ("10.00"): a JSON number would pass through a float. The payment body and the
+ * fields it shares with the others are the payment service's (src/payments/payment-request.ts):
+ * every channel of a payment instruction reads it, not only HTTP.
  */
-const decimalAmount = z.string().regex(/^\d{1,18}(\.\d{1,4})?$/, "a decimal string such as \"10.00\"").describe("decimal amount in major units, as a string");
-const currency = z.string().regex(/^[A-Z]{3}$/, "an ISO 4217 code such as USD").describe("ISO 4217 currency code");
-const accountId = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.:-]*$/, "letters, digits, '_', '.', ':' or '-'").max(limits.http.accountIdCharsMax);
-const clientReference = z.string().min(1).max(limits.http.clientReferenceCharsMax).regex(/^[\x21-\x7e]+$/, "visible ASCII characters")
-  .describe("the initiator's id of this intent: one payment per client_reference, for ever");
-
-export const paymentBody = z.strictObject({
-  client_reference: clientReference,
-  amount: decimalAmount,
-  currency,
-  debtor_account: accountId,
-  creditor_account: accountId,
-  description: z.string().max(limits.http.descriptionCharsMax).optional(),
-});
-
 export const refundBody = z.strictObject({
   client_reference: clientReference,
   payment_id: z.string().min(1).max(64).optional(),
@@ -53,11 +41,6 @@ export const statementQuery = z.strictObject({
 });
 
 export const paymentQuery = z.strictObject({ client_reference: clientReference });
-
-/** Validation issues as `field: message` lines for the problem detail. */
-export function describeIssues(error: z.ZodError): Array<{ field: string; message: string }> {
-  return error.issues.map((issue) => ({ field: issue.path.join(".") || "(body)", message: issue.message }));
-}
 
 /** POST /v1/reconciliations/runs */
 export const reconRunBody = z.object({ account: z.string().min(1).max(200), from: z.string(), to: z.string(), dry_run: z.boolean().optional() }).strict();

@@ -9,13 +9,13 @@ import { TenantAuthenticator } from "../tenants/tenants.ts";
 import { send } from "./http-context.ts";
 import { openApiDocument } from "./openapi.ts";
 import { drainRequestBody, refuseOversizeBeforeContinue } from "./oversize-body.ts";
-import { problemReply } from "./reply.ts";
+import { problemReply } from "../requests/reply.ts";
 import { recordRoutes } from "./route-list.ts";
 import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
 import { registerRefundRoutes } from "./routes/refunds.ts";
-import { registerConsoleRoutes } from "../console/routes.ts";
+import { registerConsoleRoutes } from "./console/routes.ts";
 import { registerOperationsRoutes } from "./routes/operations.ts";
 import { registerReviewRoutes } from "./routes/reviews.ts";
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { describeUnstorable, firstUnstorableCharacter } from "../protocols/storable-text.ts";
 import { send } from "./http-context.ts";
-import { problemReply } from "./reply.ts";
+import { problemReply } from "../requests/reply.ts";
 
 interface UnstorableField {
   field: string;

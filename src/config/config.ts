@@ -2,10 +2,10 @@ import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { finding, type Finding } from "../errors/finding.ts";
 import { iso8583AdmissionSettings, type Iso8583AdmissionConfig } from "./iso8583-admission.ts";
-import { ingestSettings, type IngestSettings } from "../ingest/sources-config.ts";
+import { ingestSettings, type IngestSettings } from "./sources-config.ts";
 import { framings, shippedDictionaries } from "../protocols/iso8583/index.ts";
 import { limits } from "./limits.ts";
-import { returnCutoffSettings, type ReturnCutoffSetting } from "../partners/returns/cutoff-config.ts";
+import { returnCutoffSettings, type ReturnCutoffSetting } from "./return-cutoff-config.ts";
 
 /**
  * Service configuration: an optional JSON file (CLEARLINE_CONFIG, else CLEARLINE_HOME/config.json)
@@ -29,8 +29,8 @@ export interface Config {
   logLevel: string;                 // CLEARLINE_LOG_LEVEL
   projectionIntervalMs: number;     // how often the balance projection is advanced
   shutdownTimeoutMs: number;        // graceful stop before the process exits anyway
-  ingest: IngestSettings;           // suspect window, drop folders, SFTP partners (src/ingest/sources-config.ts)
-  returnCutoffs: ReturnCutoffSetting[]; // file key returnCutoffs: when serve cuts each partner's ACH returns (src/partners/returns/cutoff-config.ts)
+  ingest: IngestSettings;           // suspect window, drop folders, SFTP partners (src/config/sources-config.ts)
+  returnCutoffs: ReturnCutoffSetting[]; // file key returnCutoffs: when serve cuts each partner's ACH returns (src/config/return-cutoff-config.ts)
 }
 
 export interface Iso8583OutboundConfig {

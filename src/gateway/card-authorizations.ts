@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { cardAuthorizationEndpoint, type AuthorizeOutcome, type CardAuthorizationRequest, type CardAuthorizationSender } from "../cards/card-authorization.ts";
 import type { CardKeys } from "../cards/card-key.ts";
 import { cardIdentity } from "../cards/cards.ts";
 import type { Pool } from "../db/pool.ts";
@@ -13,6 +14,8 @@ import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
 import { findOutbound, insertOutbound, persistReversal, recordResponse, type OutboundRow } from "./outbound-store.ts";
 import { matchKeyOf, retrievalReferenceNumber, transmissionDateTime, type Exchange, type OutboundConnection } from "./outbound-connection.ts";
 
+class FencedOff extends Error {}
+
 /**
  * POST /v1/card-authorizations, the acquirer side, as a two-phase flow: (1) claim the
  * Idempotency-Key and persist the 0100 in one transaction, commit; (2) send it and wait; (3) in a
@@ -22,28 +25,7 @@ import { matchKeyOf, retrievalReferenceNumber, transmissionDateTime, type Exchan
  * A takeover of a key whose earlier attempt died never sends a second 0100: it answers from
  * that attempt's row, reversing it if it was never decided.
  */
-export const cardAuthorizationEndpoint = "POST /v1/card-authorizations";
-
-export interface CardAuthorizationRequest {
-  tenantId: string;
-  idempotencyKey: string;
-  pan: string;
-  amountMinor: bigint;
-  currency: string;
-  terminal: string;     // DE 41, up to 8 characters
-  merchant: string;     // DE 42, up to 15 characters
-}
-
-export type AuthorizeOutcome =
-  | { kind: "answer"; response: StoredResponse; replayed: boolean }
-  | { kind: "key_reuse"; differing: string[] }
-  | { kind: "in_progress" }
-  | { kind: "scheme_unavailable" }
-  | { kind: "scheme_busy" };
-
-class FencedOff extends Error {}
-
-export class CardAuthorizer {
+export class CardAuthorizer implements CardAuthorizationSender {
   constructor(private readonly pool: Pool, private readonly keys: CardKeys, private readonly outbound: OutboundConnection | undefined, private readonly logger: Logger) {
     if (outbound !== undefined) outbound.undecidedHandler = (row) => this.reverseUndecided(row);
   }
@@ -100,33 +82,41 @@ export class CardAuthorizer {
         return { kind: "answer", response: phase1.response, replayed: false };
       }
 
-      // Phase 2: the 0100 is on record; now it goes out.
-      const exchange = await outbound.exchange(message);
-      const needsReversal = exchange.kind !== "response";
-      const secondStan = needsReversal ? await outbound.stans.next() : undefined;
-      let response: StoredResponse;
-      try {
-        response = await withTransaction(this.pool, async (tx) => {
-          await this.decide(tx, request, message, exchange, secondStan);
-          const row = await findOutbound(tx, request.tenantId, request.idempotencyKey);
-          if (row === undefined) throw new Error("the outbound row written in phase 1 is gone");
-          const stored = storedResponseOf(row);
-          if (!(await complete(tx, scope, phase1.attempt, stored))) throw new FencedOff();
-          return stored;
-        });
-      } catch (error) {
-        // Another attempt took the key over; this row stays 'sent' and the reversal job undoes it.
-        if (error instanceof FencedOff) return { kind: "in_progress" };
-        throw error;
-      } finally {
-        for (const late of outbound.finish(message)) await outbound.recordLate(late);
-      }
-      if (needsReversal) outbound.kickReversals();
-      this.logger.info({ tenantId: request.tenantId, stan, outcome: JSON.parse(response.body).status, exchange: exchange.kind }, "card authorization decided");
-      return { kind: "answer", response, replayed: false };
+      return await this.sendAndDecide(request, scope, outbound, message, phase1.attempt);
     } finally {
       release();
     }
+  }
+
+  /**
+   * Phase 2: the 0100 is on record; now it goes out. The response (or, on a timeout or a lost
+   * connection, the reversal) is recorded and the key completed in one transaction, fenced by the
+   * claim's attempt.
+   */
+  private async sendAndDecide(request: CardAuthorizationRequest, scope: IdempotencyScope, outbound: OutboundConnection, message: Message, attempt: number): Promise<AuthorizeOutcome> {
+    const exchange = await outbound.exchange(message);
+    const needsReversal = exchange.kind !== "response";
+    const secondStan = needsReversal ? await outbound.stans.next() : undefined;
+    let response: StoredResponse;
+    try {
+      response = await withTransaction(this.pool, async (tx) => {
+        await this.decide(tx, request, message, exchange, secondStan);
+        const row = await findOutbound(tx, request.tenantId, request.idempotencyKey);
+        if (row === undefined) throw new Error("the outbound row written in phase 1 is gone");
+        const stored = storedResponseOf(row);
+        if (!(await complete(tx, scope, attempt, stored))) throw new FencedOff();
+        return stored;
+      });
+    } catch (error) {
+      // Another attempt took the key over; this row stays 'sent' and the reversal job undoes it.
+      if (error instanceof FencedOff) return { kind: "in_progress" };
+      throw error;
+    } finally {
+      for (const late of outbound.finish(message)) await outbound.recordLate(late);
+    }
+    if (needsReversal) outbound.kickReversals();
+    this.logger.info({ tenantId: request.tenantId, stan: message.fields[11], outcome: JSON.parse(response.body).status, exchange: exchange.kind }, "card authorization decided");
+    return { kind: "answer", response, replayed: false };
   }
 
   private authorizationMessage(request: CardAuthorizationRequest, stan: string, transmission: string): Message {

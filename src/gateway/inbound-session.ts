@@ -33,6 +33,7 @@ export function runInboundSession(deps: InboundDependencies & { logger: Logger }
     logger.info({ connection }, "scheme connection idle past its timeout; closing");
     close("idle");
   });
+  const session: SessionContext = { deps, logger, codec, connection, send: (message) => framed.send(message) };
   let signedOn = false;
   let inflight = 0;
   const waiting: Message[] = [];
@@ -74,7 +75,7 @@ export function runInboundSession(deps: InboundDependencies & { logger: Logger }
     while (inflight < options.inflightPerConnectionMax && waiting.length > 0) {
       const message = waiting.shift() as Message;
       inflight++;
-      const work = answer(message, signOnBefore(message)).finally(() => {
+      const work = answerMessage(session, message, signOnBefore(message)).finally(() => {
         inflight--;
         running.delete(work);
         pump();
@@ -84,34 +85,45 @@ export function runInboundSession(deps: InboundDependencies & { logger: Logger }
     if (waiting.length > 0 || inflight >= options.inflightPerConnectionMax) socket.pause();
     else if (socket.isPaused()) socket.resume();
   }
+}
 
-  async function answer(message: Message, admitted: boolean): Promise<void> {
-    const startedMs = performance.now();
-    const observe = (outcome: string) => iso8583MessageDuration.observe({ direction: "inbound", message_class: messageClassOf(message.mti), outcome }, (performance.now() - startedMs) / 1_000);
-    if (!admitted) {
-      logger.warn({ connection, mti: message.mti, stan: textField(message, 11) }, "financial message before sign-on; answered 91, no effect");
-      if (expectsResponse(message.mti)) framed.send(buildResponse(message, "signOnRequired"));
-      observe("not_signed_on");
+/** What answering one message needs of its connection. */
+interface SessionContext {
+  deps: InboundDependencies;
+  logger: Logger;
+  codec: Codec;
+  connection: string;
+  send(message: Message): void;
+}
+
+/** Decides one message and sends its response; a message before sign-on (when required) is answered 91. */
+async function answerMessage(session: SessionContext, message: Message, admitted: boolean): Promise<void> {
+  const { deps, logger, codec, connection } = session;
+  const startedMs = performance.now();
+  const observe = (outcome: string) => iso8583MessageDuration.observe({ direction: "inbound", message_class: messageClassOf(message.mti), outcome }, (performance.now() - startedMs) / 1_000);
+  if (!admitted) {
+    logger.warn({ connection, mti: message.mti, stan: textField(message, 11) }, "financial message before sign-on; answered 91, no effect");
+    if (expectsResponse(message.mti)) session.send(buildResponse(message, "signOnRequired"));
+    observe("not_signed_on");
+    return;
+  }
+  try {
+    const result = await handleInbound(deps, message, { connection });
+    if (logger.isLevelEnabled("debug")) logger.debug({ connection, message: maskMessage(message, codec.dictionary), decision: result.decision, tenantId: result.tenantId }, "inbound message");
+    if (result.response === undefined) {
+      logger.info({ connection, mti: message.mti, stan: textField(message, 11) }, "message needs no answer; not answered");
       return;
     }
-    try {
-      const result = await handleInbound(deps, message, { connection });
-      if (logger.isLevelEnabled("debug")) logger.debug({ connection, message: maskMessage(message, codec.dictionary), decision: result.decision, tenantId: result.tenantId }, "inbound message");
-      if (result.response === undefined) {
-        logger.info({ connection, mti: message.mti, stan: textField(message, 11) }, "message needs no answer; not answered");
-        return;
-      }
-      if (textField(result.response, 39) === "30") {
-        logger.warn({ connection, message: maskMessage(message, codec.dictionary), decision: result.decision }, "format error");
-      }
-      iso8583InboundMessages.inc({ mti: message.mti, response_code: String(result.response.fields[39]) });
-      framed.send(result.response);
-      observe("answered");
-    } catch (error) {
-      // Nothing was committed: the scheme repeats, or stands in for us.
-      logger.error({ connection, mti: message.mti, stan: textField(message, 11), err: error instanceof Error ? error.message : String(error) }, "inbound message failed");
-      if (expectsResponse(message.mti)) framed.send(buildResponse(message, "systemMalfunction"));
-      observe("failed");
+    if (textField(result.response, 39) === "30") {
+      logger.warn({ connection, message: maskMessage(message, codec.dictionary), decision: result.decision }, "format error");
     }
+    iso8583InboundMessages.inc({ mti: message.mti, response_code: String(result.response.fields[39]) });
+    session.send(result.response);
+    observe("answered");
+  } catch (error) {
+    // Nothing was committed: the scheme repeats, or stands in for us.
+    logger.error({ connection, mti: message.mti, stan: textField(message, 11), err: error instanceof Error ? error.message : String(error) }, "inbound message failed");
+    if (expectsResponse(message.mti)) session.send(buildResponse(message, "systemMalfunction"));
+    observe("failed");
   }
 }

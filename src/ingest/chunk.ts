@@ -13,9 +13,9 @@ import type { IngestRecord } from "../normalize/ingest-record.ts";
 import { achFileCreationOfKey } from "../normalize/from-ach.ts";
 import { postingRuleFor, reversalFor, transferFor, transferKeyOf, type PartnerAccounts, type PostingRule } from "../normalize/posting-rules.ts";
 import { enqueueEvents } from "../outbox/outbox-store.ts";
-import { ingestFaultPoint } from "./fault-points.ts";
+import { ingestFaultPoint } from "../files/fault-points.ts";
 import { describePayment, relateByUetr, uetrRules, type PaymentContent } from "../normalize/uetr-rules.ts";
-import { resolveAliases, type Partner } from "./partners.ts";
+import { resolveAliases, type Partner } from "../partners/partners.ts";
 import { recordReturnEntries, type ReturnEntryDraft } from "../partners/returns/return-store.ts";
 import { returnReasonFor } from "../protocols/ach/return-reasons.ts";
 

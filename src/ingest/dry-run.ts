@@ -2,8 +2,8 @@ import { limits } from "../config/limits.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
-import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
-import { droppedRecordsNote, positionOf, type DroppedRecord, type DroppedRecords, type ReportedFinding } from "./report.ts";
+import { fileRecords, scanFile, type ContentSource } from "../files/file-reader.ts";
+import { droppedRecordsNote, positionOf, type DroppedRecord, type DroppedRecords, type ReportedFinding } from "../files/report.ts";
 
 export type DryRunVerdict = "new" | "already_applied" | "changed" | "rejected";
 

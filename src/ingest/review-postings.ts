@@ -7,7 +7,7 @@ import {
   compensationFor, correctionKinds, newPaymentTransferKeyOf, postingRuleFor, replacementTransferKeyOf, reversalFor, transferFor,
   type PostingRule, type Transfer,
 } from "../normalize/posting-rules.ts";
-import { ensurePartnerAccounts, findPartner, resolveAliases } from "./partners.ts";
+import { ensurePartnerAccounts, findPartner, resolveAliases } from "../partners/partners.ts";
 import type { ReviewRow } from "./review.ts";
 
 /** What a decision does to a dedup mark: its new state and effect, and for a replace its new content. */

@@ -27,12 +27,31 @@ const PROBLEMS_MAX = 1_000; // enough to act on; the counts say how bad it is be
  * projector run); no customer account is negative. Reads only.
  */
 export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
-  const problems: VerifyProblem[] = [];
   const counts = await db.query<{ tenants: bigint; accounts: bigint; transfers: bigint; entries: bigint }>(
     `SELECT (SELECT count(DISTINCT tenant_id) FROM account) AS tenants, (SELECT count(*) FROM account) AS accounts,
             (SELECT count(*) FROM transfer) AS transfers, (SELECT count(*) FROM ledger_entry) AS entries`,
   );
 
+  const problems: VerifyProblem[] = [
+    ...(await unbalancedTransfers(db)),
+    ...(await projectionMismatches(db)),
+    ...(await negativeCustomerBalances(db)),
+  ];
+
+  const c = counts.rows[0];
+  return {
+    ok: problems.length === 0,
+    tenants: Number(c?.tenants ?? 0n),
+    accounts: Number(c?.accounts ?? 0n),
+    transfers: Number(c?.transfers ?? 0n),
+    entries: Number(c?.entries ?? 0n),
+    problems,
+    problemsMax: PROBLEMS_MAX,
+  };
+}
+
+/** Transfers with fewer than two legs, or whose debits and credits differ in a currency. */
+async function unbalancedTransfers(db: Queryable): Promise<VerifyProblem[]> {
   const unbalanced = await db.query<{ tenant_id: string; transfer_key: string; detail: string }>(
     `SELECT t.tenant_id, t.transfer_key,
             coalesce(string_agg(DISTINCT s.currency || ' D' || s.debits || ' C' || s.credits, ', '), 'no entries') AS detail
@@ -50,11 +69,13 @@ export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
       LIMIT $1`,
     [PROBLEMS_MAX],
   );
-  for (const row of unbalanced.rows) {
-    problems.push({ code: "LEDGER_TRANSFER_UNBALANCED_STORED", tenantId: row.tenant_id, transferKey: row.transfer_key, message: `transfer ${row.transfer_key} does not balance: ${row.detail}` });
-  }
+  return unbalanced.rows.map((row) => ({
+    code: "LEDGER_TRANSFER_UNBALANCED_STORED", tenantId: row.tenant_id, transferKey: row.transfer_key, message: `transfer ${row.transfer_key} does not balance: ${row.detail}`,
+  }));
+}
 
-  // The balance a read gives (folded sums plus delta rows) against the entries themselves.
+/** The balance a read gives (folded sums plus delta rows) against the entries themselves, in one statement: one snapshot. */
+async function projectionMismatches(db: Queryable): Promise<VerifyProblem[]> {
   const projection = await db.query<{ tenant_id: string; account_id: string; projected_debits: string; projected_credits: string; debits: string; credits: string }>(
     `WITH truth AS (
        SELECT tenant_id, account_id,
@@ -77,13 +98,14 @@ export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
       ORDER BY 1, 2 LIMIT $1`,
     [PROBLEMS_MAX],
   );
-  for (const row of projection.rows) {
-    problems.push({
-      code: "LEDGER_PROJECTION_MISMATCH", tenantId: row.tenant_id, accountId: row.account_id,
-      message: `account ${row.account_id}: projection D${row.projected_debits} C${row.projected_credits}, entries D${row.debits} C${row.credits}`,
-    });
-  }
+  return projection.rows.map((row) => ({
+    code: "LEDGER_PROJECTION_MISMATCH", tenantId: row.tenant_id, accountId: row.account_id,
+    message: `account ${row.account_id}: projection D${row.projected_debits} C${row.projected_credits}, entries D${row.debits} C${row.credits}`,
+  }));
+}
 
+/** Customer accounts whose entries sum below zero. */
+async function negativeCustomerBalances(db: Queryable): Promise<VerifyProblem[]> {
   const negative = await db.query<{ tenant_id: string; account_id: string; balance: string }>(
     `SELECT a.tenant_id, a.account_id, (coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C'), 0)
                                       - coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D'), 0))::text AS balance
@@ -94,20 +116,9 @@ export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
       LIMIT $1`,
     [PROBLEMS_MAX],
   );
-  for (const row of negative.rows) {
-    problems.push({ code: "LEDGER_NEGATIVE_CUSTOMER_BALANCE", tenantId: row.tenant_id, accountId: row.account_id, message: `customer account ${row.account_id} is negative: ${row.balance}` });
-  }
-
-  const c = counts.rows[0];
-  return {
-    ok: problems.length === 0,
-    tenants: Number(c?.tenants ?? 0n),
-    accounts: Number(c?.accounts ?? 0n),
-    transfers: Number(c?.transfers ?? 0n),
-    entries: Number(c?.entries ?? 0n),
-    problems,
-    problemsMax: PROBLEMS_MAX,
-  };
+  return negative.rows.map((row) => ({
+    code: "LEDGER_NEGATIVE_CUSTOMER_BALANCE", tenantId: row.tenant_id, accountId: row.account_id, message: `customer account ${row.account_id} is negative: ${row.balance}`,
+  }));
 }
 
 export interface LedgerStats {

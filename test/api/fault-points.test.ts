@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { FaultPoint } from "../../src/api/fault-points.ts";
+import type { FaultPoint } from "../../src/requests/fault-points.ts";
 import { ApiClient } from "../support/api-client.ts";
 import { givenTenant } from "../support/api-server.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addAccountAlias, createPartner } from "../../src/ingest/partners.ts";
+import { addAccountAlias, createPartner } from "../../src/partners/partners.ts";
 import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator, signIn, type OpsClient } from "../support/ops-client.ts";

@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addAccountAlias, createPartner } from "../../src/ingest/partners.ts";
+import { addAccountAlias, createPartner } from "../../src/partners/partners.ts";
 import { listReviews } from "../../src/ingest/review.ts";
 import { setFourEyesAboveMinor } from "../../src/operators/operators.ts";
 import { ApiClient } from "../support/api-client.ts";

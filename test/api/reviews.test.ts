@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPartner, addAccountAlias } from "../../src/ingest/partners.ts";
+import { createPartner, addAccountAlias } from "../../src/partners/partners.ts";
 import { listReviews } from "../../src/ingest/review.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";

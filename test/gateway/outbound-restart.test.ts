@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
 import { cardIdentity } from "../../src/cards/cards.ts";
 import { withTransaction } from "../../src/db/transaction.ts";
-import { cardAuthorizationEndpoint } from "../../src/gateway/card-authorizations.ts";
+import { cardAuthorizationEndpoint } from "../../src/cards/card-authorization.ts";
 import { matchKeyOf } from "../../src/gateway/outbound-connection.ts";
 import { insertOutbound } from "../../src/gateway/outbound-store.ts";
 import { approveEverything, cardRequest, SchemeServer } from "../../src/gateway/scheme-simulator.ts";

@@ -3,7 +3,7 @@ import { compensateIncident } from "../../src/incidents/compensate.ts";
 import { openIncident } from "../../src/incidents/perimeter.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
-import { addAccountAlias } from "../../src/ingest/partners.ts";
+import { addAccountAlias } from "../../src/partners/partners.ts";
 import { listReviews } from "../../src/ingest/review.ts";
 import { decideReview } from "../../src/ingest/review-decision.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { compensateIncident } from "../../src/incidents/compensate.ts";
 import { openIncident } from "../../src/incidents/perimeter.ts";
 import { isSourcePaused, pauseSource, resumeSource } from "../../src/incidents/source-pause.ts";
-import { createPartner } from "../../src/ingest/partners.ts";
+import { createPartner } from "../../src/partners/partners.ts";
 import { balanceOf } from "../../src/ledger/balance.ts";
 import { cardRequest } from "../../src/gateway/scheme-simulator.ts";
 import { fund, givenApiWorld, paymentRequest, type ApiWorld } from "../support/api-scenario.ts";

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { limits } from "../../src/config/limits.ts";
-import { processFile, unfinishedFiles } from "../../src/ingest/pipeline.ts";
-import { receiveFile, sanitizeFileName, storedContent } from "../../src/ingest/receipt.ts";
-import { SftpPoller } from "../../src/ingest/sftp.ts";
+import { processFile, unfinishedFiles } from "../../src/files/pipeline.ts";
+import { receiveFile, sanitizeFileName, storedContent } from "../../src/files/receipt.ts";
+import { SftpPoller } from "../../src/sources/sftp.ts";
 import { createLogger } from "../../src/observability/logger.ts";
 import { routingCheckDigit } from "../../src/protocols/ach/routing.ts";
 import { writeAchFile } from "../../src/protocols/ach/writer.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openAccount } from "../../src/ledger/accounts.ts";
-import { addAccountAlias } from "../../src/ingest/partners.ts";
+import { addAccountAlias } from "../../src/partners/partners.ts";
 import { post, transferOf } from "../support/ledger-fixtures.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { balances, fixture, givenScene, ingest, noOutcomes, settlementOf } from "./support.ts";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { resumeUnfinished } from "../../src/ingest/pipeline.ts";
+import { resumeUnfinished } from "../../src/files/pipeline.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { balances, givenTwin, ingest, ledgerLines, noOutcomes, writeGeneratedAch } from "./support.ts";

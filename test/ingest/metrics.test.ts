@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { refreshIngestGauges } from "../../src/ingest/pipeline.ts";
-import { receiveFile } from "../../src/ingest/receipt.ts";
+import { refreshIngestGauges } from "../../src/files/pipeline.ts";
+import { receiveFile } from "../../src/files/receipt.ts";
 import { registry } from "../../src/observability/metrics.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { fixture, givenScene, ingest } from "./support.ts";

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { accountStatement } from "../../src/ledger/statement.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
-import { addAccountAlias } from "../../src/ingest/partners.ts";
+import { addAccountAlias } from "../../src/partners/partners.ts";
 import { listReviews } from "../../src/ingest/review.ts";
 import { decideReview, type ReviewDecisionKind } from "../../src/ingest/review-decision.ts";
 import { compensations } from "../../src/observability/metrics.ts";

@@ -3,8 +3,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/observability/logger.ts";
-import { DropFolder } from "../../src/ingest/drop-folder.ts";
-import { sanitizeFileName } from "../../src/ingest/receipt.ts";
+import { DropFolder } from "../../src/sources/drop-folder.ts";
+import { sanitizeFileName } from "../../src/files/receipt.ts";
 import type { AddressInfo } from "node:net";
 import type { FastifyInstance } from "fastify";
 import { registerFileRoutes } from "../../src/api/routes/files.ts";
@@ -13,7 +13,7 @@ import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { startServeProcess } from "../support/serve-process.ts";
 import { fixture, givenScene, noOutcomes, type Scene } from "./support.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";
-import { createPartner } from "../../src/ingest/partners.ts";
+import { createPartner } from "../../src/partners/partners.ts";
 
 const quiet = createLogger({ level: "silent" });
 

@@ -3,10 +3,10 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Pool } from "../../src/db/pool.ts";
 import { signedBalance, type AccountKind } from "../../src/ledger/account-kinds.ts";
-import { createPartner, type Partner } from "../../src/ingest/partners.ts";
-import { ingestArrival, type IngestOptions } from "../../src/ingest/pipeline.ts";
-import type { FileSource } from "../../src/ingest/receipt.ts";
-import type { FileReport } from "../../src/ingest/report.ts";
+import { createPartner, type Partner } from "../../src/partners/partners.ts";
+import { ingestArrival, type IngestOptions } from "../../src/files/pipeline.ts";
+import type { FileSource } from "../../src/files/receipt.ts";
+import type { FileReport } from "../../src/files/report.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";
 
 const fixturesDir = fileURLToPath(new URL("../../fixtures/", import.meta.url));

@@ -2,7 +2,7 @@ import { headers } from "@nats-io/transport-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { registerPaymentRequestRoutes } from "../../src/api/routes/payment-requests.ts";
 import { createLogger } from "../../src/observability/logger.ts";
-import { startNatsInbox, type NatsInbox } from "../../src/outbox/inbox/nats-inbox.ts";
+import { startNatsInbox, type NatsInbox } from "../../src/sources/nats-inbox.ts";
 import { openEventStream, STREAM_NAME, type EventStream } from "../../src/outbox/nats/event-stream.ts";
 import { ApiClient } from "../support/api-client.ts";
 import { givenTenant, startTestApi, type TestApi } from "../support/api-server.ts";

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Finding } from "../../src/errors/finding.ts";
-import { ingestSettings } from "../../src/ingest/sources-config.ts";
+import { ingestSettings } from "../../src/config/sources-config.ts";
 import { partnerDestination } from "../../src/partners/outbound/outbound-store.ts";
 import { partnerDeliverers } from "../../src/partners/outbound/outbound-deliverers.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";

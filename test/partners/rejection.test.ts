@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import SftpClient from "ssh2-sftp-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SftpPoller } from "../../src/ingest/sftp.ts";
+import { SftpPoller } from "../../src/sources/sftp.ts";
 import { createLogger } from "../../src/observability/logger.ts";
 import { defaultRelaySettings, relayPass } from "../../src/outbox/relay.ts";
 import { partnerDestination } from "../../src/partners/outbound/outbound-store.ts";

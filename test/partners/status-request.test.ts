@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addAccountAlias } from "../../src/ingest/partners.ts";
+import { addAccountAlias } from "../../src/partners/partners.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { outboundFiles } from "../../src/partners/outbound/outbound-store.ts";
 import { readIso20022Sync } from "../../src/protocols/iso20022/reader.ts";

@@ -1,7 +1,7 @@
 import { loadCardKeys } from "../../src/cards/card-key.ts";
 import { addCard, withLuhnCheckDigit } from "../../src/cards/cards.ts";
 import { withTransaction } from "../../src/db/transaction.ts";
-import { addAccountAlias, createPartner } from "../../src/ingest/partners.ts";
+import { addAccountAlias, createPartner } from "../../src/partners/partners.ts";
 import { routingCheckDigit } from "../../src/protocols/ach/routing.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";
 import { simBounds } from "./bounds.ts";

@@ -4,8 +4,9 @@ import { balanceOf } from "../../ledger/balance.ts";
 import { accountStatement, statementDocument } from "../../ledger/statement.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
-import { jsonReply, problemReply } from "../reply.ts";
-import { accountBody, describeIssues, statementQuery } from "../schemas.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
+import { describeIssues } from "../../errors/schema-issues.ts";
+import { accountBody, statementQuery } from "../schemas.ts";
 
 export function registerAccountRoutes(app: FastifyInstance, deps: ApiDependencies): void {
   /**

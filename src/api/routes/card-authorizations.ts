@@ -1,13 +1,13 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
 import { isPanWellFormed } from "../../cards/cards.ts";
-import { cardAuthorizationEndpoint, type CardAuthorizer } from "../../gateway/card-authorizations.ts";
+import { cardAuthorizationEndpoint, type CardAuthorizationSender } from "../../cards/card-authorization.ts";
 import { currencyByCode, decimalToMinor } from "../../protocols/iso4217/currency.ts";
 import { maskPan } from "../../protocols/iso8583/index.ts";
 import { send, tenantOf } from "../http-context.ts";
-import { idempotencyKeyOf } from "../idempotent-request.ts";
-import { problemReply } from "../reply.ts";
-import { describeIssues } from "../schemas.ts";
+import { idempotencyKeyOf } from "../../requests/idempotent-request.ts";
+import { problemReply } from "../../requests/reply.ts";
+import { describeIssues } from "../../errors/schema-issues.ts";
 
 /**
  * POST /v1/card-authorizations: an authorization sent to the card scheme as an ISO 8583 0100.
@@ -24,7 +24,7 @@ const cardAuthorizationBody = z.object({
   merchant: z.string().min(1).max(15).regex(printable, "printable ASCII"),  // DE 42
 }).strict();
 
-export function registerCardAuthorizationRoutes(app: FastifyInstance, deps: { authorizer: CardAuthorizer }): void {
+export function registerCardAuthorizationRoutes(app: FastifyInstance, deps: { authorizer: CardAuthorizationSender }): void {
   app.post("/v1/card-authorizations", async (request, reply) => {
     const tenant = tenantOf(request);
     const key = idempotencyKeyOf(cardAuthorizationEndpoint, request.headers["idempotency-key"]);

@@ -2,13 +2,13 @@ import { createHash } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
-import { partnerForIngest } from "../../ingest/partners.ts";
-import { processFile } from "../../ingest/pipeline.ts";
-import { receiveSmallFileInTransaction, sanitizeFileName } from "../../ingest/receipt.ts";
-import { fileOutcomes, fileReport, listFiles } from "../../ingest/report.ts";
+import { partnerForIngest } from "../../partners/partners.ts";
+import { processFile } from "../../files/pipeline.ts";
+import { receiveSmallFileInTransaction, sanitizeFileName } from "../../files/receipt.ts";
+import { fileOutcomes, fileReport, listFiles } from "../../files/report.ts";
 import { send, tenantOf } from "../http-context.ts";
-import { runIdempotent } from "../idempotent-request.ts";
-import { jsonReply, problemReply } from "../reply.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
 
 export interface FileRouteDependencies {
   pool: Pool;

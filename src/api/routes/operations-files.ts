@@ -3,14 +3,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
 import { dryRun } from "../../ingest/dry-run.ts";
-import { partnerForIngest } from "../../ingest/partners.ts";
-import { processFile } from "../../ingest/pipeline.ts";
-import { receiveSmallFileInTransaction, sanitizeFileName } from "../../ingest/receipt.ts";
-import { fileOutcomes, fileReport, listFiles } from "../../ingest/report.ts";
+import { partnerForIngest } from "../../partners/partners.ts";
+import { processFile } from "../../files/pipeline.ts";
+import { receiveSmallFileInTransaction, sanitizeFileName } from "../../files/receipt.ts";
+import { fileOutcomes, fileReport, listFiles } from "../../files/report.ts";
 import { send } from "../http-context.ts";
-import { runIdempotent } from "../idempotent-request.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf, operatorWithRole } from "../operator-session.ts";
-import { jsonReply, problemReply } from "../reply.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 
 interface Upload { name: string; partnerId: string; body: Buffer }

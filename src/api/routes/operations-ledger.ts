@@ -8,11 +8,12 @@ import { accountStatement, statementDocument } from "../../ledger/statement.ts";
 import { moveAsOperator } from "../../operators/four-eyes.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { send } from "../http-context.ts";
-import { runIdempotent } from "../idempotent-request.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf, operatorWithRole } from "../operator-session.ts";
 import { suspenseMoveBody } from "../operations-schemas.ts";
-import { jsonReply, problemReply, type Reply } from "../reply.ts";
-import { describeIssues, statementQuery } from "../schemas.ts";
+import { jsonReply, problemReply, type Reply } from "../../requests/reply.ts";
+import { describeIssues } from "../../errors/schema-issues.ts";
+import { statementQuery } from "../schemas.ts";
 
 /** A refusal of the record core, the ledger or four eyes as a problem reply (the one catalog). */
 export function refusal(error: Finding): Reply {

@@ -7,11 +7,11 @@ import { countByReason, decideDifferenceAsOperator } from "../../operators/diffe
 import { findOutbox, listOutbox, oldestUndeliveredAgeSeconds, retryDead } from "../../outbox/outbox-store.ts";
 import { listOpenDifferences } from "../../recon/differences.ts";
 import { send } from "../http-context.ts";
-import { runIdempotent } from "../idempotent-request.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf, operatorWithRole } from "../operator-session.ts";
 import { opsDifferenceDecisionBody, opsRetryBody } from "../operations-schemas.ts";
-import { jsonReply, problemReply } from "../reply.ts";
-import { describeIssues } from "../schemas.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
+import { describeIssues } from "../../errors/schema-issues.ts";
 import { refusal } from "./operations-ledger.ts";
 
 /**

@@ -10,11 +10,12 @@ import { send } from "../http-context.ts";
 import { registerFileOperations } from "./operations-files.ts";
 import { registerLedgerOperations, refusal } from "./operations-ledger.ts";
 import { registerRecoveryOperations } from "./operations-recovery.ts";
-import { runIdempotent } from "../idempotent-request.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf, operatorWithRole, requireSession, sessionCookie } from "../operator-session.ts";
 import { fourEyesBody, opsApprovalBody, opsDecisionBody, signInBody } from "../operations-schemas.ts";
-import { jsonReply, problemReply } from "../reply.ts";
-import { describeIssues, reviewQuery } from "../schemas.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
+import { describeIssues } from "../../errors/schema-issues.ts";
+import { reviewQuery } from "../schemas.ts";
 
 /**
  * The operations API (issue 14, docs/decisions/0026): operators sign in with the secret

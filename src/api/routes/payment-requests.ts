@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { send, tenantOf, type ApiDependencies } from "../http-context.ts";
-import { applyPaymentRequest } from "../payment-request.ts";
+import { applyPaymentRequest } from "../../payments/payment-request.ts";
 
 /** The inbox's channel name in idempotency records: the source's Message-Id is the key. */
 export const HTTP_INBOX_ENDPOINT = "inbox http payment-requests";

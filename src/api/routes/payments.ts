@@ -2,10 +2,10 @@ import type { FastifyInstance } from "fastify";
 import { findPayment } from "../../payments/payments.ts";
 import { isIntentInProgress } from "../../payments/intent-lock.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
-import { applyPaymentRequest } from "../payment-request.ts";
-import { jsonReply, problemReply } from "../reply.ts";
-import { describeIssues, paymentQuery } from "../schemas.ts";
-import { paymentView } from "../views.ts";
+import { applyPaymentRequest, paymentView } from "../../payments/payment-request.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
+import { describeIssues } from "../../errors/schema-issues.ts";
+import { paymentQuery } from "../schemas.ts";
 
 const ENDPOINT = "POST /v1/payments";
 

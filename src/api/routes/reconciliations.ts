@@ -8,7 +8,7 @@ import { runReconciliation, showRun } from "../../recon/runs.ts";
 import { limits } from "../../config/limits.ts";
 import { send, tenantOf } from "../http-context.ts";
 import { reconDecisionBody, reconRunBody } from "../schemas.ts";
-import { jsonReply, problemReply } from "../reply.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
 
 const RESULT_ROWS_MAX = 10_000; // rows of a run returned at once; the counts cover the rest
 const formats = new Set(["camt053", "camt054", "ach", "csv"]);

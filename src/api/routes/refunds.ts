@@ -1,9 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import { createRefund } from "../../payments/refunds.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
-import { runIdempotent } from "../idempotent-request.ts";
-import { jsonReply, problemReply } from "../reply.ts";
-import { describeIssues, refundBody } from "../schemas.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
+import { describeIssues } from "../../errors/schema-issues.ts";
+import { refundBody } from "../schemas.ts";
 import { refundView } from "../views.ts";
 
 const ENDPOINT = "POST /v1/refunds";

@@ -2,9 +2,10 @@ import type { FastifyInstance } from "fastify";
 import { listReviews } from "../../ingest/review.ts";
 import { countCompensations, decideReviewInTransaction, type DecisionOutcome } from "../../ingest/review-decision.ts";
 import { send, tenantOf, type ApiDependencies } from "../http-context.ts";
-import { runIdempotent } from "../idempotent-request.ts";
-import { jsonReply, problemReply } from "../reply.ts";
-import { describeIssues, reviewDecisionBody, reviewQuery } from "../schemas.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
+import { describeIssues } from "../../errors/schema-issues.ts";
+import { reviewDecisionBody, reviewQuery } from "../schemas.ts";
 
 const DECISION_ENDPOINT = "POST /v1/reviews/{id}/decision";
 

@@ -1,6 +1,6 @@
 import type { Command } from "commander";
 import type { Queryable } from "../../db/pool.ts";
-import { fileOutcomes, fileReport, listFiles } from "../../ingest/report.ts";
+import { fileOutcomes, fileReport, listFiles } from "../../files/report.ts";
 import { withDatabase } from "../context.ts";
 import { printDropped } from "./ingest.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";

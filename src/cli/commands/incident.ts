@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { compensateIncident } from "../../incidents/compensate.ts";
 import { incidentChannels, openIncident, showIncident, type IncidentChannel, type IncidentDetail, type PerimeterCriteria } from "../../incidents/perimeter.ts";
 import { listPausedSources, pauseSource, resumeSource, type SourceName } from "../../incidents/source-pause.ts";
-import { findPartner } from "../../ingest/partners.ts";
+import { findPartner } from "../../partners/partners.ts";
 import type { Queryable } from "../../db/pool.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";

@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { limits } from "../../config/limits.ts";
 import type { Queryable } from "../../db/pool.ts";
-import { findPartner, type Partner } from "../../ingest/partners.ts";
-import { cutReturnFile } from "../../partners/returns/cut.ts";
+import { findPartner, type Partner } from "../../partners/partners.ts";
+import { cutReturnFile } from "../../files/return-cut.ts";
 import { listPendingReturns } from "../../partners/returns/return-store.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";

@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { addAccountAlias, createPartner, listPartners, partnerAccountsOf } from "../../ingest/partners.ts";
+import { addAccountAlias, createPartner, listPartners, partnerAccountsOf } from "../../partners/partners.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";

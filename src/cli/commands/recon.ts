@@ -23,6 +23,13 @@ function countsLine(differences: Record<string, number>): string {
 
 export function registerReconCommands(program: Command): void {
   const recon = program.command("recon").description("reconciliation of settlement accounts against bank statements and partner files");
+  registerImportCommand(recon);
+  registerRunCommands(recon);
+  registerDifferenceCommands(recon);
+}
+
+/** recon import: their side of a settlement account. */
+function registerImportCommand(recon: Command): void {
   recon
     .command("import <file>")
     .description("import their side (camt.053, camt.054, CSV id,date,amount,currency,reference,description); the same file again changes nothing")
@@ -43,6 +50,10 @@ export function registerReconCommands(program: Command): void {
       printLine(`${basename(file)}: ${v.alreadyImported ? "imported before, nothing changed" : "imported"} (${v.format}) ${v.items} items, ${v.seenBefore} seen before, ${v.duplicates} listed twice  [${v.importId}]`);
       for (const warning of v.warnings) printLine(`  warning ${warning.code}: ${warning.message}`);
     });
+}
+
+/** recon run and recon show. */
+function registerRunCommands(recon: Command): void {
   recon
     .command("run")
     .description("reconcile one settlement account over a period; prints matched and differences by reason")
@@ -76,6 +87,10 @@ export function registerReconCommands(program: Command): void {
       }
       if (detail.resultsTruncated) printLine(`  ... more rows than ${SHOW_ROWS_MAX}: use --json or the HTTP API`);
     });
+}
+
+/** recon differences, correct and explain. */
+function registerDifferenceCommands(recon: Command): void {
   recon
     .command("differences")
     .description("open differences, theirs_only first, then the oldest")

@@ -1,5 +1,5 @@
 // Codes of the HTTP API. The problem+json `code` a client sees is the catalog code in lower case
-// (IDEMPOTENCY_KEY_REUSE -> "idempotency_key_reuse"); src/api/problem.ts maps each to its status.
+// (IDEMPOTENCY_KEY_REUSE -> "idempotency_key_reuse"); src/errors/problem.ts maps each to its status.
 export const httpErrorCodes = {
   TENANT_NAME_INVALID: "A tenant name is 1 to 63 letters, digits, '.', '_' or '-'.",
   TENANT_EXISTS: "A tenant with this name exists already.",

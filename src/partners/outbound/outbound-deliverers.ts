@@ -1,11 +1,11 @@
 import type { Pool } from "../../db/pool.ts";
 import { finding, type Finding } from "../../errors/finding.ts";
-import { findPartner } from "../../ingest/partners.ts";
-import type { SftpPartnerSource } from "../../ingest/sources-config.ts";
+import { findPartner } from "../partners.ts";
+import type { SftpPartnerSource } from "../../config/sources-config.ts";
 import type { OutboxDeliverer } from "../../outbox/deliverer.ts";
 import { findTenant } from "../../tenants/tenants.ts";
 import { PartnerFolderDeliverer } from "./folder-deliverer.ts";
-import type { PartnerOutboundSetting } from "./outbound-config.ts";
+import type { PartnerOutboundSetting } from "../../config/partner-outbound-config.ts";
 import { PartnerSftpDeliverer } from "./sftp-deliverer.ts";
 
 /** The deliverers of the configured partners, for the outbox relay; an unknown tenant or partner is a configuration error. */

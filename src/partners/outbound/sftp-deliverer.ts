@@ -4,7 +4,7 @@ import SftpClient from "ssh2-sftp-client";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
 import type { OutboxDeliverer } from "../../outbox/deliverer.ts";
-import { hostKeyFingerprint } from "../../ingest/sftp.ts";
+import { hostKeyFingerprint } from "../../config/sources-config.ts";
 import { partnerDestination } from "./outbound-store.ts";
 import { fileOfMessage, PartnerDeliveryError, type PartnerFileMessage } from "./partner-file-message.ts";
 

@@ -32,6 +32,31 @@ function unwrap(result: { ok: true; value: string } | { ok: false; error: { mess
   return result.value;
 }
 
+function batchHeaderFields(batchNumber: number): AchFieldValues {
+  return {
+    serviceClassCode: "200", companyName: "CLEARLINE PAYROL", companyIdentification: "1231380104", standardEntryClassCode: "PPD",
+    companyEntryDescription: "PAYROLL", companyDescriptiveDate: "JAN 02", effectiveEntryDate: "250103", originatorStatusCode: "1",
+    originatingDfiIdentification: odfi, batchNumber: String(batchNumber),
+  };
+}
+
+/** One random entry (a credit, or a debit one time in five), drawing from `next` in a fixed order: same seed, same file. */
+function entryFields(next: () => number, traceSequence: number): AchFieldValues {
+  const rdfi = String(10_000_000 + Math.floor(next() * 89_999_999));
+  const debit = next() < 0.2;
+  return {
+    transactionCode: debit ? "27" : "22",
+    receivingDfiIdentification: rdfi,
+    checkDigit: routingCheckDigit(rdfi),
+    dfiAccountNumber: String(Math.floor(next() * 1e12)),
+    // Up to $1,000.00: a million of them still fits the 12-digit file totals.
+    amount: String(1 + Math.floor(next() * 100_000)),
+    individualIdentificationNumber: `EMP${String(Math.floor(next() * 1e9)).padStart(9, "0")}`,
+    individualName: names[Math.floor(next() * names.length)],
+    traceNumber: odfi + String(traceSequence).padStart(7, "0"),
+  };
+}
+
 /**
  * A valid N-entry PPD file (credits and debits, mixed service class 200), produced as a stream of
  * Buffers without ever holding the file: benchmarks feed it to a file or straight to the reader.
@@ -81,27 +106,11 @@ export function* generateAchChunks(options: GenerateAchOptions): Generator<Buffe
   const lines: string[] = [];
   for (let b = 1; b <= batches; b++) {
     const count = b === batches ? entries - written : perBatch;
-    const header: AchFieldValues = {
-      serviceClassCode: "200", companyName: "CLEARLINE PAYROL", companyIdentification: "1231380104", standardEntryClassCode: "PPD",
-      companyEntryDescription: "PAYROLL", companyDescriptiveDate: "JAN 02", effectiveEntryDate: "250103", originatorStatusCode: "1",
-      originatingDfiIdentification: odfi, batchNumber: String(b),
-    };
+    const header = batchHeaderFields(b);
     push(unwrap(encodeFixedWidth(layoutNamed("batch-header"), header)));
     const totals = new ControlTotals();
     for (let i = 1; i <= count; i++) {
-      const rdfi = String(10_000_000 + Math.floor(next() * 89_999_999));
-      const debit = next() < 0.2;
-      const fields: AchFieldValues = {
-        transactionCode: debit ? "27" : "22",
-        receivingDfiIdentification: rdfi,
-        checkDigit: routingCheckDigit(rdfi),
-        dfiAccountNumber: String(Math.floor(next() * 1e12)),
-        // Up to $1,000.00: a million of them still fits the 12-digit file totals.
-        amount: String(1 + Math.floor(next() * 100_000)),
-        individualIdentificationNumber: `EMP${String(Math.floor(next() * 1e9)).padStart(9, "0")}`,
-        individualName: names[Math.floor(next() * names.length)],
-        traceNumber: odfi + String(++trace).padStart(7, "0"),
-      };
+      const fields = entryFields(next, ++trace);
       lines.length = 0;
       const encoded = encodeEntry("PPD", { fields }, lines);
       assert(encoded.ok, "generated entry encodes");

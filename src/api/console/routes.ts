@@ -1,24 +1,24 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
-import { limits } from "../config/limits.ts";
-import type { Pool } from "../db/pool.ts";
-import { listReviews, listSuspensePostings } from "../ingest/review.ts";
-import { listFiles } from "../ingest/report.ts";
-import { balanceOf, projectionLag } from "../ledger/balance.ts";
-import { accountStatement, statementDocument } from "../ledger/statement.ts";
-import { oldestUndeliveredAgeSeconds } from "../outbox/outbox-store.ts";
-import { approveProposal, decideAsOperator, listProposals, moveAsOperator } from "../operators/four-eyes.ts";
-import { authenticateOperator } from "../operators/operators.ts";
-import { openSession } from "../operators/sessions.ts";
-import { runIdempotent } from "../api/idempotent-request.ts";
-import { checkSession, operatorOf, sessionCookie } from "../api/operator-session.ts";
-import { jsonReply, problemReply } from "../api/reply.ts";
+import { limits } from "../../config/limits.ts";
+import type { Pool } from "../../db/pool.ts";
+import { listReviews, listSuspensePostings } from "../../ingest/review.ts";
+import { listFiles } from "../../files/report.ts";
+import { balanceOf, projectionLag } from "../../ledger/balance.ts";
+import { accountStatement, statementDocument } from "../../ledger/statement.ts";
+import { oldestUndeliveredAgeSeconds } from "../../outbox/outbox-store.ts";
+import { approveProposal, decideAsOperator, listProposals, moveAsOperator } from "../../operators/four-eyes.ts";
+import { authenticateOperator } from "../../operators/operators.ts";
+import { openSession } from "../../operators/sessions.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
+import { checkSession, operatorOf, sessionCookie } from "../operator-session.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { filesPerDayChart, OUTBOX_LAG_SCALE_SECONDS, outboxLagChart, projectionLagChart } from "./charts.ts";
 import { registerRecoveryPages } from "./recovery-pages.ts";
 import { form, outcomePage, render, shell } from "./shell.ts";
 import { html, page, type Html } from "./html.ts";
 import { uploadScript } from "./upload-script.ts";
-import { minorToDecimal } from "../protocols/iso4217/currency.ts";
+import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 
 
 
@@ -62,6 +62,14 @@ function signInForm(): Html {
 
 
 function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
+  registerFilesPage(pages, deps);
+  registerReviewPages(pages, deps);
+  registerSuspensePages(pages, deps);
+  registerAccountPages(pages, deps);
+}
+
+/** Received files per day and by status, and the re-upload preview of a corrected file. */
+function registerFilesPage(pages: FastifyInstance, deps: { pool: Pool }): void {
   pages.get("/console/files", async (request, reply) => {
     const files = await listFiles(deps.pool, operatorOf(request).tenantId, { limit: limits.ingest.listRowsMax });
     const rows = files.map((f) => html`<tr class="${f.status === "rejected" ? "rejected" : ""}"><td>${f.received_at}</td><td>${f.partner}</td><td>${f.name}</td><td>${f.status}</td><td class="num">${f.records}</td>
@@ -71,7 +79,10 @@ function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
       <div id="preview"></div><p id="actions" hidden><button id="confirm">Confirm</button> <button id="cancel">Cancel</button></p><p id="result"></p>
       <h2>Received</h2><table id="files"><tr><th>received</th><th>partner</th><th>name</th><th>status</th><th>records</th><th>outcomes</th><th>findings</th></tr>${rows}</table>`, uploadScript);
   });
+}
 
+/** The review queue with its decisions, and the proposals waiting for a second approver. */
+function registerReviewPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   pages.get("/console/reviews", async (request, reply) => {
     const operator = operatorOf(request);
     const csrf = request.operatorSession?.csrfToken ?? "";
@@ -127,7 +138,10 @@ function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
     const body = JSON.parse(answer.body) as { message?: string; detail?: string };
     return outcomePage(request, reply, answer.status, body.message ?? body.detail ?? "");
   });
+}
 
+/** Records posted to suspense (no alias matched) and moving them out. */
+function registerSuspensePages(pages: FastifyInstance, deps: { pool: Pool }): void {
   pages.get("/console/suspense", async (request, reply) => {
     const operator = operatorOf(request);
     const csrf = request.operatorSession?.csrfToken ?? "";
@@ -161,7 +175,10 @@ function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
     const body = JSON.parse(answer.body) as { message?: string; detail?: string };
     return outcomePage(request, reply, answer.status, body.message ?? body.detail ?? "");
   });
+}
 
+/** Balances with the projection and outbox lag, and each account's statement. */
+function registerAccountPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   pages.get("/console/accounts", async (request, reply) => {
     const tenantId = operatorOf(request).tenantId;
     const { rows } = await deps.pool.query<{ account_id: string; kind: string }>("SELECT account_id, kind FROM account WHERE tenant_id = $1 ORDER BY account_id LIMIT 1000", [tenantId]);

@@ -5,9 +5,9 @@ import { watch, type FSWatcher } from "chokidar";
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
-import type { Partner } from "./partners.ts";
-import { ingestArrival, type IngestOptions } from "./pipeline.ts";
-import { sanitizeFileName } from "./receipt.ts";
+import type { Partner } from "../partners/partners.ts";
+import { ingestArrival, type IngestOptions } from "../files/pipeline.ts";
+import { sanitizeFileName } from "../files/receipt.ts";
 import { isSourcePaused } from "../incidents/source-pause.ts";
 
 /** Names a drop folder never takes: temp names of a copy in progress and dot files. */

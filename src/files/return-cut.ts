@@ -1,15 +1,15 @@
-import { assert } from "../../assert.ts";
-import { limits } from "../../config/limits.ts";
-import type { Pool } from "../../db/pool.ts";
-import { withTransaction, type Tx } from "../../db/transaction.ts";
-import { storedContent } from "../../ingest/receipt.ts";
-import { parseAch } from "../../protocols/ach/reader.ts";
-import { returnFileModel, type ReturnedEntry } from "../../protocols/ach/return-builder.ts";
-import type { AchEntry } from "../../protocols/ach/types.ts";
-import { writeAchFile } from "../../protocols/ach/writer.ts";
-import { announceOutboundFile } from "../outbound/announce.ts";
-import { storeOutboundFile } from "../outbound/outbound-store.ts";
-import { lockPendingReturns, stampReturns, type PendingReturn } from "./return-store.ts";
+import { assert } from "../assert.ts";
+import { limits } from "../config/limits.ts";
+import type { Pool } from "../db/pool.ts";
+import { withTransaction, type Tx } from "../db/transaction.ts";
+import { storedContent } from "./receipt.ts";
+import { parseAch } from "../protocols/ach/reader.ts";
+import { returnFileModel, type ReturnedEntry } from "../protocols/ach/return-builder.ts";
+import type { AchEntry } from "../protocols/ach/types.ts";
+import { writeAchFile } from "../protocols/ach/writer.ts";
+import { announceOutboundFile } from "../partners/outbound/announce.ts";
+import { storeOutboundFile } from "../partners/outbound/outbound-store.ts";
+import { lockPendingReturns, stampReturns, type PendingReturn } from "../partners/returns/return-store.ts";
 
 export type CutResult =
   | { kind: "cut"; fileKey: string; fileName: string; entries: number }

@@ -1,14 +1,14 @@
-import { assert } from "../../assert.ts";
-import { limits } from "../../config/limits.ts";
-import type { Tx } from "../../db/transaction.ts";
-import { storedContent } from "../../ingest/receipt.ts";
-import { fileOutcomes, paymentStatesByLinkId } from "../../ingest/report.ts";
-import { readIso20022 } from "../../protocols/iso20022/reader.ts";
-import { writePacs002, type TransactionStatus } from "../../protocols/iso20022/pacs002-writer.ts";
-import { groupStatusOf, requestedStatusOf, transactionStatusOf } from "../../protocols/iso20022/status-reasons.ts";
-import type { Iso20022Header } from "../../protocols/iso20022/types.ts";
-import { announceOutboundFile } from "../outbound/announce.ts";
-import { storeOutboundFile } from "../outbound/outbound-store.ts";
+import { assert } from "../assert.ts";
+import { limits } from "../config/limits.ts";
+import type { Tx } from "../db/transaction.ts";
+import { storedContent } from "./receipt.ts";
+import { fileOutcomes, paymentStatesByLinkId } from "./report.ts";
+import { readIso20022 } from "../protocols/iso20022/reader.ts";
+import { writePacs002, type TransactionStatus } from "../protocols/iso20022/pacs002-writer.ts";
+import { groupStatusOf, requestedStatusOf, transactionStatusOf } from "../protocols/iso20022/status-reasons.ts";
+import type { Iso20022Header } from "../protocols/iso20022/types.ts";
+import { announceOutboundFile } from "../partners/outbound/announce.ts";
+import { storeOutboundFile } from "../partners/outbound/outbound-store.ts";
 
 /** Payment instructions answered with their status; status requests answered with the status they ask for. */
 const instructionFamilies = new Set(["pacs.008", "pain.001"]);

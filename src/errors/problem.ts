@@ -1,5 +1,5 @@
-import type { ErrorCode } from "../errors/catalog.ts";
-import { errorCatalog } from "../errors/catalog.ts";
+import type { ErrorCode } from "./catalog.ts";
+import { errorCatalog } from "./catalog.ts";
 
 /**
  * The one place that maps error codes to HTTP statuses. Anything not listed is a 400 (bad

@@ -7,14 +7,14 @@ import type { IngestRecord } from "../normalize/ingest-record.ts";
 import type { SeverityOverrides } from "../protocols/ach/types.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
 import { ingestFilesByStatus, ingestFilesFinished, ingestOldestProcessingAge, ingestRecords } from "../observability/metrics-ingest.ts";
-import { commitChunk, outcomes, type ChunkContext } from "./chunk.ts";
+import { commitChunk, outcomes, type ChunkContext } from "../ingest/chunk.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
-import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
-import { ensurePartnerAccounts, findPartner } from "./partners.ts";
+import { fileRecords, scanFile, type ContentSource, type FileScan } from "./file-reader.ts";
+import { ensurePartnerAccounts, findPartner } from "../partners/partners.ts";
 import { receiveFile, storedContent, type Arrival } from "./receipt.ts";
 import { fileReport, type FileReport } from "./report.ts";
-import { reportFileRejection } from "../partners/status/rejection-report.ts";
-import { reportFileStatus } from "../partners/status/status-report.ts";
+import { reportFileRejection } from "./rejection-report.ts";
+import { reportFileStatus } from "./status-report.ts";
 
 export interface IngestOptions {
   format?: FileFormat;                    // forced format; default: detected from the first bytes
@@ -64,18 +64,7 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
   const scan = await scanFile(content, { ...readOptions, ...(options.format ? { format: options.format } : {}) });
   ingestFaultPoint("ingest_after_scan");
   if (scan.rejected || !scan.format) {
-    const rejected = await withTransaction(pool, async (tx) => {
-      const updated = await tx.query(
-        `UPDATE ingest_file SET status = 'rejected', format = $3, identity_key = $4, findings = $5::jsonb, records_total = $6, finished_at = now(), updated_at = now()
-          WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = 0`,
-        [tenantId, fileId, scan.format ?? null, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
-      );
-      if (updated.rowCount !== 1) return false;
-      // The partner hears of the refusal in the refusal's transaction (docs/decisions/0025).
-      await reportFileRejection(tx, { tenantId, fileId, partnerId: partner.partnerId, originalName: file.original_name, findings: scan.findings });
-      return true;
-    });
-    if (rejected) ingestFilesFinished.inc({ status: "rejected" });
+    await rejectFile(pool, { tenantId, fileId, partnerId: partner.partnerId, originalName: file.original_name }, scan);
     return reportOf(pool, tenantId, fileId);
   }
   await pool.query(
@@ -88,22 +77,49 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
     tenantId, fileId, partner, accounts: new Map(),
     suspectWindowHours: options.suspectWindowHours ?? limits.ingest.suspectWindowHours,
   };
-  const chunkRecordsMax = options.chunkRecordsMax ?? limits.ingest.chunkRecordsMax;
   const stream = fileRecords(content, scan.format, { tenantId, fileId, ...readOptions });
-  let done = file.records_done;
+  const applied = await applyInChunks(pool, context, stream.records, { recordsDone: file.records_done, recordsTotal: scan.recordsTotal, channel: scan.format }, options);
+  if (!applied.complete) return reportOf(pool, tenantId, fileId);
+  ingestFaultPoint("ingest_before_finish");
+  await finish(pool, { tenantId, fileId, partnerId: partner.partnerId, format: scan.format }, applied.lastIndex, stream.contentHash());
+  return reportOf(pool, tenantId, fileId);
+}
+
+/** A file the validation pass refused: rejected with its findings, and the partner told, in one transaction. */
+async function rejectFile(pool: Pool, file: { tenantId: string; fileId: string; partnerId: string; originalName: string }, scan: FileScan): Promise<void> {
+  const { tenantId, fileId } = file;
+  const rejected = await withTransaction(pool, async (tx) => {
+    const updated = await tx.query(
+      `UPDATE ingest_file SET status = 'rejected', format = $3, identity_key = $4, findings = $5::jsonb, records_total = $6, finished_at = now(), updated_at = now()
+        WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = 0`,
+      [tenantId, fileId, scan.format ?? null, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
+    );
+    if (updated.rowCount !== 1) return false;
+    // The partner hears of the refusal in the refusal's transaction (docs/decisions/0025).
+    await reportFileRejection(tx, { tenantId, fileId, partnerId: file.partnerId, originalName: file.originalName, findings: scan.findings });
+    return true;
+  });
+  if (rejected) ingestFilesFinished.inc({ status: "rejected" });
+}
+
+/**
+ * The file's records in chunks of chunkRecordsMax, each chunk one transaction, skipping the
+ * records a previous run committed. Incomplete when a chunk was fenced off (another worker moved
+ * the file's progress on); lastIndex is the index of the last record read.
+ */
+async function applyInChunks(
+  pool: Pool, context: ChunkContext, records: AsyncIterable<IngestRecord>,
+  progress: { recordsDone: number; recordsTotal: number; channel: string }, options: IngestOptions,
+): Promise<{ complete: boolean; lastIndex: number }> {
+  const chunkRecordsMax = options.chunkRecordsMax ?? limits.ingest.chunkRecordsMax;
+  let done = progress.recordsDone;
   const commit = async (chunk: IngestRecord[]): Promise<boolean> => {
-    for (const currency of new Set(chunk.flatMap((r) => (r.record ? [r.record.currency] : [])))) {
-      if (context.accounts.has(currency) || currency === "XXX") continue;
-      const opened = await ensurePartnerAccounts(pool, partner, currency);
-      if (!opened.ok) throw new Error(`partner accounts in ${currency}: ${opened.error.message}`);
-      context.accounts.set(currency, opened.value);
-    }
+    await openChunkAccounts(pool, context, chunk);
     const result = await commitChunk(pool, context, chunk, done);
     if (result.kind === "fenced") return false;
     done += chunk.length;
-    const channel = scan.format ?? "unknown";
-    for (const outcome of outcomes) if (result.counts[outcome] > 0) ingestRecords.inc({ channel, outcome }, result.counts[outcome]);
-    options.onProgress?.(done, scan.recordsTotal);
+    for (const outcome of outcomes) if (result.counts[outcome] > 0) ingestRecords.inc({ channel: progress.channel, outcome }, result.counts[outcome]);
+    options.onProgress?.(done, progress.recordsTotal);
     ingestFaultPoint("ingest_chunk_after_commit");
     return true;
   };
@@ -116,22 +132,30 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
     inFlight = running;
   };
   let chunk: IngestRecord[] = [];
-  let total = 0;
-  for await (const record of stream.records) {
-    total = record.index;
+  let lastIndex = 0;
+  for await (const record of records) {
+    lastIndex = record.index;
     if (record.index <= done) continue;
     chunk.push(record);
     if (chunk.length >= chunkRecordsMax) {
-      if (inFlight && !(await inFlight)) return reportOf(pool, tenantId, fileId);
+      if (inFlight && !(await inFlight)) return { complete: false, lastIndex };
       start(chunk);
       chunk = [];
     }
   }
-  if (inFlight && !(await inFlight)) return reportOf(pool, tenantId, fileId);
-  if (chunk.length > 0 && !(await commit(chunk))) return reportOf(pool, tenantId, fileId);
-  ingestFaultPoint("ingest_before_finish");
-  await finish(pool, { tenantId, fileId, partnerId: partner.partnerId, format: scan.format }, total, stream.contentHash());
-  return reportOf(pool, tenantId, fileId);
+  if (inFlight && !(await inFlight)) return { complete: false, lastIndex };
+  if (chunk.length > 0 && !(await commit(chunk))) return { complete: false, lastIndex };
+  return { complete: true, lastIndex };
+}
+
+/** The partner's accounts in each currency of the chunk, opened (and committed) before the chunk's transaction. */
+async function openChunkAccounts(pool: Pool, context: ChunkContext, chunk: readonly IngestRecord[]): Promise<void> {
+  for (const currency of new Set(chunk.flatMap((r) => (r.record ? [r.record.currency] : [])))) {
+    if (context.accounts.has(currency) || currency === "XXX") continue;
+    const opened = await ensurePartnerAccounts(pool, context.partner, currency);
+    if (!opened.ok) throw new Error(`partner accounts in ${currency}: ${opened.error.message}`);
+    context.accounts.set(currency, opened.value);
+  }
 }
 
 /**

@@ -33,7 +33,8 @@ export function idempotencyKeyOf(endpoint: string, header: string | string[] | u
 }
 
 /**
- * The idempotency contract of a mutating endpoint. The claim, the effect and the completion
+ * The idempotency contract of a mutating request, whichever channel carried it (an HTTP route,
+ * the console, the HTTP or JetStream inbox). The claim, the effect and the completion
  * commit in ONE transaction: there is no moment at which the effect exists and the key is not
  * marked, or the key is marked and the effect is missing. A repeat is answered from the stored
  * response; a repeat while the first is running gets 409 at once; a key reused for another

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { createReadStream } from "node:fs";
 import { mkdir, readFile, rename, rm } from "node:fs/promises";
 import path from "node:path";
@@ -8,17 +7,12 @@ import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
 import { sftpFilesTaken, sftpPollFailures } from "../observability/metrics-ingest.ts";
 import { isTemporaryName } from "./drop-folder.ts";
-import type { Partner } from "./partners.ts";
-import { ingestArrival, type IngestOptions } from "./pipeline.ts";
-import type { FileReport } from "./report.ts";
-import { sanitizeFileName } from "./receipt.ts";
-import type { SftpPartnerSource } from "./sources-config.ts";
+import type { Partner } from "../partners/partners.ts";
+import { ingestArrival, type IngestOptions } from "../files/pipeline.ts";
+import type { FileReport } from "../files/report.ts";
+import { sanitizeFileName } from "../files/receipt.ts";
+import { hostKeyFingerprint, type SftpPartnerSource } from "../config/sources-config.ts";
 import { isSourcePaused } from "../incidents/source-pause.ts";
-
-/** "SHA256:<base64 without padding>", as `ssh-keygen -lf` prints a host key's fingerprint. */
-export function hostKeyFingerprint(key: Buffer): string {
-  return `SHA256:${createHash("sha256").update(key).digest("base64").replace(/=+$/, "")}`;
-}
 
 export class HostKeyMismatch extends Error {
   readonly code = "INGEST_SFTP_HOST_KEY_MISMATCH";

@@ -4,7 +4,7 @@ import sparticuz from "@sparticuz/chromium";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openIncident } from "../../src/incidents/perimeter.ts";
-import { addAccountAlias, createPartner } from "../../src/ingest/partners.ts";
+import { addAccountAlias, createPartner } from "../../src/partners/partners.ts";
 import { enqueueOutbox, leaseDue, markFailed } from "../../src/outbox/outbox-store.ts";
 import { importExternalFile } from "../../src/recon/external-items.ts";
 import { runReconciliation } from "../../src/recon/runs.ts";

@@ -1,4 +1,4 @@
-import type { FileReport } from "../ingest/report.ts";
+import type { FileReport } from "../../files/report.ts";
 import { html, type Html } from "./html.ts";
 
 const colors: Record<string, string> = { done: "#2a9d8f", rejected: "#e63946", processing: "#e9c46a", received: "#8d99ae" };

@@ -1,7 +1,8 @@
+import { createHash } from "node:crypto";
 import path from "node:path";
-import { limits } from "../config/limits.ts";
+import { limits } from "./limits.ts";
 import { finding, type Finding } from "../errors/finding.ts";
-import { partnerOutboundSettings, type PartnerOutboundSetting } from "../partners/outbound/outbound-config.ts";
+import { partnerOutboundSettings, type PartnerOutboundSetting } from "./partner-outbound-config.ts";
 
 /** A drop folder watched for one tenant and partner. */
 export interface DropFolderSource {
@@ -29,6 +30,15 @@ export interface SftpPartnerSource {
   rejected?: string;               // remote folder refused files are moved to (default "rejected"), apart from the archive
   deleteAfter?: boolean;           // delete instead of archiving
   pollIntervalMs: number;
+}
+
+/**
+ * "SHA256:<base64 without padding>", as `ssh-keygen -lf` prints a host key's fingerprint: the form
+ * of `hostKeySha256`, so both SFTP clients (the poller and the partner deliverer) compare a
+ * presented key with the configured one here.
+ */
+export function hostKeyFingerprint(key: Buffer): string {
+  return `SHA256:${createHash("sha256").update(key).digest("base64").replace(/=+$/, "")}`;
 }
 
 export interface IngestSettings {

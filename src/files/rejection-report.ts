@@ -1,7 +1,7 @@
-import type { Tx } from "../../db/transaction.ts";
-import type { Finding } from "../../errors/finding.ts";
-import { announceOutboundFile } from "../outbound/announce.ts";
-import { storeOutboundFile } from "../outbound/outbound-store.ts";
+import type { Tx } from "../db/transaction.ts";
+import type { Finding } from "../errors/finding.ts";
+import { announceOutboundFile } from "../partners/outbound/announce.ts";
+import { storeOutboundFile } from "../partners/outbound/outbound-store.ts";
 
 /** The key of the report that tells a partner its file was refused at receipt: one per received file. */
 export function rejectionReportKeyOf(fileId: string): string {

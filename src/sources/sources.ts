@@ -5,9 +5,9 @@ import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
 import { createTenant, findTenant } from "../tenants/tenants.ts";
 import { DropFolder } from "./drop-folder.ts";
-import { createPartner, findPartner, type Partner } from "./partners.ts";
-import { refreshIngestGauges, resumeUnfinished } from "./pipeline.ts";
-import type { IngestSettings } from "./sources-config.ts";
+import { createPartner, findPartner, type Partner } from "../partners/partners.ts";
+import { refreshIngestGauges, resumeUnfinished } from "../files/pipeline.ts";
+import type { IngestSettings } from "../config/sources-config.ts";
 import { SftpPoller } from "./sftp.ts";
 
 export interface IngestSources {

@@ -1,7 +1,10 @@
 import type { ErrorCode } from "../errors/catalog.ts";
-import { problem } from "./problem.ts";
+import { problem } from "../errors/problem.ts";
 
-/** A response as stored for replay: status and the exact body bytes. */
+/**
+ * A response as an idempotency record stores it for replay: status and the exact body bytes. The
+ * HTTP routes send it as it is; the JetStream inbox publishes its status and body as the outcome.
+ */
 export interface Reply {
   status: number;
   body: string;

@@ -1,8 +1,8 @@
-import type { Pool } from "../../db/pool.ts";
-import { findPartner } from "../../ingest/partners.ts";
-import { findTenant } from "../../tenants/tenants.ts";
-import { cutReturnFile, type CutResult } from "./cut.ts";
-import { latestCutoff, type ReturnCutoffSetting } from "./cutoff-config.ts";
+import type { Pool } from "../db/pool.ts";
+import { findPartner } from "../partners/partners.ts";
+import { findTenant } from "../tenants/tenants.ts";
+import { cutReturnFile, type CutResult } from "./return-cut.ts";
+import { latestCutoff, type ReturnCutoffSetting } from "../config/return-cutoff-config.ts";
 
 export interface CutoffOutcome {
   tenant: string;

@@ -1,12 +1,11 @@
 import path from "node:path";
-import { finding, type Finding } from "../../errors/finding.ts";
-import type { SftpPartnerSource } from "../../ingest/sources-config.ts";
+import { finding, type Finding } from "../errors/finding.ts";
 
 /**
  * Where a partner's files go (config file `partnerOutbound`): a local outbound folder, or the
  * `outbox` folder of the SFTP server its files come from (the `sftpPartners` entry of the same
  * tenant and partner supplies host, user, key and host key). One channel per partner. Read with
- * the rest of the configuration: this module imports no database or delivery code.
+ * the rest of the configuration (src/config/sources-config.ts calls it with the SFTP partners it read).
  */
 export type PartnerOutboundSetting =
   | { tenant: string; partner: string; folder: string }
@@ -16,7 +15,7 @@ type Source = Record<string, unknown>;
 
 const text = (value: unknown): value is string => typeof value === "string" && value.length > 0;
 
-export function partnerOutboundSettings(file: Source, home: string, sftpPartners: readonly SftpPartnerSource[], errors: Finding[]): PartnerOutboundSetting[] {
+export function partnerOutboundSettings(file: Source, home: string, sftpPartners: ReadonlyArray<{ tenant: string; partner: string }>, errors: Finding[]): PartnerOutboundSetting[] {
   const raw = file.partnerOutbound;
   if (raw === undefined) return [];
   if (!Array.isArray(raw)) {

@@ -1,4 +1,4 @@
-import { finding, type Finding } from "../../errors/finding.ts";
+import { finding, type Finding } from "../errors/finding.ts";
 
 /**
  * When `clearline serve` cuts a partner's ACH returns (config file `returnCutoffs`): times of day

@@ -1,10 +1,10 @@
 import { AckPolicy, DeliverPolicy, type ConsumerMessages, type JsMsg } from "@nats-io/jetstream";
-import { applyPaymentRequest } from "../../api/payment-request.ts";
-import { limits } from "../../config/limits.ts";
-import type { Pool } from "../../db/pool.ts";
-import type { Logger } from "../../observability/logger.ts";
-import { findTenant } from "../../tenants/tenants.ts";
-import { STREAM_NAME, type EventStream } from "../nats/event-stream.ts";
+import { applyPaymentRequest } from "../payments/payment-request.ts";
+import { limits } from "../config/limits.ts";
+import type { Pool } from "../db/pool.ts";
+import type { Logger } from "../observability/logger.ts";
+import { findTenant } from "../tenants/tenants.ts";
+import { STREAM_NAME, type EventStream } from "../outbox/nats/event-stream.ts";
 
 /** The inbox's channel name in idempotency records: the source's Nats-Msg-Id is the key. */
 export const NATS_INBOX_ENDPOINT = "inbox nats payment-requests";

@@ -1,0 +1,31 @@
+import type { StoredResponse } from "../idempotency/records.ts";
+
+/**
+ * A card authorization as the acquirer side asks for it: the contract between the channel that
+ * takes the request (POST /v1/card-authorizations, src/api/routes/card-authorizations.ts) and the
+ * one that carries it to the card scheme as an ISO 8583 0100 (src/gateway/card-authorizations.ts).
+ * Neither adapter imports the other: the composition root hands the gateway's sender to the route.
+ */
+export const cardAuthorizationEndpoint = "POST /v1/card-authorizations";
+
+export interface CardAuthorizationRequest {
+  tenantId: string;
+  idempotencyKey: string;
+  pan: string;
+  amountMinor: bigint;
+  currency: string;
+  terminal: string;     // DE 41, up to 8 characters
+  merchant: string;     // DE 42, up to 15 characters
+}
+
+export type AuthorizeOutcome =
+  | { kind: "answer"; response: StoredResponse; replayed: boolean }
+  | { kind: "key_reuse"; differing: string[] }
+  | { kind: "in_progress" }
+  | { kind: "scheme_unavailable" }
+  | { kind: "scheme_busy" };
+
+/** Sends an authorization to the scheme once per Idempotency-Key and always answers definitely (never "unknown"). */
+export interface CardAuthorizationSender {
+  authorize(request: CardAuthorizationRequest): Promise<AuthorizeOutcome>;
+}

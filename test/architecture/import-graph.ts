@@ -1,0 +1,180 @@
+import path from "node:path";
+import ts from "typescript";
+
+/**
+ * The import graph of src/ and the rules of its rooms (docs/decisions/0034), as pure functions:
+ * the test reads the files, these decide. Kept apart from the test so that a synthetic graph
+ * with a known violation can be fed to the same checker and seen to fail.
+ */
+
+/** Higher layers may import lower ones, never the reverse. */
+export const layers = ["core", "service", "adapter", "composition"] as const;
+export type Layer = (typeof layers)[number];
+
+export interface Room {
+  name: string;
+  layer: Layer;
+  /** Under src/: a folder ("ingest/") or a file ("assert.ts"); the longest match wins. */
+  paths: readonly string[];
+}
+
+/** One import: both paths relative to the repository, "src/...". */
+export interface ImportEdge {
+  from: string;
+  to: string;
+}
+
+/** An import tolerated for now, with the reason; an allowance that matches no import is itself reported. */
+export interface AllowedImport extends ImportEdge {
+  why: string;
+}
+
+/**
+ * Every module a file names: static `import` and `export ... from`, side-effect imports, dynamic
+ * `import("...")` and `typeof import("...")`. The TypeScript scanner skips comments and strings.
+ */
+export function importSpecifiers(sourceText: string): string[] {
+  return ts.preProcessFile(sourceText, true, true).importedFiles.map((imported) => imported.fileName);
+}
+
+/** The file a relative specifier names, relative to the repository; packages and node: modules are not files of ours. */
+export function resolveImport(fromFile: string, specifier: string): string | undefined {
+  if (!specifier.startsWith("./") && !specifier.startsWith("../")) return undefined;
+  return path.posix.normalize(path.posix.join(path.posix.dirname(fromFile), specifier));
+}
+
+export function roomOf(file: string, rooms: readonly Room[]): Room | undefined {
+  if (!file.startsWith("src/")) return undefined;
+  const inSrc = file.slice("src/".length);
+  let best: { room: Room; length: number } | undefined;
+  for (const room of rooms) {
+    for (const prefix of room.paths) {
+      const matches = prefix.endsWith("/") ? inSrc.startsWith(prefix) : inSrc === prefix;
+      if (matches && (!best || prefix.length > best.length)) best = { room, length: prefix.length };
+    }
+  }
+  return best?.room;
+}
+
+const rank = (layer: Layer): number => layers.indexOf(layer);
+const edgeName = (edge: ImportEdge): string => `${edge.from} imports ${edge.to}`;
+
+/**
+ * The rules over a graph of src/ files: every file has a room; no import runs from a lower layer
+ * to a higher one; no adapter imports another adapter; no cycle between rooms; no cycle between
+ * files. Imports outside src/ (data under protocols/) are not part of the graph. Returns one
+ * message per violation, empty when the graph holds.
+ */
+export function checkImportGraph(files: readonly string[], imports: readonly ImportEdge[], rooms: readonly Room[], allowed: readonly AllowedImport[] = []): string[] {
+  const violations: string[] = [];
+  const isAllowed = (edge: ImportEdge) => allowed.some((a) => a.from === edge.from && a.to === edge.to);
+  for (const allowance of allowed) {
+    if (!imports.some((edge) => edge.from === allowance.from && edge.to === allowance.to)) {
+      violations.push(`allowed import no longer exists, remove the allowance: ${edgeName(allowance)}`);
+    }
+  }
+  for (const file of files) if (!roomOf(file, rooms)) violations.push(`${file} is in no room: add its folder to the rooms table`);
+  const inGraph = imports.filter((edge) => edge.to.startsWith("src/") && edge.from !== edge.to && !isAllowed(edge));
+  const roomEdges: Array<ImportEdge & { fromRoom: string; toRoom: string }> = [];
+  for (const edge of inGraph) {
+    const from = roomOf(edge.from, rooms);
+    const to = roomOf(edge.to, rooms);
+    if (!from || !to || from === to) continue;
+    roomEdges.push({ ...edge, fromRoom: from.name, toRoom: to.name });
+    if (rank(to.layer) > rank(from.layer)) violations.push(`upward import, ${from.layer} ${from.name} -> ${to.layer} ${to.name}: ${edgeName(edge)}`);
+    if (from.layer === "adapter" && to.layer === "adapter") violations.push(`adapter imports adapter, ${from.name} -> ${to.name}: ${edgeName(edge)}`);
+  }
+  for (const { path: cycle, members } of cycles(roomEdges.map((e) => ({ from: e.fromRoom, to: e.toRoom })))) {
+    const steps = cycle.slice(1).map((room, i) => {
+      const witness = roomEdges.find((e) => e.fromRoom === cycle[i] && e.toRoom === room);
+      return `${room} (${witness ? edgeName(witness) : "?"})`;
+    });
+    violations.push(`cycle between rooms: ${cycle[0]} -> ${steps.join(" -> ")}${tangled(cycle, members)}`);
+  }
+  for (const { path: cycle, members } of cycles(inGraph)) violations.push(`cycle between files: ${cycle.join(" -> ")}${tangled(cycle, members)}`);
+  return violations;
+}
+
+/** When more nodes than the cycle's reach each other, name them all: the next cycle is among them. */
+function tangled(cycle: readonly string[], members: readonly string[]): string {
+  return members.length > new Set(cycle).size ? `; all caught in cycles with it: ${members.join(", ")}` : "";
+}
+
+/**
+ * One cycle per strongly connected component of the graph (Tarjan), as a path that starts and
+ * ends at the same node: fixing it shows the next, if any. Deterministic: nodes in sorted order.
+ */
+function cycles(edges: readonly ImportEdge[]): Array<{ path: string[]; members: string[] }> {
+  const next = new Map<string, Set<string>>();
+  for (const { from, to } of edges) {
+    if (!next.has(from)) next.set(from, new Set());
+    if (!next.has(to)) next.set(to, new Set());
+    next.get(from)?.add(to);
+  }
+  const successors = (node: string): string[] => [...(next.get(node) ?? [])].sort();
+  const components = stronglyConnected([...next.keys()].sort(), successors);
+  const found: Array<{ path: string[]; members: string[] }> = [];
+  for (const component of components) {
+    const members = new Set(component);
+    const start = [...component].sort()[0];
+    if (start === undefined) continue;
+    if (component.length === 1 && !successors(start).includes(start)) continue;
+    found.push({ path: shortestCycle(start, (node) => successors(node).filter((n) => members.has(n))), members: [...members].sort() });
+  }
+  return found.sort((a, b) => (a.path[0] ?? "").localeCompare(b.path[0] ?? ""));
+}
+
+function stronglyConnected(nodes: readonly string[], successors: (node: string) => string[]): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const components: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, index.size);
+    low.set(node, index.get(node) ?? 0);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of successors(node)) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node) ?? 0, low.get(next) ?? 0));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node) ?? 0, index.get(next) ?? 0));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    for (let member = stack.pop(); member !== undefined; member = stack.pop()) {
+      onStack.delete(member);
+      component.push(member);
+      if (member === node) break;
+    }
+    components.push(component);
+  };
+  for (const node of nodes) if (!index.has(node)) visit(node);
+  return components;
+}
+
+/** Breadth first from start back to start: the shortest cycle through it. */
+function shortestCycle(start: string, successors: (node: string) => string[]): string[] {
+  const cameFrom = new Map<string, string>();
+  const queue = [start];
+  for (let head = 0; head < queue.length; head++) {
+    const node = queue[head] as string;
+    for (const next of successors(node)) {
+      if (next === start) return [...unwind(start, node, cameFrom), start];
+      if (!cameFrom.has(next)) {
+        cameFrom.set(next, node);
+        queue.push(next);
+      }
+    }
+  }
+  return [start];
+}
+
+function unwind(start: string, last: string, cameFrom: ReadonlyMap<string, string>): string[] {
+  const path: string[] = [];
+  for (let at: string | undefined = last; at !== undefined && at !== start; at = cameFrom.get(at)) path.unshift(at);
+  return [start, ...path];
+}
