@@ -1,7 +1,7 @@
 import { limits } from "../config/limits.ts";
 import type { Queryable } from "../db/pool.ts";
 import { achFileCreationOfKey } from "../normalize/from-ach.ts";
-import type { ReviewRecord } from "./chunk.ts";
+import type { ReviewRecord } from "../records/review-id.ts";
 
 /** open, or what a person decided (docs/decisions/0011); `released` only on items decided before release went away. */
 export type ReviewState = "open" | "released" | "replaced" | "applied_as_new" | "refused";

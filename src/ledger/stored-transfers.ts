@@ -49,3 +49,19 @@ function legDifference(entry: { account_id: string; direction: string; amount_mi
   if (entry.amount_minor !== leg.amountMinor) return "exists_with_different_amount";
   return undefined;
 }
+
+/** The legs (account and side) of stored transfers, in entry order: what a return mirrors. */
+export async function transferLegs(tx: Queryable, tenantId: string, keys: readonly string[]): Promise<Map<string, Array<{ accountId: string; direction: "D" | "C" }>>> {
+  const legs = new Map<string, Array<{ accountId: string; direction: "D" | "C" }>>();
+  if (keys.length === 0) return legs;
+  const { rows } = await tx.query<{ transfer_key: string; account_id: string; direction: "D" | "C" }>(
+    "SELECT transfer_key, account_id, direction FROM ledger_entry WHERE tenant_id = $1 AND transfer_key = ANY($2::text[]) ORDER BY transfer_key, entry_key",
+    [tenantId, [...new Set(keys)]],
+  );
+  for (const row of rows) {
+    const list = legs.get(row.transfer_key) ?? [];
+    list.push({ accountId: row.account_id, direction: row.direction });
+    legs.set(row.transfer_key, list);
+  }
+  return legs;
+}
