@@ -1,7 +1,7 @@
 import type { Tx } from "../db/transaction.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import { identityKeyOf } from "../normalize/cross-channel-keys.ts";
-import type { Decision, RecordContext } from "./decision.ts";
+import type { Candidate, Decision, RecordContext } from "./decision.ts";
 import { updateKeyStates } from "./record-store.ts";
 import { writeArrivals } from "./stages/arrivals.ts";
 import { claimKeys } from "./stages/claim-keys.ts";
@@ -26,19 +26,7 @@ import { matchReturns } from "./stages/returns.ts";
  */
 export async function decideRecords(tx: Tx, context: RecordContext, items: readonly IngestRecord[]): Promise<Decision[]> {
   const faultPoint = context.faultPoint ?? (() => undefined);
-  const decisions = items.map(ruleDecision);
-  for (const decision of decisions) {
-    const identityKey = decision.record && decision.rule ? identityKeyOf(decision.record) : undefined;
-    if (identityKey !== undefined) decision.identityKey = identityKey;
-  }
-  await checkNamedAccounts(tx, context, decisions);
-  const fresh = await claimKeys(tx, context, decisions);
-  faultPoint("after_keys");
-  await compareRepeats(tx, context, decisions, fresh);
-  await relatePaymentLegs(tx, context, decisions, fresh);
-  await resolveCounterparties(tx, context, decisions, fresh);
-  await relateIdentities(tx, context, decisions, fresh);
-  await holdSuspects(tx, context, fresh);
+  const { decisions, fresh } = await decideBeforePosting(tx, context, items);
   await postNewRecords(tx, context, decisions, fresh);
   await updateKeyStates(tx, context.tenantId, keyStatesOf(context, fresh));
   await updateKeyStates(tx, context.tenantId, await matchReturns(tx, context, decisions, fresh));
@@ -46,4 +34,31 @@ export async function decideRecords(tx: Tx, context: RecordContext, items: reado
   await writeArrivals(tx, context, decisions);
   faultPoint("after_outcomes");
   return decisions;
+}
+
+/**
+ * What `decideRecords` would decide, up to the posting: the same stages from the posting rules to
+ * the suspects, in the caller's transaction, which the caller ROLLS BACK (the claims are real
+ * inserts, so later chunks of one preview see earlier ones). Records still undecided would be
+ * posted or recorded. Nothing is posted, no arrival is written, no metric counts it.
+ */
+export async function previewRecords(tx: Tx, context: RecordContext, items: readonly IngestRecord[]): Promise<Decision[]> {
+  return (await decideBeforePosting(tx, context, items)).decisions;
+}
+
+async function decideBeforePosting(tx: Tx, context: RecordContext, items: readonly IngestRecord[]): Promise<{ decisions: Decision[]; fresh: Set<Candidate> }> {
+  const decisions = items.map(ruleDecision);
+  for (const decision of decisions) {
+    const identityKey = decision.record && decision.rule ? identityKeyOf(decision.record) : undefined;
+    if (identityKey !== undefined) decision.identityKey = identityKey;
+  }
+  await checkNamedAccounts(tx, context, decisions);
+  const fresh = await claimKeys(tx, context, decisions);
+  context.faultPoint?.("after_keys");
+  await compareRepeats(tx, context, decisions, fresh);
+  await relatePaymentLegs(tx, context, decisions, fresh);
+  await resolveCounterparties(tx, context, decisions, fresh);
+  await relateIdentities(tx, context, decisions, fresh);
+  await holdSuspects(tx, context, fresh);
+  return { decisions, fresh };
 }

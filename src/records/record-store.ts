@@ -43,14 +43,14 @@ export async function insertKeys(tx: Queryable, tenantId: string, fileId: string
 }
 
 export interface StoredKey {
-  natural_key: string; fingerprint: string; transfer_key: string | null; state: KeyState;
+  natural_key: string; fingerprint: string; transfer_key: string | null; state: KeyState; amount_minor: bigint;
   file_id: string | null; record_index: number | null; position: string; original_name: string | null; identity_key: string | null;
 }
 
 /** The first arrival of keys seen before, with the name of the file it came in (when it did). */
 export async function selectKeys(tx: Queryable, tenantId: string, naturalKeys: readonly string[]): Promise<Map<string, StoredKey>> {
   const { rows } = await tx.query<StoredKey>(
-    `SELECT k.natural_key, k.fingerprint, k.transfer_key, k.state, k.file_id, k.record_index, k.position, f.original_name, f.identity_key
+    `SELECT k.natural_key, k.fingerprint, k.transfer_key, k.state, k.amount_minor, k.file_id, k.record_index, k.position, f.original_name, f.identity_key
        FROM ingest_record_key k LEFT JOIN ingest_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id
       WHERE k.tenant_id = $1 AND k.natural_key = ANY($2::text[])`,
     [tenantId, [...new Set(naturalKeys)]],
