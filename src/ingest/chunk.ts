@@ -9,6 +9,7 @@ import { returnReasonFor } from "../protocols/ach/return-reasons.ts";
 import type { Decision } from "../records/decision.ts";
 import { decideRecords } from "../records/decide-records.ts";
 import { zeroCounts, type OutcomeCounts } from "../records/record-states.ts";
+import { lockTenantIngestion } from "../records/tenant-lock.ts";
 import { ingestFaultPoint, type IngestFaultPoint } from "./fault-points.ts";
 import type { Partner } from "./partners.ts";
 
@@ -24,11 +25,6 @@ export interface ChunkContext {
 }
 
 export type ChunkResult = { kind: "committed"; counts: OutcomeCounts } | { kind: "fenced" };
-
-/** The tenant's ingestion lock: chunks of one tenant commit one at a time (docs/decisions/0010). */
-export async function lockTenantIngestion(tx: Tx, tenantId: string): Promise<void> {
-  await tx.query("SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", [`clearline.ingest:${tenantId}`]);
-}
 
 /**
  * Applies one chunk of a file's records in ONE transaction: the record core decides and posts

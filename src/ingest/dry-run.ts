@@ -4,7 +4,7 @@ import { openTransaction, type Tx } from "../db/transaction.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import type { Decision } from "../records/decision.ts";
 import { previewRecords } from "../records/decide-records.ts";
-import { selectKeys } from "../records/record-store.ts";
+import { selectKeys } from "../records/store/keys.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
 import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
 import { droppedRecordsNote, positionOf, type DroppedRecord, type DroppedRecords, type ReportedFinding } from "./report.ts";

@@ -2,7 +2,7 @@ import type { Tx } from "../db/transaction.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import { identityKeyOf } from "../normalize/cross-channel-keys.ts";
 import type { Candidate, Decision, RecordContext } from "./decision.ts";
-import { updateKeyStates } from "./record-store.ts";
+import { updateKeyStates } from "./store/keys.ts";
 import { writeArrivals } from "./stages/arrivals.ts";
 import { claimKeys } from "./stages/claim-keys.ts";
 import { resolveCounterparties } from "./stages/counterparties.ts";

@@ -3,10 +3,11 @@ import { transfersWithLegs, type ShownTransfer } from "../ledger/stored-transfer
 import { compensationKeyOf } from "../normalize/posting-rules.ts";
 import { minorToDecimal } from "../protocols/iso4217/currency.ts";
 import type { KeyState, RecordOutcome } from "./record-states.ts";
+import { requestDedupEventsOf, type DedupEventRow } from "../dedup/dedup-event.ts";
 import {
-  selectFileArrivals, selectHistoryKeys, selectHistoryReviews, selectRequestRepeats,
-  type HistoryFileArrivalRow, type HistoryKeyRow, type HistoryRepeatRow, type HistoryReviewRow,
-} from "./record-store.ts";
+  selectFileArrivals, selectHistoryKeys, selectHistoryReviews,
+  type HistoryFileArrivalRow, type HistoryKeyRow, type HistoryReviewRow,
+} from "./store/history.ts";
 
 /**
  * One payment across channels (issue 11): every arrival of a natural key, and of every key that
@@ -32,7 +33,7 @@ export async function recordHistory(db: Queryable, tenantId: string, key: string
   if (keys.length === 0) return undefined;
   const naturalKeys = keys.map((k) => k.natural_key);
   const [files, repeats, reviews] = await Promise.all([
-    selectFileArrivals(db, tenantId, naturalKeys), selectRequestRepeats(db, tenantId, naturalKeys), selectHistoryReviews(db, tenantId, naturalKeys),
+    selectFileArrivals(db, tenantId, naturalKeys), requestDedupEventsOf(db, tenantId, naturalKeys), selectHistoryReviews(db, tenantId, naturalKeys),
   ]);
   const events: HistoryEvent[] = [
     ...keys.filter((k) => k.file_id === null).map(requestArrival),
@@ -74,7 +75,7 @@ function fileArrival(f: HistoryFileArrivalRow): HistoryEvent {
   };
 }
 
-function repeatArrival(r: HistoryRepeatRow): HistoryEvent {
+function repeatArrival(r: DedupEventRow): HistoryEvent {
   const outcome: RecordOutcome = r.reason === "conflict" ? "conflict" : r.reason === "suspect" ? "suspect" : "duplicate";
   return {
     at: r.at, type: "arrival", channel: r.channel, natural_key: r.dedup_key, via: `${r.scope}${r.position ? ` ${r.position}` : ""}`,

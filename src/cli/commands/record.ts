@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { Queryable } from "../../db/pool.ts";
 import { recordHistory, type HistoryEvent, type RecordHistory } from "../../records/record-history.ts";
-import { tenantsHoldingKey } from "../../records/record-store.ts";
+import { tenantsHoldingKey } from "../../records/store/history.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";

@@ -3,7 +3,7 @@ import type { Tx } from "../../db/transaction.ts";
 import { recordDedupEvents, type DedupChannel, type DedupEvent } from "../../dedup/dedup-event.ts";
 import { enqueueEvents } from "../../outbox/outbox-store.ts";
 import type { Decision, FileArrival, RecordContext } from "../decision.ts";
-import { insertOutcomes, insertReviews } from "../record-store.ts";
+import { insertOutcomes, insertReviews } from "../store/arrivals.ts";
 import { reviewIdOf, type ReviewRecord } from "../review-id.ts";
 
 /**

@@ -1,7 +1,7 @@
 import type { Queryable } from "../../db/pool.ts";
 import { transferKeyOf } from "../../normalize/posting-rules.ts";
 import { fileIdOf, undecided, type Candidate, type Decision, type RecordContext } from "../decision.ts";
-import { insertKeys, type KeyRow } from "../record-store.ts";
+import { insertKeys, type KeyRow } from "../store/keys.ts";
 
 /**
  * Claims the natural key of the first occurrence of each key among the undecided records; the

@@ -3,7 +3,7 @@ import type { Queryable } from "../../db/pool.ts";
 import { identityCreditorOf, identityFingerprintOf } from "../../normalize/cross-channel-keys.ts";
 import { transferKeyOf } from "../../normalize/posting-rules.ts";
 import { decide, undecided, type Candidate, type Decision, type RecordContext } from "../decision.ts";
-import { claimIdentities, selectIdentities, type IdentityRow } from "../record-store.ts";
+import { claimIdentities, selectIdentities, type IdentityRow } from "../store/identities.ts";
 
 /** What two arrivals of one identity compare: amount, currency and the creditor's ledger account (else its unresolved alias). */
 export function identityFingerprint(decision: Candidate): string {

@@ -1,5 +1,5 @@
 import type { Candidate, RecordContext } from "../decision.ts";
-import type { KeyStateChange } from "../record-store.ts";
+import type { KeyStateChange } from "../store/keys.ts";
 
 /**
  * Dedup marks whose state is not what the claim assumed. A changed record is held for a person

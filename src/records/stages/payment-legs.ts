@@ -2,7 +2,7 @@ import type { Queryable } from "../../db/pool.ts";
 import { transferKeyOf } from "../../normalize/posting-rules.ts";
 import { describePayment, relateByUetr, uetrRules, type PaymentContent } from "../../normalize/uetr-rules.ts";
 import { decide, undecided, type Candidate, type Decision, type RecordContext } from "../decision.ts";
-import { selectAppliedByUetr, type UetrRow } from "../record-store.ts";
+import { selectAppliedByUetr, type UetrRow } from "../store/keys.ts";
 
 function uetrOf(decision: Candidate): string | undefined {
   const first = decision.item.linkIds[0];

@@ -3,7 +3,8 @@ import type { Queryable } from "../../db/pool.ts";
 import { achFileCreationOfKey } from "../../normalize/from-ach.ts";
 import { decide, fileIdOf, undecided, type Candidate, type Decision, type RecordContext } from "../decision.ts";
 import { reviewIdOf } from "../review-id.ts";
-import { selectKeys, selectPostedReviews, type StoredKey } from "../record-store.ts";
+import { selectKeys, type StoredKey } from "../store/keys.ts";
+import { selectPostedReviews } from "../store/reviews.ts";
 
 /**
  * Keys seen before (in an earlier file or request, an earlier chunk, or earlier in this chunk):

@@ -9,10 +9,7 @@ import type { CanonicalRecord } from "../../normalize/canonical-record.ts";
 import { reversalFor } from "../../normalize/posting-rules.ts";
 import { decide, type Candidate, type Decision, type RecordContext } from "../decision.ts";
 import { decideFromPosting } from "./post-records.ts";
-import {
-  hasOrphans, noteOrphanMatched, selectOriginals, selectReversedOriginals, selectWaitingOrphans,
-  type KeyStateChange, type OrphanRow, type OriginalRow,
-} from "../record-store.ts";
+import { hasOrphans, noteOrphanMatched, selectOriginals, selectReversedOriginals, selectWaitingOrphans, type KeyStateChange, type OrphanRow, type OriginalRow } from "../store/keys.ts";
 
 type Legs = Array<{ accountId: string; direction: Direction }>;
 

@@ -1,6 +1,6 @@
 import type { Queryable } from "../../db/pool.ts";
 import { decide, fileIdOf, type Candidate, type RecordContext } from "../decision.ts";
-import { selectRecentlyApplied } from "../record-store.ts";
+import { selectRecentlyApplied } from "../store/keys.ts";
 
 /**
  * A new key whose economic content (fingerprint) equals a record applied from another file
