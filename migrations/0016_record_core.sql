@@ -24,3 +24,8 @@ CREATE TABLE record_identity (
   created_at    timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (tenant_id, identity_key)
 );
+
+-- Suspects are records equal in content to a record applied from ANOTHER FILE: only file arrivals
+-- are ever looked up by fingerprint, so a request's mark does not pay for that index.
+DROP INDEX ingest_record_key_fingerprint;
+CREATE INDEX ingest_record_key_fingerprint ON ingest_record_key (tenant_id, fingerprint) WHERE file_id IS NOT NULL;

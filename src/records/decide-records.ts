@@ -8,7 +8,6 @@ import { claimKeys } from "./stages/claim-keys.ts";
 import { resolveCounterparties } from "./stages/counterparties.ts";
 import { relateIdentities } from "./stages/identities.ts";
 import { keyStatesOf } from "./stages/key-states.ts";
-import { checkNamedAccounts } from "./stages/named-accounts.ts";
 import { relatePaymentLegs } from "./stages/payment-legs.ts";
 import { postNewRecords } from "./stages/post-records.ts";
 import { compareRepeats } from "./stages/repeats.ts";
@@ -19,8 +18,8 @@ import { matchReturns } from "./stages/returns.ts";
 /**
  * THE record core (docs/decisions/0032-record-core.md): canonical records, whatever channel they
  * came through, are decided here in the caller's transaction, stage by stage:
- *   rules -> named accounts -> claim keys -> repeats -> payment legs (UETR) -> counterparties ->
- *   identities (cross-channel) -> suspects -> post -> key states -> returns -> arrivals.
+ *   rules -> counterparties -> claim keys (and named accounts, and payment identities) -> repeats ->
+ *   payment legs (UETR) -> identities (cross-channel) -> suspects -> post -> key states -> returns -> arrivals.
  * A file chunk is a batch; one HTTP payment is a batch of one. The dedup marks, the postings, the
  * outcomes, review items and dedup events commit together or not at all.
  */
@@ -52,12 +51,12 @@ async function decideBeforePosting(tx: Tx, context: RecordContext, items: readon
     const identityKey = decision.record && decision.rule ? identityKeyOf(decision.record) : undefined;
     if (identityKey !== undefined) decision.identityKey = identityKey;
   }
-  await checkNamedAccounts(tx, context, decisions);
+  // Counterparties first: a payment identity is claimed with its key, and compares the creditor's account.
+  await resolveCounterparties(tx, context, decisions);
   const fresh = await claimKeys(tx, context, decisions);
   context.faultPoint?.("after_keys");
   await compareRepeats(tx, context, decisions, fresh);
   await relatePaymentLegs(tx, context, decisions, fresh);
-  await resolveCounterparties(tx, context, decisions, fresh);
   await relateIdentities(tx, context, decisions, fresh);
   await holdSuspects(tx, context, fresh);
   return { decisions, fresh };

@@ -57,6 +57,7 @@ export interface Decision {
   transfer?: Transfer;
   counterparty?: string;      // the ledger account a post rule's counterparty leg resolved to
   identityKey?: string;       // the payment identity the record carries across channels
+  identityClaimed?: true;     // this record claimed it first
   review?: HoldForReview;
   linkNotes?: string[];       // a return linked to its forward despite these disagreements (warnings)
   legOf?: string;             // a later leg (or another channel's arrival) of this payment: recorded, not posted

@@ -9,10 +9,11 @@ function aliasOf(decision: Candidate): string | undefined {
 /**
  * The ledger account behind each new record's counterparty alias (one read for the chunk), in the
  * record's currency; unresolved stays undefined and the posting goes to the partner's suspense.
- * Before identities: two channels' arrivals of one payment are compared by the creditor's account.
+ * Before the claim: a payment identity is claimed with its key, and two channels' arrivals of one
+ * payment are compared by the creditor's account.
  */
-export async function resolveCounterparties(tx: Queryable, context: RecordContext, decisions: readonly Decision[], fresh: Set<Candidate>): Promise<void> {
-  const withAlias = undecided(decisions).filter((d) => fresh.has(d) && d.rule.action === "post" && aliasOf(d) !== undefined);
+export async function resolveCounterparties(tx: Queryable, context: RecordContext, decisions: readonly Decision[]): Promise<void> {
+  const withAlias = undecided(decisions).filter((d) => d.rule.action === "post" && aliasOf(d) !== undefined);
   if (withAlias.length === 0) return;
   const resolved = await resolveAliases(tx, context.tenantId, withAlias.map((d) => aliasOf(d) as string));
   for (const decision of withAlias) {

@@ -1,9 +1,8 @@
 import { assert } from "../../assert.ts";
 import type { Queryable } from "../../db/pool.ts";
 import { identityCreditorOf, identityFingerprintOf } from "../../normalize/cross-channel-keys.ts";
-import { transferKeyOf } from "../../normalize/posting-rules.ts";
 import { decide, undecided, type Candidate, type Decision, type RecordContext } from "../decision.ts";
-import { claimIdentities, selectIdentities, type IdentityRow } from "../store/identities.ts";
+import { selectIdentities } from "../store/identities.ts";
 
 /** What two arrivals of one identity compare: amount, currency and the creditor's ledger account (else its unresolved alias). */
 export function identityFingerprint(decision: Candidate): string {
@@ -14,29 +13,21 @@ export function identityFingerprint(decision: Candidate): string {
 
 /**
  * Cross-channel key rules (protocols/records/cross-channel-keys.json; docs/decisions/0032): a new
- * record carrying a payment identity claims it; the primary key of record_identity arbitrates
- * between channels. A record of another channel whose identity was claimed first is the same
+ * record carrying a payment identity claimed it with its key (claim-keys); the primary key of
+ * record_identity arbitrates between channels. A record of another channel whose identity was claimed first is the same
  * payment when amount, currency and creditor agree and the first was applied: a duplicate, linked
  * to the first and never posted again. Otherwise it is a conflict, for a person (or the caller).
  * Records of the first one's own channel pass: their channel's natural keys decide between them.
  */
 export async function relateIdentities(tx: Queryable, context: RecordContext, decisions: readonly Decision[], fresh: Set<Candidate>): Promise<void> {
-  const carrying = undecided(decisions).filter((d) => fresh.has(d) && d.identityKey !== undefined && d.rule.action === "post");
-  if (carrying.length === 0) return;
-  const firstOfChunk = new Map<string, Candidate>();
-  for (const decision of carrying) if (!firstOfChunk.has(decision.identityKey as string)) firstOfChunk.set(decision.identityKey as string, decision);
-  const claims: IdentityRow[] = [...firstOfChunk.values()].map((d) => ({
-    identityKey: d.identityKey as string, naturalKey: d.record.naturalKey, channel: d.record.channel, fingerprint: identityFingerprint(d),
-    transferKey: d.record.amount > 0n ? transferKeyOf(d.record.naturalKey, d.rule) : null,
-  }));
-  const claimed = await claimIdentities(tx, context.tenantId, claims);
-  const others = carrying.filter((d) => !(claimed.has(d.identityKey as string) && firstOfChunk.get(d.identityKey as string) === d));
+  // New records that carry an identity someone else claimed first (their claim went with their key's).
+  const others = undecided(decisions).filter((d) => fresh.has(d) && d.identityKey !== undefined && d.rule.action === "post" && d.identityClaimed !== true);
   if (others.length === 0) return;
   const firsts = await selectIdentities(tx, context.tenantId, others.map((d) => d.identityKey as string));
   for (const decision of others) {
     const first = firsts.get(decision.identityKey as string);
     assert(first, `payment identity ${decision.identityKey} exists after its claim conflicted`);
-    if (first.channel === decision.record.channel) continue;
+    if (first.channel === decision.record.channel || first.naturalKey === decision.record.naturalKey) continue;
     decision.originalRef = first.transferKey ?? first.naturalKey;
     const arrived = `${first.naturalKey} (arrived by ${first.channel}: ${first.position})`;
     if (first.fingerprint === identityFingerprint(decision) && first.state === "applied") {

@@ -1,5 +1,5 @@
 import type { Queryable } from "../../db/pool.ts";
-import { decide, fileIdOf, type Candidate, type RecordContext } from "../decision.ts";
+import { decide, type Candidate, type RecordContext } from "../decision.ts";
 import { selectRecentlyApplied } from "../store/keys.ts";
 
 /**
@@ -12,7 +12,7 @@ export async function holdSuspects(tx: Queryable, context: RecordContext, fresh:
   if (context.arrival.kind !== "file") return;
   const candidates = [...fresh].filter((d) => d.outcome === undefined && d.rule.action === "post" && d.record.amount > 0n);
   if (candidates.length === 0) return;
-  const matches = await selectRecentlyApplied(tx, context.tenantId, candidates.map((d) => d.record.fingerprint), fileIdOf(context), context.suspectWindowHours);
+  const matches = await selectRecentlyApplied(tx, context.tenantId, candidates.map((d) => d.record.fingerprint), context.arrival.fileId, context.suspectWindowHours);
   for (const decision of candidates) {
     const match = matches.get(decision.record.fingerprint);
     if (!match) continue;

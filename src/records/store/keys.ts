@@ -16,30 +16,73 @@ export interface KeyRow {
 }
 
 
-/** Inserts the marks; the unique index says which are new (ON CONFLICT DO NOTHING, RETURNING). */
-export async function insertKeys(tx: Queryable, tenantId: string, fileId: string | null, rows: readonly KeyRow[]): Promise<Set<string>> {
-  if (rows.length === 0) return new Set();
-  const { rows: inserted } = await tx.query<{ natural_key: string }>(
-    `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position,
-                                    amount_minor, currency, value_date, transfer_key, link_id1, link_id2, original_ref, original_id1, original_id2, identity_key)
-     SELECT $1, k.natural_key, k.fingerprint, k.channel, k.kind, k.state, $2, k.record_index, k.position,
-            k.amount_minor, k.currency, k.value_date::date, k.transfer_key, k.link_id1, k.link_id2, k.original_ref, k.original_id1, k.original_id2, k.identity_key
-       FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::bigint[], $11::text[], $12::text[],
-                   $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[])
-            AS k(natural_key, fingerprint, channel, kind, state, record_index, position, amount_minor, currency, value_date,
-                 transfer_key, link_id1, link_id2, original_ref, original_id1, original_id2, identity_key)
-     ON CONFLICT (tenant_id, natural_key) DO NOTHING
-     RETURNING natural_key`,
-    [
+/** A key to claim, with the accounts its rule names from the record and the payment identity it carries. */
+export interface KeyClaim extends KeyRow {
+  namedAccounts: readonly string[];          // checked to exist in the record's currency before the key is claimed
+  identity: { fingerprint: string; transferKey: string | null } | null;   // claimed with the key (identityKey above)
+}
+
+export interface ClaimResult {
+  keys: Set<string>;                         // natural keys this statement inserted (new)
+  identities: Set<string>;                   // payment identities this statement claimed first
+  accounts: Map<string, string>;             // the named accounts that exist, with their currency
+}
+
+/**
+ * ONE statement claims a batch: the named accounts are read, the dedup marks of the records whose
+ * named accounts exist in their currency are inserted (ON CONFLICT DO NOTHING: the unique index
+ * says which are new), and the new ones claim their payment identities (the first claim wins).
+ * A record naming an unknown account claims nothing. One round trip for what were three.
+ */
+export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fileId: string | null, rows: readonly KeyClaim[]): Promise<ClaimResult> {
+  const result: ClaimResult = { keys: new Set(), identities: new Set(), accounts: new Map() };
+  if (rows.length === 0) return result;
+  const { rows: claimed } = await tx.query<{ what: "key" | "identity" | "account"; value: string; currency: string | null }>({
+    // Prepared once per connection: planning this statement costs more than running it for one record.
+    name: "clearline.records.claim",
+    text: `WITH named AS (
+       SELECT account_id, currency FROM account WHERE tenant_id = $1 AND account_id = ANY(array_cat($20::text[], $21::text[]))
+     ), k AS (
+       INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position,
+                                      amount_minor, currency, value_date, transfer_key, link_id1, link_id2, original_ref, original_id1, original_id2, identity_key)
+       SELECT $1, k.natural_key, k.fingerprint, k.channel, k.kind, k.state, $2, k.record_index, k.position,
+              k.amount_minor, k.currency, k.value_date::date, k.transfer_key, k.link_id1, k.link_id2, k.original_ref, k.original_id1, k.original_id2, k.identity_key
+         FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::bigint[], $11::text[], $12::text[],
+                     $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[])
+              AS k(natural_key, fingerprint, channel, kind, state, record_index, position, amount_minor, currency, value_date,
+                   transfer_key, link_id1, link_id2, original_ref, original_id1, original_id2, identity_key, named1, named2)
+        WHERE (k.named1 IS NULL OR EXISTS (SELECT 1 FROM named n WHERE n.account_id = k.named1 AND n.currency = k.currency))
+          AND (k.named2 IS NULL OR EXISTS (SELECT 1 FROM named n WHERE n.account_id = k.named2 AND n.currency = k.currency))
+       ON CONFLICT (tenant_id, natural_key) DO NOTHING
+       RETURNING natural_key
+     ), i AS (
+       INSERT INTO record_identity (tenant_id, identity_key, natural_key, channel, fingerprint, transfer_key)
+       SELECT $1, x.identity_key, x.natural_key, x.channel, x.fingerprint, x.transfer_key
+         FROM unnest($3::text[], $5::text[], $19::text[], $22::text[], $23::text[]) AS x(natural_key, channel, identity_key, fingerprint, transfer_key)
+        WHERE x.identity_key IS NOT NULL AND x.natural_key IN (SELECT natural_key FROM k)
+       ON CONFLICT (tenant_id, identity_key) DO NOTHING
+       RETURNING identity_key
+     )
+     SELECT 'key' AS what, natural_key AS value, NULL::text AS currency FROM k
+     UNION ALL SELECT 'identity', identity_key, NULL FROM i
+     UNION ALL SELECT 'account', account_id, currency FROM named`,
+    values: [
       tenantId, fileId,
       column(rows, (r) => r.naturalKey), column(rows, (r) => r.fingerprint), column(rows, (r) => r.channel), column(rows, (r) => r.kind),
       column(rows, (r) => r.state), column(rows, (r) => r.recordIndex), column(rows, (r) => r.position), column(rows, (r) => r.amountMinor.toString()),
       column(rows, (r) => r.currency), column(rows, (r) => r.valueDate), column(rows, (r) => r.transferKey),
       column(rows, (r) => r.linkId1), column(rows, (r) => r.linkId2), column(rows, (r) => r.originalRef),
       column(rows, (r) => r.originalId1), column(rows, (r) => r.originalId2), column(rows, (r) => r.identityKey),
+      column(rows, (r) => r.namedAccounts[0] ?? null), column(rows, (r) => r.namedAccounts[1] ?? null),
+      column(rows, (r) => r.identity?.fingerprint ?? null), column(rows, (r) => r.identity?.transferKey ?? null),
     ],
-  );
-  return new Set(inserted.map((r) => r.natural_key));
+  });
+  for (const row of claimed) {
+    if (row.what === "key") result.keys.add(row.value);
+    else if (row.what === "identity") result.identities.add(row.value);
+    else result.accounts.set(row.value, row.currency ?? "");
+  }
+  return result;
 }
 
 export interface StoredKey {
@@ -72,11 +115,11 @@ export async function selectAppliedByUetr(tx: Queryable, tenantId: string, uetrs
   return rows;
 }
 
-/** The first applied record (not from `fileId`) with each of these fingerprints, inside the window. */
-export async function selectRecentlyApplied(tx: Queryable, tenantId: string, fingerprints: readonly string[], fileId: string | null, windowHours: number): Promise<Map<string, { natural_key: string; transfer_key: string | null }>> {
+/** The first record applied from another file than `fileId` with each of these fingerprints, inside the window (only file arrivals are compared). */
+export async function selectRecentlyApplied(tx: Queryable, tenantId: string, fingerprints: readonly string[], fileId: string, windowHours: number): Promise<Map<string, { natural_key: string; transfer_key: string | null }>> {
   const { rows } = await tx.query<{ fingerprint: string; natural_key: string; transfer_key: string | null }>(
     `SELECT DISTINCT ON (fingerprint) fingerprint, natural_key, transfer_key FROM ingest_record_key
-      WHERE tenant_id = $1 AND fingerprint = ANY($2::text[]) AND file_id IS DISTINCT FROM $3 AND state = 'applied'
+      WHERE tenant_id = $1 AND fingerprint = ANY($2::text[]) AND file_id IS NOT NULL AND file_id <> $3 AND state = 'applied'
         AND created_at > now() - make_interval(hours => $4)
       ORDER BY fingerprint, created_at`,
     [tenantId, fingerprints, fileId, windowHours],
