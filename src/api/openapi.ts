@@ -167,6 +167,16 @@ function ledgerAndReviewPaths(json: (schema: z.ZodType) => Record<string, unknow
         },
       },
     },
+    "/v1/records/{key}": {
+      get: {
+        summary: "One payment's history across channels: every arrival of the natural key (or of the payment identity e2e:<reference>) by file, HTTP or ISO 8583, the decision on each, the review decisions and the ledger transfers, in time order",
+        parameters: [{ name: "key", in: "path", required: true, schema: { type: "string" }, description: "a natural key (api:<client_reference>, ach:..., iso20022:..., iso8583:...) or a payment identity e2e:<reference>" }],
+        responses: {
+          "200": { description: "{ key, identity_key, records: [...], events: [...] (arrival, held, decision; oldest first), transfers: [...] }", content: { "application/json": { schema: { type: "object", required: ["key", "records", "events", "transfers"], properties: { key: { type: "string" }, identity_key: { type: ["string", "null"] }, records: { type: "array", items: { type: "object" } }, events: { type: "array", items: { type: "object" } }, transfers: { type: "array", items: { type: "object" } } } } } } },
+          ...problems({ "404": "record_not_found" }),
+        },
+      },
+    },
     "/v1/accounts/{id}/balance": {
       get: { summary: "An account's balance (decimal string)", parameters: [{ name: "id", in: "path", required: true, schema: { type: "string" } }], responses: { "200": { description: "{ account, currency, balance }" }, ...problems({ "404": "no such account" }) } },
     },

@@ -18,6 +18,7 @@ import { registerRefundRoutes } from "./routes/refunds.ts";
 import { registerConsoleRoutes } from "./console/routes.ts";
 import { registerOperationsRoutes } from "./routes/operations.ts";
 import { registerReviewRoutes } from "./routes/reviews.ts";
+import { registerRecordRoutes } from "./routes/records.ts";
 
 export interface HttpDependencies {
   pool: Pool;
@@ -124,6 +125,7 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   registerPaymentRoutes(app, deps);
   registerRefundRoutes(app, deps);
   registerReviewRoutes(app, deps);
+  registerRecordRoutes(app, deps);
   registerOperationsRoutes(app, deps);
   registerConsoleRoutes(app, deps);
   for (const register of deps.extraRoutes ?? []) register(app);

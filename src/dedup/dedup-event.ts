@@ -98,3 +98,18 @@ async function insertRelaxed(pool: Pool, events: DedupEvent[]): Promise<void> {
   );
   for (const e of events) dedupDecisions.inc({ channel: e.channel, reason: e.reason });
 }
+
+export interface DedupEventRow { dedup_key: string; channel: string; scope: string; reason: string; original_ref: string | null; position: string | null; at: string }
+
+/** The dedup records of these keys that came by request or message (an HTTP repeat, a card retransmission), oldest first. */
+export async function requestDedupEventsOf(db: Queryable, tenantId: string, dedupKeys: readonly string[]): Promise<DedupEventRow[]> {
+  const { rows } = await db.query<DedupEventRow>(
+    `SELECT dedup_key, channel, scope, reason, original_ref, position,
+            to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS at
+       FROM dedup_event
+      WHERE tenant_id = $1 AND dedup_key = ANY($2::text[]) AND channel IN ('http', 'iso8583')
+      ORDER BY created_at`,
+    [tenantId, dedupKeys],
+  );
+  return rows;
+}

@@ -12,6 +12,7 @@ import { opsErrorCodes } from "./codes/ops.ts";
 import { outboxErrorCodes } from "./codes/outbox.ts";
 import { partnerErrorCodes } from "./codes/partners.ts";
 import { reconErrorCodes } from "./codes/recon.ts";
+import { recordErrorCodes } from "./codes/records.ts";
 
 /**
  * The one catalog of error codes. A code is stable once published: clients and operators match
@@ -26,6 +27,7 @@ export const errorCatalog = {
   ...iso8583ErrorCodes,
   ...httpErrorCodes,
   ...ingestErrorCodes,
+  ...recordErrorCodes,
   ...reconErrorCodes,
   ...incidentErrorCodes,
   ...dbErrorCodes,

@@ -7,7 +7,7 @@ import type { IngestRecord } from "../normalize/ingest-record.ts";
 import type { SeverityOverrides } from "../protocols/ach/types.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
 import { ingestFilesByStatus, ingestFilesFinished, ingestOldestProcessingAge, ingestRecords } from "../observability/metrics-ingest.ts";
-import { commitChunk, outcomes, type ChunkContext } from "../ingest/chunk.ts";
+import { commitChunk, outcomes, type ChunkContext } from "./chunk.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
 import { fileRecords, scanFile, type ContentSource, type FileScan } from "./file-reader.ts";
 import { ensurePartnerAccounts, findPartner } from "../partners/partners.ts";

@@ -1,7 +1,7 @@
 import { limits } from "../config/limits.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Finding } from "../errors/finding.ts";
-import { zeroCounts, type Outcome, type OutcomeCounts } from "../ingest/chunk.ts";
+import { zeroCounts, type Outcome, type OutcomeCounts } from "./chunk.ts";
 
 /** A finding as a report shows it: where (line or xmlPath), which field, the code and the message. */
 export interface ReportedFinding {

@@ -36,3 +36,13 @@ export async function findAccount(tx: Queryable, tenantId: string, accountId: st
   const row = rows[0];
   return row ? { tenantId, accountId, kind: row.kind, currency: row.currency } : undefined;
 }
+
+/** Several accounts in one read, by id; absent ids are absent from the map. */
+export async function findAccounts(tx: Queryable, tenantId: string, accountIds: readonly string[]): Promise<Map<string, Account>> {
+  if (accountIds.length === 0) return new Map();
+  const { rows } = await tx.query<{ account_id: string; kind: AccountKind; currency: string }>(
+    "SELECT account_id, kind, currency FROM account WHERE tenant_id = $1 AND account_id = ANY($2::text[])",
+    [tenantId, [...new Set(accountIds)]],
+  );
+  return new Map(rows.map((r) => [r.account_id, { tenantId, accountId: r.account_id, kind: r.kind, currency: r.currency }]));
+}

@@ -49,3 +49,45 @@ function legDifference(entry: { account_id: string; direction: string; amount_mi
   if (entry.amount_minor !== leg.amountMinor) return "exists_with_different_amount";
   return undefined;
 }
+
+/** The legs (account and side) of stored transfers, in entry order: what a return mirrors. */
+export async function transferLegs(tx: Queryable, tenantId: string, keys: readonly string[]): Promise<Map<string, Array<{ accountId: string; direction: "D" | "C" }>>> {
+  const legs = new Map<string, Array<{ accountId: string; direction: "D" | "C" }>>();
+  if (keys.length === 0) return legs;
+  const { rows } = await tx.query<{ transfer_key: string; account_id: string; direction: "D" | "C" }>(
+    "SELECT transfer_key, account_id, direction FROM ledger_entry WHERE tenant_id = $1 AND transfer_key = ANY($2::text[]) ORDER BY transfer_key, entry_key",
+    [tenantId, [...new Set(keys)]],
+  );
+  for (const row of rows) {
+    const list = legs.get(row.transfer_key) ?? [];
+    list.push({ accountId: row.account_id, direction: row.direction });
+    legs.set(row.transfer_key, list);
+  }
+  return legs;
+}
+
+export interface ShownTransfer {
+  transferKey: string; kind: string; valueDate: string; sourceRef: string | null; createdAt: string;
+  legs: Array<{ accountId: string; direction: "D" | "C"; amountMinor: bigint; currency: string }>;
+}
+
+/** Transfers by key with their legs, in the order they were posted: what a record's history shows. */
+export async function transfersWithLegs(db: Queryable, tenantId: string, keys: readonly string[]): Promise<ShownTransfer[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await db.query<{ transfer_key: string; kind: string; value_date: string; source_ref: string | null; created_at: string; account_id: string; direction: "D" | "C"; amount_minor: bigint; currency: string }>(
+    `SELECT t.transfer_key, t.kind, to_char(t.value_date, 'YYYY-MM-DD') AS value_date, t.source_ref,
+            to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at,
+            e.account_id, e.direction, e.amount_minor, e.currency
+       FROM transfer t JOIN ledger_entry e ON e.tenant_id = t.tenant_id AND e.transfer_key = t.transfer_key
+      WHERE t.tenant_id = $1 AND t.transfer_key = ANY($2::text[])
+      ORDER BY t.created_at, t.transfer_key, e.entry_key`,
+    [tenantId, [...new Set(keys)]],
+  );
+  const shown = new Map<string, ShownTransfer>();
+  for (const row of rows) {
+    const transfer = shown.get(row.transfer_key) ?? { transferKey: row.transfer_key, kind: row.kind, valueDate: row.value_date, sourceRef: row.source_ref, createdAt: row.created_at, legs: [] };
+    transfer.legs.push({ accountId: row.account_id, direction: row.direction, amountMinor: BigInt(row.amount_minor), currency: row.currency });
+    shown.set(row.transfer_key, transfer);
+  }
+  return [...shown.values()];
+}

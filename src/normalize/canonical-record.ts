@@ -16,7 +16,8 @@ export interface CanonicalRecord {
   valueDate: string;       // YYYY-MM-DD
   original?: string;       // natural key (or link key) of the record this one returns/reverses/cancels
   fingerprint: string;     // sha256 hex of the normalized economic content
-  source: { fileId?: string; position?: string; connection?: string };
+  /** Where it came from; `ref`, when given, is what the posting's source_ref says (identifiers only). */
+  source: { fileId?: string; position?: string; connection?: string; ref?: string };
   /** Channel-specific facts the posting rules need (transaction code, counterparty alias, ...). Strings only. */
   attributes: Record<string, string>;
 }

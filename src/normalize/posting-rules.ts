@@ -1,5 +1,6 @@
 import achRulesJson from "../../protocols/posting-rules/ach.json" with { type: "json" };
 import isoRulesJson from "../../protocols/posting-rules/iso20022.json" with { type: "json" };
+import apiRulesJson from "../../protocols/posting-rules/api.json" with { type: "json" };
 import { assert } from "../assert.ts";
 import type { CanonicalRecord, Channel } from "./canonical-record.ts";
 import type { Leg, Transfer } from "./transfer.ts";
@@ -12,7 +13,8 @@ import type { Leg, Transfer } from "./transfer.ts";
  */
 export type { Leg, Transfer } from "./transfer.ts";
 
-export type RuleAccount = "settlement" | "counterparty" | "suspense";
+/** A leg's account: the partner's settlement or suspense account, the resolved counterparty, or an account the record names (`named`, in the attribute the leg gives). */
+export type RuleAccount = "settlement" | "counterparty" | "suspense" | "named";
 export type RuleAction = "post" | "record" | "reverse-original";
 
 export interface PostingRule {
@@ -22,7 +24,9 @@ export interface PostingRule {
   transactionCodes?: string[];          // ACH only: the rule applies to these codes
   amount?: "zero";                      // the rule applies only to zero amounts
   counterparty?: string;                // attribute holding the counterparty's alias
-  legs?: Array<{ direction: "D" | "C"; account: RuleAccount }>;
+  legs?: Array<{ direction: "D" | "C"; account: RuleAccount; attribute?: string }>;
+  transferKind?: string;                // the posting's kind; default `<channel>-<kind>`
+  transferStage?: string;               // the posting's key is `<natural key>:<stage>`; default "post"
 }
 
 interface RulesFile {
@@ -31,7 +35,7 @@ interface RulesFile {
 }
 
 const ACTIONS = new Set<RuleAction>(["post", "record", "reverse-original"]);
-const ACCOUNTS = new Set<RuleAccount>(["settlement", "counterparty", "suspense"]);
+const ACCOUNTS = new Set<RuleAccount>(["settlement", "counterparty", "suspense", "named"]);
 
 /** Loads and checks a rules file: a malformed rule is a bug in our data, so it asserts. */
 export function loadPostingRules(file: RulesFile): PostingRule[] {
@@ -56,12 +60,15 @@ export function loadPostingRules(file: RulesFile): PostingRule[] {
       const legs = raw.legs as PostingRule["legs"];
       assert(Array.isArray(legs) && legs.length === 2, `${where} posts exactly two legs`);
       assert(legs.filter((l) => l.direction === "D").length === 1 && legs.filter((l) => l.direction === "C").length === 1, `${where} has one debit and one credit leg`);
-      assert(legs.every((l) => ACCOUNTS.has(l.account)), `${where} legs name settlement, counterparty or suspense`);
+      assert(legs.every((l) => ACCOUNTS.has(l.account)), `${where} legs name settlement, counterparty, suspense or named`);
+      assert(legs.every((l) => (l.account === "named") === (typeof l.attribute === "string" && l.attribute.length > 0)), `${where}: a named leg (and only it) gives the attribute holding its account`);
       if (legs.some((l) => l.account === "counterparty")) {
         assert(typeof raw.counterparty === "string" && raw.counterparty.length > 0, `${where} names the attribute of its counterparty`);
         rule.counterparty = raw.counterparty;
       }
-      rule.legs = legs.map((l) => ({ direction: l.direction, account: l.account }));
+      rule.legs = legs.map((l) => (l.attribute === undefined ? { direction: l.direction, account: l.account } : { direction: l.direction, account: l.account, attribute: l.attribute }));
+      if (typeof raw.transferKind === "string") rule.transferKind = raw.transferKind;
+      if (typeof raw.transferStage === "string") rule.transferStage = raw.transferStage;
     } else {
       assert(raw.legs === undefined, `${where}: only a "post" rule has legs`);
     }
@@ -72,6 +79,7 @@ export function loadPostingRules(file: RulesFile): PostingRule[] {
 const rulesByChannel = new Map<Channel, PostingRule[]>([
   ["ach", loadPostingRules(achRulesJson)],
   ["iso20022", loadPostingRules(isoRulesJson)],
+  ["api", loadPostingRules(apiRulesJson)],
 ]);
 
 /** The first rule of the record's channel that matches it; none: the record is rejected, never guessed. */
@@ -81,9 +89,15 @@ export function postingRuleFor(record: Pick<CanonicalRecord, "channel" | "kind" 
     && (rule.transactionCodes === undefined || rule.transactionCodes.includes(record.attributes.transactionCode ?? "")));
 }
 
-/** The fixed rule from a record's natural key to the key of its posting. */
-export function transferKeyOf(naturalKey: string): string {
-  return `${naturalKey}:post`;
+/** The fixed rule from a record's natural key to the key of its posting (`:post`, or the stage its rule names). */
+export function transferKeyOf(naturalKey: string, rule?: Pick<PostingRule, "transferStage">): string {
+  return `${naturalKey}:${rule?.transferStage ?? "post"}`;
+}
+
+/** The accounts a rule's `named` legs take from the record's attributes (undefined when one is missing). */
+export function namedAccountsOf(record: Pick<CanonicalRecord, "attributes">, rule: PostingRule): string[] | undefined {
+  const named = (rule.legs ?? []).filter((leg) => leg.account === "named").map((leg) => record.attributes[leg.attribute ?? ""]);
+  return named.every((a): a is string => a !== undefined && a !== "") ? named : undefined;
 }
 
 /**
@@ -129,16 +143,22 @@ export interface PartnerAccounts {
  * A "post" rule applied to a record: two legs of the record's amount between the partner's
  * accounts and the counterparty (its resolved account, else the partner's suspense account).
  */
-export function transferFor(record: CanonicalRecord, rule: PostingRule, accounts: PartnerAccounts, counterpartyAccount: string | undefined, transferKey = transferKeyOf(record.naturalKey)): Transfer {
+export function transferFor(record: CanonicalRecord, rule: PostingRule, accounts: PartnerAccounts | undefined, counterpartyAccount: string | undefined, transferKey = transferKeyOf(record.naturalKey, rule)): Transfer {
   assert(rule.action === "post" && rule.legs !== undefined, "transferFor takes a post rule");
   assert(record.amount > 0n, "a posted record has a positive amount");
+  const partnerAccount = (name: "settlement" | "suspense") => {
+    assert(accounts !== undefined, `rule ${rule.channel} ${rule.kind} posts to the partner's ${name} account: the arrival has a partner`);
+    return accounts[name];
+  };
   const legs: Leg[] = rule.legs.map((leg) => ({
-    accountId: leg.account === "settlement" ? accounts.settlement : leg.account === "suspense" ? accounts.suspense : counterpartyAccount ?? accounts.suspense,
+    accountId: leg.account === "named" ? (record.attributes[leg.attribute ?? ""] ?? "")
+      : leg.account === "settlement" || leg.account === "suspense" ? partnerAccount(leg.account)
+      : counterpartyAccount ?? partnerAccount("suspense"),
     direction: leg.direction,
     amountMinor: record.amount,
     currency: record.currency,
   }));
-  return transferOf(record, transferKey, legs);
+  return transferOf(record, transferKey, legs, rule.transferKind);
 }
 
 /** A return: the original's legs with their directions swapped, for the return's amount. */
@@ -154,9 +174,9 @@ export function reversalFor(record: CanonicalRecord, originalLegs: Array<Pick<Le
   return transferOf(record, transferKey, legs);
 }
 
-function transferOf(record: CanonicalRecord, transferKey: string, legs: Leg[]): Transfer {
-  const transfer: Transfer = { tenantId: record.tenantId, transferKey, kind: `${record.channel}-${record.kind}`, valueDate: record.valueDate, legs };
-  const source = [record.channel, record.source.fileId, record.source.position].filter((s) => s !== undefined).join(":");
+function transferOf(record: CanonicalRecord, transferKey: string, legs: Leg[], kind = `${record.channel}-${record.kind}`): Transfer {
+  const transfer: Transfer = { tenantId: record.tenantId, transferKey, kind, valueDate: record.valueDate, legs };
+  const source = record.source.ref ?? [record.channel, record.source.fileId, record.source.position].filter((s) => s !== undefined).join(":");
   if (source) transfer.sourceRef = source;
   return transfer;
 }

@@ -2,8 +2,9 @@ import { createHash } from "node:crypto";
 import type { Queryable } from "../db/pool.ts";
 import { sqlState, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { decideReviewInTransaction, type DecisionOutcome, type ReviewDecisionKind } from "../ingest/review-decision.ts";
-import { itemOf, SELECT_REVIEW, type ReviewItem, type ReviewRow } from "../ingest/review.ts";
+import { decideReviewInTransaction, type DecisionOutcome, type ReviewDecisionKind } from "../records/review-decision.ts";
+import { itemOf, type ReviewItem } from "../records/review-queue.ts";
+import { selectReviewById } from "../records/store/reviews.ts";
 import { fourEyesAboveMinor, type Operator } from "./operators.ts";
 import { moveOutOfSuspense, suspensePosting, type SuspenseMove } from "./suspense-move.ts";
 
@@ -34,8 +35,8 @@ export type OperatorMove = { kind: "moved"; move: SuspenseMove } | { kind: "prop
 export type ApprovedDecision = { kind: "review"; outcome: DecisionOutcome } | { kind: "suspense_move"; move: SuspenseMove };
 
 async function reviewOf(db: Queryable, tenantId: string, reviewId: string): Promise<ReviewItem | undefined> {
-  const { rows } = await db.query<ReviewRow>(`${SELECT_REVIEW} WHERE r.tenant_id = $1 AND r.review_id = $2`, [tenantId, reviewId]);
-  return rows[0] ? itemOf(rows[0]) : undefined;
+  const [row] = await selectReviewById(db, reviewId, tenantId);
+  return row ? itemOf(row) : undefined;
 }
 
 /** Who decided, as review_decision.operator records it (one text column since decision 0011). */

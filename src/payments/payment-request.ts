@@ -70,7 +70,7 @@ export async function applyPaymentRequest(pool: Pool, tenantId: string, endpoint
       debtor_account: paymentRequest.debtorAccount, creditor_account: paymentRequest.creditorAccount, description: paymentRequest.description,
     },
     effect: async (tx) => {
-      const outcome = await createPayment(tx, tenantId, paymentRequest, endpoint);
+      const outcome = await createPayment(tx, tenantId, paymentRequest, endpoint, typeof key === "string" ? key : undefined);
       if (outcome.kind === "created") return jsonReply(201, paymentView(outcome.payment), outcome.payment.paymentId);
       return problemReply(outcome.refusal.code, outcome.refusal.detail, outcome.refusal.extensions ?? {}, outcome.payment?.paymentId ?? null);
     },

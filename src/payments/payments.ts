@@ -1,8 +1,8 @@
 import { assert } from "../assert.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
-import { recordDedupEvents } from "../dedup/dedup-event.ts";
-import { postTransfer } from "../ledger/post-transfers.ts";
+import { apiPaymentKeyOf, apiPaymentRecord } from "../normalize/from-api.ts";
+import { decideRecords } from "../records/decide-records.ts";
 import { enqueueEvent } from "../outbox/outbox-store.ts";
 import { lockIntent } from "./intent-lock.ts";
 import { intentId, transferKeyOf, type Payment, type Refusal } from "./payment.ts";
@@ -45,47 +45,65 @@ export async function findPayment(db: Queryable, tenantId: string, by: { payment
 }
 
 /**
- * One payment intent -> one balanced transfer (debit the debtor, credit the creditor) under a key
- * derived from the intent, in the caller's transaction. The intent is protected for ever: a second
- * request with the same client_reference (any Idempotency-Key, any day) posts nothing.
+ * One payment intent, decided by the record core (src/records) like any record of any channel:
+ * the canonical record `api:<client_reference>` claims its key and its payment identity, and posts
+ * one balanced transfer (debit the debtor, credit the creditor) under `api:<client_reference>:debit`,
+ * in the caller's transaction. The intent is protected for ever: a second request with the same
+ * client_reference (any Idempotency-Key, any day) posts nothing. What stays here is the API's own
+ * contract: the payment resource, and the refusal each decision is answered with.
  */
-export async function createPayment(tx: Tx, tenantId: string, request: PaymentRequest, scope: string): Promise<PaymentOutcome> {
+export async function createPayment(tx: Tx, tenantId: string, request: PaymentRequest, scope: string, idempotencyKey?: string): Promise<PaymentOutcome> {
   await lockIntent(tx, tenantId, request.clientReference);
-  const existing = await findPayment(tx, tenantId, { clientReference: request.clientReference });
-  if (existing) {
-    await recordDedupEvents(tx, [{ tenantId, channel: "http", scope, dedupKey: request.clientReference, reason: "duplicate_client_reference", originalRef: existing.paymentId }]);
-    return {
-      kind: "refused",
-      refusal: { code: "DUPLICATE_CLIENT_REFERENCE", detail: `payment ${existing.paymentId} has client_reference ${request.clientReference}`, extensions: { payment_id: existing.paymentId } },
-    };
-  }
-
-  const transferKey = transferKeyOf(request.clientReference, "debit");
-  const posted = await postTransfer(tx, {
-    tenantId, transferKey, kind: "payment", valueDate: new Date().toISOString().slice(0, 10), sourceRef: `http:${intentId("pay", tenantId, request.clientReference)}`,
-    legs: [
-      { accountId: request.debtorAccount, direction: "D", amountMinor: request.amountMinor, currency: request.currency },
-      { accountId: request.creditorAccount, direction: "C", amountMinor: request.amountMinor, currency: request.currency },
-    ],
+  const paymentId = intentId("pay", tenantId, request.clientReference);
+  const item = apiPaymentRecord(tenantId, request, {
+    position: idempotencyKey === undefined ? scope : `${scope} Idempotency-Key ${idempotencyKey}`,
+    sourceRef: `http:${paymentId}`, valueDate: new Date().toISOString().slice(0, 10),
   });
-  if (!posted.ok) {
-    const code = posted.error.code;
-    if (code === "LEDGER_INSUFFICIENT_FUNDS") {
-      // A decision about money: the intent is declined for good, and a caller who lost the
-      // response finds it by client_reference.
-      const payment = await insertPayment(tx, tenantId, request, "declined", "insufficient_funds", null);
-      return { kind: "refused", refusal: { code: "INSUFFICIENT_FUNDS", detail: `account ${request.debtorAccount} cannot cover the amount`, extensions: { payment_id: payment.paymentId } }, payment };
+  const [decision] = await decideRecords(tx, { tenantId, arrival: { kind: "request", channel: "http", scope }, suspectWindowHours: 0 }, [item]);
+  assert(decision?.outcome !== undefined, `payment ${request.clientReference} was decided`);
+  switch (decision.outcome) {
+    case "applied": {
+      const transferKey = decision.transferKey;
+      assert(transferKey === transferKeyOf(request.clientReference, "debit"), `payment ${request.clientReference} posted under its intent's key, not ${transferKey}`);
+      const payment = await insertPayment(tx, tenantId, request, "succeeded", null, transferKey);
+      // Told in the posting's transaction, under a key derived from the intent's transfer key.
+      await enqueueEvent(tx, { tenantId, eventType: "payment.applied", eventKey: `${transferKey}:applied`, data: payment });
+      return { kind: "created", payment };
     }
-    if (code === "LEDGER_ACCOUNT_UNKNOWN") return { kind: "refused", refusal: { code: "ACCOUNT_NOT_FOUND", detail: posted.error.message } };
-    if (code === "LEDGER_ACCOUNT_CURRENCY_MISMATCH") return { kind: "refused", refusal: { code: "CURRENCY_MISMATCH", detail: posted.error.message } };
-    throw new Error(`unexpected ledger refusal ${code}: ${posted.error.message}`);
+    case "rejected":
+      return rejectedPayment(tx, tenantId, request, decision.code, decision.detail);
+    default:
+      return repeatedPayment(tx, tenantId, request, decision.code, decision.originalRef, decision.detail);
   }
-  // The intent lock and the payment lookup above make a second posting of this key impossible.
-  assert(posted.value === "applied", `payment transfer ${transferKey} must be new, was ${posted.value}`);
-  const payment = await insertPayment(tx, tenantId, request, "succeeded", null, transferKey);
-  // Told in the posting's transaction, under a key derived from the intent's transfer key.
-  await enqueueEvent(tx, { tenantId, eventType: "payment.applied", eventKey: `${transferKey}:applied`, data: payment });
-  return { kind: "created", payment };
+}
+
+/** A refusal at posting or before: declined for good (funds), or invalid input that claimed nothing. */
+async function rejectedPayment(tx: Tx, tenantId: string, request: PaymentRequest, code: string | undefined, detail: string | undefined): Promise<PaymentOutcome> {
+  if (code === "INGEST_INSUFFICIENT_FUNDS") {
+    // A decision about money: the intent is declined for good, and a caller who lost the
+    // response finds it by client_reference.
+    const payment = await insertPayment(tx, tenantId, request, "declined", "insufficient_funds", null);
+    return { kind: "refused", refusal: { code: "INSUFFICIENT_FUNDS", detail: `account ${request.debtorAccount} cannot cover the amount`, extensions: { payment_id: payment.paymentId } }, payment };
+  }
+  if (code === "RECORD_ACCOUNT_UNKNOWN") return { kind: "refused", refusal: { code: "ACCOUNT_NOT_FOUND", detail: detail ?? "no such account" } };
+  if (code === "RECORD_ACCOUNT_CURRENCY_MISMATCH") return { kind: "refused", refusal: { code: "CURRENCY_MISMATCH", detail: detail ?? "currency mismatch" } };
+  throw new Error(`unexpected refusal of payment ${request.clientReference}: ${code ?? "(none)"} ${detail ?? ""}`);
+}
+
+/** The key or the payment identity was there before: this intent's own payment, or the same payment from another channel. */
+async function repeatedPayment(tx: Tx, tenantId: string, request: PaymentRequest, code: string | undefined, originalRef: string | undefined, detail: string | undefined): Promise<PaymentOutcome> {
+  if (code === "RECORD_SAME_PAYMENT" || code === "RECORD_IDENTITY_CONFLICT") {
+    return { kind: "refused", refusal: { code: "PAYMENT_ARRIVED_BY_OTHER_CHANNEL", detail: detail ?? "arrived through another channel", extensions: { natural_key: apiPaymentKeyOf(request.clientReference), original_ref: originalRef ?? null } } };
+  }
+  const existing = await findPayment(tx, tenantId, { clientReference: request.clientReference });
+  if (!existing) {
+    // The key was claimed by a request the core refused: its reference named another channel's payment.
+    return { kind: "refused", refusal: { code: "PAYMENT_ARRIVED_BY_OTHER_CHANNEL", detail: `client_reference ${request.clientReference} was refused before: its end-to-end reference names a payment that arrived through another channel`, extensions: { natural_key: apiPaymentKeyOf(request.clientReference), original_ref: originalRef ?? null } } };
+  }
+  return {
+    kind: "refused",
+    refusal: { code: "DUPLICATE_CLIENT_REFERENCE", detail: `payment ${existing.paymentId} has client_reference ${request.clientReference}`, extensions: { payment_id: existing.paymentId } },
+  };
 }
 
 async function insertPayment(tx: Tx, tenantId: string, request: PaymentRequest, status: Payment["status"], declineCode: string | null, transferKey: string | null): Promise<Payment> {

@@ -95,7 +95,7 @@ describe("the console in a real headless Chromium", () => {
 
     await page.setInputFiles("#file", CORRECTED);
     await page.click("#preview-button");
-    await expect.poll(() => page.textContent("#summary")).toContain("1 new, 3 unchanged, 1 changed, 0 rejected");
+    await expect.poll(() => page.textContent("#summary")).toContain("1 new, 3 unchanged, 1 changed, 0 suspect, 0 rejected");
     const changed = page.locator("#preview-records tr.changed");
     expect(await changed.count()).toBe(1);
     expect(await changed.locator(".old-amount").textContent()).toBe("200.00");

@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addAccountAlias, createPartner } from "../../src/partners/partners.ts";
-import { listReviews } from "../../src/ingest/review.ts";
+import { listReviews } from "../../src/records/review-queue.ts";
 import { setFourEyesAboveMinor } from "../../src/operators/operators.ts";
 import { ApiClient } from "../support/api-client.ts";
 import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";

@@ -127,6 +127,6 @@ describe("POST /v1/payments", () => {
     const reasons = Object.fromEntries(rows.map((r) => [r.reason, r.n]));
     expect(reasons.replayed).toBeGreaterThanOrEqual(3);
     expect(reasons.key_reuse).toBeGreaterThanOrEqual(1);
-    expect(reasons.duplicate_client_reference).toBeGreaterThanOrEqual(1);
+    expect(reasons.duplicate).toBeGreaterThanOrEqual(1);
   });
 });

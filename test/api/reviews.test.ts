@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPartner, addAccountAlias } from "../../src/partners/partners.ts";
-import { listReviews } from "../../src/ingest/review.ts";
+import { listReviews } from "../../src/records/review-queue.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";

@@ -20,7 +20,6 @@ const rooms: Room[] = [
   // Services: what the business does, each owning its tables' SQL.
   { name: "files", layer: "service", paths: ["files/"] },                  // received files: receipt, reading, processing, reports, status files to partners
   { name: "records", layer: "service", paths: ["records/"] },              // the record core: key, fingerprint, decision, posting
-  { name: "ingest", layer: "service", paths: ["ingest/"] },                // transitional: the record core's files before they move to records/
   { name: "outbox", layer: "service", paths: ["outbox/"] },                // transactional outbox, relays, webhooks, JetStream events
   { name: "recon", layer: "service", paths: ["recon/"] },                  // reconciliation of our side against statements
   { name: "incidents", layer: "service", paths: ["incidents/"] },          // incident perimeter, compensation batches, source pauses
@@ -50,11 +49,6 @@ const rooms: Room[] = [
  * test until it is removed.
  */
 const allowedDuringMove: AllowedImport[] = [
-  // The chunk's fault points are listed with the file pipeline's; the record core below files needs its own.
-  { from: "src/ingest/chunk.ts", to: "src/files/fault-points.ts", why: "lead-owned, moved by the record core work" },
-  // The dry run reads files like the pipeline: it belongs with files, or records must not read files.
-  { from: "src/ingest/dry-run.ts", to: "src/files/file-reader.ts", why: "lead-owned, moved by the record core work" },
-  { from: "src/ingest/dry-run.ts", to: "src/files/report.ts", why: "lead-owned, moved by the record core work" },
   // reconciliation-messages.ts takes InboundContext/InboundDependencies/InboundResult from inbound.ts, which calls it back.
   { from: "src/gateway/inbound.ts", to: "src/gateway/reconciliation-messages.ts", why: "lead-owned, moved by the record core work" },
 ];
@@ -152,7 +146,7 @@ describe("the import checker", () => {
   });
 
   it("resolves relative specifiers against the importing file and leaves packages out", () => {
-    expect([resolveImport("src/files/pipeline.ts", "../ingest/chunk.ts"), resolveImport("src/files/pipeline.ts", "pg"), resolveImport("src/files/pipeline.ts", "node:fs")])
-      .toEqual(["src/ingest/chunk.ts", undefined, undefined]);
+    expect([resolveImport("src/files/pipeline.ts", "../records/decide-records.ts"), resolveImport("src/files/pipeline.ts", "pg"), resolveImport("src/files/pipeline.ts", "node:fs")])
+      .toEqual(["src/records/decide-records.ts", undefined, undefined]);
   });
 });

@@ -4,8 +4,8 @@ import { openIncident } from "../../src/incidents/perimeter.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { addAccountAlias } from "../../src/partners/partners.ts";
-import { listReviews } from "../../src/ingest/review.ts";
-import { decideReview } from "../../src/ingest/review-decision.ts";
+import { listReviews } from "../../src/records/review-queue.ts";
+import { decideReview } from "../../src/records/review-decision.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { balances, fixture, givenScene, ingest } from "../ingest/support.ts";
 

@@ -37,7 +37,7 @@ describe("clearline partner, ingest, files, file show and review", () => {
   it("shows with --dry-run what the corrected file would do, without posting", async () => {
     const run = await runCliInProcess(["ingest", fixture("corrected.ach"), "--tenant", "acme", "--partner", "fedach", "--dry-run", "--json"], env);
     expect(run.exitCode).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ status: "would_apply", verdicts: { new: 1, already_applied: 3, changed: 1, rejected: 0 } });
+    expect(JSON.parse(run.stdout)).toMatchObject({ status: "would_apply", verdicts: { new: 1, already_applied: 3, changed: 1, suspect: 0, rejected: 0 } });
     const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM ingest_file");
     expect(rows[0]?.n).toBe(1n);
   });

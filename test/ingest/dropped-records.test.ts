@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { dryRun } from "../../src/ingest/dry-run.ts";
+import { dryRun } from "../../src/files/dry-run.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { fixture, givenScene, ingest, type Scene } from "./support.ts";
 

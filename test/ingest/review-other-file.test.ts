@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { addAccountAlias } from "../../src/partners/partners.ts";
-import { listReviews } from "../../src/ingest/review.ts";
-import { decideReview } from "../../src/ingest/review-decision.ts";
+import { listReviews } from "../../src/records/review-queue.ts";
+import { decideReview } from "../../src/records/review-decision.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { balances, fixture, givenScene, ingest } from "./support.ts";
 

@@ -59,7 +59,8 @@ describe("the drop folder", () => {
     await until(() => (existsSync(path.join(folder, "rejected", "after-the-part.ach.report.json")) ? true : undefined));
     expect(readdirSync(path.join(folder, "processed"))).toEqual([]);   // the temp name is never taken
     renameSync(path.join(folder, "payroll.ach.part"), path.join(folder, "payroll.ach"));
-    const report = await until(() => (existsSync(path.join(folder, "processed", "payroll.ach.report.json"))
+    // The report is written first, then the file moved beside it (src/ingest/drop-folder.ts): wait for both.
+    const report = await until(() => (existsSync(path.join(folder, "processed", "payroll.ach.report.json")) && existsSync(path.join(folder, "processed", "payroll.ach"))
       ? JSON.parse(readFileSync(path.join(folder, "processed", "payroll.ach.report.json"), "utf8")) as { outcomes: unknown; status: string; source: string } : undefined));
     expect(report).toMatchObject({ status: "done", source: "drop_folder", outcomes: { ...noOutcomes, applied: 5 } });
     expect(existsSync(path.join(folder, "processed", "payroll.ach"))).toBe(true);

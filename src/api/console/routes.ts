@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
-import { listReviews, listSuspensePostings } from "../../ingest/review.ts";
+import { listReviews, listSuspensePostings } from "../../records/review-queue.ts";
 import { listFiles } from "../../files/report.ts";
 import { balanceOf, projectionLag } from "../../ledger/balance.ts";
 import { accountStatement, statementDocument } from "../../ledger/statement.ts";

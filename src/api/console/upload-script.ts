@@ -31,7 +31,7 @@ export const uploadScript = String.raw`
     const p = answer.json, v = p.verdicts;
     const summary = document.createElement("p");
     summary.id = "summary";
-    summary.textContent = p.name + ": " + (p.status === "would_reject" ? "would be REJECTED" : "would apply") + " — " + v.new + " new, " + v.already_applied + " unchanged, " + v.changed + " changed, " + v.rejected + " rejected" + (p.correction_of ? " (a correction of " + p.correction_of + ")" : "");
+    summary.textContent = p.name + ": " + (p.status === "would_reject" ? "would be REJECTED" : "would apply") + " — " + v.new + " new, " + v.already_applied + " unchanged, " + v.changed + " changed, " + v.suspect + " suspect, " + v.rejected + " rejected" + (p.correction_of ? " (a correction of " + p.correction_of + ")" : "");
     out.appendChild(summary);
     const table = document.createElement("table");
     table.id = "preview-records";

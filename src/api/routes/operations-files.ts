@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
-import { dryRun } from "../../ingest/dry-run.ts";
+import { dryRun } from "../../files/dry-run.ts";
 import { partnerForIngest } from "../../partners/partners.ts";
 import { processFile } from "../../files/pipeline.ts";
 import { receiveSmallFileInTransaction, sanitizeFileName } from "../../files/receipt.ts";

@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Pool } from "../../db/pool.ts";
 import type { ErrorCode } from "../../errors/catalog.ts";
 import type { Finding } from "../../errors/finding.ts";
-import { listSuspensePostings } from "../../ingest/review.ts";
+import { listSuspensePostings } from "../../records/review-queue.ts";
 import { balanceOf } from "../../ledger/balance.ts";
 import { accountStatement, statementDocument } from "../../ledger/statement.ts";
 import { moveAsOperator } from "../../operators/four-eyes.ts";

@@ -1,8 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
-import { countCompensations, type DecisionOutcome } from "../../ingest/review-decision.ts";
-import { listReviews } from "../../ingest/review.ts";
+import { countCompensations, type DecisionOutcome } from "../../records/review-decision.ts";
+import { listReviews } from "../../records/review-queue.ts";
 import { approveProposal, decideAsOperator, listProposals } from "../../operators/four-eyes.ts";
 import { authenticateOperator, setFourEyesAboveMinor } from "../../operators/operators.ts";
 import { closeSession, openSession } from "../../operators/sessions.ts";

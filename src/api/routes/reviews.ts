@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
-import { listReviews } from "../../ingest/review.ts";
-import { countCompensations, decideReviewInTransaction, type DecisionOutcome } from "../../ingest/review-decision.ts";
+import { listReviews } from "../../records/review-queue.ts";
+import { countCompensations, decideReviewInTransaction, type DecisionOutcome } from "../../records/review-decision.ts";
 import { send, tenantOf, type ApiDependencies } from "../http-context.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";

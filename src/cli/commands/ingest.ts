@@ -3,7 +3,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { loadConfig } from "../../config/config.ts";
 import { limits } from "../../config/limits.ts";
-import { dryRun, type DryRunReport } from "../../ingest/dry-run.ts";
+import { dryRun, type DryRunReport } from "../../files/dry-run.ts";
 import { partnerForIngest } from "../../partners/partners.ts";
 import { ingestArrival } from "../../files/pipeline.ts";
 import type { DroppedRecords, FileReport } from "../../files/report.ts";
@@ -62,7 +62,7 @@ export function printDropped(dropped: DroppedRecords | null | undefined): void {
 function printDryRun(report: DryRunReport, json: boolean | undefined): void {
   if (json) return printJson(report);
   const v = report.verdicts;
-  printLine(`${report.name}: dry run, ${report.status === "would_reject" ? "the file would be REJECTED" : "would apply"} (${report.format ?? "unknown format"}, ${report.records} records): ${v.new} new, ${v.already_applied} already applied, ${v.changed} changed, ${v.rejected} rejected${report.correction_of ? `  a correction of ${report.correction_of}` : ""}`);
+  printLine(`${report.name}: dry run, ${report.status === "would_reject" ? "the file would be REJECTED" : "would apply"} (${report.format ?? "unknown format"}, ${report.records} records): ${v.new} new, ${v.already_applied} already applied, ${v.changed} changed, ${v.suspect} suspect, ${v.rejected} rejected${report.correction_of ? `  a correction of ${report.correction_of}` : ""}`);
   for (const e of report.errors) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xmlPath ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
   for (const r of report.records_listed) if (r.verdict !== "already_applied") printLine(`  ${r.position}: ${r.verdict}${r.natural_key ? ` ${r.natural_key}` : ""}${r.detail ? ` (${r.detail})` : ""}`);
   printDropped(report.dropped_records);

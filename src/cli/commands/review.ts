@@ -1,7 +1,7 @@
 import { userInfo } from "node:os";
 import type { Command } from "commander";
-import { listReviews, listSuspensePostings } from "../../ingest/review.ts";
-import { decideReview, type DecidedReview, type ReviewDecisionKind } from "../../ingest/review-decision.ts";
+import { listReviews, listSuspensePostings } from "../../records/review-queue.ts";
+import { decideReview, type DecidedReview, type ReviewDecisionKind } from "../../records/review-decision.ts";
 import { withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";

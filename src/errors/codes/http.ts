@@ -13,6 +13,7 @@ export const httpErrorCodes = {
   REQUEST_TOO_LARGE: "The request body exceeds its route's size bound (HTTP 413); nothing was done. Big files go through SFTP or the drop folder.",
   REQUEST_INVALID: "The request body or query does not match the published contract; nothing was done.",
   DUPLICATE_CLIENT_REFERENCE: "A payment or refund with this client_reference exists already; it was not posted again.",
+  PAYMENT_ARRIVED_BY_OTHER_CHANNEL: "The client_reference is the end-to-end reference of a payment that arrived through another channel (a partner's file): it was not posted again; `natural_key` names that record (GET /v1/records/{key}).",
   INSUFFICIENT_FUNDS: "The debited account's available balance does not cover the amount; the payment was declined.",
   ACCOUNT_NOT_FOUND: "No account with this id exists for the tenant.",
   ACCOUNT_EXISTS_DIFFERENT: "An account with this id exists with another kind or currency.",

@@ -30,7 +30,8 @@ function learnPayment(world: World, intent: PaymentIntent | RefundIntent, outcom
   if (outcome.status === 201) intent.told = "applied";
   else if (code === "insufficient_funds") intent.told = better(intent.told, "declined");
   else if (code === "duplicate_client_reference") {
-    if (!outcome.replayed && endpointRefKind === "payment") sawDedup(world, "http", intent.clientReference, "duplicate_client_reference");
+    // The record core keeps a payment's repeat under its natural key; the simulation resends the same body, so a duplicate.
+    if (!outcome.replayed && endpointRefKind === "payment") sawDedup(world, "http", `api:${intent.clientReference}`, "duplicate");
     intent.told = better(intent.told, "refused");
   } else intent.told = better(intent.told, "refused");
 }

@@ -1,11 +1,15 @@
 import { limits } from "../config/limits.ts";
-import type { Queryable } from "../db/pool.ts";
+import type { Pool, Queryable } from "../db/pool.ts";
+import { openTransaction, type Tx } from "../db/transaction.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { Decision } from "../records/decision.ts";
+import { previewRecords } from "../records/decide-records.ts";
+import { selectKeys } from "../records/store/keys.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
-import { fileRecords, scanFile, type ContentSource } from "../files/file-reader.ts";
-import { droppedRecordsNote, positionOf, type DroppedRecord, type DroppedRecords, type ReportedFinding } from "../files/report.ts";
+import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
+import { droppedRecordsNote, positionOf, type DroppedRecord, type DroppedRecords, type ReportedFinding } from "./report.ts";
 
-export type DryRunVerdict = "new" | "already_applied" | "changed" | "rejected";
+export type DryRunVerdict = "new" | "already_applied" | "changed" | "suspect" | "rejected";
 
 export interface DryRunReport {
   name: string;
@@ -32,64 +36,80 @@ interface CorrectionEvidence {
   overflow: boolean;
 }
 
+/** The file id the preview's claims carry: its own records relate to each other as one file's do. */
+const PREVIEW_FILE_ID = "dry-run";
+
 /**
- * What ingesting a file would do, without storing or posting anything: each record is new,
- * already applied (its key is known with the same content), changed (its key is known with other
- * content: it would be a conflict), or rejected. A structurally broken file would be rejected
+ * What ingesting a file would do, without storing or posting anything. The record core's own
+ * stages decide each record (src/records previewRecords: rules, claims, repeats, payment legs,
+ * identities, suspects) in one transaction that is rolled back: new, already applied (its key is
+ * known with the same content, or another channel brought the same payment), changed (a
+ * conflict), suspect (held for a person), or rejected. A structurally broken file would be rejected
  * whole. A file that would correct an earlier one names the records that one applied and this one
- * leaves out.
+ * leaves out. While it runs, an ingest of the same keys waits for it (its claims are uncommitted).
  */
-export async function dryRun(db: Queryable, tenantId: string, content: ContentSource, options: { name: string; format?: FileFormat }): Promise<DryRunReport> {
+export async function dryRun(pool: Pool, tenantId: string, content: ContentSource, options: { name: string; format?: FileFormat }): Promise<DryRunReport> {
+  const preview = await openTransaction(pool);
+  try {
+    return await dryRunIn(preview.tx, tenantId, content, options);
+  } finally {
+    await preview.rollback();
+  }
+}
+
+async function dryRunIn(db: Tx, tenantId: string, content: ContentSource, options: { name: string; format?: FileFormat }): Promise<DryRunReport> {
   const scan = await scanFile(content, { fileName: options.name, ...(options.format ? { format: options.format } : {}) });
   const report: DryRunReport = {
     name: options.name, format: scan.format ?? null, status: scan.rejected ? "would_reject" : "would_apply", records: scan.recordsTotal,
-    verdicts: { new: 0, already_applied: 0, changed: 0, rejected: 0 },
+    verdicts: { new: 0, already_applied: 0, changed: 0, suspect: 0, rejected: 0 },
     errors: scan.findings.filter((f) => f.severity === "error").map((f) => ({ ...(f.position.line !== undefined ? { line: f.position.line } : {}), ...(f.position.xmlPath !== undefined ? { xmlPath: f.position.xmlPath } : {}), ...(f.position.field !== undefined ? { field: f.position.field } : {}), code: f.code, message: f.message })),
     records_listed: [], correction_of: null, dropped_records: null, dropped_records_not_checked: false,
   };
   if (scan.rejected || !scan.format) return report;
   const evidence: CorrectionEvidence = { keys: new Set(), newFingerprints: new Set(), repeatsByFile: new Map(), keyed: 0, overflow: false };
-  const seen = new Map<string, string>();   // key -> fingerprint, earlier in this file
   let chunk: IngestRecord[] = [];
   const stream = fileRecords(content, scan.format, { tenantId, fileId: "dry-run", fileName: options.name });
   for await (const record of stream.records) {
     chunk.push(record);
     if (chunk.length >= limits.ingest.chunkRecordsMax) {
-      await classify(db, tenantId, chunk, report, seen, evidence);
+      await classify(db, tenantId, chunk, report, evidence);
       chunk = [];
     }
   }
-  if (chunk.length > 0) await classify(db, tenantId, chunk, report, seen, evidence);
+  if (chunk.length > 0) await classify(db, tenantId, chunk, report, evidence);
   report.correction_of = await correctedFile(db, tenantId, scan.identityKey, stream.contentHash(), evidence);
   if (report.correction_of && evidence.overflow) report.dropped_records_not_checked = true;
   else if (report.correction_of) report.dropped_records = await droppedFrom(db, tenantId, report.correction_of, evidence);
   return report;
 }
 
-async function classify(db: Queryable, tenantId: string, chunk: IngestRecord[], report: DryRunReport, seen: Map<string, string>, evidence: CorrectionEvidence): Promise<void> {
-  const keys = chunk.flatMap((r) => (r.record ? [r.record.naturalKey] : []));
-  const { rows } = await db.query<{ natural_key: string; fingerprint: string; file_id: string; amount_minor: string }>(
-    "SELECT natural_key, fingerprint, file_id, amount_minor::text FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = ANY($2::text[])", [tenantId, keys]);
-  const known = new Map(rows.map((r) => [r.natural_key, r]));
-  for (const item of chunk) {
-    let verdict: DryRunVerdict;
-    let detail: string | undefined;
-    if (!item.record) {
-      verdict = "rejected";
-      detail = item.rejection ? `${item.rejection.code}: ${item.rejection.message}` : undefined;
-      if (item.rejection) report.errors.push({ ...positionOf(item.position), ...(item.rejection.position.field ? { field: item.rejection.position.field } : {}), code: item.rejection.code, message: item.rejection.message });
-    } else {
-      const first = known.get(item.record.naturalKey);
-      const fingerprint = first?.fingerprint ?? seen.get(item.record.naturalKey);
-      verdict = fingerprint === undefined ? "new" : fingerprint === item.record.fingerprint ? "already_applied" : "changed";
-      if (!seen.has(item.record.naturalKey) && seen.size < limits.ingest.showRecordsMax) seen.set(item.record.naturalKey, item.record.fingerprint);
-      noteEvidence(evidence, item.record.naturalKey, item.record.fingerprint, verdict, first?.file_id);
-    }
+function verdictOf(decision: Decision): DryRunVerdict {
+  if (!decision.record || decision.outcome === "rejected") return "rejected";
+  if (decision.outcome === "duplicate") return "already_applied";
+  if (decision.outcome === "conflict") return "changed";
+  if (decision.outcome === "suspect") return "suspect";
+  return "new";   // would be posted or recorded (or linked as a later leg)
+}
+
+async function classify(db: Tx, tenantId: string, chunk: IngestRecord[], report: DryRunReport, evidence: CorrectionEvidence): Promise<void> {
+  const decisions = await previewRecords(db, {
+    tenantId, suspectWindowHours: limits.ingest.suspectWindowHours,
+    arrival: { kind: "file", fileId: PREVIEW_FILE_ID, partnerId: "", accounts: new Map() },
+  }, chunk);
+  const repeated = decisions.filter((d) => d.outcome === "duplicate" || d.outcome === "conflict").flatMap((d) => (d.record ? [d.record.naturalKey] : []));
+  const known = await selectKeys(db, tenantId, repeated);
+  for (const decision of decisions) {
+    const item = decision.item;
+    const verdict = verdictOf(decision);
+    const detail = decision.record ? decision.detail : item.rejection ? `${item.rejection.code}: ${item.rejection.message}` : decision.detail;
+    if (!decision.record && item.rejection) report.errors.push({ ...positionOf(item.position), ...(item.rejection.position.field ? { field: item.rejection.position.field } : {}), code: item.rejection.code, message: item.rejection.message });
+    const first = decision.record ? known.get(decision.record.naturalKey) : undefined;
+    if (decision.record) noteEvidence(evidence, decision.record.naturalKey, decision.record.fingerprint, verdict, first?.file_id ?? undefined);
     report.verdicts[verdict]++;
     if (report.records_listed.length < limits.ingest.showRecordsMax) {
-      const amounts = item.record ? { amount_minor: item.record.amount.toString(), currency: item.record.currency } : {};
-      const original = verdict === "changed" ? known.get(item.record?.naturalKey ?? "")?.amount_minor : undefined;
-      report.records_listed.push({ index: item.index, position: item.position, natural_key: item.record?.naturalKey ?? null, verdict, ...(detail ? { detail } : {}), ...amounts, ...(original !== undefined ? { original_amount_minor: original } : {}) });
+      const amounts = decision.record ? { amount_minor: decision.record.amount.toString(), currency: decision.record.currency } : {};
+      const original = verdict === "changed" && first !== undefined ? BigInt(first.amount_minor).toString() : undefined;
+      report.records_listed.push({ index: item.index, position: item.position, natural_key: decision.record?.naturalKey ?? null, verdict, ...(detail ? { detail } : {}), ...amounts, ...(original !== undefined ? { original_amount_minor: original } : {}) });
     }
   }
 }

@@ -8,7 +8,7 @@ import {
   type PostingRule, type Transfer,
 } from "../normalize/posting-rules.ts";
 import { ensurePartnerAccounts, findPartner, resolveAliases } from "../partners/partners.ts";
-import type { ReviewRow } from "./review.ts";
+import { selectKeyMark, type ReviewRow } from "./store/reviews.ts";
 
 /** What a decision does to a dedup mark: its new state and effect, and for a replace its new content. */
 export interface KeyMark {
@@ -65,11 +65,9 @@ async function replacePostings(tx: Tx, row: ReviewRow): Promise<Result<DecisionP
   // A conflict corrects the record under its own key; a suspect replaces the record it matched.
   const replacedKey = row.reason === "conflict" ? row.natural_key : row.matched_ref;
   if (!replacedKey) return notApplicable(`review ${row.review_id} names no record it matched`);
-  const mark = (await tx.query<{ state: string; transfer_key: string | null }>(
-    "SELECT state, transfer_key FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = $2", [row.tenant_id, replacedKey])).rows[0];
+  const mark = await selectKeyMark(tx, row.tenant_id, replacedKey);
   if (!mark || mark.state !== "applied" || mark.transfer_key === null) return notApplicable(`the original ${replacedKey} has no posting to compensate (${mark?.state ?? "unknown"})`);
-  const returned = await tx.query("SELECT 1 FROM ingest_record_key WHERE tenant_id = $1 AND matched_key = $2 AND state = 'applied'", [row.tenant_id, replacedKey]);
-  if ((returned.rowCount ?? 0) > 0) return notApplicable(`the original ${replacedKey} was returned; compensating it would reverse it twice`);
+  if (mark.returned) return notApplicable(`the original ${replacedKey} was returned; compensating it would reverse it twice`);
   const original = await postedTransfer(tx, row.tenant_id, mark.transfer_key);
   assert(original, `the dedup mark of ${replacedKey} names posted transfer ${mark.transfer_key}`);
 
@@ -111,8 +109,7 @@ async function forwardPosting(tx: Tx, row: ReviewRow, record: CanonicalRecord, r
 }
 
 async function reversalPosting(tx: Tx, row: ReviewRow, record: CanonicalRecord, transferKey: string): Promise<Result<Transfer, Finding>> {
-  const mark = (await tx.query<{ transfer_key: string | null }>(
-    "SELECT transfer_key FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = $2", [row.tenant_id, row.matched_ref])).rows[0];
+  const mark = row.matched_ref === null ? undefined : await selectKeyMark(tx, row.tenant_id, row.matched_ref);
   const original = mark?.transfer_key ? await postedTransfer(tx, row.tenant_id, mark.transfer_key) : undefined;
   if (!original || original.legs.length !== 2) return fail(finding("INGEST_RECORD_ORPHAN", `the original ${row.matched_ref} has no posting to reverse`, { field: "original" }));
   return ok(reversalFor(record, original.legs, transferKey));

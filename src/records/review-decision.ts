@@ -5,9 +5,10 @@ import { recordDedupEvents, type DedupChannel } from "../dedup/dedup-event.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { postTransfers } from "../ledger/post-transfers.ts";
 import { compensations } from "../observability/metrics.ts";
-import { lockTenantIngestion } from "./chunk.ts";
+import { lockTenantIngestion } from "./tenant-lock.ts";
+import type { ReviewState } from "./record-states.ts";
 import { decisionPostings, type DecisionPostings } from "./review-postings.ts";
-import { SELECT_REVIEW, type ReviewRow, type ReviewState } from "./review.ts";
+import { insertCompensation, insertDecision, lockReview, markKeyDecided, selectDecision, selectReviewById, type ReviewRow } from "./store/reviews.ts";
 
 /**
  * A person's decision on a held record (docs/decisions/0011): replace (compensate the original,
@@ -63,18 +64,17 @@ export function countCompensations(outcome: DecisionOutcome): void {
 export async function decideReviewInTransaction(tx: Tx, request: DecisionRequest): Promise<Result<DecisionOutcome, Finding>> {
   if (request.reason.trim() === "") return fail(finding("INGEST_REVIEW_REASON_MISSING", "a decision needs a reason (--reason)", { field: "reason" }));
   if (request.operator.trim() === "") return fail(finding("INGEST_REVIEW_REASON_MISSING", "a decision needs an operator's name (--operator)", { field: "operator" }));
-  const found = await tx.query<ReviewRow>(`${SELECT_REVIEW} WHERE r.review_id = $1 AND ($2::text IS NULL OR r.tenant_id = $2)`, [request.reviewId, request.tenantId ?? null]);
-  if (found.rows.length > 1) return fail(finding("INGEST_REVIEW_NOT_FOUND", `review ${request.reviewId} exists for several tenants: name one with --tenant`, { field: "tenant" }));
-  const row = found.rows[0];
+  const found = await selectReviewById(tx, request.reviewId, request.tenantId ?? null);
+  if (found.length > 1) return fail(finding("INGEST_REVIEW_NOT_FOUND", `review ${request.reviewId} exists for several tenants: name one with --tenant`, { field: "tenant" }));
+  const row = found[0];
   if (!row) return fail(finding("INGEST_REVIEW_NOT_FOUND", `no review item ${request.reviewId}`, { field: "id" }));
 
   // The tenant's ingestion lock: no chunk changes the dedup marks or posts meanwhile (decision 0010);
   // the row lock makes a concurrent decision on this review wait for ours and then see it.
   await lockTenantIngestion(tx, row.tenant_id);
-  await tx.query("SELECT 1 FROM ingest_review WHERE tenant_id = $1 AND review_id = $2 FOR UPDATE", [row.tenant_id, row.review_id]);
+  const state: ReviewState | undefined = await lockReview(tx, row.tenant_id, row.review_id);
   const earlier = await recordedDecision(tx, row.tenant_id, row.review_id);
   if (earlier) return answerDecided(earlier, request.decision);
-  const state = (await tx.query<{ state: ReviewState }>("SELECT state FROM ingest_review WHERE tenant_id = $1 AND review_id = $2", [row.tenant_id, row.review_id])).rows[0]?.state;
   if (state !== "open") return fail(finding("INGEST_REVIEW_DECIDED", `review ${row.review_id} was already ${state} (before review decisions were recorded)`, { field: "id" }));
 
   const postings = await decisionPostings(tx, row, request.decision);
@@ -118,29 +118,20 @@ async function postAllOrNothing(tx: Tx, postings: DecisionPostings): Promise<Res
 }
 
 async function recordDecision(tx: Tx, row: ReviewRow, request: DecisionRequest, postings: DecisionPostings): Promise<void> {
-  const inserted = await tx.query(
-    `INSERT INTO review_decision (tenant_id, review_id, decision, reason, operator, original_transfer_key, compensation_key, posting_key)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, review_id) DO NOTHING`,
-    [row.tenant_id, row.review_id, request.decision, request.reason, request.operator, postings.originalTransferKey,
-      postings.compensation?.transferKey ?? null, postings.posting?.transferKey ?? null]);
+  const inserted = await insertDecision(tx, {
+    tenantId: row.tenant_id, reviewId: row.review_id, decision: request.decision, reason: request.reason, operator: request.operator,
+    state: stateOfDecision[request.decision], originalTransferKey: postings.originalTransferKey,
+    compensationKey: postings.compensation?.transferKey ?? null, postingKey: postings.posting?.transferKey ?? null,
+  });
   // The review row is locked and had no decision: no one else can have inserted one.
-  assert(inserted.rowCount === 1, `one decision per review (${row.review_id})`);
+  assert(inserted, `one decision per review (${row.review_id})`);
   if (postings.compensation) {
-    await tx.query(
-      `INSERT INTO compensation (tenant_id, compensation_key, compensated_key, corrected_key, reason, decided_by) VALUES ($1, $2, $3, $4, 'review_replace', $5)`,
-      [row.tenant_id, postings.compensation.transferKey, postings.originalTransferKey, postings.posting?.transferKey ?? null, `review:${row.review_id}`]);
+    await insertCompensation(tx, {
+      tenantId: row.tenant_id, compensationKey: postings.compensation.transferKey, compensatedKey: postings.originalTransferKey,
+      correctedKey: postings.posting?.transferKey ?? null, reason: "review_replace", decidedBy: `review:${row.review_id}`,
+    });
   }
-  await tx.query(
-    "UPDATE ingest_review SET state = $3, decision_reason = $4, decided_at = now(), transfer_key = $5 WHERE tenant_id = $1 AND review_id = $2",
-    [row.tenant_id, row.review_id, stateOfDecision[request.decision], request.reason, postings.posting?.transferKey ?? null]);
-  for (const mark of postings.keyMarks) {
-    await tx.query(
-      `UPDATE ingest_record_key SET state = $3, transfer_key = $4, fingerprint = coalesce($5, fingerprint), amount_minor = coalesce($6::bigint, amount_minor),
-              currency = coalesce($7, currency), value_date = coalesce($8::date, value_date)
-        WHERE tenant_id = $1 AND natural_key = $2`,
-      [row.tenant_id, mark.naturalKey, mark.state, mark.transferKey, mark.content?.fingerprint ?? null, mark.content?.amountMinor ?? null,
-        mark.content?.currency ?? null, mark.content?.valueDate ?? null]);
-  }
+  for (const mark of postings.keyMarks) await markKeyDecided(tx, row.tenant_id, mark);
   await recordDedupEvents(tx, [{
     tenantId: row.tenant_id, channel: row.record.record.channel as DedupChannel, scope: `review:${row.review_id}`, dedupKey: row.natural_key,
     reason: `review_${request.decision}`, position: `${row.file_id}#${row.record_index}`,
@@ -149,14 +140,7 @@ async function recordDecision(tx: Tx, row: ReviewRow, request: DecisionRequest, 
 }
 
 async function recordedDecision(tx: Tx, tenantId: string, reviewId: string): Promise<DecidedReview | undefined> {
-  const { rows } = await tx.query<{
-    decision: ReviewDecisionKind; state: ReviewState; reason: string; operator: string; decided_at: Date;
-    original_transfer_key: string | null; compensation_key: string | null; posting_key: string | null;
-  }>(
-    `SELECT d.decision, r.state, d.reason, d.operator, d.decided_at, d.original_transfer_key, d.compensation_key, d.posting_key
-       FROM review_decision d JOIN ingest_review r ON r.tenant_id = d.tenant_id AND r.review_id = d.review_id
-      WHERE d.tenant_id = $1 AND d.review_id = $2`, [tenantId, reviewId]);
-  const row = rows[0];
+  const row = await selectDecision(tx, tenantId, reviewId);
   if (!row) return undefined;
   return {
     review_id: reviewId, tenant_id: tenantId, decision: row.decision, state: row.state, reason: row.reason, operator: row.operator,

@@ -1,0 +1,8 @@
+// Codes of the record core (src/records): outcomes of records whatever channel carried them.
+export const recordErrorCodes = {
+  RECORD_SAME_PAYMENT: "The record carries the payment identity (end-to-end reference) of a record applied through another channel, with the same amount, currency and creditor: the same payment, recorded and linked to the first, never posted again.",
+  RECORD_IDENTITY_CONFLICT: "The record carries the payment identity of a record that arrived through another channel with another amount, currency or creditor (or that was not applied): held for a person (a file) or refused (a request); nothing posted.",
+  RECORD_ACCOUNT_UNKNOWN: "The record names a ledger account that does not exist: rejected before its key was claimed; nothing posted.",
+  RECORD_ACCOUNT_CURRENCY_MISMATCH: "The record names a ledger account in another currency: rejected before its key was claimed; nothing posted.",
+  RECORD_NOT_FOUND: "No record of this tenant has this natural key (nor carries it as its payment identity).",
+} as const satisfies Record<string, string>;

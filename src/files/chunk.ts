@@ -1,0 +1,97 @@
+import { limits } from "../config/limits.ts";
+import type { Pool } from "../db/pool.ts";
+import { withTransaction, type Tx } from "../db/transaction.ts";
+import type { Finding } from "../errors/finding.ts";
+import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { PartnerAccounts } from "../normalize/posting-rules.ts";
+import { recordReturnEntries, type ReturnEntryDraft } from "../partners/returns/return-store.ts";
+import { returnReasonFor } from "../protocols/ach/return-reasons.ts";
+import type { Decision } from "../records/decision.ts";
+import { decideRecords } from "../records/decide-records.ts";
+import { zeroCounts, type OutcomeCounts } from "../records/record-states.ts";
+import { lockTenantIngestion } from "../records/tenant-lock.ts";
+import { ingestFaultPoint, type IngestFaultPoint } from "./fault-points.ts";
+import type { Partner } from "../partners/partners.ts";
+
+export { recordOutcomes as outcomes, zeroCounts, type OutcomeCounts, type RecordOutcome as Outcome } from "../records/record-states.ts";
+
+export interface ChunkContext {
+  tenantId: string;
+  fileId: string;
+  partner: Partner;
+  /** The partner's accounts per currency; opened (and committed) before the chunk runs. */
+  accounts: Map<string, PartnerAccounts>;
+  suspectWindowHours: number;
+}
+
+export type ChunkResult = { kind: "committed"; counts: OutcomeCounts } | { kind: "fenced" };
+
+/**
+ * Applies one chunk of a file's records in ONE transaction: the record core decides and posts
+ * them (src/records), then the file's own bookkeeping follows: the entries to return to the
+ * partner, the file's findings, its progress and counts. A crash at any point rolls the whole
+ * chunk back; the file resumes at this chunk.
+ *
+ * `chunkStart` is the progress this chunk expects to find: if the file moved on (another worker
+ * resumed it), the chunk is fenced off and nothing is written.
+ */
+export function commitChunk(pool: Pool, context: ChunkContext, items: readonly IngestRecord[], chunkStart: number): Promise<ChunkResult> {
+  return withTransaction(pool, async (tx) => {
+    await lockTenantIngestion(tx, context.tenantId);
+    const file = await tx.query<{ records_done: number; status: string }>(
+      "SELECT records_done, status FROM ingest_file WHERE tenant_id = $1 AND file_id = $2 FOR UPDATE", [context.tenantId, context.fileId]);
+    const row = file.rows[0];
+    if (!row || row.status !== "processing" || row.records_done !== chunkStart) return { kind: "fenced" } as const;
+
+    const decisions = await decideRecords(tx, {
+      tenantId: context.tenantId, suspectWindowHours: context.suspectWindowHours,
+      arrival: { kind: "file", fileId: context.fileId, partnerId: context.partner.partnerId, accounts: context.accounts },
+      faultPoint: (name) => ingestFaultPoint(`ingest_chunk_${name}` as IngestFaultPoint),
+    }, items);
+    await recordReturnEntries(tx, returnsOf(context, decisions));
+    await addKeyReuseFindings(tx, context, decisions);
+
+    const counts = zeroCounts();
+    for (const decision of decisions) counts[decision.outcome ?? "rejected"]++;
+    await tx.query(
+      `UPDATE ingest_file SET records_done = $3, applied = applied + $4, duplicate = duplicate + $5, conflict = conflict + $6,
+              suspect = suspect + $7, rejected = rejected + $8, orphan = orphan + $9, updated_at = now()
+        WHERE tenant_id = $1 AND file_id = $2`,
+      [context.tenantId, context.fileId, chunkStart + items.length, counts.applied, counts.duplicate, counts.conflict, counts.suspect, counts.rejected, counts.orphan],
+    );
+    return { kind: "committed", counts } as const;
+  });
+}
+
+/**
+ * ACH entries refused at posting for a reason the NACHA return table names (an incoming debit the
+ * customer cannot cover: R01): recorded with the refusal, to go back in the partner's next return file.
+ */
+function returnsOf(context: ChunkContext, decisions: readonly Decision[]): ReturnEntryDraft[] {
+  const drafts: ReturnEntryDraft[] = [];
+  for (const decision of decisions) {
+    const record = decision.record;
+    const reasonCode = decision.outcome === "rejected" && decision.code !== undefined ? returnReasonFor(decision.code) : undefined;
+    const line = /^line (\d+)$/.exec(decision.item.position)?.[1];
+    if (!record || record.channel !== "ach" || reasonCode === undefined || line === undefined) continue;
+    drafts.push({ tenantId: context.tenantId, naturalKey: record.naturalKey, partnerId: context.partner.partnerId, fileId: context.fileId, line: Number(line), reasonCode });
+  }
+  return drafts;
+}
+
+/** One file-level warning per record held because another record of the file has its key: the report shows them with the file. */
+async function addKeyReuseFindings(tx: Tx, context: ChunkContext, decisions: readonly Decision[]): Promise<void> {
+  const held = decisions.filter((d) => d.code === "INGEST_KEY_REUSED_IN_FILE" && d.record !== undefined);
+  if (held.length === 0) return;
+  const findings: Finding[] = held.map((d) => ({
+    code: "INGEST_KEY_REUSED_IN_FILE", severity: "warning",
+    message: `${d.item.position}: natural key ${d.record?.naturalKey ?? ""}: ${d.detail ?? ""}`,
+    position: /^line \d+$/.test(d.item.position) ? { line: Number(d.item.position.slice(5)) } : { xmlPath: d.item.position },
+  }));
+  await tx.query(
+    `UPDATE ingest_file SET findings = findings || (SELECT coalesce(jsonb_agg(f), '[]'::jsonb) FROM (
+       SELECT f FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(f, n) WHERE n <= $4 - jsonb_array_length(findings)) AS kept)
+      WHERE tenant_id = $1 AND file_id = $2`,
+    [context.tenantId, context.fileId, JSON.stringify(findings), limits.ingest.findingsMax],
+  );
+}

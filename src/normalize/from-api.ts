@@ -1,0 +1,43 @@
+import type { IngestRecord } from "./ingest-record.ts";
+import { fingerprintOf } from "./fingerprint.ts";
+
+/** A payment as the HTTP API (or an inbox) received it, already validated by the adapter. */
+export interface ApiPayment {
+  clientReference: string;
+  amountMinor: bigint;
+  currency: string;
+  debtorAccount: string;
+  creditorAccount: string;
+}
+
+/** Where the request came from: the adapter's words for it (endpoint and Idempotency-Key), and the posting's source reference. */
+export interface ApiArrival {
+  position: string;       // e.g. "POST /v1/payments Idempotency-Key 7c1f..."
+  sourceRef: string;      // the posting's source_ref: http:<payment id>
+  valueDate: string;      // YYYY-MM-DD, the day the request was accepted
+}
+
+/** The API channel's natural key: the tenant's client_reference, for ever (the intent's identity). */
+export function apiPaymentKeyOf(clientReference: string): string {
+  return `api:${clientReference}`;
+}
+
+/**
+ * An HTTP payment as a canonical record: key `api:<client_reference>`, fingerprint over what
+ * the payment says (amount, currency, both accounts), and the client_reference as the payment's
+ * end-to-end reference (protocols/identity/cross-channel-keys.json). Pure.
+ */
+export function apiPaymentRecord(tenantId: string, payment: ApiPayment, arrival: ApiArrival): IngestRecord {
+  const naturalKey = apiPaymentKeyOf(payment.clientReference);
+  return {
+    // No link ids: a return in a file never reverses an API payment by itself (the cross-channel rules link payments, not returns).
+    index: 1, position: arrival.position, linkIds: [], originalIds: [],
+    record: {
+      tenantId, channel: "api", naturalKey, intentId: payment.clientReference, kind: "payment",
+      amount: payment.amountMinor, currency: payment.currency, valueDate: arrival.valueDate,
+      fingerprint: fingerprintOf({ amount: payment.amountMinor, currency: payment.currency, debtor: payment.debtorAccount, creditor: payment.creditorAccount }),
+      source: { position: arrival.position, ref: arrival.sourceRef },
+      attributes: { clientReference: payment.clientReference, endToEndId: payment.clientReference, debtorAccount: payment.debtorAccount, creditorAccount: payment.creditorAccount },
+    },
+  };
+}

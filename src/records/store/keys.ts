@@ -1,0 +1,191 @@
+/**
+ * Dedup marks (ingest_record_key): the claim of a natural key, where each key stands, and the
+ * lookups the stages make across keys (repeats, UETR legs, suspects, originals and orphans). Set-based:
+ * one statement per stage and chunk.
+ */
+import type { Queryable } from "../../db/pool.ts";
+import type { KeyState } from "../record-states.ts";
+
+const column = <T, R>(rows: readonly T[], pick: (row: T) => R): R[] => rows.map(pick);
+
+export interface KeyRow {
+  naturalKey: string; fingerprint: string; channel: string; kind: string; state: KeyState;
+  recordIndex: number | null; position: string; amountMinor: bigint; currency: string; valueDate: string;
+  transferKey: string | null; linkId1: string | null; linkId2: string | null;
+  originalRef: string | null; originalId1: string | null; originalId2: string | null; identityKey: string | null;
+}
+
+
+/** A key to claim, with the accounts its rule names from the record and the payment identity it carries. */
+export interface KeyClaim extends KeyRow {
+  namedAccounts: readonly string[];          // checked to exist in the record's currency before the key is claimed
+  identity: { fingerprint: string; transferKey: string | null } | null;   // claimed with the key (identityKey above)
+}
+
+export interface ClaimResult {
+  keys: Set<string>;                         // natural keys this statement inserted (new)
+  identities: Set<string>;                   // payment identities this statement claimed first
+  accounts: Map<string, string>;             // the named accounts that exist, with their currency
+}
+
+/**
+ * ONE statement claims a batch: the named accounts are read, the dedup marks of the records whose
+ * named accounts exist in their currency are inserted (ON CONFLICT DO NOTHING: the unique index
+ * says which are new), and the new ones claim their payment identities (the first claim wins).
+ * A record naming an unknown account claims nothing. One round trip for what were three.
+ */
+export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fileId: string | null, rows: readonly KeyClaim[]): Promise<ClaimResult> {
+  const result: ClaimResult = { keys: new Set(), identities: new Set(), accounts: new Map() };
+  if (rows.length === 0) return result;
+  const { rows: claimed } = await tx.query<{ what: "key" | "identity" | "account"; value: string; currency: string | null }>({
+    // Prepared once per connection: planning this statement costs more than running it for one record.
+    name: "clearline.records.claim",
+    text: `WITH named AS (
+       SELECT account_id, currency FROM account WHERE tenant_id = $1 AND account_id = ANY(array_cat($20::text[], $21::text[]))
+     ), k AS (
+       INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position,
+                                      amount_minor, currency, value_date, transfer_key, link_id1, link_id2, original_ref, original_id1, original_id2, identity_key)
+       SELECT $1, k.natural_key, k.fingerprint, k.channel, k.kind, k.state, $2, k.record_index, k.position,
+              k.amount_minor, k.currency, k.value_date::date, k.transfer_key, k.link_id1, k.link_id2, k.original_ref, k.original_id1, k.original_id2, k.identity_key
+         FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::bigint[], $11::text[], $12::text[],
+                     $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[])
+              AS k(natural_key, fingerprint, channel, kind, state, record_index, position, amount_minor, currency, value_date,
+                   transfer_key, link_id1, link_id2, original_ref, original_id1, original_id2, identity_key, named1, named2)
+        WHERE (k.named1 IS NULL OR EXISTS (SELECT 1 FROM named n WHERE n.account_id = k.named1 AND n.currency = k.currency))
+          AND (k.named2 IS NULL OR EXISTS (SELECT 1 FROM named n WHERE n.account_id = k.named2 AND n.currency = k.currency))
+       ON CONFLICT (tenant_id, natural_key) DO NOTHING
+       RETURNING natural_key
+     ), i AS (
+       INSERT INTO record_identity (tenant_id, identity_key, natural_key, channel, fingerprint, transfer_key)
+       SELECT $1, x.identity_key, x.natural_key, x.channel, x.fingerprint, x.transfer_key
+         FROM unnest($3::text[], $5::text[], $19::text[], $22::text[], $23::text[]) AS x(natural_key, channel, identity_key, fingerprint, transfer_key)
+        WHERE x.identity_key IS NOT NULL AND x.natural_key IN (SELECT natural_key FROM k)
+       ON CONFLICT (tenant_id, identity_key) DO NOTHING
+       RETURNING identity_key
+     )
+     SELECT 'key' AS what, natural_key AS value, NULL::text AS currency FROM k
+     UNION ALL SELECT 'identity', identity_key, NULL FROM i
+     UNION ALL SELECT 'account', account_id, currency FROM named`,
+    values: [
+      tenantId, fileId,
+      column(rows, (r) => r.naturalKey), column(rows, (r) => r.fingerprint), column(rows, (r) => r.channel), column(rows, (r) => r.kind),
+      column(rows, (r) => r.state), column(rows, (r) => r.recordIndex), column(rows, (r) => r.position), column(rows, (r) => r.amountMinor.toString()),
+      column(rows, (r) => r.currency), column(rows, (r) => r.valueDate), column(rows, (r) => r.transferKey),
+      column(rows, (r) => r.linkId1), column(rows, (r) => r.linkId2), column(rows, (r) => r.originalRef),
+      column(rows, (r) => r.originalId1), column(rows, (r) => r.originalId2), column(rows, (r) => r.identityKey),
+      column(rows, (r) => r.namedAccounts[0] ?? null), column(rows, (r) => r.namedAccounts[1] ?? null),
+      column(rows, (r) => r.identity?.fingerprint ?? null), column(rows, (r) => r.identity?.transferKey ?? null),
+    ],
+  });
+  for (const row of claimed) {
+    if (row.what === "key") result.keys.add(row.value);
+    else if (row.what === "identity") result.identities.add(row.value);
+    else result.accounts.set(row.value, row.currency ?? "");
+  }
+  return result;
+}
+
+export interface StoredKey {
+  natural_key: string; fingerprint: string; transfer_key: string | null; state: KeyState; amount_minor: bigint;
+  file_id: string | null; record_index: number | null; position: string; original_name: string | null; identity_key: string | null;
+}
+
+/** The first arrival of keys seen before, with the name of the file it came in (when it did). */
+export async function selectKeys(tx: Queryable, tenantId: string, naturalKeys: readonly string[]): Promise<Map<string, StoredKey>> {
+  const { rows } = await tx.query<StoredKey>(
+    `SELECT k.natural_key, k.fingerprint, k.transfer_key, k.state, k.amount_minor, k.file_id, k.record_index, k.position, f.original_name, f.identity_key
+       FROM ingest_record_key k LEFT JOIN ingest_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id
+      WHERE k.tenant_id = $1 AND k.natural_key = ANY($2::text[])`,
+    [tenantId, [...new Set(naturalKeys)]],
+  );
+  return new Map(rows.map((r) => [r.natural_key, r]));
+}
+
+
+export interface UetrRow { natural_key: string; link_id1: string; link_id2: string | null; amount_minor: bigint; currency: string; transfer_key: string | null }
+
+/** Applied records carrying these UETRs under other keys, oldest first. */
+export async function selectAppliedByUetr(tx: Queryable, tenantId: string, uetrs: readonly string[], kinds: readonly string[], exceptKeys: readonly string[]): Promise<UetrRow[]> {
+  const { rows } = await tx.query<UetrRow>(
+    `SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key FROM ingest_record_key
+      WHERE tenant_id = $1 AND link_id1 = ANY($2::text[]) AND kind = ANY($3::text[]) AND state = 'applied' AND NOT natural_key = ANY($4::text[])
+      ORDER BY created_at, natural_key`,
+    [tenantId, [...new Set(uetrs)], kinds, exceptKeys],
+  );
+  return rows;
+}
+
+/** The first record applied from another file than `fileId` with each of these fingerprints, inside the window (only file arrivals are compared). */
+export async function selectRecentlyApplied(tx: Queryable, tenantId: string, fingerprints: readonly string[], fileId: string, windowHours: number): Promise<Map<string, { natural_key: string; transfer_key: string | null }>> {
+  const { rows } = await tx.query<{ fingerprint: string; natural_key: string; transfer_key: string | null }>(
+    `SELECT DISTINCT ON (fingerprint) fingerprint, natural_key, transfer_key FROM ingest_record_key
+      WHERE tenant_id = $1 AND fingerprint = ANY($2::text[]) AND file_id IS NOT NULL AND file_id <> $3 AND state = 'applied'
+        AND created_at > now() - make_interval(hours => $4)
+      ORDER BY fingerprint, created_at`,
+    [tenantId, fingerprints, fileId, windowHours],
+  );
+  return new Map(rows.map((r) => [r.fingerprint, r]));
+}
+
+export interface KeyStateChange { naturalKey: string; state: KeyState; transferKey: string | null; matchedKey: string | null }
+
+export async function updateKeyStates(tx: Queryable, tenantId: string, states: readonly KeyStateChange[]): Promise<void> {
+  if (states.length === 0) return;
+  await tx.query(
+    `UPDATE ingest_record_key k SET state = s.state, transfer_key = s.transfer_key, matched_key = s.matched_key
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS s(natural_key, state, transfer_key, matched_key)
+      WHERE k.tenant_id = $1 AND k.natural_key = s.natural_key`,
+    [tenantId, column(states, (s) => s.naturalKey), column(states, (s) => s.state), column(states, (s) => s.transferKey), column(states, (s) => s.matchedKey)],
+  );
+}
+
+export interface OriginalRow { natural_key: string; link_id1: string | null; link_id2: string | null; amount_minor: bigint; currency: string; transfer_key: string; channel: string }
+
+/** Posted records a return may name: by natural key or link id, else by the fallback ids. */
+export async function selectOriginals(tx: Queryable, tenantId: string, refs: readonly string[], ids: readonly string[]): Promise<OriginalRow[]> {
+  const { rows } = await tx.query<OriginalRow>(
+    `SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key, channel FROM ingest_record_key
+      WHERE tenant_id = $1 AND state = 'applied' AND transfer_key IS NOT NULL AND kind NOT IN ('return')
+        AND (natural_key = ANY($2::text[]) OR link_id1 = ANY($2::text[]) OR link_id1 = ANY($3::text[]) OR link_id2 = ANY($3::text[]))`,
+    [tenantId, refs, ids],
+  );
+  return rows;
+}
+
+/** Originals an applied return already reversed. */
+export async function selectReversedOriginals(tx: Queryable, tenantId: string, originals: readonly string[]): Promise<Set<string>> {
+  if (originals.length === 0) return new Set();
+  const { rows } = await tx.query<{ matched_key: string }>(
+    "SELECT matched_key FROM ingest_record_key WHERE tenant_id = $1 AND matched_key = ANY($2::text[]) AND state = 'applied'", [tenantId, originals]);
+  return new Set(rows.map((r) => r.matched_key));
+}
+
+/** Whether any return waits for its original: one probe of a small partial index. */
+export async function hasOrphans(tx: Queryable, tenantId: string): Promise<boolean> {
+  const { rows } = await tx.query<{ waiting: boolean }>("SELECT EXISTS (SELECT 1 FROM ingest_record_key WHERE tenant_id = $1 AND state = 'orphan') AS waiting", [tenantId]);
+  return rows[0]?.waiting === true;
+}
+
+export interface OrphanRow {
+  natural_key: string; fingerprint: string; channel: string; kind: string; file_id: string; record_index: number; position: string;
+  amount_minor: bigint; currency: string; value_date: string; original_ref: string | null; original_id1: string | null; original_id2: string | null;
+}
+
+/** Returns waiting for an original that names one of `refs` or carries one of `ids`. */
+export async function selectWaitingOrphans(tx: Queryable, tenantId: string, refs: readonly string[], ids: readonly string[]): Promise<OrphanRow[]> {
+  const { rows } = await tx.query<OrphanRow>(
+    `SELECT natural_key, fingerprint, channel, kind, file_id, record_index, position, amount_minor, currency,
+            to_char(value_date, 'YYYY-MM-DD') AS value_date, original_ref, original_id1, original_id2
+       FROM ingest_record_key
+      WHERE tenant_id = $1 AND state = 'orphan'
+        AND (original_ref = ANY($2::text[]) OR original_id1 = ANY($3::text[]) OR original_id2 = ANY($3::text[]))`,
+    [tenantId, refs, ids],
+  );
+  return rows;
+}
+
+/** An orphan's outcome row tells that its original arrived and the reversal was posted. */
+export async function noteOrphanMatched(tx: Queryable, tenantId: string, orphan: Pick<OrphanRow, "file_id" | "record_index">, detail: string): Promise<void> {
+  await tx.query("UPDATE ingest_outcome SET detail = $4 WHERE tenant_id = $1 AND file_id = $2 AND record_index = $3", [tenantId, orphan.file_id, orphan.record_index, detail]);
+}
+

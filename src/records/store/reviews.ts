@@ -1,0 +1,126 @@
+/** Review items and decisions (ingest_review, review_decision, compensation) and the dedup-mark reads and writes a decision makes. */
+import type { Queryable } from "../../db/pool.ts";
+import type { ReviewRecord } from "../review-id.ts";
+import type { KeyState, ReviewState } from "../record-states.ts";
+
+/** A review item as the queue and the decisions read it, with the file behind it. */
+export interface ReviewRow {
+  review_id: string; tenant_id: string; reason: "conflict" | "suspect"; state: ReviewState; natural_key: string; fingerprint: string;
+  file_id: string; record_index: number; partner_id: string; record: ReviewRecord; matched_ref: string | null; decision_reason: string | null;
+  transfer_key: string | null; created_at: Date; decided_at: Date | null; position: string | null; operator: string | null;
+  compensation_key: string | null; detail: string | null; matched_file_id: string | null; matched_file_name: string | null;
+  matched_file_identity: string | null; matched_file_received_at: Date | null; matched_record_index: number | null;
+}
+
+const SELECT_REVIEW = `SELECT r.review_id, r.tenant_id, r.reason, r.state, r.natural_key, r.fingerprint, r.file_id, r.record_index, r.partner_id, r.record,
+  r.matched_ref, r.decision_reason, r.transfer_key, r.created_at, r.decided_at, o.position, d.operator, d.compensation_key, o.detail,
+  f.file_id AS matched_file_id, f.original_name AS matched_file_name, f.identity_key AS matched_file_identity, f.received_at AS matched_file_received_at,
+  k.record_index AS matched_record_index
+  FROM ingest_review r LEFT JOIN ingest_outcome o ON o.tenant_id = r.tenant_id AND o.file_id = r.file_id AND o.record_index = r.record_index
+  LEFT JOIN review_decision d ON d.tenant_id = r.tenant_id AND d.review_id = r.review_id
+  LEFT JOIN ingest_record_key k ON k.tenant_id = r.tenant_id AND k.file_id <> r.file_id
+   AND k.natural_key = CASE WHEN r.reason = 'conflict' THEN r.natural_key ELSE r.matched_ref END
+  LEFT JOIN ingest_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id`;
+
+/** Items in a state (or all), oldest first; without a tenant, every tenant's. */
+export async function selectReviews(db: Queryable, tenantId: string | null, state: ReviewState | "all", rowsMax: number): Promise<ReviewRow[]> {
+  const { rows } = await db.query<ReviewRow>(
+    `${SELECT_REVIEW} WHERE ($1::text IS NULL OR r.tenant_id = $1) AND ($2::text = 'all' OR r.state = $2)
+      ORDER BY r.created_at, r.review_id LIMIT $3`,
+    [tenantId, state, rowsMax]);
+  return rows;
+}
+
+/** One item by id (several when no tenant is named and tenants share the id). */
+export async function selectReviewById(db: Queryable, reviewId: string, tenantId: string | null): Promise<ReviewRow[]> {
+  const { rows } = await db.query<ReviewRow>(`${SELECT_REVIEW} WHERE r.review_id = $1 AND ($2::text IS NULL OR r.tenant_id = $2)`, [reviewId, tenantId]);
+  return rows;
+}
+
+/** Locks the item's row (a concurrent decision waits, then sees ours) and reads its state. */
+export async function lockReview(tx: Queryable, tenantId: string, reviewId: string): Promise<ReviewState | undefined> {
+  const { rows } = await tx.query<{ state: ReviewState }>("SELECT state FROM ingest_review WHERE tenant_id = $1 AND review_id = $2 FOR UPDATE", [tenantId, reviewId]);
+  return rows[0]?.state;
+}
+
+/** Review items a person decided by posting the changed record as a payment of its own. */
+export async function selectPostedReviews(tx: Queryable, tenantId: string, reviewIds: readonly string[]): Promise<Map<string, string | null>> {
+  const { rows } = await tx.query<{ review_id: string; transfer_key: string | null }>(
+    "SELECT review_id, transfer_key FROM ingest_review WHERE tenant_id = $1 AND review_id = ANY($2::text[]) AND state IN ('applied_as_new', 'released')",
+    [tenantId, reviewIds]);
+  return new Map(rows.map((r) => [r.review_id, r.transfer_key]));
+}
+
+export interface DecisionRow {
+  decision: "replace" | "apply_as_new" | "refuse"; state: ReviewState; reason: string; operator: string; decided_at: Date;
+  original_transfer_key: string | null; compensation_key: string | null; posting_key: string | null;
+}
+
+export async function selectDecision(tx: Queryable, tenantId: string, reviewId: string): Promise<DecisionRow | undefined> {
+  const { rows } = await tx.query<DecisionRow>(
+    `SELECT d.decision, r.state, d.reason, d.operator, d.decided_at, d.original_transfer_key, d.compensation_key, d.posting_key
+       FROM review_decision d JOIN ingest_review r ON r.tenant_id = d.tenant_id AND r.review_id = d.review_id
+      WHERE d.tenant_id = $1 AND d.review_id = $2`, [tenantId, reviewId]);
+  return rows[0];
+}
+
+export interface DecisionWrite {
+  tenantId: string; reviewId: string; decision: DecisionRow["decision"]; reason: string; operator: string; state: ReviewState;
+  originalTransferKey: string | null; compensationKey: string | null; postingKey: string | null;
+}
+
+/** The decision row (one per review: the primary key holds it once) and the item's new state; true when this call wrote it. */
+export async function insertDecision(tx: Queryable, d: DecisionWrite): Promise<boolean> {
+  const inserted = await tx.query(
+    `INSERT INTO review_decision (tenant_id, review_id, decision, reason, operator, original_transfer_key, compensation_key, posting_key)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (tenant_id, review_id) DO NOTHING`,
+    [d.tenantId, d.reviewId, d.decision, d.reason, d.operator, d.originalTransferKey, d.compensationKey, d.postingKey]);
+  if (inserted.rowCount !== 1) return false;
+  await tx.query(
+    "UPDATE ingest_review SET state = $3, decision_reason = $4, decided_at = now(), transfer_key = $5 WHERE tenant_id = $1 AND review_id = $2",
+    [d.tenantId, d.reviewId, d.state, d.reason, d.postingKey]);
+  return true;
+}
+
+/** A compensation and what decided it, in the compensation's transaction. */
+export async function insertCompensation(tx: Queryable, c: { tenantId: string; compensationKey: string; compensatedKey: string | null; correctedKey: string | null; reason: string; decidedBy: string }): Promise<void> {
+  await tx.query(
+    "INSERT INTO compensation (tenant_id, compensation_key, compensated_key, corrected_key, reason, decided_by) VALUES ($1, $2, $3, $4, $5, $6)",
+    [c.tenantId, c.compensationKey, c.compensatedKey, c.correctedKey, c.reason, c.decidedBy]);
+}
+
+export interface KeyMarkWrite {
+  naturalKey: string; state: KeyState; transferKey: string | null;
+  content?: { fingerprint: string; amountMinor: string; currency: string; valueDate: string };
+}
+
+/** What a decision does to a dedup mark: its state and effect, and for a replace the content it now stands for. */
+export async function markKeyDecided(tx: Queryable, tenantId: string, mark: KeyMarkWrite): Promise<void> {
+  await tx.query(
+    `UPDATE ingest_record_key SET state = $3, transfer_key = $4, fingerprint = coalesce($5, fingerprint), amount_minor = coalesce($6::bigint, amount_minor),
+            currency = coalesce($7, currency), value_date = coalesce($8::date, value_date)
+      WHERE tenant_id = $1 AND natural_key = $2`,
+    [tenantId, mark.naturalKey, mark.state, mark.transferKey, mark.content?.fingerprint ?? null, mark.content?.amountMinor ?? null,
+      mark.content?.currency ?? null, mark.content?.valueDate ?? null]);
+}
+
+/** A key's state and posting, and whether an applied return reversed it. */
+export async function selectKeyMark(tx: Queryable, tenantId: string, naturalKey: string): Promise<{ state: KeyState; transfer_key: string | null; returned: boolean } | undefined> {
+  const { rows } = await tx.query<{ state: KeyState; transfer_key: string | null; returned: boolean }>(
+    `SELECT k.state, k.transfer_key,
+            EXISTS (SELECT 1 FROM ingest_record_key r WHERE r.tenant_id = k.tenant_id AND r.matched_key = k.natural_key AND r.state = 'applied') AS returned
+       FROM ingest_record_key k WHERE k.tenant_id = $1 AND k.natural_key = $2`, [tenantId, naturalKey]);
+  return rows[0];
+}
+
+export interface SuspensePostingRow { tenant_id: string; file_id: string; position: string; natural_key: string; amount_minor: bigint; currency: string; transfer_key: string; detail: string }
+
+/** Records posted to a partner's suspense account because their counterparty matched no alias, newest first. */
+export async function selectSuspensePostings(db: Queryable, tenantId: string | null, rowsMax: number): Promise<SuspensePostingRow[]> {
+  const { rows } = await db.query<SuspensePostingRow>(
+    `SELECT tenant_id, file_id, position, natural_key, amount_minor, currency, transfer_key, detail FROM ingest_outcome
+      WHERE ($1::text IS NULL OR tenant_id = $1) AND outcome = 'applied' AND code = 'INGEST_COUNTERPARTY_UNRESOLVED'
+      ORDER BY created_at DESC LIMIT $2`,
+    [tenantId, rowsMax]);
+  return rows;
+}
