@@ -4,6 +4,7 @@ import { openTransaction, type Tx } from "../db/transaction.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import type { Decision } from "../records/decision.ts";
 import { previewRecords } from "../records/decide-records.ts";
+import { selectAppliedOutcomesPage } from "../records/store/arrivals.ts";
 import { selectKeys } from "../records/store/keys.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
 import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
@@ -151,11 +152,7 @@ async function droppedFrom(db: Queryable, tenantId: string, originalFileId: stri
   const dropped: DroppedRecord[] = [];
   let count = 0;
   for (let after = 0; ;) {
-    const { rows } = await db.query<{ index: number; position: string; natural_key: string; kind: string | null; amount_minor: bigint; currency: string; transfer_key: string | null; fingerprint: string | null }>(
-      `SELECT o.record_index AS index, o.position, o.natural_key, o.kind, o.amount_minor, o.currency, o.transfer_key, k.fingerprint
-         FROM ingest_outcome o LEFT JOIN ingest_record_key k ON k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
-        WHERE o.tenant_id = $1 AND o.file_id = $2 AND o.outcome = 'applied' AND o.natural_key IS NOT NULL AND o.record_index > $3
-        ORDER BY o.record_index LIMIT $4`, [tenantId, originalFileId, after, limits.ingest.chunkRecordsMax]);
+    const rows = await selectAppliedOutcomesPage(db, tenantId, originalFileId, after, limits.ingest.chunkRecordsMax);
     for (const { fingerprint, ...row } of rows) {
       if (evidence.keys.has(row.natural_key) || (fingerprint !== null && evidence.newFingerprints.has(fingerprint))) continue;
       count++;

@@ -1,3 +1,6 @@
+import type { KeyState } from "../records/record-states.ts";
+import { selectDroppedOutcomes, selectFileOutcomes, selectRejectedOutcomes } from "../records/store/arrivals.ts";
+import { selectStatesByLinkId } from "../records/store/keys.ts";
 import { limits } from "../config/limits.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Finding } from "../errors/finding.ts";
@@ -119,9 +122,7 @@ export async function fileReport(db: Queryable, tenantId: string, fileId: string
   const row = rows[0];
   if (!row) return undefined;
   const rejected = row.rejected > 0
-    ? (await db.query<{ position: string; field: string | null; code: string; detail: string | null }>(
-      `SELECT position, field, code, detail FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND outcome = 'rejected'
-        ORDER BY record_index LIMIT $3`, [tenantId, fileId, limits.ingest.findingsMax])).rows
+    ? await selectRejectedOutcomes(db, tenantId, fileId, limits.ingest.findingsMax)
     : [];
   const report = reportFromRow(row, rejected.map((r) => ({ ...positionOf(r.position), ...(r.field ? { field: r.field } : {}), code: r.code, message: r.detail ?? r.code })));
   report.dropped_records = row.correction_of && row.status === "done" ? await droppedRecords(db, tenantId, row.correction_of, fileId) : null;
@@ -133,20 +134,7 @@ export async function fileReport(db: Queryable, tenantId: string, fileId: string
  * content under another key (a suspect the correction holds against it) is in the correction.
  */
 export async function droppedRecords(db: Queryable, tenantId: string, originalFileId: string, correctionFileId: string): Promise<DroppedRecords> {
-  const { rows } = await db.query<{ index: number; position: string; natural_key: string; kind: string | null; amount_minor: bigint; currency: string; transfer_key: string | null; total: bigint }>(
-    // NOT IN over the correction's keys is planned as one hashed set, whatever the statistics:
-    // right after a large file, before autovacuum has analyzed it, correlated NOT EXISTS probes
-    // were planned as a nested loop over every pair of records (20,000 x 20,000 passed the
-    // statement timeout on a busy machine in the kill test).
-    `SELECT o.record_index AS index, o.position, o.natural_key, o.kind, o.amount_minor, o.currency, o.transfer_key, count(*) OVER () AS total
-       FROM ingest_outcome o
-      WHERE o.tenant_id = $1 AND o.file_id = $2 AND o.outcome = 'applied' AND o.natural_key IS NOT NULL
-        AND o.natural_key NOT IN (
-              SELECT c.natural_key FROM ingest_outcome c WHERE c.tenant_id = $1 AND c.file_id = $3 AND c.natural_key IS NOT NULL
-              UNION ALL
-              SELECT r.matched_ref FROM ingest_review r WHERE r.tenant_id = $1 AND r.file_id = $3 AND r.matched_ref IS NOT NULL)
-      ORDER BY o.record_index LIMIT $4`,
-    [tenantId, originalFileId, correctionFileId, limits.ingest.showRecordsMax]);
+  const rows = await selectDroppedOutcomes(db, tenantId, originalFileId, correctionFileId, limits.ingest.showRecordsMax);
   return {
     note: droppedRecordsNote, original_file_id: originalFileId, count: Number(rows[0]?.total ?? 0n),
     records: rows.map(({ total: _total, ...r }) => ({ ...r, amount_minor: BigInt(r.amount_minor).toString() })),
@@ -178,17 +166,14 @@ export interface RecordOutcome {
 
 /** Per-record outcomes of a file, in file order, with their positions. */
 export async function fileOutcomes(db: Queryable, tenantId: string, fileId: string, limit: number = limits.ingest.showRecordsMax): Promise<RecordOutcome[]> {
-  const { rows } = await db.query<Omit<RecordOutcome, "amount_minor"> & { amount_minor: bigint | null }>(
-    `SELECT record_index AS index, position, natural_key, outcome, code, field, detail, kind, amount_minor, currency, original_ref, transfer_key
-       FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index LIMIT $3`,
-    [tenantId, fileId, Math.min(limit, limits.ingest.showRecordsMax)]);
+  const rows = await selectFileOutcomes(db, tenantId, fileId, Math.min(limit, limits.ingest.showRecordsMax));
   return rows.map((r) => ({ ...r, amount_minor: r.amount_minor === null ? null : r.amount_minor.toString() }));
 }
 
 export interface PaymentState {
   linkId: string;
   naturalKey: string;
-  state: "applied" | "held" | "orphan" | "rejected" | "refused";
+  state: KeyState;
   code: string | null;
   detail: string | null;
 }
@@ -199,13 +184,6 @@ export interface PaymentState {
  */
 export async function paymentStatesByLinkId(db: Queryable, tenantId: string, linkIds: readonly string[]): Promise<Map<string, PaymentState>> {
   if (linkIds.length === 0) return new Map();
-  const { rows } = await db.query<{ link_id: string; natural_key: string; state: PaymentState["state"]; code: string | null; detail: string | null }>(
-    `SELECT DISTINCT ON (l.link_id) l.link_id, k.natural_key, k.state, o.code, o.detail
-       FROM unnest($2::text[]) AS l(link_id)
-       JOIN ingest_record_key k ON k.tenant_id = $1 AND (k.link_id1 = l.link_id OR k.link_id2 = l.link_id)
-       LEFT JOIN ingest_outcome o ON o.tenant_id = k.tenant_id AND o.file_id = k.file_id AND o.record_index = k.record_index
-      ORDER BY l.link_id, k.created_at DESC, k.natural_key`,
-    [tenantId, [...new Set(linkIds)]],
-  );
+  const rows = await selectStatesByLinkId(db, tenantId, [...new Set(linkIds)]);
   return new Map(rows.map((r) => [r.link_id, { linkId: r.link_id, naturalKey: r.natural_key, state: r.state, code: r.code, detail: r.detail }]));
 }

@@ -1,3 +1,4 @@
+import { selectUnresolvedPosting } from "../records/store/arrivals.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
@@ -28,10 +29,7 @@ export interface SuspenseMove {
 export interface SuspensePosting { transferKey: string; amountMinor: bigint; currency: string; valueDate: string; suspenseLegs: Leg[] }
 
 export async function suspensePosting(db: Queryable, tenantId: string, transferKey: string): Promise<SuspensePosting | undefined> {
-  const { rows } = await db.query<{ amount_minor: string; currency: string }>(
-    `SELECT amount_minor::text, currency FROM ingest_outcome WHERE tenant_id = $1 AND transfer_key = $2 AND outcome = 'applied' AND code = 'INGEST_COUNTERPARTY_UNRESOLVED' LIMIT 1`,
-    [tenantId, transferKey]);
-  const row = rows[0];
+  const row = await selectUnresolvedPosting(db, tenantId, transferKey);
   if (!row) return undefined;
   const stored = (await storedTransfers(db, tenantId, [transferKey])).get(transferKey);
   if (!stored) return undefined;

@@ -189,3 +189,18 @@ export async function noteOrphanMatched(tx: Queryable, tenantId: string, orphan:
   await tx.query("UPDATE ingest_outcome SET detail = $4 WHERE tenant_id = $1 AND file_id = $2 AND record_index = $3", [tenantId, orphan.file_id, orphan.record_index, detail]);
 }
 
+
+export interface LinkStateRow { link_id: string; natural_key: string; state: KeyState; code: string | null; detail: string | null }
+
+/** Per link id ("e2e:...", "uetr:..."), the most recent record carrying it, with the code and detail of its outcome. */
+export async function selectStatesByLinkId(db: Queryable, tenantId: string, linkIds: readonly string[]): Promise<LinkStateRow[]> {
+  const { rows } = await db.query<LinkStateRow>(
+    `SELECT DISTINCT ON (l.link_id) l.link_id, k.natural_key, k.state, o.code, o.detail
+       FROM unnest($2::text[]) AS l(link_id)
+       JOIN ingest_record_key k ON k.tenant_id = $1 AND (k.link_id1 = l.link_id OR k.link_id2 = l.link_id)
+       LEFT JOIN ingest_outcome o ON o.tenant_id = k.tenant_id AND o.file_id = k.file_id AND o.record_index = k.record_index
+      ORDER BY l.link_id, k.created_at DESC, k.natural_key`,
+    [tenantId, linkIds],
+  );
+  return rows;
+}
