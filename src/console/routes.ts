@@ -29,6 +29,8 @@ import { minorToDecimal } from "../protocols/iso4217/currency.ts";
  */
 export function registerConsoleRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
   void app.register(async (scope) => {
+    // HTML pages and forms, not the API: left out of /openapi.json (their JSON twins are under /v1/ops).
+    scope.addHook("onRoute", (route) => { route.schema = { ...route.schema, hide: true }; });
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: limits.http.bodyBytesMax },
       (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))));
 

@@ -14,7 +14,39 @@ import { runIdempotent } from "../idempotent-request.ts";
 import { operatorOf, operatorWithRole, requireSession, sessionCookie } from "../operator-session.ts";
 import { fourEyesBody, opsApprovalBody, opsDecisionBody, signInBody } from "../operations-schemas.ts";
 import { jsonReply, problemReply } from "../reply.ts";
+import { reviewItem } from "../resource-schemas.ts";
+import { routeSchema } from "../route-schema.ts";
 import { describeIssues, reviewQuery } from "../schemas.ts";
+
+const tags = ["operations"];
+const sessionAnswer = { description: "{ operator, role, tenant_id, csrf_token, expires_at }", schema: { type: "object", properties: {
+  operator: { type: "string" }, role: { type: "string", enum: ["viewer", "approver", "admin"] }, tenant_id: { type: "string" }, csrf_token: { type: "string" }, expires_at: { type: "string" },
+} } };
+const schemas = {
+  signIn: routeSchema({
+    summary: "Sign in with the secret `clearline operator add` printed; sets the HttpOnly, SameSite=Strict session cookie", tags, auth: "public", body: signInBody,
+    ok: { 200: sessionAnswer }, problems: { 401: "operator_sign_in_failed: no such tenant, operator or secret (not said which)" },
+  }),
+  session: routeSchema({ summary: "The signed-in operator and the session's CSRF token", tags, auth: "session", ok: { 200: sessionAnswer } }),
+  signOut: routeSchema({ summary: "Sign out", tags, auth: "session_csrf", ok: { 204: "signed out; the cookie is cleared" } }),
+  fourEyes: routeSchema({
+    summary: "Set the tenant's four-eyes amount (admin)", tags, auth: "session_csrf", body: fourEyesBody,
+    ok: { 200: "{ above_amount_minor, set_by }" }, problems: { 400: "four_eyes_amount_invalid" },
+  }),
+  reviews: routeSchema({ summary: "The tenant's review queue", tags, auth: "session", query: reviewQuery, ok: { 200: { description: "{ reviews }", schema: { type: "object", properties: { reviews: { type: "array", items: reviewItem } } } } } }),
+  proposals: routeSchema({ summary: "Proposals of the tenant, open and decided, each with its proposer and the path it came by", tags, auth: "session", ok: { 200: "{ proposals }" } }),
+  decision: routeSchema({
+    summary: "Decide a held record (decision 0011's meanings); above the four-eyes amount, propose it instead", tags, auth: "session_csrf",
+    params: ["id"], body: opsDecisionBody, idempotencyKey: true,
+    ok: { 200: "the recorded decision, with the operator", 202: "{ proposal }: waits for a second approver; nothing posted" },
+    problems: { 404: "ingest_review_not_found", 409: "ingest_review_decided, or proposal_open", 422: "ingest_review_insufficient_funds, ingest_review_not_applicable or idempotency_key_reuse" },
+  }),
+  approval: routeSchema({
+    summary: "Approve another operator's proposal: runs its decision, once (docs/decisions/0035)", tags, auth: "session_csrf", params: ["id"], body: opsApprovalBody, idempotencyKey: true,
+    ok: { 200: "the decision, recording both operators" },
+    problems: { 403: "four_eyes_self_approval (the proposer), operator_role_forbidden or operator_csrf_refused", 404: "proposal_not_found", 409: "proposal_decided: approved or cancelled already", 422: "the decision refused it (insufficient funds, not applicable): the proposal stays open" },
+  }),
+};
 
 /**
  * The operations API (issue 14, docs/decisions/0026): operators sign in with the secret
@@ -23,7 +55,7 @@ import { describeIssues, reviewQuery } from "../schemas.ts";
  * operator's tenant.
  */
 export function registerOperationsRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
-  app.post("/v1/ops/session", async (request, reply) => {
+  app.post("/v1/ops/session", { schema: schemas.signIn }, async (request, reply) => {
     const body = signInBody.safeParse(request.body);
     if (!body.success) return send(reply, problemReply("REQUEST_INVALID", "sign in with tenant, name and secret", { errors: describeIssues(body.error) }));
     const operator = await authenticateOperator(deps.pool, body.data);
@@ -44,19 +76,19 @@ export function registerOperationsRoutes(app: FastifyInstance, deps: { pool: Poo
 }
 
 function registerSessionRoutes(scope: FastifyInstance, deps: { pool: Pool }): void {
-  scope.get("/v1/ops/session", async (request, reply) => {
+  scope.get("/v1/ops/session", { schema: schemas.session }, async (request, reply) => {
     const session = request.operatorSession;
     if (!session) throw new Error("session route reached without a session");
     return send(reply, jsonReply(200, { operator: session.operator.name, role: session.operator.role, tenant_id: session.operator.tenantId, csrf_token: session.csrfToken, expires_at: session.expiresAt.toISOString() }));
   });
 
-  scope.delete("/v1/ops/session", async (request, reply) => {
+  scope.delete("/v1/ops/session", { schema: schemas.signOut }, async (request, reply) => {
     if (request.sessionToken) await closeSession(deps.pool, request.sessionToken);
     reply.header("set-cookie", sessionCookie(request, "", 0));
     return reply.code(204).send();
   });
 
-  scope.put("/v1/ops/four-eyes", async (request, reply) => {
+  scope.put("/v1/ops/four-eyes", { schema: schemas.fourEyes }, async (request, reply) => {
     const operator = operatorWithRole(request, reply, "admin");
     if (!operator) return reply;
     const body = fourEyesBody.safeParse(request.body);
@@ -67,16 +99,16 @@ function registerSessionRoutes(scope: FastifyInstance, deps: { pool: Pool }): vo
 }
 
 function registerReviewOperations(scope: FastifyInstance, deps: { pool: Pool }): void {
-  scope.get("/v1/ops/reviews", async (request, reply) => {
+  scope.get("/v1/ops/reviews", { schema: schemas.reviews }, async (request, reply) => {
     const query = reviewQuery.safeParse(request.query);
     if (!query.success) return send(reply, problemReply("REQUEST_INVALID", "state is open, released, replaced, applied_as_new, refused or all", { errors: describeIssues(query.error) }));
     return send(reply, jsonReply(200, { reviews: await listReviews(deps.pool, { tenantId: operatorOf(request).tenantId, state: query.data.state }) }));
   });
 
-  scope.get("/v1/ops/proposals", async (request, reply) =>
+  scope.get("/v1/ops/proposals", { schema: schemas.proposals }, async (request, reply) =>
     send(reply, jsonReply(200, { proposals: await listProposals(deps.pool, operatorOf(request).tenantId, limits.ingest.listRowsMax) })));
 
-  scope.post<{ Params: { id: string } }>("/v1/ops/reviews/:id/decision", async (request, reply) => {
+  scope.post<{ Params: { id: string } }>("/v1/ops/reviews/:id/decision", { schema: schemas.decision }, async (request, reply) => {
     const operator = operatorWithRole(request, reply, "approver");
     if (!operator) return reply;
     const body = opsDecisionBody.safeParse(request.body);
@@ -98,7 +130,7 @@ function registerReviewOperations(scope: FastifyInstance, deps: { pool: Pool }):
     return send(reply, result);
   });
 
-  scope.post<{ Params: { id: string } }>("/v1/ops/proposals/:id/approval", async (request, reply) => {
+  scope.post<{ Params: { id: string } }>("/v1/ops/proposals/:id/approval", { schema: schemas.approval }, async (request, reply) => {
     const operator = operatorWithRole(request, reply, "approver");
     if (!operator) return reply;
     if (!opsApprovalBody.safeParse(request.body ?? undefined).success) return send(reply, problemReply("REQUEST_INVALID", "an approval has no body beyond csrf_token"));

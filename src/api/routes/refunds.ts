@@ -3,10 +3,16 @@ import { createRefund } from "../../payments/refunds.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
 import { runIdempotent } from "../idempotent-request.ts";
 import { jsonReply, problemReply } from "../reply.ts";
+import { routeSchema } from "../route-schema.ts";
 import { describeIssues, refundBody } from "../schemas.ts";
 import { refundView } from "../views.ts";
 
 const ENDPOINT = "POST /v1/refunds";
+const createRefundSchema = routeSchema({
+  summary: "Refund part or all of a payment (idempotent)", tags: ["payments"], auth: "api_key", body: refundBody, idempotencyKey: true,
+  ok: { 201: "the refund: created, or replayed with Idempotent-Replayed: true" },
+  problems: { 404: "payment_not_found (stored)", 409: "request_in_progress or duplicate_client_reference", 422: "refund_exceeds_payment, payment_not_refundable, insufficient_funds or idempotency_key_reuse" },
+});
 const AMOUNT_PATTERN = /^(\d+)(?:\.(\d+))?$/;
 
 /**
@@ -21,7 +27,7 @@ function normalizedAmount(text: string): { whole: string; fraction: string } {
 }
 
 export function registerRefundRoutes(app: FastifyInstance, deps: ApiDependencies): void {
-  app.post("/v1/refunds", async (request, reply) => {
+  app.post("/v1/refunds", { schema: createRefundSchema }, async (request, reply) => {
     const tenant = tenantOf(request);
     const body = refundBody.safeParse(request.body);
     if (!body.success) return send(reply, problemReply("REQUEST_INVALID", "the refund request is invalid", { errors: describeIssues(body.error) }));

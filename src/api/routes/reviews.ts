@@ -4,9 +4,25 @@ import { countCompensations, decideReviewInTransaction, type DecisionOutcome } f
 import { send, tenantOf, type ApiDependencies } from "../http-context.ts";
 import { runIdempotent } from "../idempotent-request.ts";
 import { jsonReply, problemReply } from "../reply.ts";
+import { decidedReview, reviewItem } from "../resource-schemas.ts";
+import { routeSchema } from "../route-schema.ts";
 import { describeIssues, reviewDecisionBody, reviewQuery } from "../schemas.ts";
 
 const DECISION_ENDPOINT = "POST /v1/reviews/{id}/decision";
+
+const listSchema = routeSchema({
+  summary: "Held records of the API key's tenant (conflicts, suspects), open by default", tags: ["reviews"], auth: "api_key", query: reviewQuery,
+  ok: { 200: { description: "{ reviews: [...] }, oldest first", schema: { type: "object", properties: { reviews: { type: "array", items: reviewItem } } } } },
+});
+const decisionSchema = routeSchema({
+  summary: "Decide a held record: replace, apply_as_new or refuse (idempotent; one decision per review, for ever)", tags: ["reviews"], auth: "api_key",
+  params: ["id"], body: reviewDecisionBody, idempotencyKey: true,
+  ok: { 200: { description: "the decision (a repeat of the same decision answers the stored one; a replayed key adds Idempotent-Replayed: true)", schema: decidedReview } },
+  problems: {
+    404: "ingest_review_not_found (stored)", 409: "ingest_review_decided: another decision was recorded first (named); or request_in_progress",
+    422: "ingest_review_insufficient_funds or ingest_review_not_applicable (stored; nothing posted, the review stays open), or idempotency_key_reuse",
+  },
+});
 
 /**
  * The review queue for the operations console (docs/decisions/0011), scoped to the API key's tenant:
@@ -15,14 +31,14 @@ const DECISION_ENDPOINT = "POST /v1/reviews/{id}/decision";
  *     operator; Idempotency-Key required. The decision and its postings commit with the key's claim.
  */
 export function registerReviewRoutes(app: FastifyInstance, deps: ApiDependencies): void {
-  app.get("/v1/reviews", async (request, reply) => {
+  app.get("/v1/reviews", { schema: listSchema }, async (request, reply) => {
     const query = reviewQuery.safeParse(request.query);
     if (!query.success) return send(reply, problemReply("REQUEST_INVALID", "state is open, released, replaced, applied_as_new, refused or all", { errors: describeIssues(query.error) }));
     const reviews = await listReviews(deps.pool, { tenantId: tenantOf(request).tenantId, state: query.data.state });
     return send(reply, jsonReply(200, { reviews }));
   });
 
-  app.post<{ Params: { id: string } }>("/v1/reviews/:id/decision", async (request, reply) => {
+  app.post<{ Params: { id: string } }>("/v1/reviews/:id/decision", { schema: decisionSchema }, async (request, reply) => {
     const tenantId = tenantOf(request).tenantId;
     const body = reviewDecisionBody.safeParse(request.body);
     if (!body.success) return send(reply, problemReply("REQUEST_INVALID", "the decision request is invalid", { errors: describeIssues(body.error) }));
