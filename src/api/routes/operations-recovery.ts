@@ -6,6 +6,7 @@ import { showIncident } from "../../incidents/perimeter.ts";
 import { countByReason, decideDifferenceAsOperator } from "../../operators/difference-decision.ts";
 import { findOutbox, listOutbox, oldestUndeliveredAgeSeconds, retryDead } from "../../outbox/outbox-store.ts";
 import { listOpenDifferences } from "../../recon/differences.ts";
+import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
 import { send } from "../http-context.ts";
 import { runIdempotent } from "../idempotent-request.ts";
 import { operatorOf, operatorWithRole } from "../operator-session.ts";
@@ -62,10 +63,13 @@ export function registerRecoveryOperations(scope: FastifyInstance, deps: { pool:
         pool: deps.pool, tenantId: operator.tenantId, endpoint: `POST /v1/ops/differences/{id}/${verb}`, idempotencyKeyHeader: request.headers["idempotency-key"],
         canonical: { difference_id: differenceId, reason: body.data.reason, operator_id: operator.operatorId },
         effect: async (tx) => {
-          const decided = await decideDifferenceAsOperator(deps.pool, tx, operator, { differenceId, verb, reason: body.data.reason, today: new Date().toISOString().slice(0, 10) });
-          return decided.ok ? jsonReply(200, decided.value, decided.value.correctionKey ?? differenceId) : refusal(decided.error);
+          const decided = await decideDifferenceAsOperator(tx, operator, { differenceId, verb, reason: body.data.reason, today: new Date().toISOString().slice(0, 10) });
+          if (!decided.ok) return refusal(decided.error);
+          if (decided.value.kind === "proposed") return jsonReply(202, { proposal: decided.value.proposal }, decided.value.proposal.proposal_id);
+          return jsonReply(200, decided.value.difference, decided.value.difference.correctionKey ?? differenceId);
         },
       });
+      if (!result.replayed && result.status === 200) await refreshReconMetrics(deps.pool, operator.tenantId);
       return send(reply, result);
     });
   }

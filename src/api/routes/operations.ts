@@ -3,7 +3,7 @@ import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
 import { countCompensations, type DecisionOutcome } from "../../ingest/review-decision.ts";
 import { listReviews } from "../../ingest/review.ts";
-import { approveProposal, decideAsOperator, listProposals } from "../../operators/four-eyes.ts";
+import { approveProposal, cancelProposal, decideAsOperator, listProposals, type ApprovedDecision } from "../../operators/four-eyes.ts";
 import { authenticateOperator, setFourEyesAboveMinor } from "../../operators/operators.ts";
 import { closeSession, openSession } from "../../operators/sessions.ts";
 import { send } from "../http-context.ts";
@@ -12,7 +12,8 @@ import { registerLedgerOperations, refusal } from "./operations-ledger.ts";
 import { registerRecoveryOperations } from "./operations-recovery.ts";
 import { runIdempotent } from "../idempotent-request.ts";
 import { operatorOf, operatorWithRole, requireSession, sessionCookie } from "../operator-session.ts";
-import { fourEyesBody, opsApprovalBody, opsDecisionBody, signInBody } from "../operations-schemas.ts";
+import { fourEyesBody, opsApprovalBody, opsCancelBody, opsDecisionBody, signInBody } from "../operations-schemas.ts";
+import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
 import { jsonReply, problemReply } from "../reply.ts";
 import { reviewItem } from "../resource-schemas.ts";
 import { routeSchema } from "../route-schema.ts";
@@ -46,6 +47,11 @@ const schemas = {
     ok: { 200: "the decision, recording both operators" },
     problems: { 403: "four_eyes_self_approval (the proposer), operator_role_forbidden or operator_csrf_refused", 404: "proposal_not_found", 409: "proposal_decided: approved or cancelled already", 422: "the decision refused it (insufficient funds, not applicable): the proposal stays open" },
   }),
+  cancellation: routeSchema({
+    summary: "Cancel an open proposal with a reason (its proposer withdrawing it, or another approver declining it): nothing moves, the subject stays as it was (docs/decisions/0035)",
+    tags, auth: "session_csrf", params: ["id"], body: opsCancelBody, idempotencyKey: true,
+    ok: { 200: "{ proposal }: cancelled" }, problems: { 404: "proposal_not_found", 409: "proposal_decided: approved or cancelled already", 422: "idempotency_key_reuse" },
+  }),
 };
 
 /**
@@ -69,6 +75,7 @@ export function registerOperationsRoutes(app: FastifyInstance, deps: { pool: Poo
     scope.addHook("preHandler", requireSession(deps.pool));
     registerSessionRoutes(scope, deps);
     registerReviewOperations(scope, deps);
+    registerProposalOperations(scope, deps);
     registerLedgerOperations(scope, deps);
     registerFileOperations(scope, deps);
     registerRecoveryOperations(scope, deps);
@@ -105,9 +112,6 @@ function registerReviewOperations(scope: FastifyInstance, deps: { pool: Pool }):
     return send(reply, jsonReply(200, { reviews: await listReviews(deps.pool, { tenantId: operatorOf(request).tenantId, state: query.data.state }) }));
   });
 
-  scope.get("/v1/ops/proposals", { schema: schemas.proposals }, async (request, reply) =>
-    send(reply, jsonReply(200, { proposals: await listProposals(deps.pool, operatorOf(request).tenantId, limits.ingest.listRowsMax) })));
-
   scope.post<{ Params: { id: string } }>("/v1/ops/reviews/:id/decision", { schema: schemas.decision }, async (request, reply) => {
     const operator = operatorWithRole(request, reply, "approver");
     if (!operator) return reply;
@@ -129,25 +133,52 @@ function registerReviewOperations(scope: FastifyInstance, deps: { pool: Pool }):
     if (decided && !result.replayed && result.status === 200) countCompensations(decided);
     return send(reply, result);
   });
+}
+
+/** Proposals: the second pair of eyes approves one (its decision runs, once) or any approver cancels one (nothing moves). */
+function registerProposalOperations(scope: FastifyInstance, deps: { pool: Pool }): void {
+  scope.get("/v1/ops/proposals", { schema: schemas.proposals }, async (request, reply) =>
+    send(reply, jsonReply(200, { proposals: await listProposals(deps.pool, operatorOf(request).tenantId, limits.ingest.listRowsMax) })));
 
   scope.post<{ Params: { id: string } }>("/v1/ops/proposals/:id/approval", { schema: schemas.approval }, async (request, reply) => {
     const operator = operatorWithRole(request, reply, "approver");
     if (!operator) return reply;
     if (!opsApprovalBody.safeParse(request.body ?? undefined).success) return send(reply, problemReply("REQUEST_INVALID", "an approval has no body beyond csrf_token"));
     const proposalId = request.params.id;
-    let decided: DecisionOutcome | undefined;
+    let approved: ApprovedDecision | undefined;
     const result = await runIdempotent({
       pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/proposals/{id}/approval", idempotencyKeyHeader: request.headers["idempotency-key"],
       canonical: { proposal_id: proposalId, operator_id: operator.operatorId },
       effect: async (tx) => {
         const outcome = await approveProposal(tx, operator, proposalId);
         if (!outcome.ok) return refusal(outcome.error);
-        if (outcome.value.kind === "suspense_move") return jsonReply(200, { suspense_move: outcome.value.move }, proposalId);
-        decided = outcome.value.outcome;
-        return jsonReply(200, decided.decided, proposalId);
+        approved = outcome.value;
+        if (approved.kind === "suspense_move") return jsonReply(200, { suspense_move: approved.move }, proposalId);
+        if (approved.kind === "recon_difference") return jsonReply(200, { difference: approved.difference }, proposalId);
+        return jsonReply(200, approved.outcome.decided, proposalId);
       },
     });
-    if (decided && !result.replayed && result.status === 200) countCompensations(decided);
+    if (approved && !result.replayed && result.status === 200) {
+      if (approved.kind === "review") countCompensations(approved.outcome);
+      if (approved.kind === "recon_difference") await refreshReconMetrics(deps.pool, operator.tenantId);
+    }
+    return send(reply, result);
+  });
+
+  scope.post<{ Params: { id: string } }>("/v1/ops/proposals/:id/cancellation", { schema: schemas.cancellation }, async (request, reply) => {
+    const operator = operatorWithRole(request, reply, "approver");
+    if (!operator) return reply;
+    const body = opsCancelBody.safeParse(request.body);
+    if (!body.success) return send(reply, problemReply("REQUEST_INVALID", "a cancellation gives a reason", { errors: describeIssues(body.error) }));
+    const proposalId = request.params.id;
+    const result = await runIdempotent({
+      pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/proposals/{id}/cancellation", idempotencyKeyHeader: request.headers["idempotency-key"],
+      canonical: { proposal_id: proposalId, reason: body.data.reason, operator_id: operator.operatorId },
+      effect: async (tx) => {
+        const cancelled = await cancelProposal(tx, operator, proposalId, body.data.reason);
+        return cancelled.ok ? jsonReply(200, { proposal: cancelled.value }, proposalId) : refusal(cancelled.error);
+      },
+    });
     return send(reply, result);
   });
 }

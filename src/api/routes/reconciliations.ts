@@ -1,7 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { Pool } from "../../db/pool.ts";
 import type { Finding } from "../../errors/finding.ts";
-import { correctDifference, explainDifference, listOpenDifferences } from "../../recon/differences.ts";
+import { decideDifferenceByNamedOperator } from "../../operators/difference-decision.ts";
+import { listOpenDifferences } from "../../recon/differences.ts";
 import { importExternalFile } from "../../recon/external-items.ts";
 import type { ExternalFormat } from "../../recon/read-external-file.ts";
 import { runReconciliation, showRun } from "../../recon/runs.ts";
@@ -93,10 +94,14 @@ export function registerReconciliationRoutes(app: FastifyInstance, deps: { pool:
     app.post<{ Params: { id: string } }>(`/v1/reconciliations/differences/:id/${verb}`, { schema: decisionSchemas[verb] }, async (request, reply) => {
       const body = reconDecisionBody.safeParse(request.body);
       if (!body.success) return send(reply, problemReply("REQUEST_INVALID", "send {reason, operator}"));
-      const decision = { tenantId: tenantOf(request).tenantId, differenceId: request.params.id, reason: body.data.reason, operator: body.data.operator };
-      const decided = verb === "correct" ? await correctDifference(deps.pool, decision, new Date().toISOString().slice(0, 10)) : await explainDifference(deps.pool, decision);
+      // Above the four-eyes amount a correction is a proposal by the operator named (docs/decisions/0035).
+      const decided = await decideDifferenceByNamedOperator(deps.pool, {
+        tenantId: tenantOf(request).tenantId, differenceId: request.params.id, verb, reason: body.data.reason, today: new Date().toISOString().slice(0, 10),
+        operatorName: body.data.operator, fallbackName: body.data.operator, via: "api_key",
+      });
       if (!decided.ok) return send(reply, refused([decided.error]));
-      return send(reply, jsonReply(200, decided.value));
+      if (decided.value.kind === "proposed") return send(reply, jsonReply(202, { proposal: decided.value.proposal }));
+      return send(reply, jsonReply(200, decided.value.difference));
     });
   }
 }

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { listReviews } from "../../ingest/review.ts";
-import { countCompensations, decideReviewInTransaction, type DecisionOutcome } from "../../ingest/review-decision.ts";
+import { countCompensations, type DecisionOutcome } from "../../ingest/review-decision.ts";
+import { decideByNamedOperator } from "../../operators/four-eyes.ts";
 import { send, tenantOf, type ApiDependencies } from "../http-context.ts";
 import { runIdempotent } from "../idempotent-request.ts";
 import { jsonReply, problemReply } from "../reply.ts";
@@ -17,10 +18,13 @@ const listSchema = routeSchema({
 const decisionSchema = routeSchema({
   summary: "Decide a held record: replace, apply_as_new or refuse (idempotent; one decision per review, for ever)", tags: ["reviews"], auth: "api_key",
   params: ["id"], body: reviewDecisionBody, idempotencyKey: true,
-  ok: { 200: { description: "the decision (a repeat of the same decision answers the stored one; a replayed key adds Idempotent-Replayed: true)", schema: decidedReview } },
+  ok: {
+    200: { description: "the decision (a repeat of the same decision answers the stored one; a replayed key adds Idempotent-Replayed: true)", schema: decidedReview },
+    202: "{ proposal }: above the tenant's four-eyes amount the decision is proposed by the operator named, and waits for another approver in the console; nothing posted (docs/decisions/0035)",
+  },
   problems: {
-    404: "ingest_review_not_found (stored)", 409: "ingest_review_decided: another decision was recorded first (named); or request_in_progress",
-    422: "ingest_review_insufficient_funds or ingest_review_not_applicable (stored; nothing posted, the review stays open), or idempotency_key_reuse",
+    404: "ingest_review_not_found (stored)", 409: "ingest_review_decided: another decision was recorded first (named); proposal_open; or request_in_progress",
+    422: "ingest_review_insufficient_funds or ingest_review_not_applicable (stored; nothing posted, the review stays open), four_eyes_proposer_unknown (the operator named is no approver of the tenant), or idempotency_key_reuse",
   },
 });
 
@@ -29,6 +33,7 @@ const decisionSchema = routeSchema({
  *   GET /v1/reviews?state=open                 held conflicts and suspects (or decided ones)
  *   POST /v1/reviews/{id}/decision             replace | apply_as_new | refuse, with reason and
  *     operator; Idempotency-Key required. The decision and its postings commit with the key's claim.
+ *     Above the four-eyes amount it is a proposal by the operator named (an approver of the tenant).
  */
 export function registerReviewRoutes(app: FastifyInstance, deps: ApiDependencies): void {
   app.get("/v1/reviews", { schema: listSchema }, async (request, reply) => {
@@ -48,13 +53,15 @@ export function registerReviewRoutes(app: FastifyInstance, deps: ApiDependencies
       pool: deps.pool, tenantId, endpoint: DECISION_ENDPOINT, idempotencyKeyHeader: request.headers["idempotency-key"],
       canonical: { review_id: reviewId, decision: body.data.decision, reason: body.data.reason, operator: body.data.operator },
       effect: async (tx) => {
-        const outcome = await decideReviewInTransaction(tx, { tenantId, reviewId, ...body.data });
+        // Above the four-eyes amount: a proposal by the operator the body names (docs/decisions/0035).
+        const outcome = await decideByNamedOperator(tx, { tenantId, reviewId, decision: body.data.decision, reason: body.data.reason, operatorName: body.data.operator, fallbackName: body.data.operator, via: "api_key" });
         if (!outcome.ok) {
           const code = outcome.error.code === "INGEST_REVIEW_REASON_MISSING" ? "REQUEST_INVALID" : outcome.error.code;
           return problemReply(code, outcome.error.message, { field: outcome.error.position.field ?? null });
         }
-        decided = outcome.value;
-        return jsonReply(200, outcome.value.decided, reviewId);
+        if (outcome.value.kind === "proposed") return jsonReply(202, { proposal: outcome.value.proposal }, outcome.value.proposal.proposal_id);
+        decided = outcome.value.outcome;
+        return jsonReply(200, decided.decided, reviewId);
       },
     });
     // Counted once the decision committed; a replay answered from the stored response posted nothing.
