@@ -1,9 +1,6 @@
 import type { AddressInfo } from "node:net";
-import { registerCardAuthorizationRoutes } from "./api/routes/card-authorizations.ts";
-import { registerFileRoutes } from "./api/routes/files.ts";
-import { registerPaymentRequestRoutes } from "./api/routes/payment-requests.ts";
-import { registerReconciliationRoutes } from "./api/routes/reconciliations.ts";
 import { buildHttpServer } from "./api/server.ts";
+import { serviceRoutes } from "./api/service-routes.ts";
 import { setProcessConfig, type Config } from "./config/config.ts";
 import { limits } from "./config/limits.ts";
 import { openDatabase, type Database } from "./db/database.ts";
@@ -52,12 +49,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     pool: database.pool,
     logger,
     readiness: () => evaluateReadiness(checks),
-    extraRoutes: [
-      (app) => registerCardAuthorizationRoutes(app, { authorizer: cardGateway.authorizer }),
-      (app) => registerFileRoutes(app, { pool: database.pool, suspectWindowHours: config.ingest.suspectWindowHours }),
-      (app) => registerReconciliationRoutes(app, { pool: database.pool }),
-      (app) => registerPaymentRequestRoutes(app, { pool: database.pool }),
-    ],
+    extraRoutes: serviceRoutes({ pool: database.pool, authorizer: cardGateway.authorizer, suspectWindowHours: config.ingest.suspectWindowHours }),
   });
   await http.listen({ host: config.httpHost, port: config.httpPort });
   const address = http.server.address() as AddressInfo;

@@ -18,6 +18,11 @@ export const opsApprovalBody = z.strictObject({
   csrf_token: z.string().optional(),
 }).optional();
 
+export const opsCancelBody = z.strictObject({
+  reason: z.string().trim().min(1).max(limits.http.reviewReasonCharsMax).describe("why the proposal is withdrawn or declined: kept with it"),
+  csrf_token: z.string().optional(),
+});
+
 export const fourEyesBody = z.strictObject({
   above_amount_minor: z.string().regex(/^\d{1,18}$/).describe("decisions on amounts above this need a second approver"),
   csrf_token: z.string().optional(),

@@ -1,16 +1,22 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifySchema } from "fastify";
 
-const routesOf = new WeakMap<FastifyInstance, Array<{ method: string; url: string }>>();
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  schema: FastifySchema | undefined;
+}
 
-/** Records every route as it is added, so a test can hold the OpenAPI document against the routes that exist. */
+const routesOf = new WeakMap<FastifyInstance, RegisteredRoute[]>();
+
+/** Records every route as it is added, with its schema, so a test can hold the OpenAPI document against the routes that exist. */
 export function recordRoutes(app: FastifyInstance): void {
-  const routes: Array<{ method: string; url: string }> = [];
+  const routes: RegisteredRoute[] = [];
   routesOf.set(app, routes);
   app.addHook("onRoute", (route) => {
-    for (const method of [route.method].flat()) if (method !== "HEAD") routes.push({ method, url: route.url });
+    for (const method of [route.method].flat()) if (method !== "HEAD") routes.push({ method, url: route.url, schema: route.schema });
   });
 }
 
-export function registeredRoutes(app: FastifyInstance): ReadonlyArray<{ method: string; url: string }> {
+export function registeredRoutes(app: FastifyInstance): readonly RegisteredRoute[] {
   return routesOf.get(app) ?? [];
 }

@@ -1,3 +1,4 @@
+import fastifySwagger from "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { limits } from "../config/limits.ts";
 import { isDatabaseUnavailable, isTransientDatabaseFailure } from "../db/failure-kind.ts";
@@ -7,10 +8,10 @@ import { httpRequestDuration, registry } from "../observability/metrics.ts";
 import { evaluateReadiness, type ReadinessReport } from "../observability/readiness.ts";
 import { TenantAuthenticator } from "../tenants/tenants.ts";
 import { send } from "./http-context.ts";
-import { openApiDocument } from "./openapi.ts";
 import { drainRequestBody, refuseOversizeBeforeContinue } from "./oversize-body.ts";
 import { problemReply } from "../requests/reply.ts";
 import { recordRoutes } from "./route-list.ts";
+import { routeSchema, securitySchemes } from "./route-schema.ts";
 import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
@@ -93,7 +94,37 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     }, reply.elapsedTime / 1_000);
   });
 
-  app.get("/healthz", async (_request, reply) => {
+  // The route schemas document, they do not validate: every handler validates with zod and answers
+  // its own typed problem, in its own order (session, CSRF, role, then body); fast-json-stringify
+  // would drop fields a response schema does not list (docs/decisions/0035).
+  app.setValidatorCompiler(() => () => true);
+  app.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  // Registered before the routes (in the plugin below), so its onRoute hook sees every one of them.
+  void app.register(fastifySwagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: { title: "clearline", version: "1", description: "Payments applied exactly once. Generated from the routes' schemas. Idempotency contract: docs/api/idempotency.md; error codes: docs/errors.md." },
+      components: { securitySchemes },
+    },
+  });
+  void app.register(async (routes) => {
+    registerServiceRoutes(routes, deps);
+    registerAccountRoutes(routes, deps);
+    registerPaymentRoutes(routes, deps);
+    registerRefundRoutes(routes, deps);
+    registerReviewRoutes(routes, deps);
+    registerRecordRoutes(routes, deps);
+    registerOperationsRoutes(routes, deps);
+    registerConsoleRoutes(routes, deps);
+    for (const register of deps.extraRoutes ?? []) register(routes);
+  });
+  return app;
+}
+
+/** /healthz, /livez, /readyz, /metrics and /openapi.json: no API key. */
+function registerServiceRoutes(app: FastifyInstance, deps: HttpDependencies): void {
+  const plain = (summary: string, ok: string) => ({ schema: routeSchema({ summary, tags: ["service"], auth: "public", ok: { 200: ok } }) });
+  app.get("/healthz", plain("200 when the database answers, else 503", "{ status: ok }"), async (_request, reply) => {
     try {
       await deps.pool.query("SELECT 1");
       return { status: "ok" };
@@ -103,31 +134,25 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   });
 
   // Liveness: the process answers. Never the database: a restart would not bring it back.
-  app.get("/livez", async () => ({ status: "ok" }));
+  app.get("/livez", plain("The process answers (never the database)", "{ status: ok }"), async () => ({ status: "ok" }));
 
   // Readiness: whether this instance should be sent work, with the reason of each failing check.
-  app.get("/readyz", async (_request, reply) => {
+  app.get("/readyz", plain("Whether this instance should be sent work, with each failing check's reason (503 when not ready)", "{ status, checks }"), async (_request, reply) => {
     const report = deps.readiness ? await deps.readiness() : await evaluateReadiness([
       { name: "database", check: async () => { await deps.pool.query("SELECT 1"); return { ok: true }; } },
     ]);
     return reply.code(report.status === "ready" ? 200 : 503).send(report);
   });
 
-  app.get("/metrics", async (_request, reply) => {
+  app.get("/metrics", plain("Prometheus metrics (text exposition format)", "the metrics"), async (_request, reply) => {
     reply.header("content-type", registry.contentType);
     return registry.metrics();
   });
 
-  const openApi = JSON.stringify(openApiDocument());
-  app.get("/openapi.json", async (_request, reply) => reply.header("content-type", "application/json").send(openApi));
-
-  registerAccountRoutes(app, deps);
-  registerPaymentRoutes(app, deps);
-  registerRefundRoutes(app, deps);
-  registerReviewRoutes(app, deps);
-  registerRecordRoutes(app, deps);
-  registerOperationsRoutes(app, deps);
-  registerConsoleRoutes(app, deps);
-  for (const register of deps.extraRoutes ?? []) register(app);
-  return app;
+  // Built once, on the first request: by then every route (extra routes included) has been added.
+  let document: string | undefined;
+  app.get("/openapi.json", plain("This document: generated from every route's schema", "the OpenAPI 3.1 document"), async (_request, reply) => {
+    document ??= JSON.stringify(app.swagger());
+    return reply.header("content-type", "application/json").send(document);
+  });
 }

@@ -1,31 +1,59 @@
-import type { Pool, Queryable } from "../db/pool.ts";
-import { fail, finding, type Finding, type Result } from "../errors/finding.ts";
-import { correctDifference, explainDifference, findDifference, type Difference } from "../recon/differences.ts";
-import { fourEyesAboveMinor, type Operator } from "./operators.ts";
+import type { Pool } from "../db/pool.ts";
+import { withTransaction, type Tx } from "../db/transaction.ts";
+import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
+import { correctDifferenceInTransaction, explainDifferenceInTransaction, findDifference, type Difference } from "../recon/differences.ts";
+import { refreshReconMetrics } from "../recon/recon-metrics.ts";
+import { needsSecondApprover, type Operator } from "./operators.ts";
+import { decidedBy, propose, proposerNamed, refuseWhileProposed, type Proposal, type ProposalPath } from "./proposals.ts";
 
 export type DifferenceVerb = "correct" | "explain";
+export type DifferenceDecision = { kind: "decided"; difference: Difference } | { kind: "proposed"; proposal: Proposal };
+
+interface DifferenceRequest { tenantId: string; differenceId: string; verb: DifferenceVerb; reason: string; today: string }
 
 /**
- * An operator's decision on a reconciliation difference (docs/decisions/0031): the operator's
- * name is recorded as the decider. `explain` moves no money. `correct` posts the keyed transfer
- * recon:<difference id> (decision 0014's meaning); above the tenant's four-eyes amount it is
- * refused, because the proposal table does not take differences yet and one operator alone must
- * not move that much. Both recon functions run their own transaction and are idempotent by the
- * difference, so `db` (the caller's transaction) only reads here.
+ * A decision on a reconciliation difference (docs/decisions/0031, 0035), the decider recorded.
+ * `explain` moves no money and is never four-eyed. `correct` posts the keyed transfer
+ * recon:<difference id> (decision 0014's meaning); when |delta| is above the tenant's four-eyes
+ * amount it is PROPOSED instead (nothing posted, the difference stays open) and runs only when a
+ * second approver approves it. While a correction is proposed the difference is decided by nobody
+ * else: approve or cancel the proposal first. The difference's row lock orders all of this.
  */
-export async function decideDifferenceAsOperator(
-  pool: Pool, db: Queryable, operator: Operator, request: { differenceId: string; verb: DifferenceVerb; reason: string; today: string },
-): Promise<Result<Difference, Finding>> {
-  const decision = { tenantId: operator.tenantId, differenceId: request.differenceId, reason: request.reason, operator: operator.name };
-  if (request.verb === "explain") return explainDifference(pool, decision);
-  const difference = await findDifference(db, operator.tenantId, request.differenceId);
-  const above = await fourEyesAboveMinor(db, operator.tenantId);
-  const amountMinor = difference && difference.deltaMinor < 0n ? -difference.deltaMinor : difference?.deltaMinor ?? 0n;
-  if (difference?.state === "open" && above !== undefined && amountMinor > above) {
-    return fail(finding("RECON_CORRECTION_NEEDS_SECOND_APPROVER",
-      `difference ${difference.differenceId} moves ${amountMinor} minor units, above the four-eyes amount ${above}: it needs a second approver, which the console cannot record for differences yet`, { field: "difference" }));
+async function decideOrPropose(tx: Tx, request: DifferenceRequest, decider: string,
+  proposer: () => Promise<Result<Operator, Finding>>, via: ProposalPath): Promise<Result<DifferenceDecision, Finding>> {
+  const difference = await findDifference(tx, request.tenantId, request.differenceId, { forUpdate: true });
+  if (!difference) return fail(finding("RECON_DIFFERENCE_UNKNOWN", `no difference ${request.differenceId}`, { field: "difference" }));
+  const amountMinor = difference.deltaMinor < 0n ? -difference.deltaMinor : difference.deltaMinor;
+  if (difference.state === "open") {
+    if (request.verb === "correct" && await needsSecondApprover(tx, request.tenantId, amountMinor)) {
+      const by = await proposer();
+      if (!by.ok) return by;
+      const proposal = await propose(tx, by.value, { subjectKind: "recon_difference", subjectId: difference.differenceId, decision: "correct", reason: request.reason, amountMinor: amountMinor.toString(), currency: difference.currency, targetAccount: null }, via);
+      return proposal.ok ? ok({ kind: "proposed", proposal: proposal.value }) : proposal;
+    }
+    const free = await refuseWhileProposed(tx, request.tenantId, "recon_difference", difference.differenceId);
+    if (!free.ok) return free;
   }
-  return correctDifference(pool, decision, request.today);
+  const decision = { tenantId: request.tenantId, differenceId: request.differenceId, reason: request.reason, operator: decider };
+  const decided = request.verb === "correct" ? await correctDifferenceInTransaction(tx, decision, request.today) : await explainDifferenceInTransaction(tx, decision);
+  return decided.ok ? ok({ kind: "decided", difference: decided.value }) : decided;
+}
+
+/** A signed-in operator's decision (console, /v1/ops), inside the Idempotency-Key's transaction. */
+export function decideDifferenceAsOperator(tx: Tx, operator: Operator, request: Omit<DifferenceRequest, "tenantId">): Promise<Result<DifferenceDecision, Finding>> {
+  return decideOrPropose(tx, { ...request, tenantId: operator.tenantId }, decidedBy(operator.name), async () => ok(operator), "console");
+}
+
+/**
+ * A decision through the tenant's API key or the CLI, in a transaction of its own: taken as
+ * before at or below the four-eyes amount (recording `operatorName`, or `fallbackName` when none
+ * is named); above it, proposed by the approver `operatorName` names (docs/decisions/0035).
+ */
+export async function decideDifferenceByNamedOperator(pool: Pool, request: DifferenceRequest & { operatorName: string | undefined; fallbackName: string; via: "api_key" | "cli" }): Promise<Result<DifferenceDecision, Finding>> {
+  const decided = await withTransaction(pool, (tx) => decideOrPropose(tx, request, request.operatorName ?? request.fallbackName,
+    () => proposerNamed(tx, request.tenantId, request.operatorName, request.via), request.via));
+  await refreshReconMetrics(pool, request.tenantId);
+  return decided;
 }
 
 /** Open differences counted by reason, in the order they are listed (theirs_only first). */

@@ -64,6 +64,12 @@ export async function fourEyesAboveMinor(db: Queryable, tenantId: string): Promi
   return rows[0] ? BigInt(rows[0].above_amount_minor) : undefined;
 }
 
+/** True when a decision moving `amountMinor` needs a second approver: strictly above the tenant's four-eyes amount. */
+export async function needsSecondApprover(db: Queryable, tenantId: string, amountMinor: bigint): Promise<boolean> {
+  const above = await fourEyesAboveMinor(db, tenantId);
+  return above !== undefined && amountMinor > above;
+}
+
 export async function setFourEyesAboveMinor(db: Queryable, tenantId: string, aboveMinor: bigint): Promise<void> {
   await db.query(`INSERT INTO tenant_four_eyes (tenant_id, above_amount_minor) VALUES ($1, $2)
     ON CONFLICT (tenant_id) DO UPDATE SET above_amount_minor = EXCLUDED.above_amount_minor, updated_at = now()`, [tenantId, aboveMinor.toString()]);

@@ -82,34 +82,39 @@ export interface Decision {
  * corrected, in one transaction. Repeating it answers the same and posts nothing more.
  */
 export async function correctDifference(pool: Pool, decision: Decision, today: string): Promise<Result<Difference, Finding>> {
-  const result = await withTransaction(pool, async (tx): Promise<Result<Difference, Finding>> => {
-    const found = await decidable(tx, decision, "corrected");
-    if (!found.ok || found.value.state === "corrected") return found;
-    const difference = found.value;
-    if (difference.deltaMinor === 0n) {
-      return fail(finding("RECON_DIFFERENCE_NOT_CORRECTABLE", `difference ${difference.differenceId} (${difference.reason}) moves no money: explain it`, { field: "difference" }));
-    }
-    await openAccount(tx, { tenantId: decision.tenantId, accountId: reconSuspenseAccountOf(difference.currency), kind: "suspense", currency: difference.currency });
-    const transfer = correctionTransferOf(decision.tenantId, difference, today);
-    const posted = await postTransfer(tx, transfer);
-    if (!posted.ok) return posted;
-    reconCorrections.inc({ decision: "corrected", reason: difference.reason });
-    return ok(await decide(tx, decision, "corrected", transfer.transferKey));
-  });
+  const result = await withTransaction(pool, (tx) => correctDifferenceInTransaction(tx, decision, today));
   await refreshReconMetrics(pool, decision.tenantId);
   return result;
 }
 
+/** `correct` inside the caller's transaction (an approval, an Idempotency-Key's claim): the posting commits with it. */
+export async function correctDifferenceInTransaction(tx: Tx, decision: Decision, today: string): Promise<Result<Difference, Finding>> {
+  const found = await decidable(tx, decision, "corrected");
+  if (!found.ok || found.value.state === "corrected") return found;
+  const difference = found.value;
+  if (difference.deltaMinor === 0n) {
+    return fail(finding("RECON_DIFFERENCE_NOT_CORRECTABLE", `difference ${difference.differenceId} (${difference.reason}) moves no money: explain it`, { field: "difference" }));
+  }
+  await openAccount(tx, { tenantId: decision.tenantId, accountId: reconSuspenseAccountOf(difference.currency), kind: "suspense", currency: difference.currency });
+  const transfer = correctionTransferOf(decision.tenantId, difference, today);
+  const posted = await postTransfer(tx, transfer);
+  if (!posted.ok) return posted;
+  reconCorrections.inc({ decision: "corrected", reason: difference.reason });
+  return ok(await decide(tx, decision, "corrected", transfer.transferKey));
+}
+
 /** `explain`: closes the difference with a reason; no money moves. Repeating it answers the same. */
 export async function explainDifference(pool: Pool, decision: Decision): Promise<Result<Difference, Finding>> {
-  const result = await withTransaction(pool, async (tx): Promise<Result<Difference, Finding>> => {
-    const found = await decidable(tx, decision, "explained");
-    if (!found.ok || found.value.state === "explained") return found;
-    reconCorrections.inc({ decision: "explained", reason: found.value.reason });
-    return ok(await decide(tx, decision, "explained", null));
-  });
+  const result = await withTransaction(pool, (tx) => explainDifferenceInTransaction(tx, decision));
   await refreshReconMetrics(pool, decision.tenantId);
   return result;
+}
+
+export async function explainDifferenceInTransaction(tx: Tx, decision: Decision): Promise<Result<Difference, Finding>> {
+  const found = await decidable(tx, decision, "explained");
+  if (!found.ok || found.value.state === "explained") return found;
+  reconCorrections.inc({ decision: "explained", reason: found.value.reason });
+  return ok(await decide(tx, decision, "explained", null));
 }
 
 /** The difference, locked; refused when another decision closed it first. */

@@ -29,16 +29,22 @@ async function givenQuickstart(db: TestDatabase, name: string): Promise<ApiWorld
   return { ...world, scene };
 }
 
-/** A tenant whose settlement day has one unknown bank credit (theirs_only) and one funding the bank did not show (ours_only), one dead letter and one incident. */
-async function givenRecoveryWork(db: TestDatabase): Promise<ApiWorld> {
-  const world = await givenApiWorld(db.pool, "console-recovery");
+/** A tenant whose settlement day has one unknown bank credit of `unknownAmount` (theirs_only) and one funding the bank did not show (ours_only). */
+async function givenDifferences(db: TestDatabase, tenantName: string, unknownAmount: string): Promise<ApiWorld> {
+  const world = await givenApiWorld(db.pool, tenantName);
   const today = new Date().toISOString().slice(0, 10);
   await fund(world.client, "alice", "50.00");
-  const csv = `id,date,amount,currency,reference,description\nc1,${today},9.00,USD,NOPE,unknown wire\n`;
+  const csv = `id,date,amount,currency,reference,description\nc1,${today},${unknownAmount},USD,NOPE,unknown wire\n`;
   const imported = await importExternalFile(db.pool, { tenantId: world.tenantId, accountId: "settlement", name: "bank.csv", content: Buffer.from(csv), format: "csv" });
   if (!imported.ok) throw new Error(imported.error.map((f) => f.message).join("; "));
   const run = await runReconciliation(db.pool, { tenantId: world.tenantId, accountId: "settlement", from: today, to: today });
   if (!run.ok) throw new Error(run.error.message);
+  return world;
+}
+
+/** givenDifferences with a 9.00 unknown credit, one dead letter and one incident. */
+async function givenRecoveryWork(db: TestDatabase): Promise<ApiWorld> {
+  const world = await givenDifferences(db, "console-recovery", "9.00");
   await enqueueOutbox(db.pool, { tenantId: world.tenantId, destination: "webhook:test", messageType: "payment.applied", messageKey: "console-dead-1", payload: {} });
   const leased = (await leaseDue(db.pool, "console-test", 100, 60_000)).find((m) => m.tenantId === world.tenantId);
   if (!leased) throw new Error("nothing leased");
@@ -54,6 +60,7 @@ describe("the console in a real headless Chromium", () => {
   let world: ApiWorld & { scene: Scene };
   let strict: ApiWorld & { scene: Scene };
   let recovery: ApiWorld;
+  let fourEyesRecon: ApiWorld;
   const secrets: Record<string, string> = {};
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -68,6 +75,10 @@ describe("the console in a real headless Chromium", () => {
     recovery = await givenRecoveryWork(db);
     secrets.rita = await givenOperator(db.pool, recovery.tenantId, "rita", "approver");
     secrets.val = await givenOperator(db.pool, recovery.tenantId, "val", "viewer");
+    fourEyesRecon = await givenDifferences(db, "console-recon-strict", "250.00");
+    await setFourEyesAboveMinor(db.pool, fourEyesRecon.tenantId, 10_000n);
+    secrets.rosa = await givenOperator(db.pool, fourEyesRecon.tenantId, "rosa", "approver");
+    secrets.theo = await givenOperator(db.pool, fourEyesRecon.tenantId, "theo", "approver");
     browser = await chromium.launch({ executablePath: await sparticuz.executablePath(), args: sparticuz.args, headless: true });
   }, 120_000);
   afterAll(async () => {
@@ -75,6 +86,7 @@ describe("the console in a real headless Chromium", () => {
     await world?.api.close();
     await strict?.api.close();
     await recovery?.api.close();
+    await fourEyesRecon?.api.close();
     await db?.drop();
   });
 
@@ -221,4 +233,37 @@ describe("the console in a real headless Chromium", () => {
     expect(await records.locator("td.num").textContent()).toBe("50.00 USD");
     await page.screenshot({ path: `${ARTIFACTS}incident.png`, fullPage: true });
   }, 60_000);
+
+  it("proposes a reconciliation correction above the four-eyes amount, refuses the proposer's approval, and posts it once when a second approver approves", async () => {
+    const base = fourEyesRecon.api.baseUrl;
+    const rosa = await signedIn(base, "console-recon-strict", "rosa");
+    await rosa.goto(`${base}/console/differences`);
+    const row = rosa.locator("#differences tr[data-reason=theirs_only]");
+    expect(await row.locator("td.num").textContent()).toBe("250.00 USD");
+    await row.locator("select[name=verb]").selectOption("correct");
+    await row.locator("input[name=reason]").fill("large unknown credit");
+    await Promise.all([rosa.waitForURL(/\/decision$/), row.locator("button").click()]);
+    expect(await rosa.textContent("#outcome")).toMatch(/^proposed prop_\w+: the correction waits for a second approver; nothing posted$/);
+    await rosa.goto(`${base}/console/differences`);
+    expect(await row.locator(".proposal").textContent()).toMatch(/^correction proposed by rosa \(console\): large unknown credit; waits for a second approver$/);
+    await rosa.screenshot({ path: `${ARTIFACTS}recon-correction-proposed.png`, fullPage: true });
+    await Promise.all([rosa.waitForURL(/\/approval$/), row.locator("form.approve button").click()]);
+    expect(await rosa.textContent("#outcome")).toMatch(/FOUR_EYES_SELF_APPROVAL: rosa proposed prop_\w+ and cannot approve it/);
+    await rosa.screenshot({ path: `${ARTIFACTS}recon-correction-self-approval-refused.png`, fullPage: true });
+    const corrections = async () => (await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM transfer WHERE tenant_id = $1 AND kind = 'recon_correction'", [fourEyesRecon.tenantId])).rows[0]?.n;
+    expect(await corrections()).toBe(0);
+
+    const theo = await signedIn(base, "console-recon-strict", "theo");
+    await theo.goto(`${base}/console/differences`);
+    const pending = theo.locator("#differences tr[data-reason=theirs_only]");
+    await theo.screenshot({ path: `${ARTIFACTS}recon-correction-approval.png`, fullPage: true });
+    await Promise.all([theo.waitForURL(/\/approval$/), pending.locator("form.approve button").click()]);
+    expect(await theo.textContent("#outcome")).toMatch(/^approved prop_\w+ by theo: corrected, recon:\S+$/);
+    await theo.screenshot({ path: `${ARTIFACTS}recon-correction-approved.png`, fullPage: true });
+    expect(await corrections()).toBe(1);
+    await theo.goto(`${base}/console/differences`);
+    expect(await theo.locator("#differences tr[data-difference]").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-reason")))).toEqual(["ours_only"]);
+    await theo.goto(`${base}/console/reviews`);
+    expect(await theo.locator("#proposals tr[data-proposal]").textContent()).toContain("approved by theo");
+  }, 90_000);
 });

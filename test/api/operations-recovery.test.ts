@@ -48,7 +48,7 @@ describe("the operations API: reconciliation differences, outbox dead letters, i
     await givenDifferences(db, strict, "250.00");
     await setFourEyesAboveMinor(db.pool, strict.tenantId, 10_000n);
     deadLetter = await givenDeadLetter(db, plain.tenantId, "dead-1");
-    for (const [world, name, role] of [[plain, "vera", "viewer"], [plain, "ann", "approver"], [strict, "sam", "approver"]] as const) {
+    for (const [world, name, role] of [[plain, "vera", "viewer"], [plain, "ann", "approver"], [strict, "sam", "approver"], [strict, "tim", "approver"]] as const) {
       secrets[name] = await givenOperator(db.pool, world.tenantId, name, role);
     }
   });
@@ -116,14 +116,73 @@ describe("the operations API: reconciliation differences, outbox dead letters, i
     expect(await openDifferences(ann)).toEqual([]);
   });
 
-  it("refuses a correction above the tenant's four-eyes amount from one operator, and posts nothing", async () => {
-    const sam = await as(strict, "sam");
-    const [theirsOnly] = await openDifferences(sam);
+  const strictTheirsOnly = async () => {
+    const [theirsOnly] = await openDifferences(await as(strict, "sam"));
     expect(theirsOnly).toMatchObject({ reason: "theirs_only", deltaMinor: "25000" });
-    const response = await sam.mutate("POST", `/v1/ops/differences/${theirsOnly?.differenceId}/correct`, { reason: "large unknown credit" });
-    expect(response.json).toMatchObject({ status: 403, code: "recon_correction_needs_second_approver" });
+    return theirsOnly?.differenceId ?? "";
+  };
+
+  it("above the tenant's four-eyes amount, proposes the correction (202) and posts nothing; the difference stays open", async () => {
+    const differenceId = await strictTheirsOnly();
+    const proposed = await (await as(strict, "sam")).mutate("POST", `/v1/ops/differences/${differenceId}/correct`, { reason: "large unknown credit" });
+    expect(proposed.status).toBe(202);
+    expect(proposed.json.proposal).toMatchObject({ subject_kind: "recon_difference", subject_id: differenceId, decision: "correct", amount_minor: "25000", currency: "USD", proposed_by: "sam", proposed_via: "console", state: "open" });
     expect(await transfersOfKind(db, strict.tenantId, "recon_correction")).toBe(0);
-    expect((await openDifferences(sam))[0]).toMatchObject({ differenceId: theirsOnly?.differenceId, state: "open" });
+    expect((await openDifferences(await as(strict, "sam")))[0]).toMatchObject({ differenceId, state: "open" });
+  });
+
+  it("refuses the proposer's own approval of the correction, and posts nothing", async () => {
+    const sam = await as(strict, "sam");
+    const [proposal] = (await sam.get("/v1/ops/proposals")).json.proposals as Array<{ proposal_id: string }>;
+    const own = await sam.mutate("POST", `/v1/ops/proposals/${proposal?.proposal_id}/approval`, {});
+    expect(own.json).toMatchObject({ status: 403, code: "four_eyes_self_approval" });
+    expect(await transfersOfKind(db, strict.tenantId, "recon_correction")).toBe(0);
+  });
+
+  it("refuses to explain a difference whose correction waits for approval, and closes nothing", async () => {
+    const differenceId = await strictTheirsOnly();
+    const explained = await (await as(strict, "tim")).mutate("POST", `/v1/ops/differences/${differenceId}/explain`, { reason: "explain it away" });
+    expect(explained.json).toMatchObject({ status: 409, code: "proposal_open" });
+    expect((await openDifferences(await as(strict, "sam")))[0]).toMatchObject({ differenceId, state: "open" });
+  });
+
+  it("lets a second approver approve: the correction recon:<difference> posts once, recording both; the same key replays, another key is refused", async () => {
+    const differenceId = await strictTheirsOnly();
+    const tim = await as(strict, "tim");
+    const [proposal] = (await tim.get("/v1/ops/proposals")).json.proposals as Array<{ proposal_id: string }>;
+    const headers = { "idempotency-key": `approve-${proposal?.proposal_id}` };
+    const approved = await tim.mutate("POST", `/v1/ops/proposals/${proposal?.proposal_id}/approval`, {}, headers);
+    expect(approved.status).toBe(200);
+    expect(approved.json.difference).toMatchObject({ differenceId, state: "corrected", decidedBy: "sam approved by tim", decisionReason: "large unknown credit", correctionKey: `recon:${differenceId}` });
+    const replayed = await tim.mutate("POST", `/v1/ops/proposals/${proposal?.proposal_id}/approval`, {}, headers);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(replayed.text).toBe(approved.text);
+    expect((await tim.mutate("POST", `/v1/ops/proposals/${proposal?.proposal_id}/approval`, {})).json).toMatchObject({ status: 409, code: "proposal_decided" });
+    expect(await transfersOfKind(db, strict.tenantId, "recon_correction")).toBe(1);
+    const { rows } = await db.pool.query<{ amount_minor: string }>("SELECT amount_minor::text FROM ledger_entry WHERE tenant_id = $1 AND transfer_key = $2 AND account_id = 'settlement'", [strict.tenantId, `recon:${differenceId}`]);
+    expect(rows).toEqual([{ amount_minor: "25000" }]);
+    expect((await tim.get("/v1/ops/proposals")).json.proposals).toMatchObject([{ proposal_id: proposal?.proposal_id, state: "approved", approved_by: "tim" }]);
+  });
+
+  it("cancels a proposed correction with a reason: nothing moves, the difference stays open, and it can be proposed again", async () => {
+    const sam = await as(strict, "sam");
+    const [oursOnly] = await openDifferences(sam);
+    expect(oursOnly).toMatchObject({ reason: "ours_only", deltaMinor: "-5000" });
+    await db.pool.query("UPDATE tenant_four_eyes SET above_amount_minor = 1000 WHERE tenant_id = $1", [strict.tenantId]);
+    try {
+      const proposed = await sam.mutate("POST", `/v1/ops/differences/${oursOnly?.differenceId}/correct`, { reason: "funding never reached the bank" });
+      expect(proposed.status).toBe(202);
+      const cancelled = await (await as(strict, "tim")).mutate("POST", `/v1/ops/proposals/${proposed.json.proposal.proposal_id}/cancellation`, { reason: "the bank's file was late" });
+      expect(cancelled.json.proposal).toMatchObject({ state: "cancelled", cancelled_by: "tim", cancel_reason: "the bank's file was late" });
+      expect((await sam.mutate("POST", `/v1/ops/proposals/${proposed.json.proposal.proposal_id}/approval`, {})).json).toMatchObject({ status: 409, code: "proposal_decided" });
+      expect(await transfersOfKind(db, strict.tenantId, "recon_correction")).toBe(1);
+      expect((await openDifferences(sam))[0]).toMatchObject({ differenceId: oursOnly?.differenceId, state: "open" });
+      const again = await sam.mutate("POST", `/v1/ops/differences/${oursOnly?.differenceId}/correct`, { reason: "funding never reached the bank" });
+      expect(again.status).toBe(202);
+      expect(again.json.proposal.proposal_id).not.toBe(proposed.json.proposal.proposal_id);
+    } finally {
+      await db.pool.query("UPDATE tenant_four_eyes SET above_amount_minor = 10000 WHERE tenant_id = $1", [strict.tenantId]);
+    }
   });
 
   it("lists the tenant's dead letters with the outbox lag, and another tenant sees none of them", async () => {

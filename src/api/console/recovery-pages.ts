@@ -11,6 +11,9 @@ import { listOpenDifferences } from "../../recon/differences.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf } from "../operator-session.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
+import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
+import { listProposals } from "../../operators/four-eyes.ts";
+import { proposalForms } from "./proposal-forms.ts";
 import { OUTBOX_LAG_SCALE_SECONDS, outboxLagChart } from "./charts.ts";
 import { html, type Html } from "./html.ts";
 import { form, outcomePage, shell } from "./shell.ts";
@@ -34,12 +37,18 @@ function registerDifferencePages(pages: FastifyInstance, deps: { pool: Pool }): 
     const operator = operatorOf(request);
     const csrf = request.operatorSession?.csrfToken ?? "";
     const differences = await listOpenDifferences(deps.pool, operator.tenantId, undefined, limits.ingest.listRowsMax);
+    const proposed = new Map((await listProposals(deps.pool, operator.tenantId, limits.ingest.listRowsMax))
+      .filter((p) => p.subject_kind === "recon_difference" && p.state === "open").map((p) => [p.subject_id, p]));
     const decideForm = (id: string) => operator.role === "viewer" ? html`<span class="note">viewers cannot decide</span>` : html`<form class="inline decide" method="post" action="/console/differences/${id}/decision">
       ${hidden(csrf)}<select name="verb"><option value="correct">correct (post it)</option><option value="explain">explain (no money)</option></select>
       <input name="reason" placeholder="reason" required> <button>Decide</button></form>`;
-    const rows = differences.map((d) => html`<tr data-difference="${d.differenceId}" data-reason="${d.reason}"><td>${d.reason}</td><td>${d.firstSeenAt}</td><td>${d.accountId}</td>
-      <td class="num">${minorToDecimal(d.deltaMinor, d.currency)} ${d.currency}</td><td>${d.itemKeys.join(", ")}</td><td>${d.transferKeys.join(", ")}</td><td>${decideForm(d.differenceId)}</td></tr>`);
-    return shell(request, reply, "Reconciliation differences", html`<p class="note">Open differences, theirs_only first, then the oldest first. Correct posts transfer recon:&lt;difference&gt; between the account and recon suspense by the delta (theirs minus ours); explain closes it with the reason and moves no money. Above the four-eyes amount a correction is refused here.</p>
+    const rows = differences.map((d) => {
+      const proposal = proposed.get(d.differenceId);
+      const decide = proposal ? html`<span class="proposal" data-proposal="${proposal.proposal_id}">correction proposed by ${proposal.proposed_by} (${proposal.proposed_via}): ${proposal.reason}; waits for a second approver</span> ${proposalForms(operator, csrf, proposal, "differences")}` : decideForm(d.differenceId);
+      return html`<tr data-difference="${d.differenceId}" data-reason="${d.reason}"><td>${d.reason}</td><td>${d.firstSeenAt}</td><td>${d.accountId}</td>
+      <td class="num">${minorToDecimal(d.deltaMinor, d.currency)} ${d.currency}</td><td>${d.itemKeys.join(", ")}</td><td>${d.transferKeys.join(", ")}</td><td>${decide}</td></tr>`;
+    });
+    return shell(request, reply, "Reconciliation differences", html`<p class="note">Open differences, theirs_only first, then the oldest first. Correct posts transfer recon:&lt;difference&gt; between the account and recon suspense by the delta (theirs minus ours); explain closes it with the reason and moves no money. Above the four-eyes amount a correction is proposed: another approver approves it (then it posts, once) or anyone who may decide cancels it (nothing moves).</p>
       <p>By reason: <span id="by-reason">${Object.entries(countByReason(differences)).map(([reason, n]) => `${reason} ${n}`).join(", ") || "none open"}</span></p>
       <table id="differences"><tr><th>reason</th><th>first seen</th><th>account</th><th>delta</th><th>their items</th><th>our transfers</th><th>decide</th></tr>${rows}</table>`);
   });
@@ -56,12 +65,14 @@ function registerDifferencePages(pages: FastifyInstance, deps: { pool: Pool }): 
       pool: deps.pool, tenantId: operator.tenantId, endpoint: `POST /v1/ops/differences/{id}/${verb}`, idempotencyKeyHeader: fields.idempotency_key,
       canonical: { difference_id: differenceId, reason, operator_id: operator.operatorId },
       effect: async (tx) => {
-        const decided = await decideDifferenceAsOperator(deps.pool, tx, operator, { differenceId, verb, reason, today: new Date().toISOString().slice(0, 10) });
-        if (!decided.ok) return problemReply(decided.error.code === "RECON_CORRECTION_NEEDS_SECOND_APPROVER" ? decided.error.code : "REQUEST_INVALID", `${decided.error.code}: ${decided.error.message}`);
-        const d = decided.value;
+        const decided = await decideDifferenceAsOperator(tx, operator, { differenceId, verb, reason, today: new Date().toISOString().slice(0, 10) });
+        if (!decided.ok) return problemReply("REQUEST_INVALID", `${decided.error.code}: ${decided.error.message}`);
+        if (decided.value.kind === "proposed") return jsonReply(202, { message: `proposed ${decided.value.proposal.proposal_id}: the correction waits for a second approver; nothing posted` }, decided.value.proposal.proposal_id);
+        const d = decided.value.difference;
         return jsonReply(200, { message: `${d.state} by ${d.decidedBy ?? operator.name}: ${d.correctionKey ?? "no money moved"}` }, d.correctionKey ?? differenceId);
       },
     });
+    if (!answer.replayed && answer.status === 200) await refreshReconMetrics(deps.pool, operator.tenantId);
     return outcomePage(request, reply, answer.status, messageOf(answer.body), back);
   });
 }

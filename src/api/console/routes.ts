@@ -7,13 +7,14 @@ import { listFiles } from "../../files/report.ts";
 import { balanceOf, projectionLag } from "../../ledger/balance.ts";
 import { accountStatement, statementDocument } from "../../ledger/statement.ts";
 import { oldestUndeliveredAgeSeconds } from "../../outbox/outbox-store.ts";
-import { approveProposal, decideAsOperator, listProposals, moveAsOperator } from "../../operators/four-eyes.ts";
+import { decideAsOperator, listProposals, moveAsOperator } from "../../operators/four-eyes.ts";
 import { authenticateOperator } from "../../operators/operators.ts";
 import { openSession } from "../../operators/sessions.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { checkSession, operatorOf, sessionCookie } from "../operator-session.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { filesPerDayChart, OUTBOX_LAG_SCALE_SECONDS, outboxLagChart, projectionLagChart } from "./charts.ts";
+import { proposalForms, registerProposalPages } from "./proposal-forms.ts";
 import { registerRecoveryPages } from "./recovery-pages.ts";
 import { form, outcomePage, render, shell } from "./shell.ts";
 import { html, page, type Html } from "./html.ts";
@@ -29,6 +30,8 @@ import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
  */
 export function registerConsoleRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
   void app.register(async (scope) => {
+    // HTML pages and forms, not the API: left out of /openapi.json (their JSON twins are under /v1/ops).
+    scope.addHook("onRoute", (route) => { route.schema = { ...route.schema, hide: true }; });
     scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: limits.http.bodyBytesMax },
       (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))));
 
@@ -50,6 +53,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: { pool: Pool }
       });
       registerPages(pages, deps);
       registerRecoveryPages(pages, deps);
+      registerProposalPages(pages, deps);
     });
   });
 }
@@ -94,11 +98,11 @@ function registerReviewPages(pages: FastifyInstance, deps: { pool: Pool }): void
       <input name="reason" placeholder="reason" required> <button>Decide</button></form>`;
     const reviewRows = reviews.map((r) => html`<tr data-review="${r.review_id}"><td>${r.review_id}</td><td>${r.reason}</td><td>${r.natural_key}</td><td class="num">${minorToDecimal(BigInt(r.amount_minor), r.currency)} ${r.currency}</td>
       <td>${r.state}</td><td>${r.operator ?? ""}</td><td>${r.state === "open" ? decideForm(r.review_id) : r.decision_reason ?? ""}</td></tr>`);
-    const proposalRows = proposals.map((p) => html`<tr data-proposal="${p.proposal_id}"><td>${p.proposal_id}</td><td>${p.subject_kind} ${p.subject_id}</td><td>${p.decision}${p.target_account ? ` to ${p.target_account}` : ""}</td>
-      <td class="num">${minorToDecimal(BigInt(p.amount_minor), p.currency)} ${p.currency}</td><td>${p.proposed_by}</td><td>${p.state}${p.approved_by ? ` by ${p.approved_by}` : ""}</td>
-      <td>${p.state === "open" && operator.role !== "viewer" ? html`<form class="inline approve" method="post" action="/console/proposals/${p.proposal_id}/approval"><input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}"><button>Approve</button></form>` : html``}</td></tr>`);
+    const proposalRows = proposals.map((p) => html`<tr data-proposal="${p.proposal_id}" data-state="${p.state}"><td>${p.proposal_id}</td><td>${p.subject_kind} ${p.subject_id}</td><td>${p.decision}${p.target_account ? ` to ${p.target_account}` : ""}: ${p.reason}</td>
+      <td class="num">${minorToDecimal(BigInt(p.amount_minor), p.currency)} ${p.currency}</td><td>${p.proposed_by} (${p.proposed_via})</td>
+      <td>${p.state}${p.approved_by ? ` by ${p.approved_by}` : ""}${p.cancelled_by ? ` by ${p.cancelled_by}: ${p.cancel_reason ?? ""}` : ""}</td><td>${proposalForms(operator, csrf, p, "reviews")}</td></tr>`);
     return shell(request, reply, "Review queue", html`<table id="reviews"><tr><th>review</th><th>why held</th><th>natural key</th><th>amount</th><th>state</th><th>decided by</th><th>decide</th></tr>${reviewRows}</table>
-      <h2>Waiting for a second approver</h2><table id="proposals"><tr><th>proposal</th><th>subject</th><th>decision</th><th>amount</th><th>proposed by</th><th>state</th><th></th></tr>${proposalRows}</table>`);
+      <h2>Waiting for a second approver</h2><table id="proposals"><tr><th>proposal</th><th>subject</th><th>decision: reason</th><th>amount</th><th>proposed by (path)</th><th>state</th><th></th></tr>${proposalRows}</table>`);
   });
 
   pages.post<{ Params: { id: string } }>("/console/reviews/:id/decision", async (request, reply) => {
@@ -122,22 +126,6 @@ function registerReviewPages(pages: FastifyInstance, deps: { pool: Pool }): void
     return outcomePage(request, reply, answer.status, (JSON.parse(answer.body) as { message?: string; detail?: string }).message ?? (JSON.parse(answer.body) as { detail: string }).detail);
   });
 
-  pages.post<{ Params: { id: string } }>("/console/proposals/:id/approval", async (request, reply) => {
-    const operator = operatorOf(request);
-    if (operator.role === "viewer") return outcomePage(request, reply, 403, "a viewer cannot approve");
-    const proposalId = request.params.id;
-    const answer = await runIdempotent({
-      pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/proposals/{id}/approval", idempotencyKeyHeader: form(request).idempotency_key,
-      canonical: { proposal_id: proposalId, operator_id: operator.operatorId },
-      effect: async (tx) => {
-        const outcome = await approveProposal(tx, operator, proposalId);
-        if (!outcome.ok) return problemReply(outcome.error.code === "FOUR_EYES_SELF_APPROVAL" ? "FOUR_EYES_SELF_APPROVAL" : "REQUEST_INVALID", `${outcome.error.code}: ${outcome.error.message}`);
-        return jsonReply(200, { message: `approved ${proposalId} by ${operator.name}` });
-      },
-    });
-    const body = JSON.parse(answer.body) as { message?: string; detail?: string };
-    return outcomePage(request, reply, answer.status, body.message ?? body.detail ?? "");
-  });
 }
 
 /** Records posted to suspense (no alias matched) and moving them out. */

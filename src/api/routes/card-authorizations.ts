@@ -8,6 +8,7 @@ import { send, tenantOf } from "../http-context.ts";
 import { idempotencyKeyOf } from "../../requests/idempotent-request.ts";
 import { problemReply } from "../../requests/reply.ts";
 import { describeIssues } from "../../errors/schema-issues.ts";
+import { routeSchema } from "../route-schema.ts";
 
 /**
  * POST /v1/card-authorizations: an authorization sent to the card scheme as an ISO 8583 0100.
@@ -16,16 +17,23 @@ import { describeIssues } from "../../errors/schema-issues.ts";
  * forgotten: the response and every stored row show its BIN and last four only.
  */
 const printable = /^[\x20-\x7e]+$/;
-const cardAuthorizationBody = z.object({
-  card: z.string(),
+export const cardAuthorizationBody = z.object({
+  card: z.string().describe("PAN, 12 to 19 digits; never stored or echoed in clear"),
   amount: z.string().max(40),
   currency: z.string().regex(/^[A-Z]{3}$/, "an ISO 4217 alphabetic code"),
   terminal: z.string().min(1).max(8).regex(printable, "printable ASCII"),   // DE 41
   merchant: z.string().min(1).max(15).regex(printable, "printable ASCII"),  // DE 42
 }).strict();
 
+const authorizationSchema = routeSchema({
+  summary: "Authorize a card payment with the card scheme (ISO 8583 0100), idempotent; a timeout becomes a reversal, never an unknown", tags: ["cards"], auth: "api_key",
+  body: cardAuthorizationBody, idempotencyKey: true,
+  ok: { 201: "{ status: approved | declined | reversed, ... }, or replayed with Idempotent-Replayed: true" },
+  problems: { 400: "iso8583_card_authorization_invalid, currency_unknown or an invalid Idempotency-Key (not stored)", 409: "request_in_progress", 422: "idempotency_key_reuse", 503: "iso8583_scheme_unavailable or iso8583_scheme_busy: nothing sent, nothing stored; retry with the same key" },
+});
+
 export function registerCardAuthorizationRoutes(app: FastifyInstance, deps: { authorizer: CardAuthorizationSender }): void {
-  app.post("/v1/card-authorizations", async (request, reply) => {
+  app.post("/v1/card-authorizations", { schema: authorizationSchema }, async (request, reply) => {
     const tenant = tenantOf(request);
     const key = idempotencyKeyOf(cardAuthorizationEndpoint, request.headers["idempotency-key"]);
     if (!key.ok) return send(reply, problemReply(key.code, key.message));

@@ -9,6 +9,7 @@ import { fileOutcomes, fileReport, listFiles } from "../../files/report.ts";
 import { send, tenantOf } from "../http-context.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
+import { routeSchema } from "../route-schema.ts";
 
 export interface FileRouteDependencies {
   pool: Pool;
@@ -16,6 +17,23 @@ export interface FileRouteDependencies {
 }
 
 const STATUSES = new Set(["received", "processing", "done", "rejected"]);
+
+export const fileUploadQuery = {
+  name: { type: "string", description: "the file's name (a plain file name); or the x-file-name header" },
+  partner: { type: "string", description: "the clearing partner (default: the tenant's only partner)" },
+};
+const uploadSchema = routeSchema({
+  summary: "Upload a file (raw body), receive and apply it; a repeat of the key reports the same file", tags: ["files"], auth: "api_key",
+  body: "raw", query: fileUploadQuery, idempotencyKey: true,
+  ok: { 201: "the file's report", 200: "a repeat of the key: the same file's report as it stands now (Idempotent-Replayed: true)" },
+  problems: { 400: "no name, an empty body or an unknown partner (request_invalid)", 413: "request_too_large: past httpUploadBytesMax", 422: "idempotency_key_reuse: the key was used for other bytes or another name" },
+});
+const listSchema = routeSchema({
+  summary: "Received files, the newest first", tags: ["files"], auth: "api_key",
+  query: { status: { type: "string", enum: [...STATUSES] }, limit: { type: "integer", minimum: 1, maximum: limits.ingest.listRowsMax } },
+  ok: { 200: "{ files }" },
+});
+const showSchema = routeSchema({ summary: "A file's report and per-record outcomes", tags: ["files"], auth: "api_key", params: ["id"], ok: { 200: "the report with record_outcomes" }, problems: { 404: "not_found: no such file" } });
 
 /**
  * Files over HTTP (ops uploads):
@@ -32,7 +50,7 @@ export function registerFileRoutes(app: FastifyInstance, deps: FileRouteDependen
     files.removeAllContentTypeParsers();
     files.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: limits.ingest.httpUploadBytesMax }, (_request, body, done) => done(null, body));
 
-    files.post<{ Querystring: { name?: string; partner?: string } }>("/v1/files", { bodyLimit: limits.ingest.httpUploadBytesMax }, async (request, reply) => {
+    files.post<{ Querystring: { name?: string; partner?: string } }>("/v1/files", { bodyLimit: limits.ingest.httpUploadBytesMax, schema: uploadSchema }, async (request, reply) => {
       const tenantId = tenantOf(request).tenantId;
       const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const rawName = request.query.name ?? (typeof request.headers["x-file-name"] === "string" ? request.headers["x-file-name"] : undefined);
@@ -61,7 +79,7 @@ export function registerFileRoutes(app: FastifyInstance, deps: FileRouteDependen
     });
   });
 
-  app.get<{ Querystring: { status?: string; limit?: string } }>("/v1/files", async (request, reply) => {
+  app.get<{ Querystring: { status?: string; limit?: string } }>("/v1/files", { schema: listSchema }, async (request, reply) => {
     const status = request.query.status;
     if (status !== undefined && !STATUSES.has(status)) return send(reply, problemReply("REQUEST_INVALID", "status is received, processing, done or rejected"));
     const limit = request.query.limit === undefined ? limits.ingest.listRowsMax : Number(request.query.limit);
@@ -70,7 +88,7 @@ export function registerFileRoutes(app: FastifyInstance, deps: FileRouteDependen
     return send(reply, jsonReply(200, { files }));
   });
 
-  app.get<{ Params: { id: string } }>("/v1/files/:id", async (request, reply) => {
+  app.get<{ Params: { id: string } }>("/v1/files/:id", { schema: showSchema }, async (request, reply) => {
     const tenantId = tenantOf(request).tenantId;
     const report = await fileReport(deps.pool, tenantId, request.params.id);
     if (!report) return send(reply, problemReply("NOT_FOUND", `no file ${request.params.id}`));

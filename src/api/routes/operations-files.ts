@@ -12,6 +12,22 @@ import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf, operatorWithRole } from "../operator-session.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
+import { routeSchema } from "../route-schema.ts";
+import { fileUploadQuery } from "./files.ts";
+
+const tags = ["operations"];
+const schemas = {
+  list: routeSchema({ summary: "Received files", tags, auth: "session", query: { status: { type: "string", enum: ["received", "processing", "done", "rejected"] } }, ok: { 200: "{ files }" } }),
+  show: routeSchema({ summary: "A file's report and per-record outcomes", tags, auth: "session", params: ["id"], ok: { 200: "the report with record_outcomes" }, problems: { 404: "not_found: no such file" } }),
+  preview: routeSchema({
+    summary: "What the file would do, record by record (new, already applied, changed with both amounts, rejected, dropped); stores nothing", tags, auth: "session_csrf",
+    body: "raw", query: fileUploadQuery, queryRequired: ["name"], ok: { 200: "the dry-run report, amounts also as decimal strings, and the bytes' sha256" }, problems: { 413: "request_too_large" },
+  }),
+  confirm: routeSchema({
+    summary: "Confirm a re-upload: receive and apply the file", tags, auth: "session_csrf", body: "raw", query: fileUploadQuery, queryRequired: ["name"], idempotencyKey: true,
+    ok: { 201: "the file's report", 200: "a repeat of the key: the same file's report" }, problems: { 413: "request_too_large", 422: "idempotency_key_reuse" },
+  }),
+};
 
 interface Upload { name: string; partnerId: string; body: Buffer }
 
@@ -44,13 +60,13 @@ async function uploadOf(pool: Pool, request: UploadRequest, reply: FastifyReply,
  * POST /v1/files does for API clients. Cancelling is not sending the second request.
  */
 export function registerFileOperations(scope: FastifyInstance, deps: { pool: Pool }): void {
-  scope.get<{ Querystring: { status?: string } }>("/v1/ops/files", async (request, reply) => {
+  scope.get<{ Querystring: { status?: string } }>("/v1/ops/files", { schema: schemas.list }, async (request, reply) => {
     const status = request.query.status;
     if (status !== undefined && !["received", "processing", "done", "rejected"].includes(status)) return send(reply, problemReply("REQUEST_INVALID", "status is received, processing, done or rejected"));
     return send(reply, jsonReply(200, { files: await listFiles(deps.pool, operatorOf(request).tenantId, { limit: limits.ingest.listRowsMax, ...(status ? { status } : {}) }) }));
   });
 
-  scope.get<{ Params: { id: string } }>("/v1/ops/files/:id", async (request, reply) => {
+  scope.get<{ Params: { id: string } }>("/v1/ops/files/:id", { schema: schemas.show }, async (request, reply) => {
     const tenantId = operatorOf(request).tenantId;
     const report = await fileReport(deps.pool, tenantId, request.params.id);
     if (!report) return send(reply, problemReply("NOT_FOUND", `no file ${request.params.id}`));
@@ -61,7 +77,7 @@ export function registerFileOperations(scope: FastifyInstance, deps: { pool: Poo
     uploads.removeAllContentTypeParsers();
     uploads.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: limits.ingest.httpUploadBytesMax }, (_request, body, done) => done(null, body));
 
-    uploads.post<{ Querystring: { name?: string; partner?: string } }>("/v1/ops/files/preview", { bodyLimit: limits.ingest.httpUploadBytesMax }, async (request, reply) => {
+    uploads.post<{ Querystring: { name?: string; partner?: string } }>("/v1/ops/files/preview", { bodyLimit: limits.ingest.httpUploadBytesMax, schema: schemas.preview }, async (request, reply) => {
       const operator = operatorWithRole(request, reply, "approver");
       if (!operator) return reply;
       const upload = await uploadOf(deps.pool, request, reply, operator.tenantId);
@@ -70,7 +86,7 @@ export function registerFileOperations(scope: FastifyInstance, deps: { pool: Poo
       return send(reply, jsonReply(200, { ...withDecimalAmounts(preview), sha256: createHash("sha256").update(upload.body).digest("hex") }));
     });
 
-    uploads.post<{ Querystring: { name?: string; partner?: string } }>("/v1/ops/files", { bodyLimit: limits.ingest.httpUploadBytesMax }, async (request, reply) => {
+    uploads.post<{ Querystring: { name?: string; partner?: string } }>("/v1/ops/files", { bodyLimit: limits.ingest.httpUploadBytesMax, schema: schemas.confirm }, async (request, reply) => {
       const operator = operatorWithRole(request, reply, "approver");
       if (!operator) return reply;
       const upload = await uploadOf(deps.pool, request, reply, operator.tenantId);

@@ -14,6 +14,21 @@ import { suspenseMoveBody } from "../operations-schemas.ts";
 import { jsonReply, problemReply, type Reply } from "../../requests/reply.ts";
 import { describeIssues } from "../../errors/schema-issues.ts";
 import { statementQuery } from "../schemas.ts";
+import { statementResource } from "../resource-schemas.ts";
+import { routeSchema } from "../route-schema.ts";
+
+const tags = ["operations"];
+const schemas = {
+  accounts: routeSchema({ summary: "The tenant's accounts with balances", tags, auth: "session", ok: { 200: "{ accounts }" } }),
+  statement: routeSchema({ summary: "An account's entries with their origins, corrections marked", tags, auth: "session", params: ["id"], query: statementQuery, ok: { 200: { description: "the statement", schema: statementResource } }, problems: { 404: "account_not_found" } }),
+  suspense: routeSchema({ summary: "Records posted to suspense because no alias matched", tags, auth: "session", ok: { 200: "{ postings }" } }),
+  move: routeSchema({
+    summary: "Move a suspense posting to the account it belongs to (transfer <posting key>:suspense-move); four eyes above the amount", tags, auth: "session_csrf",
+    body: suspenseMoveBody, idempotencyKey: true,
+    ok: { 200: "{ suspense_move }", 202: "{ proposal }: waits for a second approver; nothing posted" },
+    problems: { 404: "suspense_posting_not_found", 409: "suspense_moved (to another account already) or proposal_open", 422: "ledger_insufficient_funds, a currency mismatch or idempotency_key_reuse" },
+  }),
+};
 
 /** A refusal of the record core, the ledger or four eyes as a problem reply (the one catalog). */
 export function refusal(error: Finding): Reply {
@@ -29,7 +44,7 @@ export function refusal(error: Finding): Reply {
  *   POST /v1/ops/suspense/moves                move one out to an account (four eyes above the amount)
  */
 export function registerLedgerOperations(scope: FastifyInstance, deps: { pool: Pool }): void {
-  scope.get("/v1/ops/accounts", async (request, reply) => {
+  scope.get("/v1/ops/accounts", { schema: schemas.accounts }, async (request, reply) => {
     const tenantId = operatorOf(request).tenantId;
     const { rows } = await deps.pool.query<{ account_id: string; kind: string; currency: string }>(
       "SELECT account_id, kind, currency FROM account WHERE tenant_id = $1 ORDER BY account_id LIMIT 1000", [tenantId]);
@@ -41,7 +56,7 @@ export function registerLedgerOperations(scope: FastifyInstance, deps: { pool: P
     return send(reply, jsonReply(200, { accounts }));
   });
 
-  scope.get<{ Params: { id: string } }>("/v1/ops/accounts/:id/statement", async (request, reply) => {
+  scope.get<{ Params: { id: string } }>("/v1/ops/accounts/:id/statement", { schema: schemas.statement }, async (request, reply) => {
     const query = statementQuery.safeParse(request.query);
     if (!query.success) return send(reply, problemReply("REQUEST_INVALID", "the statement query is invalid", { errors: describeIssues(query.error) }));
     const tenantId = operatorOf(request).tenantId;
@@ -50,10 +65,10 @@ export function registerLedgerOperations(scope: FastifyInstance, deps: { pool: P
     return send(reply, jsonReply(200, statementDocument(balance, await accountStatement(deps.pool, tenantId, request.params.id, query.data.limit))));
   });
 
-  scope.get("/v1/ops/suspense", async (request, reply) =>
+  scope.get("/v1/ops/suspense", { schema: schemas.suspense }, async (request, reply) =>
     send(reply, jsonReply(200, { postings: await listSuspensePostings(deps.pool, { tenantId: operatorOf(request).tenantId }) })));
 
-  scope.post("/v1/ops/suspense/moves", async (request, reply) => {
+  scope.post("/v1/ops/suspense/moves", { schema: schemas.move }, async (request, reply) => {
     const operator = operatorWithRole(request, reply, "approver");
     if (!operator) return reply;
     const body = suspenseMoveBody.safeParse(request.body);

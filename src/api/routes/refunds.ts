@@ -5,9 +5,15 @@ import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { describeIssues } from "../../errors/schema-issues.ts";
 import { refundBody } from "../schemas.ts";
+import { routeSchema } from "../route-schema.ts";
 import { refundView } from "../views.ts";
 
 const ENDPOINT = "POST /v1/refunds";
+const createRefundSchema = routeSchema({
+  summary: "Refund part or all of a payment (idempotent)", tags: ["payments"], auth: "api_key", body: refundBody, idempotencyKey: true,
+  ok: { 201: "the refund: created, or replayed with Idempotent-Replayed: true" },
+  problems: { 404: "payment_not_found (stored)", 409: "request_in_progress or duplicate_client_reference", 422: "refund_exceeds_payment, payment_not_refundable, insufficient_funds or idempotency_key_reuse" },
+});
 const AMOUNT_PATTERN = /^(\d+)(?:\.(\d+))?$/;
 
 /**
@@ -22,7 +28,7 @@ function normalizedAmount(text: string): { whole: string; fraction: string } {
 }
 
 export function registerRefundRoutes(app: FastifyInstance, deps: ApiDependencies): void {
-  app.post("/v1/refunds", async (request, reply) => {
+  app.post("/v1/refunds", { schema: createRefundSchema }, async (request, reply) => {
     const tenant = tenantOf(request);
     const body = refundBody.safeParse(request.body);
     if (!body.success) return send(reply, problemReply("REQUEST_INVALID", "the refund request is invalid", { errors: describeIssues(body.error) }));

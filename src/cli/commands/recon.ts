@@ -2,13 +2,15 @@ import { readFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { basename } from "node:path";
 import type { Command } from "commander";
-import { correctDifference, explainDifference, listOpenDifferences, type Difference } from "../../recon/differences.ts";
+import { decideDifferenceByNamedOperator } from "../../operators/difference-decision.ts";
+import { listOpenDifferences, type Difference } from "../../recon/differences.ts";
 import { importExternalFile } from "../../recon/external-items.ts";
 import type { ExternalFormat } from "../../recon/read-external-file.ts";
 import { runReconciliation, showRun } from "../../recon/runs.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
+import { proposalLine } from "./review.ts";
 
 const formats: readonly ExternalFormat[] = ["camt053", "camt054", "ach", "csv"];
 const SHOW_ROWS_MAX = 10_000; // rows `recon show` prints; the counts cover the rest
@@ -110,16 +112,19 @@ function registerDifferenceCommands(recon: Command): void {
         : "close a difference as explained, with a reason; no money moves")
       .requiredOption("--tenant <tenant>", "tenant name or id")
       .requiredOption("--reason <reason>", "why: kept with the decision")
-      .option("--operator <name>", "who decides (default: the OS user)")
+      .option("--operator <name>", verb === "correct" ? "who decides (default: the OS user); above the tenant's four-eyes amount required: the approver who proposes the correction" : "who decides (default: the OS user)")
       .option("--json", "machine-readable output")
       .action(async (differenceId: string, options: { tenant: string; reason: string; operator?: string; json?: boolean }) => {
-        const decided = await withDatabase(async (db) => {
-          const decision = { tenantId: (await tenantOrExit(db.pool, options.tenant)).tenantId, differenceId, reason: options.reason, operator: options.operator ?? userInfo().username };
-          return verb === "correct" ? correctDifference(db.pool, decision, new Date().toISOString().slice(0, 10)) : explainDifference(db.pool, decision);
-        });
+        // Above the four-eyes amount a correction is a proposal by the operator --operator names (docs/decisions/0035).
+        const decided = await withDatabase(async (db) => decideDifferenceByNamedOperator(db.pool, {
+          tenantId: (await tenantOrExit(db.pool, options.tenant)).tenantId, differenceId, verb, reason: options.reason, today: new Date().toISOString().slice(0, 10),
+          operatorName: options.operator, fallbackName: userInfo().username, via: "cli",
+        }));
         if (!decided.ok) throw new CliError(`${decided.error.code}: ${decided.error.message}`, exitCodes.usage);
-        if (options.json) return printJson(decided.value);
-        printLine(differenceLine(decided.value) + (decided.value.correctionKey ? `  posted ${decided.value.correctionKey}` : ""));
+        if (decided.value.kind === "proposed") return options.json ? printJson({ proposal: decided.value.proposal }) : printLine(proposalLine(decided.value.proposal));
+        const difference = decided.value.difference;
+        if (options.json) return printJson(difference);
+        printLine(differenceLine(difference) + (difference.correctionKey ? `  posted ${difference.correctionKey}` : ""));
       });
   }
 }

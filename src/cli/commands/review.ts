@@ -1,7 +1,9 @@
 import { userInfo } from "node:os";
 import type { Command } from "commander";
 import { listReviews, listSuspensePostings } from "../../records/review-queue.ts";
-import { decideReview, type DecidedReview, type ReviewDecisionKind } from "../../records/review-decision.ts";
+import { type DecidedReview, type ReviewDecisionKind, countCompensations } from "../../records/review-decision.ts";
+import { withTransaction } from "../../db/transaction.ts";
+import { decideByNamedOperator, type Proposal } from "../../operators/four-eyes.ts";
 import { withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
@@ -21,6 +23,11 @@ function osUser(): string {
   } catch {
     return process.env.USER ?? process.env.LOGNAME ?? "";
   }
+}
+
+/** A proposal's line: nothing posted; who proposed it, by which path, and where it is approved. */
+export function proposalLine(proposal: Proposal): string {
+  return `${proposal.proposal_id}: ${proposal.decision} of ${proposal.subject_id} proposed by ${proposal.proposed_by} (${proposal.proposed_via}), above the tenant's four-eyes amount: nothing posted; another approver approves it in the console (or POST /v1/ops/proposals/${proposal.proposal_id}/approval)`;
 }
 
 /** One line per decision, saying what it did to the ledger. */
@@ -59,17 +66,26 @@ export function registerReviewCommands(program: Command): void {
       .command(`${verb} <id>`)
       .description(description)
       .requiredOption("--reason <reason>", "why: kept with the decision")
-      .option("--operator <name>", "who decides (default: the OS user)")
+      .option("--operator <name>", "who decides (default: the OS user); above the tenant's four-eyes amount required: the approver who proposes it")
       .option("--tenant <tenant>", "tenant name or id")
       .option("--json", "machine-readable output")
       .action(async (id: string, options: { reason: string; operator?: string; tenant?: string; json?: boolean }) => {
         const decided = await withDatabase(async (db) => {
           const tenantId = options.tenant === undefined ? undefined : (await tenantOrExit(db.pool, options.tenant)).tenantId;
-          return decideReview(db.pool, { ...(tenantId ? { tenantId } : {}), reviewId: id, decision, reason: options.reason, operator: options.operator ?? osUser() });
+          // Above the four-eyes amount: a proposal by the operator --operator names (docs/decisions/0035).
+          return withTransaction(db.pool, (tx) => decideByNamedOperator(tx, {
+            ...(tenantId ? { tenantId } : {}), reviewId: id, decision, reason: options.reason, operatorName: options.operator, fallbackName: osUser(), via: "cli",
+          }));
         });
         if (!decided.ok) throw new CliError(`${decided.error.code}: ${decided.error.message}`, exitCodes.usage);
-        if (options.json) printJson(decided.value.decided);
-        else printLine(decisionLine(decided.value.decided));
+        if (decided.value.kind === "proposed") {
+          if (options.json) printJson({ proposal: decided.value.proposal });
+          else printLine(proposalLine(decided.value.proposal));
+          return;
+        }
+        countCompensations(decided.value.outcome);
+        if (options.json) printJson(decided.value.outcome.decided);
+        else printLine(decisionLine(decided.value.outcome.decided));
       });
   }
   review

@@ -10,8 +10,10 @@ export const operatorErrorCodes = {
   FOUR_EYES_SELF_APPROVAL: "The operator who proposed a decision cannot approve it; another approver must.",
   FOUR_EYES_AMOUNT_INVALID: "The four-eyes amount is a non-negative whole number of minor units.",
   PROPOSAL_NOT_FOUND: "No open or decided proposal with this id exists for the tenant.",
-  PROPOSAL_DECIDED: "The proposal was approved or rejected already.",
-  PROPOSAL_OPEN: "A proposal for this review waits for a second approver; approve or reject it instead of proposing again.",
+  PROPOSAL_DECIDED: "The proposal was approved or cancelled already; nothing was done.",
+  PROPOSAL_OPEN: "A proposal on this subject (review, suspense posting or difference) waits for a second approver; approve or cancel it before proposing again or deciding the subject another way. Nothing was done.",
+  FOUR_EYES_PROPOSER_REQUIRED: "Above the tenant's four-eyes amount a decision through the API key or the CLI is a proposal, and a proposal names its proposer: give the operator (CLI: --operator NAME). Nothing was stored (docs/decisions/0035).",
+  FOUR_EYES_PROPOSER_UNKNOWN: "The operator named as proposer is no approver of the tenant (no such operator, or a viewer); nothing was stored (docs/decisions/0035).",
   SUSPENSE_POSTING_NOT_FOUND: "No record of the tenant was posted to suspense under this transfer key.",
   SUSPENSE_MOVED: "This suspense posting was moved out already, to another account; nothing was posted.",
 } as const satisfies Record<string, string>;

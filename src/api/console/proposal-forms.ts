@@ -1,0 +1,82 @@
+import { randomUUID } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import type { Pool } from "../../db/pool.ts";
+import { approveProposal, cancelProposal, type ApprovedDecision, type Proposal } from "../../operators/four-eyes.ts";
+import type { Operator } from "../../operators/operators.ts";
+import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
+import { runIdempotent } from "../../requests/idempotent-request.ts";
+import { operatorOf } from "../operator-session.ts";
+import { jsonReply, problemReply } from "../../requests/reply.ts";
+import { html, type Html } from "./html.ts";
+import { form, outcomePage } from "./shell.ts";
+
+/** Where an approval or a cancellation returns to: the page its form was on. */
+const backTo = {
+  reviews: { href: "/console/reviews", label: "the review queue" },
+  differences: { href: "/console/differences", label: "the differences" },
+} as const;
+type Back = keyof typeof backTo;
+const backOf = (value: string | undefined): (typeof backTo)[Back] => backTo[value === "differences" ? "differences" : "reviews"];
+
+/**
+ * An open proposal's buttons for an approver: Approve (its decision runs, once; the proposer is
+ * refused) and Cancel with a reason (nothing moves). Each form carries the session's CSRF token
+ * and its own Idempotency-Key, so a double click is one decision (docs/decisions/0035).
+ */
+export function proposalForms(operator: Operator, csrf: string, proposal: Proposal, back: Back): Html {
+  if (proposal.state !== "open" || operator.role === "viewer") return html``;
+  const hidden = html`<input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}"><input type="hidden" name="back" value="${back}">`;
+  return html`<form class="inline approve" method="post" action="/console/proposals/${proposal.proposal_id}/approval">${hidden}<button>Approve</button></form>
+    <form class="inline cancel" method="post" action="/console/proposals/${proposal.proposal_id}/cancellation">${hidden}<input name="reason" placeholder="why cancel" required> <button>Cancel</button></form>`;
+}
+
+function approvalMessage(proposalId: string, approver: string, approved: ApprovedDecision): string {
+  if (approved.kind === "recon_difference") return `approved ${proposalId} by ${approver}: corrected, ${approved.difference.correctionKey ?? "nothing posted"}`;
+  if (approved.kind === "suspense_move") return `approved ${proposalId} by ${approver}: ${approved.move.move_key}`;
+  return `approved ${proposalId} by ${approver}`;
+}
+
+/** The console's approval and cancellation of proposals, over the same functions and idempotency endpoints as /v1/ops. */
+export function registerProposalPages(pages: FastifyInstance, deps: { pool: Pool }): void {
+  pages.post<{ Params: { id: string } }>("/console/proposals/:id/approval", async (request, reply) => {
+    const operator = operatorOf(request);
+    const back = backOf(form(request).back);
+    if (operator.role === "viewer") return outcomePage(request, reply, 403, "a viewer cannot approve", back);
+    const proposalId = request.params.id;
+    let approved: ApprovedDecision | undefined;
+    const answer = await runIdempotent({
+      pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/proposals/{id}/approval", idempotencyKeyHeader: form(request).idempotency_key,
+      canonical: { proposal_id: proposalId, operator_id: operator.operatorId },
+      effect: async (tx) => {
+        const outcome = await approveProposal(tx, operator, proposalId);
+        if (!outcome.ok) return problemReply(outcome.error.code === "FOUR_EYES_SELF_APPROVAL" ? "FOUR_EYES_SELF_APPROVAL" : "REQUEST_INVALID", `${outcome.error.code}: ${outcome.error.message}`);
+        approved = outcome.value;
+        return jsonReply(200, { message: approvalMessage(proposalId, operator.name, outcome.value) });
+      },
+    });
+    if (approved?.kind === "recon_difference" && !answer.replayed) await refreshReconMetrics(deps.pool, operator.tenantId);
+    const body = JSON.parse(answer.body) as { message?: string; detail?: string };
+    return outcomePage(request, reply, answer.status, body.message ?? body.detail ?? "", back);
+  });
+
+  pages.post<{ Params: { id: string } }>("/console/proposals/:id/cancellation", async (request, reply) => {
+    const operator = operatorOf(request);
+    const fields = form(request);
+    const back = backOf(fields.back);
+    const reason = fields.reason?.trim() ?? "";
+    if (operator.role === "viewer") return outcomePage(request, reply, 403, "a viewer cannot cancel", back);
+    if (!reason) return outcomePage(request, reply, 400, "give a reason", back);
+    const proposalId = request.params.id;
+    const answer = await runIdempotent({
+      pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/proposals/{id}/cancellation", idempotencyKeyHeader: fields.idempotency_key,
+      canonical: { proposal_id: proposalId, reason, operator_id: operator.operatorId },
+      effect: async (tx) => {
+        const cancelled = await cancelProposal(tx, operator, proposalId, reason);
+        if (!cancelled.ok) return problemReply("REQUEST_INVALID", `${cancelled.error.code}: ${cancelled.error.message}`);
+        return jsonReply(200, { message: `cancelled ${proposalId} by ${operator.name}: nothing moved` });
+      },
+    });
+    const body = JSON.parse(answer.body) as { message?: string; detail?: string };
+    return outcomePage(request, reply, answer.status, body.message ?? body.detail ?? "", back);
+  });
+}
