@@ -146,6 +146,18 @@ describe("the console in a real headless Chromium", () => {
     await page.screenshot({ path: `${ARTIFACTS}accounts.png`, fullPage: true });
   }, 120_000);
 
+  it("looks the replaced record up: its history shows both files' arrivals, the held item, the decision and its three transfers", async () => {
+    const page = await signedIn(world.api.baseUrl, "console", "ann");
+    await page.goto(`${world.api.baseUrl}/console/records`);
+    await page.fill("input[name=key]", "ach:23138010:231380100000002:1234567890:PPD:250305");
+    await Promise.all([page.waitForURL(/\/console\/records\?key=/), page.click("#look-up")]);
+    const arrivals = page.locator("#events tr.arrival");
+    expect(await arrivals.evaluateAll((rows) => rows.map((row) => row.getAttribute("data-outcome")))).toEqual(["applied", "conflict"]);
+    expect(await page.locator("#events tr.decision").textContent()).toContain("replace by ann");
+    expect(await page.locator("#transfers tr[data-transfer]").count()).toBe(3);
+    await page.screenshot({ path: `${ARTIFACTS}record-history.png`, fullPage: true });
+  }, 60_000);
+
   it("gives a viewer no decision form, and refuses a viewer's decision posted by hand", async () => {
     const page = await signedIn(world.api.baseUrl, "console", "vera");
     await page.goto(`${world.api.baseUrl}/console/reviews`);

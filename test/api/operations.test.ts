@@ -115,6 +115,18 @@ describe("the operations API: operators, sessions, CSRF, roles, four eyes", () =
     expect((await sam.get("/v1/ops/reviews")).json.reviews).toMatchObject([{ review_id: strictReview, tenant_id: strict.tenantId, state: "open" }]);
   });
 
+  it("shows a record's history across channels to an operator of its tenant only (GET /v1/ops/records/{key})", async () => {
+    const ann = await as(plain, "ann");
+    const key = (await ann.get("/v1/ops/reviews?state=all")).json.reviews[0].natural_key as string;
+    const history = await ann.get(`/v1/ops/records/${encodeURIComponent(key)}`);
+    expect(history.status).toBe(200);
+    expect(history.json.events.filter((e: { type: string }) => e.type === "decision")).toMatchObject([{ decision: "replace", operator: "ann" }]);
+    const sam = await as(strict, "sam");
+    const theirs = await sam.get(`/v1/ops/records/${encodeURIComponent(key)}`);
+    expect(theirs.json.events.filter((e: { type: string }) => e.type === "decision")).toEqual([]);
+    expect((await sam.get("/v1/ops/records/api:nobody")).json.code).toBe("record_not_found");
+  });
+
   it("above the four-eyes amount, proposes without posting, and refuses the proposer's own approval", async () => {
     const sam = await as(strict, "sam");
     const proposed = await sam.mutate("POST", `/v1/ops/reviews/${strictReview}/decision`, decision("partner confirmed 205.00"));

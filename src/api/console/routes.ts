@@ -15,6 +15,7 @@ import { checkSession, operatorOf, sessionCookie } from "../operator-session.ts"
 import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { filesPerDayChart, OUTBOX_LAG_SCALE_SECONDS, outboxLagChart, projectionLagChart } from "./charts.ts";
 import { proposalForms, registerProposalPages } from "./proposal-forms.ts";
+import { registerRecordPages } from "./record-pages.ts";
 import { registerRecoveryPages } from "./recovery-pages.ts";
 import { form, outcomePage, render, shell } from "./shell.ts";
 import { html, page, type Html } from "./html.ts";
@@ -53,6 +54,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: { pool: Pool }
       });
       registerPages(pages, deps);
       registerRecoveryPages(pages, deps);
+      registerRecordPages(pages, deps);
       registerProposalPages(pages, deps);
     });
   });

@@ -19,6 +19,7 @@ import { reviewQuery } from "../schemas.ts";
 import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
 import { reviewItem } from "../resource-schemas.ts";
 import { routeSchema } from "../route-schema.ts";
+import { recordHistory } from "../../records/record-history.ts";
 
 const tags = ["operations"];
 const sessionAnswer = { description: "{ operator, role, tenant_id, csrf_token, expires_at }", schema: { type: "object", properties: {
@@ -35,6 +36,7 @@ const schemas = {
     summary: "Set the tenant's four-eyes amount (admin)", tags, auth: "session_csrf", body: fourEyesBody,
     ok: { 200: "{ above_amount_minor, set_by }" }, problems: { 400: "four_eyes_amount_invalid" },
   }),
+  record: routeSchema({ summary: "One payment's history across channels (as GET /v1/records/{key}), for the signed-in operator's tenant", tags, auth: "session", params: ["key"], ok: { 200: "{ key, identity_key, records, events, transfers }" }, problems: { 404: "record_not_found" } }),
   reviews: routeSchema({ summary: "The tenant's review queue", tags, auth: "session", query: reviewQuery, ok: { 200: { description: "{ reviews }", schema: { type: "object", properties: { reviews: { type: "array", items: reviewItem } } } } } }),
   proposals: routeSchema({ summary: "Proposals of the tenant, open and decided, each with its proposer and the path it came by", tags, auth: "session", ok: { 200: "{ proposals }" } }),
   decision: routeSchema({
@@ -107,6 +109,12 @@ function registerSessionRoutes(scope: FastifyInstance, deps: { pool: Pool }): vo
 }
 
 function registerReviewOperations(scope: FastifyInstance, deps: { pool: Pool }): void {
+  scope.get<{ Params: { key: string } }>("/v1/ops/records/:key", { schema: schemas.record }, async (request, reply) => {
+    const history = await recordHistory(deps.pool, operatorOf(request).tenantId, request.params.key);
+    if (!history) return send(reply, problemReply("RECORD_NOT_FOUND", `no record ${request.params.key}`));
+    return send(reply, jsonReply(200, history));
+  });
+
   scope.get("/v1/ops/reviews", { schema: schemas.reviews }, async (request, reply) => {
     const query = reviewQuery.safeParse(request.query);
     if (!query.success) return send(reply, problemReply("REQUEST_INVALID", "state is open, released, replaced, applied_as_new, refused or all", { errors: describeIssues(query.error) }));
