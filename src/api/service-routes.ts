@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Pool } from "../db/pool.ts";
-import type { CardAuthorizer } from "../gateway/card-authorizations.ts";
+import type { CardAuthorizationSender } from "../cards/card-authorization.ts";
 import { registerCardAuthorizationRoutes } from "./routes/card-authorizations.ts";
 import { registerFileRoutes } from "./routes/files.ts";
 import { registerPaymentRequestRoutes } from "./routes/payment-requests.ts";
@@ -11,7 +11,7 @@ import { registerReconciliationRoutes } from "./routes/reconciliations.ts";
  * the card gateway or the ingest settings. One list, used by the service and by the test that holds
  * /openapi.json against every registered route.
  */
-export function serviceRoutes(deps: { pool: Pool; authorizer: CardAuthorizer; suspectWindowHours?: number }): Array<(app: FastifyInstance) => void> {
+export function serviceRoutes(deps: { pool: Pool; authorizer: CardAuthorizationSender; suspectWindowHours?: number }): Array<(app: FastifyInstance) => void> {
   return [
     (app) => registerCardAuthorizationRoutes(app, { authorizer: deps.authorizer }),
     (app) => registerFileRoutes(app, { pool: deps.pool, ...(deps.suspectWindowHours === undefined ? {} : { suspectWindowHours: deps.suspectWindowHours }) }),
