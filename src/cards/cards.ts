@@ -98,7 +98,7 @@ export async function addCard(tx: Tx, keys: CardKeys, request: { tenantId: strin
 export type CardRoute =
   | { kind: "unknown_issuer" }
   | { kind: "unknown_card"; tenantId: string; card: CardIdentity }
-  | { kind: "card"; tenantId: string; card: CardIdentity; accountId: string };
+  | { kind: "card"; tenantId: string; card: CardIdentity; accountId: string; accountCurrency: string };
 
 /** The tenant that issues cards of this BIN: how a message without a PAN (a 0500) is routed, as a PAN's first six digits route an authorization. */
 export async function issuerTenantOf(db: Queryable, bin: string): Promise<string | undefined> {
@@ -106,13 +106,18 @@ export async function issuerTenantOf(db: Queryable, bin: string): Promise<string
   return issuer.rows[0]?.tenant_id;
 }
 
-/** Inbound routing: the BIN names the tenant, the tenant's keyed hash names the card and its account. */
+/**
+ * Inbound routing: the BIN names the tenant, the tenant's keyed hash names the card and its
+ * account, with the account's currency (accounts never change currency: migration 0009).
+ */
 export async function routeCard(db: Queryable, keys: CardKeys, pan: string): Promise<CardRoute> {
   if (!isPanWellFormed(pan)) return { kind: "unknown_issuer" };
   const tenantId = await issuerTenantOf(db, pan.slice(0, binDigits));
   if (tenantId === undefined) return { kind: "unknown_issuer" };
   const card = cardIdentity(keys, tenantId, pan);
-  const found = await db.query<{ account_id: string }>("SELECT account_id FROM card WHERE tenant_id = $1 AND card_hash = $2", [tenantId, card.cardHash]);
-  const accountId = found.rows[0]?.account_id;
-  return accountId === undefined ? { kind: "unknown_card", tenantId, card } : { kind: "card", tenantId, card, accountId };
+  const found = await db.query<{ account_id: string; currency: string }>(
+    "SELECT c.account_id, a.currency FROM card c JOIN account a ON a.tenant_id = c.tenant_id AND a.account_id = c.account_id WHERE c.tenant_id = $1 AND c.card_hash = $2",
+    [tenantId, card.cardHash]);
+  const row = found.rows[0];
+  return row === undefined ? { kind: "unknown_card", tenantId, card } : { kind: "card", tenantId, card, accountId: row.account_id, accountCurrency: row.currency };
 }
