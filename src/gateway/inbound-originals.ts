@@ -9,6 +9,7 @@ import {
 } from "../normalize/from-iso8583.ts";
 import { currencyByCode, currencyByNumeric } from "../protocols/iso4217/currency.ts";
 import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
+import type { IngestRecord } from "../normalize/ingest-record.ts";
 import type { Decision } from "../records/decision.ts";
 import { decideRecords } from "../records/decide-records.ts";
 import { selectKeys } from "../records/record-store.ts";
@@ -27,8 +28,8 @@ import { availableBalanceAmount, processingRuleOf } from "./processing-codes.ts"
  * after its reversal, and the response codes.
  */
 
-/** An original whose fields are well formed and whose card is routed: what the record core is given. */
-type Routed = { original: CardOriginal; naturalKey: string; fingerprint: string };
+/** An original whose fields are well formed and whose card is routed, and the record the core is given. */
+type Routed = { original: CardOriginal; item: IngestRecord; naturalKey: string; fingerprint: string };
 
 const isAdvice = (kind: MessageKind) => kind === "authorizationAdvice" || kind === "financialAdvice";
 const isHold = (kind: MessageKind) => kind === "authorization" || kind === "authorizationAdvice";
@@ -63,7 +64,9 @@ export async function handleOriginal(deps: InboundDependencies, message: Message
     gatewayAccounts: { holds: gatewayAccounts.holds(currency), scheme: gatewayAccounts.scheme(currency), suspense: gatewayAccounts.suspense(currency) },
     position: positionOf(message), connection: context.connection, valueDate: new Date().toISOString().slice(0, 10),
   };
-  const routed: Routed = { original, naturalKey: naturalKeyOf(identity), fingerprint: originalFingerprintOf({ ...original, mtiClass: identity.mtiClass }) };
+  const item = cardOriginalRecord(original);
+  const fingerprint = item.record?.fingerprint ?? originalFingerprintOf({ ...original, mtiClass: identity.mtiClass });
+  const routed: Routed = { original, item, naturalKey: naturalKeyOf(identity), fingerprint };
   return inTransaction(deps.pool, (tx) => decideOriginal(tx, message, routed));
 }
 
@@ -80,7 +83,7 @@ async function decideOriginal(tx: Tx, message: Message, routed: Routed): Promise
 
   const [decision] = await decideRecords(tx, {
     tenantId: original.tenantId, arrival: { kind: "request", channel: "iso8583", scope: original.connection }, suspectWindowHours: 0,
-  }, [cardOriginalRecord(original)]);
+  }, [routed.item]);
   assert(decision?.outcome !== undefined, `card original ${naturalKey} was decided`);
   const result = { tenantId: original.tenantId, naturalKey };
   switch (decision.outcome) {
