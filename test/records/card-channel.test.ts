@@ -7,6 +7,7 @@ import { cardRequest, type SchemeClient } from "../../src/gateway/scheme-simulat
 import { cardOriginalRecord, identityOf, type MessageKind } from "../../src/normalize/from-iso8583.ts";
 import type { CanonicalRecord } from "../../src/normalize/canonical-record.ts";
 import type { Message } from "../../src/protocols/iso8583/index.ts";
+import { recordHistory } from "../../src/records/record-history.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "../gateway/support.ts";
 
@@ -76,6 +77,19 @@ describe("ISO 8583 originals through the record core", () => {
     expect(await dedupEvents(record.naturalKey)).toEqual([
       { channel: "iso8583", reason: "duplicate", original_ref: `${record.naturalKey}:posting`, position: `mti=0201 stan=${String(financial.fields[11])} rrn=${String(financial.fields[37])}` },
     ]);
+  });
+
+  it("shows a card key's history like any record's: the 0200 applied, its 0201 repeat a duplicate, one transfer", async () => {
+    const financial = cardRequest({ mti: "0200", pan, amountMinor: 650n, stan: nextStan() });
+    const naturalKey = recordOf(financial, "financial").naturalKey;
+    await client.request(financial);
+    await client.request({ ...financial, mti: "0201" });
+    const history = await recordHistory(db.pool, issuer.tenantId, naturalKey);
+    expect(history?.events.map((e) => (e.type === "arrival" ? [e.channel, e.outcome, /mti=\d{4}/.exec(e.via)?.[0]] : [e.type]))).toEqual([
+      ["iso8583", "applied", "mti=0200"],
+      ["iso8583", "duplicate", "mti=0201"],
+    ]);
+    expect(history?.transfers.map((t) => [t.transfer_key, t.kind])).toEqual([[`${naturalKey}:posting`, "card_posting"]]);
   });
 
   it("answers 94 to a 0200 under a known key with another amount, and posts nothing", async () => {
