@@ -18,7 +18,8 @@ import { createTenant } from "../src/tenants/tenants.ts";
 import { alternate, percentile, roundsRow, throughput, type BenchReport, type BenchRow, type Benchmark } from "./harness.ts";
 import { benchDatabase, type BenchDatabase } from "./support/database.ts";
 import { rawAuthorization, type RawAuthorization } from "./support/raw-authorization.ts";
-import { authorizationIdOf, buildResponse, fingerprintOf, identityOf, naturalKeyOf, storableFields, textField } from "../src/gateway/messages.ts";
+import { authorizationIdOf, buildResponse, storableFields, textField } from "../src/gateway/messages.ts";
+import { identityOf, naturalKeyOf, originalFingerprintOf } from "../src/normalize/from-iso8583.ts";
 
 /**
  * `npm run bench -- iso8583`. Sections run one after another in the same process and report
@@ -141,7 +142,7 @@ function rawOf(keys: CardKeys, tenantId: string, message: Message): RawAuthoriza
   const response = buildResponse(message, "approved", { 38: authorizationIdOf(naturalKey) });
   return {
     tenantId, cardHash, naturalKey, rrn: textField(message, 37) ?? "", mti: message.mti,
-    fingerprint: fingerprintOf([identity.mtiClass, cardHash, amountMinor.toString(), "EUR"]), amountMinor, currency: "EUR",
+    fingerprint: originalFingerprintOf({ mtiClass: identity.mtiClass, cardHash, amountMinor, currency: "EUR", transactionType: "00" }), amountMinor, currency: "EUR",
     responseMti: response.mti, responseFields: storableFields(response), valueDate: new Date().toISOString().slice(0, 10), connection: "bench-raw",
   };
 }

@@ -2,6 +2,7 @@ import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { findAccount, openAccount } from "../ledger/accounts.ts";
+import { limits } from "../config/limits.ts";
 import { maskPan } from "../protocols/iso8583/index.ts";
 import type { CardKeys } from "./card-key.ts";
 
@@ -98,7 +99,7 @@ export async function addCard(tx: Tx, keys: CardKeys, request: { tenantId: strin
 export type CardRoute =
   | { kind: "unknown_issuer" }
   | { kind: "unknown_card"; tenantId: string; card: CardIdentity }
-  | { kind: "card"; tenantId: string; card: CardIdentity; accountId: string };
+  | { kind: "card"; tenantId: string; card: CardIdentity; accountId: string; accountCurrency: string };
 
 /** The tenant that issues cards of this BIN: how a message without a PAN (a 0500) is routed, as a PAN's first six digits route an authorization. */
 export async function issuerTenantOf(db: Queryable, bin: string): Promise<string | undefined> {
@@ -106,13 +107,43 @@ export async function issuerTenantOf(db: Queryable, bin: string): Promise<string
   return issuer.rows[0]?.tenant_id;
 }
 
-/** Inbound routing: the BIN names the tenant, the tenant's keyed hash names the card and its account. */
+/**
+ * The tenants of the BINs this process routed, per database handle. A BIN row is never updated or
+ * deleted (the BIN is unique, addCard only inserts), so a BIN once routed stays with its tenant;
+ * an unknown BIN is not remembered (it may be registered any time).
+ */
+const binRoutes = new WeakMap<Queryable, Map<string, string>>();
+
+async function routedTenantOf(db: Queryable, bin: string): Promise<string | undefined> {
+  let routes = binRoutes.get(db);
+  if (routes === undefined) {
+    routes = new Map();
+    binRoutes.set(db, routes);
+  }
+  const known = routes.get(bin);
+  if (known !== undefined) return known;
+  const tenantId = await issuerTenantOf(db, bin);
+  if (tenantId !== undefined && routes.size < limits.iso8583.binRoutesCachedMax) routes.set(bin, tenantId);
+  return tenantId;
+}
+
+/**
+ * Inbound routing: the BIN names the tenant, the tenant's keyed hash names the card and its
+ * account, with the account's currency (accounts never change currency: migration 0009).
+ */
 export async function routeCard(db: Queryable, keys: CardKeys, pan: string): Promise<CardRoute> {
   if (!isPanWellFormed(pan)) return { kind: "unknown_issuer" };
-  const tenantId = await issuerTenantOf(db, pan.slice(0, binDigits));
+  const tenantId = await routedTenantOf(db, pan.slice(0, binDigits));
   if (tenantId === undefined) return { kind: "unknown_issuer" };
   const card = cardIdentity(keys, tenantId, pan);
-  const found = await db.query<{ account_id: string }>("SELECT account_id FROM card WHERE tenant_id = $1 AND card_hash = $2", [tenantId, card.cardHash]);
-  const accountId = found.rows[0]?.account_id;
-  return accountId === undefined ? { kind: "unknown_card", tenantId, card } : { kind: "card", tenantId, card, accountId };
+  // Prepared once per connection (named): every inbound message runs it. Two primary-key lookups,
+  // written so that a generic plan cannot turn the account's into a scan of the tenant's accounts.
+  const found = await db.query<{ account_id: string; currency: string }>({
+    name: "card_route",
+    text: `SELECT c.account_id, (SELECT a.currency FROM account a WHERE a.tenant_id = c.tenant_id AND a.account_id = c.account_id) AS currency
+             FROM card c WHERE c.tenant_id = $1 AND c.card_hash = $2`,
+    values: [tenantId, card.cardHash],
+  });
+  const row = found.rows[0];
+  return row === undefined ? { kind: "unknown_card", tenantId, card } : { kind: "card", tenantId, card, accountId: row.account_id, accountCurrency: row.currency };
 }

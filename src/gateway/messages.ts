@@ -1,29 +1,20 @@
 import { createHash } from "node:crypto";
 import { assert } from "../assert.ts";
+import { institutionCode } from "../normalize/from-iso8583.ts";
 import { alwaysSensitiveFields, responseCode, type FieldValue, type Message, type Subfields } from "../protocols/iso8583/index.ts";
 import responseEcho from "../../protocols/iso8583/response-echo.json" with { type: "json" };
 import { unsupportedProcessingResponse } from "./processing-codes.ts";
 
 /**
- * What the gateway reads from and writes into ISO 8583 messages: natural keys, the response
- * MTI, the fields a response echoes, the codes its decisions map to. Pure: no database, no socket.
+ * What the gateway reads from and writes into ISO 8583 messages: the response MTI, the fields a
+ * response echoes, the codes its decisions map to. The key rules (natural key, fingerprint) are
+ * the normalizer's (src/normalize/from-iso8583.ts). Pure: no database, no socket.
  */
 
 /** Field value as text; undefined when absent or not a plain text field. */
 export function textField(message: Message, fieldNumber: number): string | undefined {
   const value = message.fields[fieldNumber];
   return typeof value === "string" ? value : undefined;
-}
-
-// Institution identification codes (32, 33) are LL numeric fields of up to 11 digits; field 90
-// carries them zero-padded to 11. Keys use the padded form so that both spellings meet.
-export function institutionCode(value: string | undefined): string {
-  return (value ?? "").padStart(11, "0");
-}
-
-/** MTI without its origin digit: 0100 and its repeat 0101 are one transaction ("010"). */
-export function mtiClassOf(mti: string): string {
-  return mti.slice(0, 3);
 }
 
 export function isRepeatMti(mti: string): boolean {
@@ -40,42 +31,6 @@ export function responseMtiOf(mti: string): string {
 /** Requests (function 0) and advices (function 2) are answered; responses and notifications are not. */
 export function expectsResponse(mti: string): boolean {
   return /^\d\d[02]\d$/.test(mti);
-}
-
-export interface TransactionIdentity {
-  mtiClass: string;
-  acquirer: string;        // DE 32, padded to 11
-  forwarding: string;      // DE 33, padded to 11 ("00000000000" when absent)
-  stan: string;            // DE 11
-  transmission: string;    // DE 7 MMDDhhmmss
-}
-
-/** The natural key of ARCHITECTURE.md: MTI class + 32 + 33 + 11 + 7. */
-export function naturalKeyOf(identity: TransactionIdentity): string {
-  return `iso8583:${identity.mtiClass}:${identity.acquirer}:${identity.forwarding}:${identity.stan}:${identity.transmission}`;
-}
-
-export function identityOf(message: Message): TransactionIdentity | undefined {
-  const stan = textField(message, 11);
-  const transmission = textField(message, 7);
-  const acquirer = textField(message, 32);
-  if (stan === undefined || transmission === undefined || acquirer === undefined) return undefined;
-  return { mtiClass: mtiClassOf(message.mti), acquirer: institutionCode(acquirer), forwarding: institutionCode(textField(message, 33)), stan, transmission };
-}
-
-/** The original's identity from a reversal's field 90 (original data elements). */
-export function originalIdentityOf(message: Message): TransactionIdentity | undefined {
-  const value = message.fields[90];
-  if (value === undefined || typeof value === "string" || Array.isArray(value)) return undefined;
-  const sub = value as Subfields;
-  const mti = sub.originalMessageTypeIdentifier;
-  const stan = sub.originalSystemTraceAuditNumber;
-  const transmission = sub.originalTransmissionDateTime;
-  if (mti === undefined || stan === undefined || transmission === undefined || !/^\d{4}$/.test(mti)) return undefined;
-  return {
-    mtiClass: mtiClassOf(mti), acquirer: institutionCode(sub.originalAcquiringInstitutionIdentificationCode),
-    forwarding: institutionCode(sub.originalForwardingInstitutionIdentificationCode), stan, transmission,
-  };
 }
 
 /** Field 90 for a reversal of `original` (the original MTI, 11, 7, 32 and 33). */
@@ -162,11 +117,6 @@ export function replayedResponse(mti: string, storedFields: Record<string, Field
     if (value !== undefined) fields[fieldNumber] = value;
   }
   return { mti, fields };
-}
-
-/** Hash of the economically meaningful parts: same key + different fingerprint = 94. */
-export function fingerprintOf(parts: readonly string[]): string {
-  return createHash("sha256").update(parts.join("\u001f")).digest("hex");
 }
 
 /** A deterministic six-character authorization id (DE 38) from the transaction's key. */

@@ -1,4 +1,5 @@
 import { assert } from "../assert.ts";
+import type { MessageKind, ProcessingAccount, ProcessingRule } from "../normalize/from-iso8583.ts";
 import { responseCode, type Message } from "../protocols/iso8583/index.ts";
 import processingCodesJson from "../../protocols/iso8583/processing-codes.json" with { type: "json" };
 
@@ -6,13 +7,7 @@ import processingCodesJson from "../../protocols/iso8583/processing-codes.json" 
  * What a processing code (DE 3, positions 1-2) does per message kind, as data in
  * protocols/iso8583/processing-codes.json (docs/decisions/0028). Pure: no database, no socket.
  */
-export type MessageKind = "authorization" | "authorizationAdvice" | "financial" | "financialAdvice";
-export type RuleAccount = "customer" | "holds" | "scheme";
-
-export type ProcessingRule =
-  | { action: "post"; kind: string; debit: RuleAccount; credit: RuleAccount }
-  | { action: "approve" }
-  | { action: "balance" };
+export type { MessageKind, ProcessingRule } from "../normalize/from-iso8583.ts";
 
 export interface ProcessingCode {
   code: string;        // positions 1-2
@@ -38,7 +33,7 @@ function loadRule(raw: unknown, where: string): ProcessingRule {
   assert(typeof debit === "string" && ACCOUNTS.has(debit) && typeof credit === "string" && ACCOUNTS.has(credit), `${where} debits and credits customer, holds or scheme`);
   assert(debit !== credit, `${where} moves money between two different accounts`);
   assert(debit === "customer" || credit === "customer", `${where} moves money on the card's account`);
-  return { action: "post", kind, debit: debit as RuleAccount, credit: credit as RuleAccount };
+  return { action: "post", kind, debit: debit as ProcessingAccount, credit: credit as ProcessingAccount };
 }
 
 /** Loads and checks the table: a malformed entry is a bug in our data, so it asserts. */

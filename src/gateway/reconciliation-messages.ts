@@ -4,8 +4,9 @@ import { currencyByNumeric } from "../protocols/iso4217/currency.ts";
 import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
 import { reconcileSchemeTotals } from "../recon/scheme-reconciliation.ts";
 import { settlementDateOf, type SettlementTotals, type TotalsCategory } from "../recon/scheme-totals.ts";
-import type { InboundContext, InboundDependencies, InboundResult } from "./inbound.ts";
-import { buildResponse, institutionCode, mtiClassOf, naturalKeyOf, replayedResponse, textField } from "./messages.ts";
+import type { InboundContext, InboundDependencies, InboundResult } from "./inbound-types.ts";
+import { institutionCode, mtiClassOf, naturalKeyOf } from "../normalize/from-iso8583.ts";
+import { buildResponse, replayedResponse, textField } from "./messages.ts";
 
 /**
  * The adapter of ISO 8583 reconciliation messages (0500 request, 0520 advice; their repeats):

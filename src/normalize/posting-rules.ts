@@ -1,6 +1,7 @@
 import achRulesJson from "../../protocols/posting-rules/ach.json" with { type: "json" };
 import isoRulesJson from "../../protocols/posting-rules/iso20022.json" with { type: "json" };
 import apiRulesJson from "../../protocols/posting-rules/api.json" with { type: "json" };
+import iso8583RulesJson from "../../protocols/posting-rules/iso8583.json" with { type: "json" };
 import { assert } from "../assert.ts";
 import type { CanonicalRecord, Channel } from "./canonical-record.ts";
 import type { Leg, Transfer } from "./transfer.ts";
@@ -26,7 +27,11 @@ export interface PostingRule {
   counterparty?: string;                // attribute holding the counterparty's alias
   legs?: Array<{ direction: "D" | "C"; account: RuleAccount; attribute?: string }>;
   transferKind?: string;                // the posting's kind; default `<channel>-<kind>`
+  transferKindAttribute?: string;       // or: the attribute holding the posting's kind (an ISO 8583 processing code's)
   transferStage?: string;               // the posting's key is `<natural key>:<stage>`; default "post"
+  /** A posting the debit account cannot cover is applied as advised, its debit leg taken from the account in `suspenseAttribute`. */
+  insufficientFunds?: "suspense";
+  suspenseAttribute?: string;
 }
 
 interface RulesFile {
@@ -69,17 +74,37 @@ export function loadPostingRules(file: RulesFile): PostingRule[] {
       rule.legs = legs.map((l) => (l.attribute === undefined ? { direction: l.direction, account: l.account } : { direction: l.direction, account: l.account, attribute: l.attribute }));
       if (typeof raw.transferKind === "string") rule.transferKind = raw.transferKind;
       if (typeof raw.transferStage === "string") rule.transferStage = raw.transferStage;
+      loadPostingOptions(raw, rule, where);
     } else {
       assert(raw.legs === undefined, `${where}: only a "post" rule has legs`);
+      assert(raw.transferKindAttribute === undefined && raw.insufficientFunds === undefined && raw.suspenseAttribute === undefined, `${where}: only a "post" rule has posting options`);
     }
     return rule;
   });
+}
+
+/** The transfer kind taken from an attribute, and what a posting the funds refuse becomes. */
+function loadPostingOptions(raw: Record<string, unknown>, rule: PostingRule, where: string): void {
+  if (raw.transferKindAttribute !== undefined) {
+    assert(typeof raw.transferKindAttribute === "string" && raw.transferKindAttribute.length > 0, `${where}: transferKindAttribute names an attribute`);
+    assert(raw.transferKind === undefined, `${where}: a fixed transferKind or a transferKindAttribute, not both`);
+    rule.transferKindAttribute = raw.transferKindAttribute;
+  }
+  if (raw.insufficientFunds === undefined) {
+    assert(raw.suspenseAttribute === undefined, `${where}: suspenseAttribute goes with "insufficientFunds": "suspense"`);
+    return;
+  }
+  assert(raw.insufficientFunds === "suspense", `${where}: insufficientFunds is "suspense"`);
+  assert(typeof raw.suspenseAttribute === "string" && raw.suspenseAttribute.length > 0, `${where}: "insufficientFunds": "suspense" names the attribute holding the suspense account`);
+  rule.insufficientFunds = "suspense";
+  rule.suspenseAttribute = raw.suspenseAttribute;
 }
 
 const rulesByChannel = new Map<Channel, PostingRule[]>([
   ["ach", loadPostingRules(achRulesJson)],
   ["iso20022", loadPostingRules(isoRulesJson)],
   ["api", loadPostingRules(apiRulesJson)],
+  ["iso8583", loadPostingRules(iso8583RulesJson)],
 ]);
 
 /** The first rule of the record's channel that matches it; none: the record is rejected, never guessed. */
@@ -158,7 +183,26 @@ export function transferFor(record: CanonicalRecord, rule: PostingRule, accounts
     amountMinor: record.amount,
     currency: record.currency,
   }));
-  return transferOf(record, transferKey, legs, rule.transferKind);
+  return transferOf(record, transferKey, legs, transferKindOf(record, rule));
+}
+
+function transferKindOf(record: CanonicalRecord, rule: PostingRule): string | undefined {
+  if (rule.transferKindAttribute === undefined) return rule.transferKind;
+  const kind = record.attributes[rule.transferKindAttribute];
+  assert(kind !== undefined && kind !== "", `record ${record.naturalKey} gives its transfer kind in ${rule.transferKindAttribute}`);
+  return kind;
+}
+
+/**
+ * The posting of a rule with `"insufficientFunds": "suspense"` that the debit account could not
+ * cover: the same transfer (key, kind, amount) with its debit leg taken from the suspense account
+ * the record names. The debit is the leg a funds check refuses (it reduces a customer account).
+ */
+export function suspenseTransferFor(record: CanonicalRecord, rule: PostingRule, refused: Transfer): Transfer {
+  assert(rule.insufficientFunds === "suspense" && rule.suspenseAttribute !== undefined, "suspenseTransferFor takes a rule that posts to suspense");
+  const suspense = record.attributes[rule.suspenseAttribute];
+  assert(suspense !== undefined && suspense !== "", `record ${record.naturalKey} names its suspense account in ${rule.suspenseAttribute}`);
+  return { ...refused, legs: refused.legs.map((leg) => (leg.direction === "D" ? { ...leg, accountId: suspense } : leg)) };
 }
 
 /** A return: the original's legs with their directions swapped, for the return's amount. */

@@ -49,8 +49,6 @@ const rooms: Room[] = [
  * test until it is removed.
  */
 const allowedDuringMove: AllowedImport[] = [
-  // reconciliation-messages.ts takes InboundContext/InboundDependencies/InboundResult from inbound.ts, which calls it back.
-  { from: "src/gateway/inbound.ts", to: "src/gateway/reconciliation-messages.ts", why: "lead-owned, moved by the record core work" },
 ];
 
 const root = path.resolve(import.meta.dirname, "../..");

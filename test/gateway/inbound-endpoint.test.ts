@@ -57,7 +57,7 @@ describe("the ISO 8583 scheme endpoint", () => {
     expect(repeat).toEqual(first);
     expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before - 1_250n);
     expect(await balance(db.pool, issuer.tenantId, gatewayAccounts.holds("EUR"))).toBeGreaterThanOrEqual(1_250n);
-    expect(await dedupReasons(`:${request.fields[11]}:`)).toEqual(["repeat"]);
+    expect(await dedupReasons(`:${request.fields[11]}:`)).toEqual(["duplicate"]);
   });
 
   it("answers a retransmitted 0100 from the stored response without a second hold", async () => {
@@ -67,7 +67,7 @@ describe("the ISO 8583 scheme endpoint", () => {
     const again = await client.request(request);
     expect(again).toEqual(first);
     expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before - 300n);
-    expect(await dedupReasons(`:${request.fields[11]}:`)).toEqual(["retransmission"]);
+    expect(await dedupReasons(`:${request.fields[11]}:`)).toEqual(["duplicate"]);
   });
 
   it("releases the hold once on a 0400 and acknowledges 0401 repeats without a second release", async () => {
@@ -122,7 +122,7 @@ describe("the ISO 8583 scheme endpoint", () => {
     const altered = await client.request({ ...request, mti: "0101", fields: { ...request.fields, 4: "000000000900" } });
     expect(altered.fields[39]).toBe("94");
     expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before);
-    expect(await dedupReasons(`:${request.fields[11]}:`)).toEqual(["duplicate_transmission_key"]);
+    expect(await dedupReasons(`:${request.fields[11]}:`)).toEqual(["conflict"]);
   });
 
   it("answers 94 to the same natural key with another card of the same issuer", async () => {

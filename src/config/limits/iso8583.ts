@@ -56,4 +56,7 @@ export const iso8583Limits = {
   reversalBatchRowsMax: 100,
   // STANs taken from the database per block: one counter write per 100 messages.
   stanBlockSize: 100,
+  // Issuer BINs whose tenant one process remembers (a BIN's tenant never changes once written):
+  // an issuer has tens to hundreds of BINs; past the bound a BIN is read from the database each time.
+  binRoutesCachedMax: 10_000,
 } as const;

@@ -29,4 +29,7 @@ export const iso8583ErrorCodes = {
   ISO8583_SCHEME_UNAVAILABLE: "The gateway has no signed-on scheme connection (or none is configured); nothing was sent or stored.",
   ISO8583_SCHEME_BUSY: "Every in-flight slot of the scheme connection stayed taken; nothing was sent or stored; retry with the same key.",
   ISO8583_CARD_AUTHORIZATION_INVALID: "The card authorization request does not match the published contract; nothing was sent.",
+  ISO8583_CARD_UNKNOWN: "An inbound original names a card of this issuer's BIN that nobody registered: declined (14) before its key was claimed; nothing posted.",
+  ISO8583_CURRENCY_NOT_SERVED: "An inbound original is in a currency the card's account is not held in: declined (12) before its key was claimed; nothing posted.",
+  ISO8583_PROCESSING_CODE_UNSUPPORTED: "An inbound original's processing code (DE 3) is not served for its kind of message (protocols/iso8583/processing-codes.json): declined (12) before its key was claimed; nothing posted.",
 } as const satisfies Record<string, string>;

@@ -4,5 +4,6 @@ export const recordErrorCodes = {
   RECORD_IDENTITY_CONFLICT: "The record carries the payment identity of a record that arrived through another channel with another amount, currency or creditor (or that was not applied): held for a person (a file) or refused (a request); nothing posted.",
   RECORD_ACCOUNT_UNKNOWN: "The record names a ledger account that does not exist: rejected before its key was claimed; nothing posted.",
   RECORD_ACCOUNT_CURRENCY_MISMATCH: "The record names a ledger account in another currency: rejected before its key was claimed; nothing posted.",
+  RECORD_POSTED_FROM_SUSPENSE: "The record's debit account could not cover it and its posting rule applies such records as advised (an ISO 8583 advice): posted with the debit leg taken from the suspense account the record names, for a person to settle.",
   RECORD_NOT_FOUND: "No record of this tenant has this natural key (nor carries it as its payment identity).",
 } as const satisfies Record<string, string>;

@@ -4,7 +4,7 @@ import type { Finding, Result } from "../../errors/finding.ts";
 import type { PostOutcome } from "../../ledger/post-outcome.ts";
 import { postTransfers } from "../../ledger/post-transfers.ts";
 import type { Transfer } from "../../ledger/transfer.ts";
-import { transferFor, type PartnerAccounts } from "../../normalize/posting-rules.ts";
+import { suspenseTransferFor, transferFor, type PartnerAccounts } from "../../normalize/posting-rules.ts";
 import { decide, undecided, type Candidate, type Decision, type RecordContext } from "../decision.ts";
 
 /** New records of "post" and "record" rules: transfers built by their rules and posted as one batch. */
@@ -38,10 +38,34 @@ function partnerAccountsOf(context: RecordContext, decision: Candidate): Partner
   return accounts;
 }
 
-/** Posts the decisions' transfers as one batch and turns each ledger outcome into the record's outcome. */
+/**
+ * Posts the decisions' transfers as one batch and turns each ledger outcome into the record's
+ * outcome. A transfer the funds refuse whose rule says `"insufficientFunds": "suspense"` (an ISO
+ * 8583 advice: the scheme decided in our stead) goes again in a second batch, its debit leg taken
+ * from the suspense account the record names, under the same key.
+ */
 export async function postAndDecide(tx: Tx, decisions: readonly Decision[]): Promise<void> {
   const results = await postTransfers(tx, decisions.map((d) => d.transfer as Transfer));
+  const toSuspense = decisions.flatMap((decision, index) => {
+    const result = results[index] as Result<PostOutcome, Finding>;
+    const short = !result.ok && result.error.code === "LEDGER_INSUFFICIENT_FUNDS";
+    return short && decision.rule?.insufficientFunds === "suspense" && decision.record ? [index] : [];
+  });
+  if (toSuspense.length > 0) {
+    const retried = toSuspense.map((index) => {
+      const decision = decisions[index] as Candidate;
+      decision.transfer = suspenseTransferFor(decision.record, decision.rule, decision.transfer as Transfer);
+      return decision.transfer;
+    });
+    const second = await postTransfers(tx, retried);
+    toSuspense.forEach((index, i) => { results[index] = second[i] as Result<PostOutcome, Finding>; });
+  }
   for (const [index, decision] of decisions.entries()) decideFromPosting(decision, results[index] as Result<PostOutcome, Finding>);
+  for (const index of toSuspense) {
+    const decision = decisions[index] as Candidate;
+    if (decision.outcome !== "applied") continue;
+    decide(decision, "applied", "RECORD_POSTED_FROM_SUSPENSE", `${decision.record.attributes[decision.rule.suspenseAttribute ?? ""] ?? "suspense"} took the debit the account could not cover: applied as advised`);
+  }
 }
 
 export function decideFromPosting(decision: Decision, result: Result<PostOutcome, Finding>): void {

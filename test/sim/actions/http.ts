@@ -1,4 +1,5 @@
 import { advanceProjection } from "../../../src/ledger/balance.ts";
+import { apiPaymentKeyOf } from "../../../src/normalize/from-api.ts";
 import { simBounds } from "../bounds.ts";
 import type { SimContext } from "../context.ts";
 import { httpCall, type HttpOutcome } from "../http.ts";
@@ -30,8 +31,8 @@ function learnPayment(world: World, intent: PaymentIntent | RefundIntent, outcom
   if (outcome.status === 201) intent.told = "applied";
   else if (code === "insufficient_funds") intent.told = better(intent.told, "declined");
   else if (code === "duplicate_client_reference") {
-    // The record core keeps a payment's repeat under its natural key; the simulation resends the same body, so a duplicate.
-    if (!outcome.replayed && endpointRefKind === "payment") sawDedup(world, "http", `api:${intent.clientReference}`, "duplicate");
+    // A payment's repeat is decided by the record core: a duplicate of its natural key api:<client_reference>.
+    if (!outcome.replayed && endpointRefKind === "payment") sawDedup(world, "http", apiPaymentKeyOf(intent.clientReference), "duplicate");
     intent.told = better(intent.told, "refused");
   } else intent.told = better(intent.told, "refused");
 }

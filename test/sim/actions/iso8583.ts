@@ -1,5 +1,6 @@
 import { cardRequest, reversalOf } from "../../../src/gateway/scheme-simulator.ts";
-import { identityOf, naturalKeyOf, textField } from "../../../src/gateway/messages.ts";
+import { textField } from "../../../src/gateway/messages.ts";
+import { identityOf, naturalKeyOf } from "../../../src/normalize/from-iso8583.ts";
 import type { Message } from "../../../src/protocols/iso8583/index.ts";
 import { simBounds } from "../bounds.ts";
 import type { SimContext } from "../context.ts";
@@ -49,7 +50,8 @@ async function sendOriginal(ctx: SimContext, original: IsoOriginal, message: Mes
   const code = response ? textField(response, 39) : undefined;
   if (code === undefined) return;
   if (original.responseCode === undefined) original.responseCode = code;
-  if (answeredBefore) sawDedup(ctx.world, "iso8583", original.naturalKey, message.mti.endsWith("1") ? "repeat" : "retransmission");
+  // The record core records a repeat or a retransmission alike: a duplicate of the key (the MTI is in its position).
+  if (answeredBefore) sawDedup(ctx.world, "iso8583", original.naturalKey, "duplicate");
 }
 
 export async function isoAuthorize(ctx: SimContext): Promise<void> {

@@ -1,0 +1,21 @@
+import type { CardKeys } from "../cards/card-key.ts";
+import type { Pool } from "../db/pool.ts";
+import type { Message } from "../protocols/iso8583/index.ts";
+
+/** What the issuer side's handlers share: their dependencies, the connection a message came on, and what they answer. */
+export interface InboundDependencies {
+  pool: Pool;
+  keys: CardKeys;
+}
+
+export interface InboundContext {
+  connection: string;   // which scheme connection, for dedup_event scope and rows
+}
+
+/** What happened, for the log line: identifiers and the decision only, never card data. */
+export interface InboundResult {
+  response: Message | undefined;
+  decision: string;
+  tenantId?: string;
+  naturalKey?: string;
+}

@@ -1,0 +1,157 @@
+import { createHash } from "node:crypto";
+import { finding, type Finding } from "../errors/finding.ts";
+import type { Message, Subfields } from "../protocols/iso8583/index.ts";
+import type { IngestRecord } from "./ingest-record.ts";
+
+/**
+ * ISO 8583 originals (0100/0101, 0120/0121, 0200/0201, 0220/0221) as canonical records, and the
+ * card channel's key rules: the natural key of ARCHITECTURE.md (MTI class + 32 + 33 + 11 + 7) and
+ * the fingerprint the gateway has always stored, so that rows written before the record core
+ * still compare equal. Pure: no database, no socket, no clock.
+ */
+
+export interface TransactionIdentity {
+  mtiClass: string;
+  acquirer: string;        // DE 32, padded to 11
+  forwarding: string;      // DE 33, padded to 11 ("00000000000" when absent)
+  stan: string;            // DE 11
+  transmission: string;    // DE 7 MMDDhhmmss
+}
+
+/** Field value as text; undefined when absent or not a plain text field. */
+function text(message: Message, fieldNumber: number): string | undefined {
+  const value = message.fields[fieldNumber];
+  return typeof value === "string" ? value : undefined;
+}
+
+// Institution identification codes (32, 33) are LL numeric fields of up to 11 digits; field 90
+// carries them zero-padded to 11. Keys use the padded form so that both spellings meet.
+export function institutionCode(value: string | undefined): string {
+  return (value ?? "").padStart(11, "0");
+}
+
+/** MTI without its origin digit: 0100 and its repeat 0101 are one transaction ("010"). */
+export function mtiClassOf(mti: string): string {
+  return mti.slice(0, 3);
+}
+
+/** The natural key of ARCHITECTURE.md: MTI class + 32 + 33 + 11 + 7. */
+export function naturalKeyOf(identity: TransactionIdentity): string {
+  return `iso8583:${identity.mtiClass}:${identity.acquirer}:${identity.forwarding}:${identity.stan}:${identity.transmission}`;
+}
+
+export function identityOf(message: Message): TransactionIdentity | undefined {
+  const stan = text(message, 11);
+  const transmission = text(message, 7);
+  const acquirer = text(message, 32);
+  if (stan === undefined || transmission === undefined || acquirer === undefined) return undefined;
+  return { mtiClass: mtiClassOf(message.mti), acquirer: institutionCode(acquirer), forwarding: institutionCode(text(message, 33)), stan, transmission };
+}
+
+/** The original's identity from a reversal's field 90 (original data elements). */
+export function originalIdentityOf(message: Message): TransactionIdentity | undefined {
+  const value = message.fields[90];
+  if (value === undefined || typeof value === "string" || Array.isArray(value)) return undefined;
+  const sub = value as Subfields;
+  const mti = sub.originalMessageTypeIdentifier;
+  const stan = sub.originalSystemTraceAuditNumber;
+  const transmission = sub.originalTransmissionDateTime;
+  if (mti === undefined || stan === undefined || transmission === undefined || !/^\d{4}$/.test(mti)) return undefined;
+  return {
+    mtiClass: mtiClassOf(mti), acquirer: institutionCode(sub.originalAcquiringInstitutionIdentificationCode),
+    forwarding: institutionCode(sub.originalForwardingInstitutionIdentificationCode), stan, transmission,
+  };
+}
+
+/** Hash of a card message's economically meaningful parts, in the gateway's historical form (sha256 over the parts joined by U+001F). */
+export function messageFingerprintOf(parts: readonly string[]): string {
+  return createHash("sha256").update(parts.join("\u001f")).digest("hex");
+}
+
+/**
+ * An original's fingerprint: class, card (keyed hash), amount, currency, and the transaction type
+ * (a refund is not a purchase). A purchase (type 00) leaves the type out, as it did before
+ * processing codes were served, so its stored fingerprints still compare equal.
+ */
+export function originalFingerprintOf(original: { mtiClass: string; cardHash: string; amountMinor: bigint; currency: string; transactionType: string }): string {
+  return messageFingerprintOf([
+    original.mtiClass, original.cardHash, original.amountMinor.toString(), original.currency,
+    ...(original.transactionType === "00" ? [] : [`type:${original.transactionType}`]),
+  ]);
+}
+
+/** What a processing code (DE 3) does for one kind of message: protocols/iso8583/processing-codes.json. */
+export type MessageKind = "authorization" | "authorizationAdvice" | "financial" | "financialAdvice";
+export type ProcessingAccount = "customer" | "holds" | "scheme";
+export type ProcessingRule =
+  | { action: "post"; kind: string; debit: ProcessingAccount; credit: ProcessingAccount }
+  | { action: "approve" }
+  | { action: "balance" };
+
+/** An original whose format the gateway checked, with what routing found for its card. */
+export interface CardOriginal {
+  tenantId: string;
+  mti: string;
+  messageKind: MessageKind;
+  identity: TransactionIdentity;
+  retrievalReferenceNumber: string | undefined;    // DE 37 RRN
+  cardHash: string;
+  amountMinor: bigint;
+  currency: string;                                // ISO 4217 alphabetic, from DE 49
+  transactionType: string;                         // DE 3 positions 1-2
+  rule: ProcessingRule | undefined;                // undefined: the code is not served for this kind of message
+  account: { accountId: string; currency: string } | undefined;   // the card's account; undefined: the card is not registered
+  gatewayAccounts: { holds: string; scheme: string; suspense: string };  // the issuer's gateway accounts in the message's currency
+  position: string;                                // identifiers only: MTI, STAN, RRN
+  connection: string;
+  valueDate: string;                               // YYYY-MM-DD, the day the message was decided
+}
+
+/** The record kind per message kind for a processing code that posts: protocols/posting-rules/iso8583.json has one rule each. */
+const postingKinds: Readonly<Record<MessageKind, string>> = {
+  authorization: "authorization", authorizationAdvice: "authorization_advice", financial: "financial", financialAdvice: "financial_advice",
+};
+
+/**
+ * An original as the canonical record `iso8583:<class>:<acquirer>:<forwarding>:<stan>:<transmission>`.
+ * Its rule's accounts (customer, holds, scheme) are resolved into the attributes the posting rule's
+ * named legs read (`debitAccount`, `creditAccount`), with the transfer kind the processing code
+ * names and the suspense account an advice falls back on. Input problems (a card nobody
+ * registered, a currency the card's account does not serve, a processing code not served) reject
+ * the record: it claims no key.
+ */
+export function cardOriginalRecord(original: CardOriginal): IngestRecord {
+  const base = { index: 1, position: original.position, linkIds: [], originalIds: [] };
+  const rejection = inputProblemOf(original);
+  if (rejection !== undefined) return { ...base, rejection };
+  const rule = original.rule as ProcessingRule;
+  const account = original.account as NonNullable<CardOriginal["account"]>;
+  const naturalKey = naturalKeyOf(original.identity);
+  const attributes: Record<string, string> = { mti: original.mti, transactionType: original.transactionType, customerAccount: account.accountId };
+  if (original.retrievalReferenceNumber !== undefined) attributes.retrievalReferenceNumber = original.retrievalReferenceNumber;
+  if (rule.action === "post") {
+    const accountOf = (name: ProcessingAccount) => (name === "customer" ? account.accountId : original.gatewayAccounts[name]);
+    Object.assign(attributes, { debitAccount: accountOf(rule.debit), creditAccount: accountOf(rule.credit), transferKind: rule.kind, suspenseAccount: original.gatewayAccounts.suspense });
+  }
+  return {
+    ...base,
+    record: {
+      tenantId: original.tenantId, channel: "iso8583", naturalKey, intentId: original.retrievalReferenceNumber ?? naturalKey,
+      kind: rule.action === "post" ? postingKinds[original.messageKind] : rule.action === "approve" ? "approval" : "balance_inquiry",
+      amount: original.amountMinor, currency: original.currency, valueDate: original.valueDate,
+      fingerprint: originalFingerprintOf({ ...original, mtiClass: original.identity.mtiClass }),
+      source: { connection: original.connection, position: original.position, ref: `iso8583:${original.mti}:${naturalKey}` },
+      attributes,
+    },
+  };
+}
+
+/** In the order the gateway has always declined them: card (14), then account currency, then processing code (both 12). */
+function inputProblemOf(original: CardOriginal): Finding | undefined {
+  if (original.account === undefined) return finding("ISO8583_CARD_UNKNOWN", "no card of this issuer has this card number", { fieldPath: ["2"] });
+  if (original.account.currency !== original.currency) {
+    return finding("ISO8583_CURRENCY_NOT_SERVED", `the card's account is held in ${original.account.currency}, the message is in ${original.currency}`, { fieldPath: ["49"] });
+  }
+  if (original.rule === undefined) return finding("ISO8583_PROCESSING_CODE_UNSUPPORTED", `transaction type ${original.transactionType} is not served for this kind of message`, { fieldPath: ["3"] });
+  return undefined;
+}
