@@ -64,11 +64,11 @@ export async function runReconciliation(
   const summary = await withTransaction(pool, async (tx) => {
     // Set-sized statements: sorts and hashes in memory, not spilled to disk (limits.recon.runWorkMemMb).
     await tx.query(`SET LOCAL work_mem = '${limits.recon.runWorkMemMb}MB'`);
-    const matched = await matchInDatabase(tx, { tenantId, accountId, loadFrom, loadTo, from, to, rules: leadingSetRules(rules), keepPairs: input.dryRun !== true });
+    const matched = await matchInDatabase(tx, { tenantId, accountId, currency: account.currency, loadFrom, loadTo, from, to, rules: leadingSetRules(rules), keepPairs: input.dryRun !== true });
     if (matched.items + matched.transfers > limits.recon.runItemsMax) return undefined;
     // Only what the set-based matching left is read into memory, and only when there is any.
     const theirs = matched.itemsLeft > 0 ? await theirItems(tx, tenantId, accountId, loadFrom, loadTo) : [];
-    const ours = matched.transfersLeft > 0 ? await ourTransfers(tx, tenantId) : [];
+    const ours = matched.transfersLeft > 0 ? await ourTransfers(tx, tenantId, account.currency) : [];
     const results = reconcile(theirs, ours, rules, inPeriod);
     const runId = hashOf([tenantId, accountId, from, to, rules.version, matched.theirsDigest, "|", matched.oursDigest], "rrn_");
     const counted: RunSummary = { runId, accountId, from, to, matched: matched.matched, differences: noDifferences(), dryRun: input.dryRun === true, alreadyRun: false };

@@ -16,7 +16,7 @@ import type { MatchingRule, MatchingRules } from "./matching-rules.ts";
  * takes the same pairs as one pass that names, for each pair, the first rule accepting it.
  *
  *   recon_left_item (item_key)                                             their items left
- *   recon_left_transfer (transfer_key, value_date, signed_minor, currency) our transfers left
+ *   recon_left_transfer (transfer_key, value_date, signed_minor)           our transfers left
  *   recon_prematch (item_key, transfer_key, rule, theirs_minor, ours_minor, in_period), when kept
  */
 export function leadingSetRules(rules: MatchingRules): MatchingRule[] {
@@ -31,6 +31,7 @@ export function leadingSetRules(rules: MatchingRules): MatchingRule[] {
 export interface SetMatchInput {
   tenantId: string;
   accountId: string;
+  currency: string;   // the account's: every entry on it is in it (migration 0009)
   loadFrom: string;   // the period widened by the widest rule window: what both sides are read over
   loadTo: string;
   from: string;       // the period itself
@@ -53,23 +54,29 @@ export interface SetMatchSummary {
 // its entries there (a debit is money in at the bank: positive). Left out: reconciliation
 // corrections (they answer a difference, which keeps its own state), a transfer that nets to
 // nothing, and a posting together with its compensation when both moved the account over the dates
-// (the bank never saw either; a corrected record's replacement stands for it).
+// (the bank never saw either; a corrected record's replacement stands for it). Every entry on the
+// account is in the account's currency (migration 0009), so the currency is the account's.
+// Each transfer carries its share of the run's identity: a 64-bit hash of its key, net and date.
 const OUR_SIDE = `
-  moved AS MATERIALIZED (
-    SELECT e.transfer_key, min(e.value_date) AS value_date, min(e.currency) AS currency,
-           sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END)::bigint AS signed_minor
-      FROM ledger_entry e
-     WHERE e.tenant_id = $1 AND e.account_id = $2 AND e.value_date BETWEEN $3::date AND $4::date
-     GROUP BY e.transfer_key
+  left_out AS (
+    SELECT t.transfer_key FROM transfer t WHERE t.tenant_id = $1 AND t.kind = 'recon_correction'
+    UNION ALL
+    SELECT c.compensated_key FROM compensation c JOIN ledger_entry pair ON pair.tenant_id = c.tenant_id AND pair.transfer_key = c.compensation_key
+     WHERE c.tenant_id = $1 AND pair.account_id = $2 AND pair.value_date BETWEEN $3::date AND $4::date
+    UNION ALL
+    SELECT c.compensation_key FROM compensation c JOIN ledger_entry pair ON pair.tenant_id = c.tenant_id AND pair.transfer_key = c.compensated_key
+     WHERE c.tenant_id = $1 AND pair.account_id = $2 AND pair.value_date BETWEEN $3::date AND $4::date
   ),
   ours AS MATERIALIZED (
-    SELECT m.transfer_key, m.value_date, m.signed_minor, m.currency FROM moved m
+    SELECT m.transfer_key, m.value_date, m.signed_minor, $7::char(3) AS currency,
+           hash_record_extended((m.transfer_key, m.signed_minor, m.value_date), 0) AS transfer_hash
+      FROM (SELECT e.transfer_key, min(e.value_date) AS value_date,
+                   sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END)::bigint AS signed_minor
+              FROM ledger_entry e
+             WHERE e.tenant_id = $1 AND e.account_id = $2 AND e.value_date BETWEEN $3::date AND $4::date
+               AND NOT EXISTS (SELECT 1 FROM left_out x WHERE x.transfer_key = e.transfer_key)
+             GROUP BY e.transfer_key) m
      WHERE m.signed_minor <> 0
-       AND NOT EXISTS (SELECT 1 FROM transfer t WHERE t.tenant_id = $1 AND t.kind = 'recon_correction' AND t.transfer_key = m.transfer_key)
-       AND NOT EXISTS (SELECT 1 FROM compensation c JOIN moved pair ON pair.transfer_key = c.compensation_key
-                        WHERE c.tenant_id = $1 AND c.compensated_key = m.transfer_key)
-       AND NOT EXISTS (SELECT 1 FROM compensation c JOIN moved pair ON pair.transfer_key = c.compensated_key
-                        WHERE c.tenant_id = $1 AND c.compensation_key = m.transfer_key)
   )`;
 
 // References. Theirs: recon_item_ref (migration 0017), a row per reference value of an item rules
@@ -77,17 +84,17 @@ const OUR_SIDE = `
 // client_reference, the record's natural key and its link ids without their tag.
 const REFERENCES = `
   their_ref AS (
-    SELECT item_key, ref, booking_date, signed_minor, currency, status FROM recon_item_ref
+    SELECT item_key, ref, booking_date, signed_minor, currency, item_hash FROM recon_item_ref
      WHERE tenant_id = $1 AND account_id = $2 AND booking_date BETWEEN $3::date AND $4::date
   ),
   our_ref AS (
-    SELECT transfer_key, transfer_key AS ref, value_date, signed_minor, currency FROM ours
+    SELECT transfer_key, transfer_key AS ref, value_date, signed_minor, currency, transfer_hash FROM ours
     UNION ALL
-    SELECT o.transfer_key, p.client_reference, o.value_date, o.signed_minor, o.currency
+    SELECT o.transfer_key, p.client_reference, o.value_date, o.signed_minor, o.currency, o.transfer_hash
       FROM ours o JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = o.transfer_key
      WHERE length(p.client_reference) > 0
     UNION ALL
-    SELECT o.transfer_key, v.ref, o.value_date, o.signed_minor, o.currency
+    SELECT o.transfer_key, v.ref, o.value_date, o.signed_minor, o.currency, o.transfer_hash
       FROM ours o JOIN ingest_record_key k ON k.tenant_id = $1 AND k.transfer_key = o.transfer_key
       CROSS JOIN LATERAL (VALUES (k.natural_key), (substr(k.link_id1, strpos(k.link_id1, ':') + 1)),
                                  (substr(k.link_id2, strpos(k.link_id2, ':') + 1))) AS v(ref)
@@ -105,32 +112,34 @@ function ruleCase(rules: readonly MatchingRule[], firstParam: number): string {
   return `CASE ${whens.join(" ")} END`;
 }
 
+const FIRST_RULE_PARAM = 8; // $1..$7: tenant, account, load from/to, period from/to, currency
+
 // Every item and every transfer reaches exactly one row of "final": a pair (both keys: each names
 // only the other), or one side alone. Uniqueness is min = max of the other side's key over the
 // edges (hash aggregates, no sort), and the pair is found by one full join of the two aggregates,
-// which also yields what is left: nothing is joined back and nothing is anti-joined.
+// which also yields what is left: nothing is joined back and nothing is anti-joined. The amounts
+// of a pair are carried only when the pairs are kept (a stored run).
 function matchSql(rules: readonly MatchingRule[], keepPairs: boolean): string {
-  const namesParam = 7 + 2 * rules.length;
+  const namesParam = FIRST_RULE_PARAM + 2 * rules.length;
+  const amounts = keepPairs ? ", min(theirs_minor) AS theirs_minor, min(ours_minor) AS ours_minor" : "";
   return `WITH ${OUR_SIDE}, ${REFERENCES},
   edge AS (
-    SELECT r.item_key, r.booking_date, r.signed_minor AS theirs_minor, r.status, o.transfer_key, o.signed_minor AS ours_minor,
-           ${ruleCase(rules, 7)} AS rule,
+    SELECT r.item_key, r.item_hash, o.transfer_key, o.transfer_hash${keepPairs ? ", r.signed_minor AS theirs_minor, o.signed_minor AS ours_minor" : ""},
+           ${ruleCase(rules, FIRST_RULE_PARAM)} AS rule,
            (r.booking_date BETWEEN $5::date AND $6::date OR o.value_date BETWEEN $5::date AND $6::date) AS in_period
       FROM their_ref r FULL JOIN our_ref o ON o.ref = r.ref
   ),
   per_item AS (
     SELECT item_key, CASE WHEN min(transfer_key) = max(transfer_key) THEN min(transfer_key) END AS only_transfer,
-           min(rule) AS rule, bool_or(in_period) AS in_period, min(theirs_minor) AS theirs_minor, min(ours_minor) AS ours_minor,
-           hashtextextended(item_key || '=' || min(theirs_minor) || ':' || CASE min(status) WHEN 'pending' THEN 'p' ELSE 'b' END
-                            || ':' || to_char(min(booking_date), 'YYYY-MM-DD'), 0) AS item_hash
+           min(rule) AS rule, bool_or(in_period) AS in_period, min(item_hash) AS item_hash${amounts}
       FROM edge WHERE item_key IS NOT NULL GROUP BY item_key
   ),
   per_transfer AS (
-    SELECT transfer_key, CASE WHEN min(item_key) = max(item_key) THEN min(item_key) END AS only_item
+    SELECT transfer_key, CASE WHEN min(item_key) = max(item_key) THEN min(item_key) END AS only_item, min(transfer_hash) AS transfer_hash
       FROM edge WHERE transfer_key IS NOT NULL GROUP BY transfer_key
   ),
   final AS MATERIALIZED (
-    SELECT i.item_key, t.transfer_key, i.rule, i.in_period, i.theirs_minor, i.ours_minor, i.item_hash,
+    SELECT i.item_key, t.transfer_key, i.rule, i.in_period, i.item_hash, t.transfer_hash${keepPairs ? ", i.theirs_minor, i.ours_minor" : ""},
            (i.item_key IS NOT NULL AND t.transfer_key IS NOT NULL AND i.rule IS NOT NULL) AS taken
       FROM per_item i FULL JOIN per_transfer t ON t.transfer_key = i.only_transfer AND t.only_item = i.item_key
   ),
@@ -138,8 +147,8 @@ function matchSql(rules: readonly MatchingRule[], keepPairs: boolean): string {
     INSERT INTO recon_left_item (item_key) SELECT item_key FROM final WHERE item_key IS NOT NULL AND NOT taken
   ),
   transfers_left AS (
-    INSERT INTO recon_left_transfer (transfer_key, value_date, signed_minor, currency)
-    SELECT o.transfer_key, o.value_date, o.signed_minor, o.currency FROM ours o JOIN final f ON f.transfer_key = o.transfer_key WHERE NOT f.taken
+    INSERT INTO recon_left_transfer (transfer_key, value_date, signed_minor)
+    SELECT o.transfer_key, o.value_date, o.signed_minor FROM ours o JOIN final f ON f.transfer_key = o.transfer_key WHERE NOT f.taken
   )${keepPairs ? `,
   pairs AS (
     INSERT INTO recon_prematch (item_key, transfer_key, rule, theirs_minor, ours_minor, in_period)
@@ -151,8 +160,7 @@ function matchSql(rules: readonly MatchingRule[], keepPairs: boolean): string {
          count(*) FILTER (WHERE item_key IS NOT NULL AND NOT taken)::int AS items_left,
          count(*) FILTER (WHERE transfer_key IS NOT NULL AND NOT taken)::int AS transfers_left,
          count(*) FILTER (WHERE item_key IS NOT NULL) || ':' || coalesce(sum(item_hash), 0) AS theirs_digest,
-         (SELECT count(*) || ':' || coalesce(sum(hashtextextended(transfer_key || '=' || signed_minor || ':' || to_char(value_date, 'YYYY-MM-DD'), 0)), 0)
-            FROM ours) AS ours_digest
+         count(*) FILTER (WHERE transfer_key IS NOT NULL) || ':' || coalesce(sum(transfer_hash), 0) AS ours_digest
     FROM final`;
 }
 
@@ -165,13 +173,13 @@ function matchSql(rules: readonly MatchingRule[], keepPairs: boolean): string {
  */
 export async function matchInDatabase(tx: Tx, input: SetMatchInput): Promise<SetMatchSummary> {
   await tx.query(`CREATE TEMP TABLE recon_left_item (item_key text NOT NULL) ON COMMIT DROP;
-                  CREATE TEMP TABLE recon_left_transfer (transfer_key text NOT NULL, value_date date NOT NULL, signed_minor bigint NOT NULL, currency char(3) NOT NULL) ON COMMIT DROP`);
+                  CREATE TEMP TABLE recon_left_transfer (transfer_key text NOT NULL, value_date date NOT NULL, signed_minor bigint NOT NULL) ON COMMIT DROP`);
   if (input.keepPairs) {
     await tx.query(`CREATE TEMP TABLE recon_prematch (item_key text NOT NULL, transfer_key text NOT NULL, rule text NOT NULL,
                                                       theirs_minor bigint NOT NULL, ours_minor bigint NOT NULL, in_period boolean NOT NULL) ON COMMIT DROP`);
   }
   await tx.query("SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL jit = off");
-  const params: unknown[] = [input.tenantId, input.accountId, input.loadFrom, input.loadTo, input.from, input.to];
+  const params: unknown[] = [input.tenantId, input.accountId, input.loadFrom, input.loadTo, input.from, input.to, input.currency];
   for (const rule of input.rules) params.push(rule.amount.driftMinor, rule.dateWindowDays);
   if (input.keepPairs) params.push(input.rules.map((r) => r.name));
   const { rows } = await tx.query<{ items: number; transfers: number; matched: number; items_left: number; transfers_left: number; theirs_digest: string; ours_digest: string }>(

@@ -58,17 +58,17 @@ interface TransferRow {
 /**
  * Our side as the in-memory matcher needs it: the transfers the set-based matching left
  * (recon_left_transfer, set-matching.ts: net on the account, corrections and compensated pairs
- * already left out), with the references the channel that made each knows: an HTTP payment's
+ * already left out; every entry on the account is in its currency), with the references the channel that made each knows: an HTTP payment's
  * client_reference, a file record's natural key and its end-to-end ids (UETR, EndToEndId, ACH trace).
  */
-export async function ourTransfers(db: Queryable, tenantId: string): Promise<OurTransfer[]> {
+export async function ourTransfers(db: Queryable, tenantId: string, currency: string): Promise<OurTransfer[]> {
   const { rows } = await db.query<TransferRow>(
-    `SELECT o.transfer_key, to_char(o.value_date, 'YYYY-MM-DD') AS value_date, o.signed_minor::text, o.currency,
+    `SELECT o.transfer_key, to_char(o.value_date, 'YYYY-MM-DD') AS value_date, o.signed_minor::text, $2::text AS currency,
             p.client_reference, k.natural_key, k.link_id1, k.link_id2
        FROM recon_left_transfer o
        LEFT JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = o.transfer_key
        LEFT JOIN ingest_record_key k ON k.tenant_id = $1 AND k.transfer_key = o.transfer_key`,
-    [tenantId],
+    [tenantId, currency],
   );
   return rows.map((row) => ({
     transferKey: row.transfer_key, valueDate: row.value_date, amountSigned: BigInt(row.signed_minor), currency: row.currency,
