@@ -18,8 +18,8 @@ CREATE TABLE recon_item_ref (
   currency       char(3) NOT NULL,
   status         text    NOT NULL,
   -- The item's share of a run's identity (src/recon/set-matching.ts): a 64-bit hash of its key,
-  -- signed amount, status and booking date (PostgreSQL's hash functions, the ones hash
-  -- partitioning relies on, so stable across versions), computed once here, not on every run.
+  -- signed amount, status and booking date (hashtextextended, the function hash partitioning of
+  -- text relies on, so stable across versions), computed once here, not on every run.
   item_hash      bigint  NOT NULL,
   PRIMARY KEY (tenant_id, account_id, item_key, ref)
 );
@@ -42,8 +42,9 @@ LANGUAGE sql IMMUTABLE AS $$
 $$;
 
 CREATE FUNCTION recon_item_hash(item_key text, signed_minor bigint, status text, booking_date date) RETURNS bigint
-LANGUAGE sql IMMUTABLE AS $$
-  SELECT hash_record_extended((item_key, signed_minor, status, booking_date), 0)
+LANGUAGE sql STABLE AS $$
+  SELECT hashtextextended(item_key || '=' || signed_minor || ':' || CASE status WHEN 'pending' THEN 'p' ELSE 'b' END
+                          || ':' || to_char(booking_date, 'YYYY-MM-DD'), 0)
 $$;
 
 CREATE FUNCTION recon_item_ref_insert() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -69,7 +69,7 @@ const OUR_SIDE = `
   ),
   ours AS MATERIALIZED (
     SELECT m.transfer_key, m.value_date, m.signed_minor, $7::char(3) AS currency,
-           hash_record_extended((m.transfer_key, m.signed_minor, m.value_date), 0) AS transfer_hash
+           hashtextextended(m.transfer_key || '=' || m.signed_minor || ':' || to_char(m.value_date, 'YYYY-MM-DD'), 0) AS transfer_hash
       FROM (SELECT e.transfer_key, min(e.value_date) AS value_date,
                    sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END)::bigint AS signed_minor
               FROM ledger_entry e
