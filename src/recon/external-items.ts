@@ -5,7 +5,7 @@ import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { findAccount } from "../ledger/accounts.ts";
 import type { ExternalItem, ExternalStatementHead } from "../protocols/statement/external-item.ts";
-import { readExternalFile, type ExternalFormat } from "./read-external-file.ts";
+import { detectExternalFormat, readExternalItems, type ExternalFormat } from "./read-external-file.ts";
 
 export interface ImportSummary {
   importId: string;
@@ -23,7 +23,9 @@ export interface ImportSummary {
  * Imports the other side of a reconciliation for one settlement account, idempotently: the same
  * bytes again change nothing; an item whose identity an earlier import brought with the same
  * content is counted as seen before; one listed twice, or again with other content, is kept as a
- * duplicate of the first. Any error in the file refuses it whole (nothing stored).
+ * duplicate of the first. Any error in the file refuses it whole (nothing stored). Items are
+ * stored in batches as they are read, never held all at once: a refusal found later in the file
+ * undoes the batches already stored (the import's savepoint).
  */
 export async function importExternalFile(
   pool: Pool, input: { tenantId: string; accountId: string; name: string; content: Buffer; format?: ExternalFormat },
@@ -35,27 +37,40 @@ export async function importExternalFile(
   const importId = `rim_${createHash("sha256").update(`${input.tenantId}\u0000${input.accountId}\u0000${sha256}`).digest("hex").slice(0, 24)}`;
   const earlier = await importSummaryOf(pool, input.tenantId, importId);
   if (earlier) return ok({ ...earlier, alreadyImported: true });
-
-  const read = await readExternalFile(input.content, input.format, limits.recon);
-  if (!read.ok) return read;
-  const { format, items, head, warnings } = read.value;
-  const wrongCurrency = items.find((item) => item.currency !== account.currency);
-  if (wrongCurrency || (head.currency && head.currency !== account.currency)) {
-    return fail([finding("RECON_CURRENCY_MISMATCH", `the file is in ${wrongCurrency?.currency ?? head.currency}, account ${input.accountId} in ${account.currency}`, { field: "currency" })]);
-  }
-  return ok(await withTransaction(pool, async (tx) => {
+  const chosen = input.format ?? detectExternalFormat(input.content);
+  if (!chosen) return fail([finding("RECON_FORMAT_UNKNOWN", "the file is neither camt.053/054 XML, a NACHA file, nor a CSV with an amount column", {})]);
+  return withTransaction(pool, async (tx): Promise<Result<ImportSummary, Finding[]>> => {
+    await tx.query("SAVEPOINT recon_import");
     // The import row first (its items refer to it); a concurrent import of the same bytes waits
     // here on the unique content hash and then finds it imported.
     const claimed = await tx.query(
       `INSERT INTO recon_import (tenant_id, import_id, account_id, format, name, content_sha256, statement_ref, items, duplicates, findings)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, 0, 0, $8) ON CONFLICT DO NOTHING`,
-      [input.tenantId, importId, input.accountId, format, input.name, sha256, head.statementRef ?? null, JSON.stringify(warnings)],
+       VALUES ($1, $2, $3, $4, $5, $6, NULL, 0, 0, '[]') ON CONFLICT DO NOTHING`,
+      [input.tenantId, importId, input.accountId, chosen, input.name, sha256],
     );
-    if (claimed.rowCount === 0) return { ...(await importSummaryOf(tx, input.tenantId, importId) as ImportSummary), alreadyImported: true };
-    const stored = await storeItems(tx, input.tenantId, input.accountId, importId, items);
-    await tx.query("UPDATE recon_import SET items = $3, duplicates = $4 WHERE tenant_id = $1 AND import_id = $2", [input.tenantId, importId, stored.items, stored.duplicates]);
-    return { importId, accountId: input.accountId, format, ...stored, alreadyImported: false, statement: head, warnings };
-  }));
+    if (claimed.rowCount === 0) return ok({ ...(await importSummaryOf(tx, input.tenantId, importId) as ImportSummary), alreadyImported: true });
+    const store = itemStore(tx, input.tenantId, input.accountId, importId);
+    let wrongCurrency: string | undefined;
+    const read = await readExternalItems(input.content, chosen, limits.recon, limits.recon.insertBatchItemsMax, async (items) => {
+      wrongCurrency ??= items.find((item) => item.currency !== account.currency)?.currency;
+      if (wrongCurrency === undefined) await store.add(items);
+    });
+    const refusal = !read.ok ? read.error : read.value.findings.filter((f) => f.severity === "error");
+    if (refusal.length === 0 && read.ok && (wrongCurrency !== undefined || (read.value.head.currency && read.value.head.currency !== account.currency))) {
+      refusal.push(finding("RECON_CURRENCY_MISMATCH", `the file is in ${wrongCurrency ?? read.value.head.currency}, account ${input.accountId} in ${account.currency}`, { field: "currency" }));
+    }
+    if (!read.ok || refusal.length > 0) {
+      await tx.query("ROLLBACK TO SAVEPOINT recon_import");
+      return fail(refusal);
+    }
+    const { format, head, findings } = read.value;
+    const warnings = findings.filter((f) => f.severity !== "error");
+    await tx.query(
+      "UPDATE recon_import SET statement_ref = $3, items = $4, duplicates = $5, findings = $6 WHERE tenant_id = $1 AND import_id = $2",
+      [input.tenantId, importId, head.statementRef ?? null, store.counts.items, store.counts.duplicates, JSON.stringify(warnings)],
+    );
+    return ok({ importId, accountId: input.accountId, format, ...store.counts, alreadyImported: false, statement: head, warnings });
+  });
 }
 
 async function importSummaryOf(db: Queryable, tenantId: string, importId: string): Promise<ImportSummary | undefined> {
@@ -77,29 +92,34 @@ interface StoredCounts {
   duplicates: number;
 }
 
-/** Inserts the items in bounded batches; sorts out repeats of identities already stored. */
-async function storeItems(tx: Tx, tenantId: string, accountId: string, importId: string, items: ExternalItem[]): Promise<StoredCounts> {
+/**
+ * Stores items batch by batch as they are read (each batch one INSERT of at most
+ * limits.recon.insertBatchItemsMax) and sorts out repeats: of an identity this file listed before,
+ * and of one an earlier import stored.
+ */
+function itemStore(tx: Tx, tenantId: string, accountId: string, importId: string): { counts: StoredCounts; add(items: ExternalItem[]): Promise<void> } {
   const counts: StoredCounts = { items: 0, seenBefore: 0, duplicates: 0 };
   const inThisFile = new Set<string>();
-  for (let start = 0; start < items.length; start += limits.recon.insertBatchItemsMax) {
-    const batch = items.slice(start, start + limits.recon.insertBatchItemsMax);
-    const fresh: ExternalItem[] = [];
-    const repeated: ExternalItem[] = [];
-    for (const item of batch) {
-      if (inThisFile.has(item.itemKey)) repeated.push(item);
-      else { inThisFile.add(item.itemKey); fresh.push(item); }
-    }
-    const inserted = await insertItems(tx, tenantId, accountId, importId, fresh);
-    const known = fresh.filter((item) => !inserted.has(item.itemKey));
-    const { same, booked } = await sameAsStored(tx, tenantId, accountId, known);
-    await markBooked(tx, tenantId, accountId, booked);
-    counts.items += inserted.size;
-    counts.seenBefore += same.size;
-    const duplicates = [...repeated, ...known.filter((item) => !same.has(item.itemKey))];
-    await insertItems(tx, tenantId, accountId, importId, duplicates.map((item) => ({ ...item, itemKey: `${item.itemKey}#dup:${importId}:${item.position}`, duplicateOf: item.itemKey })));
-    counts.duplicates += duplicates.length;
-  }
-  return counts;
+  return {
+    counts,
+    async add(batch) {
+      const fresh: ExternalItem[] = [];
+      const repeated: ExternalItem[] = [];
+      for (const item of batch) {
+        if (inThisFile.has(item.itemKey)) repeated.push(item);
+        else { inThisFile.add(item.itemKey); fresh.push(item); }
+      }
+      const inserted = await insertItems(tx, tenantId, accountId, importId, fresh);
+      const known = fresh.filter((item) => !inserted.has(item.itemKey));
+      const { same, booked } = await sameAsStored(tx, tenantId, accountId, known);
+      await markBooked(tx, tenantId, accountId, booked);
+      counts.items += inserted.size;
+      counts.seenBefore += same.size;
+      const duplicates = [...repeated, ...known.filter((item) => !same.has(item.itemKey))];
+      await insertItems(tx, tenantId, accountId, importId, duplicates.map((item) => ({ ...item, itemKey: `${item.itemKey}#dup:${importId}:${item.position}`, duplicateOf: item.itemKey })));
+      counts.duplicates += duplicates.length;
+    },
+  };
 }
 
 async function insertItems(tx: Tx, tenantId: string, accountId: string, importId: string, items: Array<ExternalItem & { duplicateOf?: string }>): Promise<Set<string>> {

@@ -25,32 +25,62 @@ export function detectExternalFormat(content: Buffer): ExternalFormat | undefine
   return firstLine.includes("amount") && firstLine.includes(",") ? "csv" : undefined;
 }
 
-/** Reads a whole external file into items; any error-severity finding refuses it. */
-export async function readExternalFile(content: Buffer, format: ExternalFormat | undefined, bounds: typeof reconLimits): Promise<Result<ExternalFile, Finding[]>> {
+export interface ExternalRead {
+  format: ExternalFormat;
+  head: ExternalStatementHead;
+  findings: Finding[];        // errors and warnings, in the order found
+}
+
+/**
+ * Reads an external file item by item, handing the items to `onItems` in batches of at most
+ * `batchItemsMax` as they are read, so that a large statement is never held as one array of
+ * items: a camt document is parsed as a stream; CSV and ACH totals are read whole (their items
+ * are rows and batch totals) and handed on in batches. Errors are findings of the result: the
+ * caller refuses the file (and undoes what it did with the batches) when there is any.
+ */
+export async function readExternalItems(
+  content: Buffer, format: ExternalFormat | undefined, bounds: typeof reconLimits, batchItemsMax: number, onItems: (items: ExternalItem[]) => Promise<void>,
+): Promise<Result<ExternalRead, Finding[]>> {
   if (content.length > bounds.fileBytesMax) return fail([finding("RECON_ENTRIES_TOO_MANY", `the file exceeds ${bounds.fileBytesMax} bytes`, { byteOffset: bounds.fileBytesMax })]);
   const chosen = format ?? detectExternalFormat(content);
   if (!chosen) return fail([finding("RECON_FORMAT_UNKNOWN", "the file is neither camt.053/054 XML, a NACHA file, nor a CSV with an amount column", {})]);
+  if (chosen === "camt053" || chosen === "camt054") return ok({ format: chosen, ...(await readCamt(content, bounds, batchItemsMax, onItems)) });
   const read: { items: ExternalItem[]; findings: Finding[]; head?: ExternalStatementHead } =
-    chosen === "csv" ? readExternalCsv(content.toString("utf8"), bounds.itemsMax)
-      : chosen === "ach" ? readAchTotals(content, bounds.itemsMax)
-        : readCamt(content, bounds);
-  const errors = read.findings.filter((f) => f.severity === "error");
-  if (errors.length > 0) return fail(errors);
-  return ok({ format: chosen, items: read.items, head: read.head ?? {}, warnings: read.findings.filter((f) => f.severity !== "error") });
+    chosen === "csv" ? readExternalCsv(content.toString("utf8"), bounds.itemsMax) : readAchTotals(content, bounds.itemsMax);
+  for (let start = 0; start < read.items.length; start += batchItemsMax) await onItems(read.items.slice(start, start + batchItemsMax));
+  return ok({ format: chosen, head: read.head ?? {}, findings: read.findings });
 }
 
-function readCamt(content: Buffer, bounds: typeof reconLimits): { items: ExternalItem[]; findings: Finding[]; head?: ExternalStatementHead } {
-  const reader = new CamtStatementReader({ itemsMax: bounds.itemsMax, partsPerItemMax: bounds.partsPerItemMax, findingsMax: bounds.findingsMax });
+/** Reads a whole external file into items; any error-severity finding refuses it. */
+export async function readExternalFile(content: Buffer, format: ExternalFormat | undefined, bounds: typeof reconLimits): Promise<Result<ExternalFile, Finding[]>> {
   const items: ExternalItem[] = [];
-  const CHUNK_BYTES = 65_536;
-  for (let start = 0; start < content.length && !reader.stopped; start += CHUNK_BYTES) {
-    for (const event of reader.push(content.subarray(start, start + CHUNK_BYTES))) if (event.type === "item") items.push(event.item);
-  }
+  const read = await readExternalItems(content, format, bounds, bounds.insertBatchItemsMax, async (batch) => { items.push(...batch); });
+  if (!read.ok) return read;
+  const errors = read.value.findings.filter((f) => f.severity === "error");
+  if (errors.length > 0) return fail(errors);
+  return ok({ format: read.value.format, items, head: read.value.head, warnings: read.value.findings.filter((f) => f.severity !== "error") });
+}
+
+async function readCamt(
+  content: Buffer, bounds: typeof reconLimits, batchItemsMax: number, onItems: (items: ExternalItem[]) => Promise<void>,
+): Promise<{ findings: Finding[]; head: ExternalStatementHead }> {
+  const reader = new CamtStatementReader({ itemsMax: bounds.itemsMax, partsPerItemMax: bounds.partsPerItemMax, findingsMax: bounds.findingsMax });
+  let batch: ExternalItem[] = [];
   let findings: Finding[] = [];
   let head: ExternalStatementHead = {};
-  for (const event of reader.finish()) {
-    if (event.type === "item") items.push(event.item);
-    else { findings = event.findings; head = event.head; }
-  }
-  return { items, findings, head };
+  const take = async (events: ReturnType<CamtStatementReader["push"]>): Promise<void> => {
+    for (const event of events) {
+      if (event.type === "item") batch.push(event.item);
+      else { findings = event.findings; head = event.head; }
+    }
+    if (batch.length >= batchItemsMax) {
+      await onItems(batch);
+      batch = [];
+    }
+  };
+  const CHUNK_BYTES = 65_536;
+  for (let start = 0; start < content.length && !reader.stopped; start += CHUNK_BYTES) await take(reader.push(content.subarray(start, start + CHUNK_BYTES)));
+  await take(reader.finish());
+  if (batch.length > 0) await onItems(batch);
+  return { findings, head };
 }

@@ -8,9 +8,8 @@ import { findAccount } from "../ledger/accounts.ts";
 import { reconcile, type MatchResult, type Outcome } from "./matching.ts";
 import { matchingRules, widestWindowDays, type MatchingRules } from "./matching-rules.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";
-import { leadingSetRules, prematch, prematchedCount, storePrematched } from "./set-matching.ts";
+import { leadingSetRules, matchInDatabase, storePrematched } from "./set-matching.ts";
 import { ourTransfers, theirItems } from "./sides.ts";
-import { stageSides, stagedDigests } from "./staged-sides.ts";
 
 export type DifferenceReason = Exclude<Outcome, "matched" | "pending">;
 
@@ -60,17 +59,19 @@ export async function runReconciliation(
   if (account.kind !== "settlement") return fail(finding("RECON_ACCOUNT_NOT_RECONCILABLE", `account ${accountId} is a ${account.kind} account`, { field: "account" }));
 
   const window = widestWindowDays(rules);
+  const [loadFrom, loadTo] = [shiftDays(from, -window), shiftDays(to, window)];
+  const inPeriod = (date: string) => date >= from && date <= to;
   const summary = await withTransaction(pool, async (tx) => {
     // Set-sized statements: sorts and hashes in memory, not spilled to disk (limits.recon.runWorkMemMb).
     await tx.query(`SET LOCAL work_mem = '${limits.recon.runWorkMemMb}MB'`);
-    const staged = await stageSides(tx, tenantId, accountId, shiftDays(from, -window), shiftDays(to, window));
-    if (staged.theirs + staged.ours > limits.recon.runItemsMax) return undefined;
-    await prematch(tx, leadingSetRules(rules), from, to);
-    const [theirs, ours] = [await theirItems(tx), await ourTransfers(tx)];
-    const results = reconcile(theirs, ours, rules, (date) => date >= from && date <= to);
-    const digests = await stagedDigests(tx);
-    const runId = hashOf([tenantId, accountId, from, to, rules.version, digests.theirs, "|", digests.ours], "rrn_");
-    const counted: RunSummary = { runId, accountId, from, to, matched: await prematchedCount(tx), differences: noDifferences(), dryRun: input.dryRun === true, alreadyRun: false };
+    const matched = await matchInDatabase(tx, { tenantId, accountId, currency: account.currency, loadFrom, loadTo, from, to, rules: leadingSetRules(rules), keepPairs: input.dryRun !== true });
+    if (matched.items + matched.transfers > limits.recon.runItemsMax) return undefined;
+    // Only what the set-based matching left is read into memory, and only when there is any.
+    const theirs = matched.itemsLeft > 0 ? await theirItems(tx, tenantId, accountId, loadFrom, loadTo) : [];
+    const ours = matched.transfersLeft > 0 ? await ourTransfers(tx, tenantId, account.currency) : [];
+    const results = reconcile(theirs, ours, rules, inPeriod);
+    const runId = hashOf([tenantId, accountId, from, to, rules.version, matched.theirsDigest, "|", matched.oursDigest], "rrn_");
+    const counted: RunSummary = { runId, accountId, from, to, matched: matched.matched, differences: noDifferences(), dryRun: input.dryRun === true, alreadyRun: false };
     for (const result of results) {
       if (result.outcome === "matched") counted.matched++;
       else counted.differences[result.outcome]++;

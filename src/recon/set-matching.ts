@@ -1,16 +1,23 @@
+import { assert } from "../assert.ts";
 import type { Tx } from "../db/transaction.ts";
 import type { MatchingRule, MatchingRules } from "./matching-rules.ts";
 
 /**
- * Set-based matching in PostgreSQL for the leading exact one-to-one rules (reference equals),
- * before anything is read into memory (docs/decisions/0027). A pair is taken here only when the
- * in-memory matcher could not decide otherwise: the item names exactly one of our transfers and
- * that transfer is named by exactly one item that rules may match (booked, not a duplicate), and
- * the rule accepts it (same currency, amount within the drift, dates within the window). Only
- * rules at the head of the rule list qualify, so that the rule order (first match wins) is kept;
- * every pair records its rule. What is left goes to the in-memory matcher (matching.ts).
+ * Set-based matching in PostgreSQL, in one statement (docs/decisions/0036): both sides are read
+ * once, joined on their references, and every unambiguous pair the leading exact one-to-one rules
+ * accept is taken there; only what is left is written to two temporary tables for the in-memory
+ * matcher (matching.ts). Nothing of the matched majority passes through memory.
  *
- *   recon_prematch (item_key, transfer_key, rule, theirs_minor, ours_minor, in_period)
+ * A pair is taken only when the in-memory matcher could not decide otherwise (docs/decisions/0027):
+ * the item names exactly one of our transfers, that transfer is named by exactly one item rules may
+ * match (booked, not a duplicate), and a leading rule accepts it (same currency, amount within the
+ * drift, dates within the window); the first such rule is recorded. Taking a pair changes no other
+ * item's or transfer's count, so trying the leading rules one after another (first match wins)
+ * takes the same pairs as one pass that names, for each pair, the first rule accepting it.
+ *
+ *   recon_left_item (item_key)                                             their items left
+ *   recon_left_transfer (transfer_key, value_date, signed_minor)           our transfers left
+ *   recon_prematch (item_key, transfer_key, rule, theirs_minor, ours_minor, in_period), when kept
  */
 export function leadingSetRules(rules: MatchingRules): MatchingRule[] {
   const leading: MatchingRule[] = [];
@@ -21,63 +28,170 @@ export function leadingSetRules(rules: MatchingRules): MatchingRule[] {
   return leading;
 }
 
-export async function prematch(tx: Tx, rules: readonly MatchingRule[], from: string, to: string): Promise<void> {
-  await tx.query(
-    // No unique indexes: each pair is unique by construction (one candidate per item and per
-    // transfer, none already taken), and keeping two btrees while 100,000 rows go in cost more
-    // than finding them; what reads this table joins it whole (hash joins), never by one key.
-    `CREATE TEMP TABLE recon_prematch (item_key text NOT NULL, transfer_key text NOT NULL, rule text NOT NULL,
-                                       theirs_minor bigint NOT NULL, ours_minor bigint NOT NULL, in_period boolean NOT NULL) ON COMMIT DROP`,
-  );
-  for (const rule of rules) {
-    await tx.query(
-      `WITH their_ref AS (
-         -- Their reference values without the tag (never their own entry ids, svcr/ntry), of the
-         -- items rules may match: booked, not a duplicate. Read from the staged rows, not staged again.
-         SELECT t.item_key, t.signed_minor, t.booking_date, t.currency, substr(r, strpos(r, ':') + 1) AS ref
-           FROM recon_theirs t CROSS JOIN LATERAL unnest(t.refs) AS r
-          WHERE t.status = 'booked' AND t.duplicate_of IS NULL
-            AND (CASE WHEN strpos(r, ':') = 0 THEN '' ELSE split_part(r, ':', 1) END) NOT IN ('svcr', 'ntry')
-            AND length(substr(r, strpos(r, ':') + 1)) > 0
-       ),
-       our_ref AS (
-         -- Ours: the transfer key, the payment's client_reference, the record's natural key and its link ids without their tag.
-         SELECT o.transfer_key, o.signed_minor, o.value_date, o.currency, r AS ref
-           FROM recon_ours o
-           CROSS JOIN LATERAL unnest(ARRAY[o.transfer_key, o.client_reference, o.natural_key,
-                                           substr(o.link_id1, strpos(o.link_id1, ':') + 1), substr(o.link_id2, strpos(o.link_id2, ':') + 1)]) AS r
-          WHERE r IS NOT NULL AND length(r) > 0
-       ),
-       -- Each pair carries what the rule tests (amounts, dates, currencies): nothing is joined back.
-       candidate AS (
-         SELECT DISTINCT r.item_key, o.transfer_key, r.signed_minor AS theirs_minor, o.signed_minor AS ours_minor,
-                r.booking_date, o.value_date, r.currency AS their_currency, o.currency AS our_currency
-           FROM their_ref r JOIN our_ref o ON o.ref = r.ref
-          WHERE NOT EXISTS (SELECT 1 FROM recon_prematch p WHERE p.item_key = r.item_key)
-            AND NOT EXISTS (SELECT 1 FROM recon_prematch p WHERE p.transfer_key = o.transfer_key)
-       ),
-       -- Counted by window, not by two grouped sets joined: a HAVING count(*) = 1 is estimated one
-       -- row, and the join of two such sets was planned as a nested loop (minutes at 100,000).
-       counted AS (
-         SELECT c.*, count(*) OVER (PARTITION BY item_key) AS per_item, count(*) OVER (PARTITION BY transfer_key) AS per_transfer
-           FROM candidate c
-       )
-       INSERT INTO recon_prematch (item_key, transfer_key, rule, theirs_minor, ours_minor, in_period)
-       SELECT s.item_key, s.transfer_key, $1, s.theirs_minor, s.ours_minor,
-              s.booking_date BETWEEN $4::date AND $5::date OR s.value_date BETWEEN $4::date AND $5::date
-         FROM counted s
-        WHERE s.per_item = 1 AND s.per_transfer = 1 AND s.their_currency = s.our_currency
-          AND abs(s.theirs_minor - s.ours_minor) <= $2 AND abs(s.booking_date - s.value_date) <= $3`,
-      [rule.name, rule.amount.driftMinor, rule.dateWindowDays, from, to],
-    );
-  }
-  await tx.query("ANALYZE recon_prematch (item_key, transfer_key)"); // the anti-joins that read what is left are planned on it
+export interface SetMatchInput {
+  tenantId: string;
+  accountId: string;
+  currency: string;   // the account's: every entry on it is in it (migration 0009)
+  loadFrom: string;   // the period widened by the widest rule window: what both sides are read over
+  loadTo: string;
+  from: string;       // the period itself
+  to: string;
+  rules: readonly MatchingRule[];
+  keepPairs: boolean; // a stored run writes its pairs as results (storePrematched)
 }
 
-/** How many set-based matches touch the period (those outside it belong to a neighbouring run). */
-export async function prematchedCount(tx: Tx): Promise<number> {
-  const { rows } = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM recon_prematch WHERE in_period");
-  return rows[0]?.n ?? 0;
+export interface SetMatchSummary {
+  items: number;            // their items read (the widened period)
+  transfers: number;        // our transfers read
+  matched: number;          // pairs taken that touch the period
+  itemsLeft: number;
+  transfersLeft: number;
+  theirsDigest: string;     // identity of their side: count and sum of one 64-bit hash per item
+  oursDigest: string;       // the same over our transfers
+}
+
+// Our side: every transfer that moved the (debit-normal) settlement account over the dates, net of
+// its entries there (a debit is money in at the bank: positive). Left out: reconciliation
+// corrections (they answer a difference, which keeps its own state), a transfer that nets to
+// nothing, and a posting together with its compensation when both moved the account over the dates
+// (the bank never saw either; a corrected record's replacement stands for it). Every entry on the
+// account is in the account's currency (migration 0009), so the currency is the account's.
+// Each transfer carries its share of the run's identity: a 64-bit hash of its key, net and date.
+const OUR_SIDE = `
+  left_out AS (
+    SELECT t.transfer_key FROM transfer t WHERE t.tenant_id = $1 AND t.kind = 'recon_correction'
+    UNION ALL
+    SELECT c.compensated_key FROM compensation c JOIN ledger_entry pair ON pair.tenant_id = c.tenant_id AND pair.transfer_key = c.compensation_key
+     WHERE c.tenant_id = $1 AND pair.account_id = $2 AND pair.value_date BETWEEN $3::date AND $4::date
+    UNION ALL
+    SELECT c.compensation_key FROM compensation c JOIN ledger_entry pair ON pair.tenant_id = c.tenant_id AND pair.transfer_key = c.compensated_key
+     WHERE c.tenant_id = $1 AND pair.account_id = $2 AND pair.value_date BETWEEN $3::date AND $4::date
+  ),
+  ours AS MATERIALIZED (
+    SELECT m.transfer_key, m.value_date, m.signed_minor, $7::char(3) AS currency,
+           hashtextextended(m.transfer_key || '=' || m.signed_minor || ':' || to_char(m.value_date, 'YYYY-MM-DD'), 0) AS transfer_hash
+      FROM (SELECT e.transfer_key, min(e.value_date) AS value_date,
+                   sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END)::bigint AS signed_minor
+              FROM ledger_entry e
+             WHERE e.tenant_id = $1 AND e.account_id = $2 AND e.value_date BETWEEN $3::date AND $4::date
+               AND NOT EXISTS (SELECT 1 FROM left_out x WHERE x.transfer_key = e.transfer_key)
+             GROUP BY e.transfer_key) m
+     WHERE m.signed_minor <> 0
+  )`;
+
+// References. Theirs: recon_item_ref (migration 0017), a row per reference value of an item rules
+// may match, and a row with ref '' for every other item. Ours: the transfer key, the payment's
+// client_reference, the record's natural key and its link ids without their tag.
+const REFERENCES = `
+  their_ref AS (
+    SELECT item_key, ref, booking_date, signed_minor, currency, item_hash FROM recon_item_ref
+     WHERE tenant_id = $1 AND account_id = $2 AND booking_date BETWEEN $3::date AND $4::date
+  ),
+  our_ref AS (
+    SELECT transfer_key, transfer_key AS ref, value_date, signed_minor, currency, transfer_hash FROM ours
+    UNION ALL
+    SELECT o.transfer_key, p.client_reference, o.value_date, o.signed_minor, o.currency, o.transfer_hash
+      FROM ours o JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = o.transfer_key
+     WHERE length(p.client_reference) > 0
+    UNION ALL
+    SELECT o.transfer_key, v.ref, o.value_date, o.signed_minor, o.currency, o.transfer_hash
+      FROM ours o JOIN ingest_record_key k ON k.tenant_id = $1 AND k.transfer_key = o.transfer_key
+      CROSS JOIN LATERAL (VALUES (k.natural_key), (substr(k.link_id1, strpos(k.link_id1, ':') + 1)),
+                                 (substr(k.link_id2, strpos(k.link_id2, ':') + 1))) AS v(ref)
+     WHERE length(v.ref) > 0
+  )`;
+
+/** The number of the first leading rule that accepts an edge (1-based), NULL when none does. */
+function ruleCase(rules: readonly MatchingRule[], firstParam: number): string {
+  if (rules.length === 0) return "NULL::int";
+  const whens = rules.map((_, i) => {
+    const drift = `$${firstParam + 2 * i}::bigint`;
+    const window = `$${firstParam + 2 * i + 1}::int`;
+    return `WHEN r.currency = o.currency AND abs(r.signed_minor - o.signed_minor) <= ${drift} AND abs(r.booking_date - o.value_date) <= ${window} THEN ${i + 1}`;
+  });
+  return `CASE ${whens.join(" ")} END`;
+}
+
+const FIRST_RULE_PARAM = 8; // $1..$7: tenant, account, load from/to, period from/to, currency
+
+// Every item and every transfer reaches exactly one row of "final": a pair (both keys: each names
+// only the other), or one side alone. Uniqueness is min = max of the other side's key over the
+// edges (hash aggregates, no sort), and the pair is found by one full join of the two aggregates,
+// which also yields what is left: nothing is joined back and nothing is anti-joined. The amounts
+// of a pair are carried only when the pairs are kept (a stored run).
+function matchSql(rules: readonly MatchingRule[], keepPairs: boolean): string {
+  const namesParam = FIRST_RULE_PARAM + 2 * rules.length;
+  const amounts = keepPairs ? ", min(theirs_minor) AS theirs_minor, min(ours_minor) AS ours_minor" : "";
+  return `WITH ${OUR_SIDE}, ${REFERENCES},
+  edge AS (
+    SELECT r.item_key, r.item_hash, o.transfer_key, o.transfer_hash${keepPairs ? ", r.signed_minor AS theirs_minor, o.signed_minor AS ours_minor" : ""},
+           ${ruleCase(rules, FIRST_RULE_PARAM)} AS rule,
+           (r.booking_date BETWEEN $5::date AND $6::date OR o.value_date BETWEEN $5::date AND $6::date) AS in_period
+      FROM their_ref r FULL JOIN our_ref o ON o.ref = r.ref
+  ),
+  per_item AS (
+    SELECT item_key, CASE WHEN min(transfer_key) = max(transfer_key) THEN min(transfer_key) END AS only_transfer,
+           min(rule) AS rule, bool_or(in_period) AS in_period, min(item_hash) AS item_hash${amounts}
+      FROM edge WHERE item_key IS NOT NULL GROUP BY item_key
+  ),
+  per_transfer AS (
+    SELECT transfer_key, CASE WHEN min(item_key) = max(item_key) THEN min(item_key) END AS only_item, min(transfer_hash) AS transfer_hash
+      FROM edge WHERE transfer_key IS NOT NULL GROUP BY transfer_key
+  ),
+  final AS MATERIALIZED (
+    SELECT i.item_key, t.transfer_key, i.rule, i.in_period, i.item_hash, t.transfer_hash${keepPairs ? ", i.theirs_minor, i.ours_minor" : ""},
+           (i.item_key IS NOT NULL AND t.transfer_key IS NOT NULL AND i.rule IS NOT NULL) AS taken
+      FROM per_item i FULL JOIN per_transfer t ON t.transfer_key = i.only_transfer AND t.only_item = i.item_key
+  ),
+  items_left AS (
+    INSERT INTO recon_left_item (item_key) SELECT item_key FROM final WHERE item_key IS NOT NULL AND NOT taken
+  ),
+  transfers_left AS (
+    INSERT INTO recon_left_transfer (transfer_key, value_date, signed_minor)
+    SELECT o.transfer_key, o.value_date, o.signed_minor FROM ours o JOIN final f ON f.transfer_key = o.transfer_key WHERE NOT f.taken
+  )${keepPairs ? `,
+  pairs AS (
+    INSERT INTO recon_prematch (item_key, transfer_key, rule, theirs_minor, ours_minor, in_period)
+    SELECT item_key, transfer_key, ($${namesParam}::text[])[rule], theirs_minor, ours_minor, in_period FROM final WHERE taken
+  )` : ""}
+  SELECT count(*) FILTER (WHERE item_key IS NOT NULL)::int AS items,
+         count(*) FILTER (WHERE transfer_key IS NOT NULL)::int AS transfers,
+         count(*) FILTER (WHERE taken AND in_period)::int AS matched,
+         count(*) FILTER (WHERE item_key IS NOT NULL AND NOT taken)::int AS items_left,
+         count(*) FILTER (WHERE transfer_key IS NOT NULL AND NOT taken)::int AS transfers_left,
+         count(*) FILTER (WHERE item_key IS NOT NULL) || ':' || coalesce(sum(item_hash), 0) AS theirs_digest,
+         count(*) FILTER (WHERE transfer_key IS NOT NULL) || ':' || coalesce(sum(transfer_hash), 0) AS ours_digest
+    FROM final`;
+}
+
+/**
+ * Runs the set-based match inside the run's transaction. The planner is steered for this one
+ * statement: its row estimates of aggregates and CTEs are guesses (a grouped set of 100,000 rows
+ * estimated at one), on which it chose nested loops (minutes at 100,000) or merge joins with two
+ * sorts; every join here is set-sized, so hashes are right (and JIT, which the steering's costs
+ * would trigger, only compiles for seconds).
+ */
+export async function matchInDatabase(tx: Tx, input: SetMatchInput): Promise<SetMatchSummary> {
+  await tx.query(`CREATE TEMP TABLE recon_left_item (item_key text NOT NULL) ON COMMIT DROP;
+                  CREATE TEMP TABLE recon_left_transfer (transfer_key text NOT NULL, value_date date NOT NULL, signed_minor bigint NOT NULL) ON COMMIT DROP`);
+  if (input.keepPairs) {
+    await tx.query(`CREATE TEMP TABLE recon_prematch (item_key text NOT NULL, transfer_key text NOT NULL, rule text NOT NULL,
+                                                      theirs_minor bigint NOT NULL, ours_minor bigint NOT NULL, in_period boolean NOT NULL) ON COMMIT DROP`);
+  }
+  await tx.query("SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL jit = off");
+  const params: unknown[] = [input.tenantId, input.accountId, input.loadFrom, input.loadTo, input.from, input.to, input.currency];
+  for (const rule of input.rules) params.push(rule.amount.driftMinor, rule.dateWindowDays);
+  if (input.keepPairs) params.push(input.rules.map((r) => r.name));
+  const { rows } = await tx.query<{ items: number; transfers: number; matched: number; items_left: number; transfers_left: number; theirs_digest: string; ours_digest: string }>(
+    matchSql(input.rules, input.keepPairs), params,
+  );
+  await tx.query("SET LOCAL enable_nestloop TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT; SET LOCAL jit TO DEFAULT");
+  const row = rows[0];
+  assert(row !== undefined, "the set-based match returns one summary row");
+  return {
+    items: row.items, transfers: row.transfers, matched: row.matched, itemsLeft: row.items_left, transfersLeft: row.transfers_left,
+    theirsDigest: row.theirs_digest, oursDigest: row.ours_digest,
+  };
 }
 
 /** The set-based matches as results of the run, numbered after the in-memory results (which are numbered from 1 up to seqStart): no row passes through memory. */

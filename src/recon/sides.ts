@@ -24,16 +24,18 @@ interface ItemRow {
 }
 
 /**
- * Their side as the in-memory matcher needs it: the staged items (staged-sides.ts) that the
- * set-based matching left unmatched.
+ * Their side as the in-memory matcher needs it: the items of the account over the dates that the
+ * set-based matching left (recon_left_item, set-matching.ts).
  */
-export async function theirItems(db: Queryable): Promise<TheirItem[]> {
+export async function theirItems(db: Queryable, tenantId: string, accountId: string, from: string, to: string): Promise<TheirItem[]> {
   const { rows } = await db.query<ItemRow>(
     // refs and parts as plain text: parsing a text[] and a jsonb per row in the driver costs more
     // than the whole match, and most items have one reference and no parts.
-    `SELECT item_key, to_char(booking_date, 'YYYY-MM-DD') AS booking_date, direction, amount_minor::text, currency, status,
-            array_to_string(refs, chr(31)) AS refs, parts::text AS parts, description, duplicate_of
-       FROM recon_theirs t WHERE NOT EXISTS (SELECT 1 FROM recon_prematch p WHERE p.item_key = t.item_key)`,
+    `SELECT t.item_key, to_char(t.booking_date, 'YYYY-MM-DD') AS booking_date, t.direction, t.amount_minor::text, t.currency, t.status,
+            array_to_string(t.refs, chr(31)) AS refs, t.parts::text AS parts, t.description, t.duplicate_of
+       FROM recon_external_item t JOIN recon_left_item l ON l.item_key = t.item_key
+      WHERE t.tenant_id = $1 AND t.account_id = $2 AND t.booking_date BETWEEN $3::date AND $4::date`,
+    [tenantId, accountId, from, to],
   );
   return rows.map((row) => {
     const sign = row.direction === "C" ? 1n : -1n;
@@ -54,18 +56,19 @@ interface TransferRow {
 }
 
 /**
- * Our side (staged, what the set-based matching left): every transfer that moved the (debit-normal) settlement account between the dates,
- * net of its entries there (a debit is money in at the bank: positive), with the references the
- * channel that made it knows: an HTTP payment's client_reference, a file record's natural key
- * and its end-to-end ids (UETR, EndToEndId, ACH trace). Reconciliation corrections are left out:
- * they answer a difference, which keeps its own state; so is a posting together with its
- * compensation when both fall in the period (they net to nothing on the account).
+ * Our side as the in-memory matcher needs it: the transfers the set-based matching left
+ * (recon_left_transfer, set-matching.ts: net on the account, corrections and compensated pairs
+ * already left out; every entry on the account is in its currency), with the references the channel that made each knows: an HTTP payment's
+ * client_reference, a file record's natural key and its end-to-end ids (UETR, EndToEndId, ACH trace).
  */
-export async function ourTransfers(db: Queryable): Promise<OurTransfer[]> {
+export async function ourTransfers(db: Queryable, tenantId: string, currency: string): Promise<OurTransfer[]> {
   const { rows } = await db.query<TransferRow>(
-    `SELECT o.transfer_key, to_char(o.value_date, 'YYYY-MM-DD') AS value_date, o.signed_minor::text, o.currency,
-            o.client_reference, o.natural_key, o.link_id1, o.link_id2
-       FROM recon_ours o WHERE NOT EXISTS (SELECT 1 FROM recon_prematch p WHERE p.transfer_key = o.transfer_key)`,
+    `SELECT o.transfer_key, to_char(o.value_date, 'YYYY-MM-DD') AS value_date, o.signed_minor::text, $2::text AS currency,
+            p.client_reference, k.natural_key, k.link_id1, k.link_id2
+       FROM recon_left_transfer o
+       LEFT JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = o.transfer_key
+       LEFT JOIN ingest_record_key k ON k.tenant_id = $1 AND k.transfer_key = o.transfer_key`,
+    [tenantId, currency],
   );
   return rows.map((row) => ({
     transferKey: row.transfer_key, valueDate: row.value_date, amountSigned: BigInt(row.signed_minor), currency: row.currency,

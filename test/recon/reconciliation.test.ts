@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { limits } from "../../src/config/limits.ts";
 import { balanceOf } from "../../src/ledger/balance.ts";
 import { accountStatement } from "../../src/ledger/statement.ts";
 import { correctDifference, explainDifference, listOpenDifferences, reconSuspenseAccountOf } from "../../src/recon/differences.ts";
@@ -156,6 +157,29 @@ describe("two-sided reconciliation of a settlement account against a bank statem
     expect(imported).toMatchObject({ ok: false, error: [{ code: "RECON_CURRENCY_MISMATCH" }] });
     const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM recon_import WHERE tenant_id = $1", [tenantId]);
     expect(rows[0].n).toBe(0);
+  });
+
+  it("refuses a statement whose last entry is in another currency, and stores none of the entries read before it", async () => {
+    const tenantId = await givenBooks(db, []);
+    const entries = Array.from({ length: limits.recon.insertBatchItemsMax + 10 }, (_, i) => ({ amount: "1.00", date: "2026-12-01", svcrRef: `L${i}` }));
+    const xml = camt053({ id: "S8L", entries }).toString("utf8");
+    const last = xml.lastIndexOf('<Amt Ccy="USD">1.00</Amt>');
+    const euros = Buffer.from(`${xml.slice(0, last)}<Amt Ccy="EUR">1.00</Amt>${xml.slice(last + '<Amt Ccy="USD">1.00</Amt>'.length)}`);
+    const imported = await importExternalFile(db.pool, { tenantId, accountId: "settlement", name: "late-eur.xml", content: euros });
+    expect(imported).toMatchObject({ ok: false, error: [{ code: "RECON_CURRENCY_MISMATCH" }] });
+    const { rows } = await db.pool.query(
+      `SELECT (SELECT count(*)::int FROM recon_import WHERE tenant_id = $1) AS imports, (SELECT count(*)::int FROM recon_external_item WHERE tenant_id = $1) AS items,
+              (SELECT count(*)::int FROM recon_item_ref WHERE tenant_id = $1) AS refs`, [tenantId]);
+    expect(rows[0]).toEqual({ imports: 0, items: 0, refs: 0 });
+  });
+
+  it("refuses a statement with an unreadable entry after the first batch, and stores nothing", async () => {
+    const tenantId = await givenBooks(db, []);
+    const entries = Array.from({ length: limits.recon.insertBatchItemsMax + 10 }, (_, i) => ({ amount: i === limits.recon.insertBatchItemsMax + 5 ? "1.0.0" : "1.00", date: "2026-12-01", svcrRef: `M${i}` }));
+    const imported = await importExternalFile(db.pool, { tenantId, accountId: "settlement", name: "late-bad.xml", content: camt053({ id: "S8M", entries, closing: "999.00" }) });
+    expect(imported).toMatchObject({ ok: false, error: [{ code: "AMOUNT_INVALID" }] });
+    const { rows } = await db.pool.query("SELECT (SELECT count(*)::int FROM recon_import WHERE tenant_id = $1) AS imports, (SELECT count(*)::int FROM recon_external_item WHERE tenant_id = $1) AS items", [tenantId]);
+    expect(rows[0]).toEqual({ imports: 0, items: 0 });
   });
 
   it("sets pending entries aside, and a duplicate listing on their side is named as such", async () => {

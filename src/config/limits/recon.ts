@@ -11,11 +11,13 @@ export const reconLimits = {
   findingsMax: 100,
   // Items written per INSERT: one statement of a few MB, short row locks.
   insertBatchItemsMax: 5_000,
-  // Items of both sides held by one run (in memory, about 500 bytes each): 2 million is ~1 GB; a
-  // larger period is split.
+  // Items of both sides one run reads; a larger period is split. The set-based match (one statement,
+  // src/recon/set-matching.ts) holds none of them in this process; what it leaves unpaired is read
+  // and matched in memory, about 1.4 KB per item or transfer with its result (measured: 300,000
+  // left, 420 MB of heap), so a period at this bound where nothing pairs would need some 3 GB.
   runItemsMax: 2_000_000,
-  // Memory each sort and hash of a run's statements may take (SET LOCAL work_mem, in MiB): at the
-  // default 4 MiB a 100,000-entry run's grouping, joins and digest sorts spill to disk. Two sides of
+  // Memory each hash of a run's statement may take (SET LOCAL work_mem, in MiB): at the default
+  // 4 MiB a 100,000-entry run's grouping, joins and aggregates spill to disk. Two sides of
   // runItemsMax fit in about 200 MiB per operation; the run is one connection at a time.
   runWorkMemMb: 128,
   // Results written per INSERT when a run is stored.
