@@ -79,7 +79,7 @@ const OUR_SIDE = `
      WHERE m.signed_minor <> 0
   )`;
 
-// References. Theirs: recon_item_ref (migration 0017), a row per reference value of an item rules
+// References. Theirs: recon_item_ref (migration 0018), a row per reference value of an item rules
 // may match, and a row with ref '' for every other item. Ours: the transfer key, the payment's
 // client_reference, the record's natural key and its link ids without their tag.
 const REFERENCES = `

@@ -9,7 +9,8 @@ const recordTables = ["ingest_record_key", "ingest_outcome", "ingest_review", "r
 const owner = "src/records/store/";
 const readersWithReason: Record<string, string> = {
   "src/incidents/perimeter.ts": "the incident perimeter reads every channel's store (payments, card messages, file records) in one windowed query",
-  "src/recon/staged-sides.ts": "reconciliation stages our side with the references of each transfer's record in one statement over the ledger",
+  "src/recon/set-matching.ts": "the reconciliation run matches our side by the references of each transfer's record in one set-based statement (decision 0036)",
+  "src/recon/sides.ts": "our side of a reconciliation reads each transfer's record references with the ledger entries in one statement",
 };
 
 const root = path.resolve(import.meta.dirname, "../..");
