@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { afterAll, beforeAll } from "vitest";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { Writable } from "node:stream";
 import { CardKeys } from "../../src/cards/card-key.ts";
 import { addCard, withLuhnCheckDigit } from "../../src/cards/cards.ts";
@@ -132,4 +134,34 @@ export async function eventually(check: () => Promise<boolean> | boolean, what: 
     // Each check waits for its own answer; the pause only spares the database a tight loop.
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
+}
+
+/** What a describe block of scheme-endpoint tests stands on, filled in by its beforeAll. */
+export interface SchemeScene {
+  db: TestDatabase;
+  keys: CardKeys;
+  endpoint: InboundEndpoint;
+  client: SchemeClient;
+  issuer: Issuer;
+}
+
+/**
+ * A scratch database, an issuer with funded cards, the scheme endpoint on a real socket and one
+ * connected scheme client, for the describe block that calls this (its hooks are registered here).
+ */
+export function useSchemeScene(issuer: { name: string; pans: string[]; balanceMinor: bigint }): SchemeScene {
+  const scene = {} as SchemeScene;
+  beforeAll(async () => {
+    scene.db = await createTestDatabase();
+    scene.keys = testKeys();
+    scene.issuer = await givenIssuer(scene.db.pool, scene.keys, issuer);
+    scene.endpoint = await startTestEndpoint(scene.db.pool, scene.keys);
+    scene.client = await connectClient(scene.endpoint);
+  });
+  afterAll(async () => {
+    await scene.client.close();
+    await scene.endpoint.close();
+    await scene.db.drop();
+  });
+  return scene;
 }

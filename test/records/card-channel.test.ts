@@ -1,15 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CardKeys } from "../../src/cards/card-key.ts";
+import { describe, expect, it } from "vitest";
 import { gatewayAccounts } from "../../src/cards/cards.ts";
-import type { InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
 import { processingRuleOf } from "../../src/gateway/processing-codes.ts";
-import { cardRequest, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { cardRequest } from "../../src/gateway/scheme-simulator.ts";
 import { cardOriginalRecord, identityOf, type MessageKind } from "../../src/normalize/from-iso8583.ts";
 import type { CanonicalRecord } from "../../src/normalize/canonical-record.ts";
 import type { Message } from "../../src/protocols/iso8583/index.ts";
 import { recordHistory } from "../../src/records/record-history.ts";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "../gateway/support.ts";
+import { balance, testPan, useSchemeScene } from "../gateway/support.ts";
 
 /**
  * The card channel goes through the record core (docs/decisions/0032): an ISO 8583 original is a
@@ -17,37 +14,20 @@ import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testP
  * posting and dedup record are the core's, over a real socket to the scheme endpoint.
  */
 describe("ISO 8583 originals through the record core", () => {
-  let db: TestDatabase;
-  let keys: CardKeys;
-  let endpoint: InboundEndpoint;
-  let client: SchemeClient;
-  let issuer: Issuer;
   let stan = 700;
   const pan = testPan("476500", 1);
   const nextStan = () => ++stan;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    keys = testKeys();
-    issuer = await givenIssuer(db.pool, keys, { name: "card-core", pans: [pan], balanceMinor: 100_000n });
-    endpoint = await startTestEndpoint(db.pool, keys);
-    client = await connectClient(endpoint);
-  });
-  afterAll(async () => {
-    await client.close();
-    await endpoint.close();
-    await db.drop();
-  });
+  const scene = useSchemeScene({ name: "card-core", pans: [pan], balanceMinor: 100_000n });
 
   /** The canonical record the normalizer makes of `message` (an original in EUR on the issuer's card). */
   function recordOf(message: Message, kind: MessageKind, cardPan = pan): CanonicalRecord {
     const identity = identityOf(message);
     if (identity === undefined) throw new Error("a test original has its identity fields");
     const item = cardOriginalRecord({
-      tenantId: issuer.tenantId, mti: message.mti, messageKind: kind, identity, retrievalReferenceNumber: String(message.fields[37]),
-      cardHash: keys.cardHash(issuer.tenantId, cardPan), amountMinor: BigInt(String(message.fields[4])), currency: "EUR",
+      tenantId: scene.issuer.tenantId, mti: message.mti, messageKind: kind, identity, retrievalReferenceNumber: String(message.fields[37]),
+      cardHash: scene.keys.cardHash(scene.issuer.tenantId, cardPan), amountMinor: BigInt(String(message.fields[4])), currency: "EUR",
       transactionType: String(message.fields[3]).slice(0, 2), rule: processingRuleOf(message, kind),
-      account: { accountId: issuer.accountId, currency: "EUR" },
+      account: { accountId: scene.issuer.accountId, currency: "EUR" },
       gatewayAccounts: { holds: gatewayAccounts.holds("EUR"), scheme: gatewayAccounts.scheme("EUR"), suspense: gatewayAccounts.suspense("EUR") },
       position: "test", connection: "test", valueDate: "2026-12-03",
     });
@@ -55,18 +35,18 @@ describe("ISO 8583 originals through the record core", () => {
     return item.record;
   }
 
-  const keyRows = async (naturalKey: string) => (await db.pool.query<{ natural_key: string; fingerprint: string; channel: string; kind: string; state: string; transfer_key: string | null; file_id: string | null }>(
-    "SELECT natural_key, fingerprint, channel, kind, state, transfer_key, file_id FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = $2", [issuer.tenantId, naturalKey])).rows;
-  const transfersOf = async (naturalKey: string) => (await db.pool.query<{ transfer_key: string; kind: string }>(
-    "SELECT transfer_key, kind FROM transfer WHERE tenant_id = $1 AND transfer_key LIKE $2 ORDER BY transfer_key", [issuer.tenantId, `${naturalKey}:%`])).rows;
-  const dedupEvents = async (naturalKey: string) => (await db.pool.query<{ channel: string; reason: string; original_ref: string | null; position: string | null }>(
-    "SELECT channel, reason, original_ref, position FROM dedup_event WHERE tenant_id = $1 AND dedup_key = $2 ORDER BY created_at", [issuer.tenantId, naturalKey])).rows;
+  const keyRows = async (naturalKey: string) => (await scene.db.pool.query<{ natural_key: string; fingerprint: string; channel: string; kind: string; state: string; transfer_key: string | null; file_id: string | null }>(
+    "SELECT natural_key, fingerprint, channel, kind, state, transfer_key, file_id FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = $2", [scene.issuer.tenantId, naturalKey])).rows;
+  const transfersOf = async (naturalKey: string) => (await scene.db.pool.query<{ transfer_key: string; kind: string }>(
+    "SELECT transfer_key, kind FROM transfer WHERE tenant_id = $1 AND transfer_key LIKE $2 ORDER BY transfer_key", [scene.issuer.tenantId, `${naturalKey}:%`])).rows;
+  const dedupEvents = async (naturalKey: string) => (await scene.db.pool.query<{ channel: string; reason: string; original_ref: string | null; position: string | null }>(
+    "SELECT channel, reason, original_ref, position FROM dedup_event WHERE tenant_id = $1 AND dedup_key = $2 ORDER BY created_at", [scene.issuer.tenantId, naturalKey])).rows;
 
   it("posts a 0200 and its 0201 repeat once: one transfer, one dedup mark with the normalizer's key and fingerprint, and a dedup record of the repeat", async () => {
     const financial = cardRequest({ mti: "0200", pan, amountMinor: 800n, stan: nextStan() });
     const record = recordOf(financial, "financial");
-    const first = await client.request(financial);
-    const repeat = await client.request({ ...financial, mti: "0201" });
+    const first = await scene.client.request(financial);
+    const repeat = await scene.client.request({ ...financial, mti: "0201" });
     expect([first.mti, first.fields[39]]).toEqual(["0210", "00"]);
     expect(repeat).toEqual(first);
     expect(await transfersOf(record.naturalKey)).toEqual([{ transfer_key: `${record.naturalKey}:posting`, kind: "card_posting" }]);
@@ -82,9 +62,9 @@ describe("ISO 8583 originals through the record core", () => {
   it("shows a card key's history like any record's: the 0200 applied, its 0201 repeat a duplicate, one transfer", async () => {
     const financial = cardRequest({ mti: "0200", pan, amountMinor: 650n, stan: nextStan() });
     const naturalKey = recordOf(financial, "financial").naturalKey;
-    await client.request(financial);
-    await client.request({ ...financial, mti: "0201" });
-    const history = await recordHistory(db.pool, issuer.tenantId, naturalKey);
+    await scene.client.request(financial);
+    await scene.client.request({ ...financial, mti: "0201" });
+    const history = await recordHistory(scene.db.pool, scene.issuer.tenantId, naturalKey);
     expect(history?.events.map((e) => (e.type === "arrival" ? [e.channel, e.outcome, /mti=\d{4}/.exec(e.via)?.[0]] : [e.type]))).toEqual([
       ["iso8583", "applied", "mti=0200"],
       ["iso8583", "duplicate", "mti=0201"],
@@ -95,11 +75,11 @@ describe("ISO 8583 originals through the record core", () => {
   it("answers 94 to a 0200 under a known key with another amount, and posts nothing", async () => {
     const financial = cardRequest({ mti: "0200", pan, amountMinor: 500n, stan: nextStan() });
     const record = recordOf(financial, "financial");
-    expect((await client.request(financial)).fields[39]).toBe("00");
-    const before = await balance(db.pool, issuer.tenantId, issuer.accountId);
-    const altered = await client.request({ ...financial, fields: { ...financial.fields, 4: "000000000900" } });
+    expect((await scene.client.request(financial)).fields[39]).toBe("00");
+    const before = await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
+    const altered = await scene.client.request({ ...financial, fields: { ...financial.fields, 4: "000000000900" } });
     expect([altered.mti, altered.fields[39]]).toEqual(["0210", "94"]);
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before);
     expect(await transfersOf(record.naturalKey)).toHaveLength(1);
     expect((await keyRows(record.naturalKey)).map((k) => k.fingerprint)).toEqual([record.fingerprint]);
     expect((await dedupEvents(record.naturalKey)).map((e) => e.reason)).toEqual(["conflict"]);
@@ -108,35 +88,35 @@ describe("ISO 8583 originals through the record core", () => {
   it("claims no key for a card nobody registered: declined 14, nothing stored", async () => {
     const unknown = cardRequest({ pan: testPan("476500", 99), amountMinor: 100n, stan: nextStan() });
     const naturalKey = recordOf(unknown, "authorization", testPan("476500", 99)).naturalKey;
-    expect((await client.request(unknown)).fields[39]).toBe("14");
+    expect((await scene.client.request(unknown)).fields[39]).toBe("14");
     expect(await keyRows(naturalKey)).toEqual([]);
-    const stored = await db.pool.query("SELECT 1 FROM iso8583_inbound WHERE tenant_id = $1 AND natural_key = $2", [issuer.tenantId, naturalKey]);
+    const stored = await scene.db.pool.query("SELECT 1 FROM iso8583_inbound WHERE tenant_id = $1 AND natural_key = $2", [scene.issuer.tenantId, naturalKey]);
     expect(stored.rowCount).toBe(0);
   });
 
   it("answers a message under a new key that carries a known RRN from the stored response, through the RRN link, with one hold", async () => {
     const authorization = cardRequest({ pan, amountMinor: 300n, stan: nextStan(), rrn: "334455667788" });
-    const first = await client.request(authorization);
-    const relinked = await client.request({ ...authorization, fields: { ...authorization.fields, 11: String(nextStan()).padStart(6, "0") } });
+    const first = await scene.client.request(authorization);
+    const relinked = await scene.client.request({ ...authorization, fields: { ...authorization.fields, 11: String(nextStan()).padStart(6, "0") } });
     expect(first.fields[39]).toBe("00");
     expect(relinked.fields[38]).toBe(first.fields[38]);
     const naturalKey = recordOf(authorization, "authorization").naturalKey;
     expect(await transfersOf(naturalKey)).toEqual([{ transfer_key: `${naturalKey}:hold`, kind: "card_hold" }]);
     expect((await dedupEvents(naturalKey)).map((e) => e.reason)).toEqual(["duplicate_by_rrn"]);
-    const keys = await db.pool.query("SELECT 1 FROM ingest_record_key WHERE tenant_id = $1 AND natural_key LIKE 'iso8583:010:%' AND natural_key LIKE $2", [issuer.tenantId, `%:${String(relinked.fields[11])}:%`]);
+    const keys = await scene.db.pool.query("SELECT 1 FROM ingest_record_key WHERE tenant_id = $1 AND natural_key LIKE 'iso8583:010:%' AND natural_key LIKE $2", [scene.issuer.tenantId, `%:${String(relinked.fields[11])}:%`]);
     expect(keys.rowCount).toBe(0);
   });
 
   it("applies a 0220 advice the account cannot cover as advised, under its key, the debit taken from suspense", async () => {
-    const available = await balance(db.pool, issuer.tenantId, issuer.accountId);
-    const suspenseBefore = await balance(db.pool, issuer.tenantId, gatewayAccounts.suspense("EUR"));
+    const available = await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
+    const suspenseBefore = await balance(scene.db.pool, scene.issuer.tenantId, gatewayAccounts.suspense("EUR"));
     const advice = cardRequest({ mti: "0220", pan, amountMinor: available + 1n, stan: nextStan() });
     const record = recordOf(advice, "financialAdvice");
-    expect((await client.request(advice)).fields[39]).toBe("00");
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(available);
-    expect(await balance(db.pool, issuer.tenantId, gatewayAccounts.suspense("EUR"))).toBe(suspenseBefore - available - 1n);
+    expect((await scene.client.request(advice)).fields[39]).toBe("00");
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(available);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, gatewayAccounts.suspense("EUR"))).toBe(suspenseBefore - available - 1n);
     expect((await keyRows(record.naturalKey)).map((k) => [k.kind, k.state, k.transfer_key])).toEqual([["financial_advice", "applied", `${record.naturalKey}:posting`]]);
-    const stored = await db.pool.query("SELECT outcome, effect_key FROM iso8583_inbound WHERE tenant_id = $1 AND natural_key = $2", [issuer.tenantId, record.naturalKey]);
+    const stored = await scene.db.pool.query("SELECT outcome, effect_key FROM iso8583_inbound WHERE tenant_id = $1 AND natural_key = $2", [scene.issuer.tenantId, record.naturalKey]);
     expect(stored.rows).toEqual([{ outcome: "posted_to_suspense", effect_key: `${record.naturalKey}:posting` }]);
   });
 });
