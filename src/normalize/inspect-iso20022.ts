@@ -1,8 +1,8 @@
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import { limits } from "../config/limits.ts";
 import { mappingFor } from "../protocols/iso20022/mapping.ts";
 import { readIso20022Sync } from "../protocols/iso20022/reader.ts";
-import type { Iso20022Finding, Iso20022Header } from "../protocols/iso20022/types.ts";
+import type { Iso20022Finding, Iso20022Header, Iso20022Transaction } from "../protocols/iso20022/types.ts";
 import { normalizeIso20022Transaction } from "./from-iso20022.ts";
 import type { InspectedRecord, InspectReport } from "./inspect-report.ts";
 
@@ -36,68 +36,70 @@ export function inspectIso20022(bytes: Buffer, options: InspectIso20022Options =
   let header: Iso20022Header | undefined;
   let refused = false;
   for (const event of events) {
-    switch (event.type) {
-      case "header": {
-        header = event.header;
-        report.messageType = header.message.id;
-        report.header = { ...header.values };
-        if (header.message.localVariant) report.header["localVariant"] = header.message.localVariant;
-        if (header.wrapper.length > 0) report.header["wrapper"] = header.wrapper.join("/");
-        for (const [name, value] of Object.entries(header.appHeader?.values ?? {})) report.header[`AppHdr.${name}`] = value;
-        const messageId = header.values["MsgId"] ?? header.values["AssgnmtId"] ?? header.appHeader?.values["BizMsgIdr"];
-        if (messageId !== undefined) report.identity["MsgId"] = messageId;
-        const sender = header.values["InstgAgtBIC"] ?? header.values["InstgAgtMmbId"] ?? header.values["AssgnrBIC"] ?? header.values["AssgnrMmbId"]
-          ?? header.appHeader?.values["FrBIC"] ?? header.appHeader?.values["FrMmbId"] ?? header.values["InitgPtyOrgId"] ?? header.values["InitgPtyNm"];
-        if (sender !== undefined) report.identity["sender"] = sender;
-        report.identity["messageType"] = header.message.id;
-        break;
-      }
-      case "finding":
-        addFinding(event.finding);
-        break;
-      case "transaction": {
-        const transaction = event.transaction;
-        report.recordCount++;
-        for (const found of transaction.findings) addFinding(found);
-        if (!header) break;
-        const { family, version } = header.message;
-        const identifiers: Record<string, string> = {};
-        for (const name of identifierNames(family, version, "context")) {
-          const value = transaction.context?.values[name];
-          if (value !== undefined) identifiers[name] = value;
-        }
-        for (const name of identifierNames(family, version, "transaction")) {
-          const value = transaction.values[name];
-          if (value !== undefined) identifiers[name] = value;
-        }
-        const normalized = normalizeIso20022Transaction(header, transaction, { tenantId });
-        if (!normalized.ok) {
-          for (const found of normalized.error) if (!transaction.findings.includes(found)) addFinding(found);
-          contentHash.update(`rejected:${transaction.xmlPath}\n`);
-          if (report.records.length < recordsMax) {
-            report.records.push({ position: transaction.xmlPath, kind: "rejected", naturalKey: "", fingerprint: "", intentId: "", amountMinor: "0", currency: "", valueDate: "", identifiers });
-          }
-          break;
-        }
-        const record = normalized.value;
-        contentHash.update(`${record.naturalKey}\u0000${record.fingerprint}\n`);
-        if (report.records.length >= recordsMax) break;
-        const inspected: InspectedRecord = {
-          position: transaction.xmlPath, kind: record.kind, naturalKey: record.naturalKey, fingerprint: record.fingerprint, intentId: record.intentId,
-          amountMinor: record.amount.toString(), currency: record.currency, valueDate: record.valueDate, identifiers,
-        };
-        if (record.original !== undefined) inspected.original = record.original;
-        report.records.push(inspected);
-        break;
-      }
-      case "end":
-        report.findingsDropped += event.summary.findingsDropped;
-        refused = !event.summary.complete;
-        break;
+    if (event.type === "header") {
+      header = event.header;
+      describeHeader(report, header);
+    } else if (event.type === "finding") {
+      addFinding(event.finding);
+    } else if (event.type === "transaction") {
+      report.recordCount++;
+      for (const found of event.transaction.findings) addFinding(found);
+      if (header) inspectTransaction(report, header, event.transaction, { tenantId, recordsMax, addFinding, contentHash });
+    } else if (event.type === "end") {
+      report.findingsDropped += event.summary.findingsDropped;
+      refused = !event.summary.complete;
     }
   }
   // A refused (or empty) message has no normalized content to hash: its bytes are its content,
   // so two different refused files never share a hash (the hash of nothing).
   report.contentHash = refused || report.recordCount === 0 ? createHash("sha256").update(bytes).digest("hex") : contentHash.digest("hex");
   return report;
+}
+
+/** The message's type, group header values and the file's identity (message id and sender). */
+function describeHeader(report: InspectReport, header: Iso20022Header): void {
+  report.messageType = header.message.id;
+  report.header = { ...header.values };
+  if (header.message.localVariant) report.header["localVariant"] = header.message.localVariant;
+  if (header.wrapper.length > 0) report.header["wrapper"] = header.wrapper.join("/");
+  for (const [name, value] of Object.entries(header.appHeader?.values ?? {})) report.header[`AppHdr.${name}`] = value;
+  const messageId = header.values["MsgId"] ?? header.values["AssgnmtId"] ?? header.appHeader?.values["BizMsgIdr"];
+  if (messageId !== undefined) report.identity["MsgId"] = messageId;
+  const sender = header.values["InstgAgtBIC"] ?? header.values["InstgAgtMmbId"] ?? header.values["AssgnrBIC"] ?? header.values["AssgnrMmbId"]
+    ?? header.appHeader?.values["FrBIC"] ?? header.appHeader?.values["FrMmbId"] ?? header.values["InitgPtyOrgId"] ?? header.values["InitgPtyNm"];
+  if (sender !== undefined) report.identity["sender"] = sender;
+  report.identity["messageType"] = header.message.id;
+}
+
+/** One transaction: its identifiers as strings, and its natural key, fingerprint and amount (or that it is rejected). */
+function inspectTransaction(report: InspectReport, header: Iso20022Header, transaction: Iso20022Transaction,
+  run: { tenantId: string; recordsMax: number; addFinding: (found: Iso20022Finding) => void; contentHash: Hash }): void {
+  const { family, version } = header.message;
+  const identifiers: Record<string, string> = {};
+  for (const name of identifierNames(family, version, "context")) {
+    const value = transaction.context?.values[name];
+    if (value !== undefined) identifiers[name] = value;
+  }
+  for (const name of identifierNames(family, version, "transaction")) {
+    const value = transaction.values[name];
+    if (value !== undefined) identifiers[name] = value;
+  }
+  const normalized = normalizeIso20022Transaction(header, transaction, { tenantId: run.tenantId });
+  if (!normalized.ok) {
+    for (const found of normalized.error) if (!transaction.findings.includes(found)) run.addFinding(found);
+    run.contentHash.update(`rejected:${transaction.xmlPath}\n`);
+    if (report.records.length < run.recordsMax) {
+      report.records.push({ position: transaction.xmlPath, kind: "rejected", naturalKey: "", fingerprint: "", intentId: "", amountMinor: "0", currency: "", valueDate: "", identifiers });
+    }
+    return;
+  }
+  const record = normalized.value;
+  run.contentHash.update(`${record.naturalKey}\u0000${record.fingerprint}\n`);
+  if (report.records.length >= run.recordsMax) return;
+  const inspected: InspectedRecord = {
+    position: transaction.xmlPath, kind: record.kind, naturalKey: record.naturalKey, fingerprint: record.fingerprint, intentId: record.intentId,
+    amountMinor: record.amount.toString(), currency: record.currency, valueDate: record.valueDate, identifiers,
+  };
+  if (record.original !== undefined) inspected.original = record.original;
+  report.records.push(inspected);
 }
