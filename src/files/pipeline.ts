@@ -1,8 +1,7 @@
 import { limits } from "../config/limits.ts";
 import { enqueueEvent } from "../outbox/outbox-store.ts";
 import type { Pool } from "../db/pool.ts";
-import { withTransaction, type Tx } from "../db/transaction.ts";
-import { selectMostRepeatedFile } from "../records/store/arrivals.ts";
+import { withTransaction } from "../db/transaction.ts";
 import { ok, type Finding, type Result } from "../errors/finding.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import type { SeverityOverrides } from "../protocols/ach/types.ts";
@@ -165,20 +164,9 @@ async function openChunkAccounts(pool: Pool, context: ChunkContext, chunk: reado
  * with other content, from which this one repeats the most natural keys (as duplicates or
  * conflicts), when those are at least half of this file's keyed records.
  */
-/**
- * The earlier file this one mostly repeats, asked of the record core only when at least half of
- * this file's records were repeats (necessary, and free: a file mostly new, every fresh file, skips it).
- */
-async function mostRepeatedFile(tx: Tx, tenantId: string, fileId: string, contentHash: string): Promise<string | null> {
-  const { rows } = await tx.query<{ mostly_repeats: boolean }>(
-    "SELECT 2 * (duplicate + conflict) >= records_done - rejected AS mostly_repeats FROM ingest_file WHERE tenant_id = $1 AND file_id = $2", [tenantId, fileId]);
-  return rows[0]?.mostly_repeats === true ? selectMostRepeatedFile(tx, tenantId, fileId, contentHash) : null;
-}
-
 async function finish(pool: Pool, file: { tenantId: string; fileId: string; partnerId: string; format: FileFormat }, recordsTotal: number, contentHash: string): Promise<void> {
   const { tenantId, fileId } = file;
   const finished = await withTransaction(pool, async (tx) => {
-    const repeated = await mostRepeatedFile(tx, tenantId, fileId, contentHash);
     const updated = await tx.query(
       `UPDATE ingest_file f SET status = 'done', content_hash = $3, records_total = $4, finished_at = now(), updated_at = now(),
               correction_of = coalesce(
@@ -186,10 +174,19 @@ async function finish(pool: Pool, file: { tenantId: string; fileId: string; part
                   WHERE e.tenant_id = f.tenant_id AND e.identity_key = f.identity_key AND e.file_id <> f.file_id
                     AND e.status = 'done' AND e.content_hash IS DISTINCT FROM $3 AND e.received_at <= f.received_at
                   ORDER BY e.received_at DESC LIMIT 1),
-                $5::text)
+                (SELECT k.file_id FROM ingest_outcome o
+                   JOIN ingest_record_key k ON k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
+                   JOIN ingest_file e ON e.tenant_id = k.tenant_id AND e.file_id = k.file_id
+                  WHERE o.tenant_id = f.tenant_id AND o.file_id = f.file_id AND o.outcome IN ('duplicate', 'conflict')
+                    AND k.file_id <> f.file_id AND e.content_hash IS DISTINCT FROM $3
+                    -- necessary, and free: a file mostly new (every fresh file) skips both scans
+                    AND 2 * (f.duplicate + f.conflict) >= f.records_done - f.rejected
+                  GROUP BY k.file_id
+                 HAVING 2 * count(*) >= (SELECT count(*) FROM ingest_outcome c WHERE c.tenant_id = f.tenant_id AND c.file_id = f.file_id AND c.natural_key IS NOT NULL)
+                  ORDER BY count(*) DESC, k.file_id LIMIT 1))
         WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = $4
        RETURNING partner_id, original_name, format, applied, duplicate, conflict, suspect, rejected, orphan, correction_of`,
-      [tenantId, fileId, contentHash, recordsTotal, repeated],
+      [tenantId, fileId, contentHash, recordsTotal],
     );
     const row = updated.rows[0] as Record<string, unknown> | undefined;
     if (!row) return false;

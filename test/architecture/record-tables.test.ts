@@ -8,6 +8,9 @@ import { describe, expect, it } from "vitest";
 const recordTables = ["ingest_record_key", "ingest_outcome", "ingest_review", "review_decision", "record_identity"];
 const owner = "src/records/store/";
 const readersWithReason: Record<string, string> = {
+  // Moved into the store once, the query ran past the statement timeout in the kill test under CI load: as one
+  // correlated subquery of the UPDATE that finishes the file it is planned with that row, and it passes.
+  "src/files/pipeline.ts": "finishing a file names the file it corrects inside the UPDATE that finishes it (one statement)",
   "src/incidents/perimeter.ts": "the incident perimeter reads every channel's store (payments, card messages, file records) in one windowed query",
   "src/recon/set-matching.ts": "the reconciliation run matches our side by the references of each transfer's record in one set-based statement (decision 0036)",
   "src/recon/sides.ts": "our side of a reconciliation reads each transfer's record references with the ledger entries in one statement",

@@ -108,24 +108,6 @@ export async function selectAppliedOutcomesPage(db: Queryable, tenantId: string,
   return rows;
 }
 
-/**
- * The earlier file a finished file mostly repeats (at least half of its keyed records were first
- * applied from it, and its content differs): the file it corrects when no identity says so.
- */
-export async function selectMostRepeatedFile(db: Queryable, tenantId: string, fileId: string, contentHash: string): Promise<string | null> {
-  const { rows } = await db.query<{ file_id: string }>(
-    `SELECT k.file_id FROM ingest_outcome o
-       JOIN ingest_record_key k ON k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
-       JOIN ingest_file e ON e.tenant_id = k.tenant_id AND e.file_id = k.file_id
-      WHERE o.tenant_id = $1 AND o.file_id = $2 AND o.outcome IN ('duplicate', 'conflict')
-        AND k.file_id <> $2 AND e.content_hash IS DISTINCT FROM $3
-      GROUP BY k.file_id
-     HAVING 2 * count(*) >= (SELECT count(*) FROM ingest_outcome c WHERE c.tenant_id = $1 AND c.file_id = $2 AND c.natural_key IS NOT NULL)
-      ORDER BY count(*) DESC, k.file_id LIMIT 1`,
-    [tenantId, fileId, contentHash]);
-  return rows[0]?.file_id ?? null;
-}
-
 /** The record posted under `transferKey` to the partner's suspense account because its counterparty matched no alias. */
 export async function selectUnresolvedPosting(db: Queryable, tenantId: string, transferKey: string): Promise<{ amount_minor: string; currency: string } | undefined> {
   const { rows } = await db.query<{ amount_minor: string; currency: string }>(
