@@ -1,45 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CardKeys } from "../../src/cards/card-key.ts";
+import { describe, expect, it } from "vitest";
 import { gatewayAccounts } from "../../src/cards/cards.ts";
-import type { InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
-import { cardRequest, networkRequest, reversalOf, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { cardRequest, networkRequest, reversalOf } from "../../src/gateway/scheme-simulator.ts";
 import { iso8583MessageDuration } from "../../src/observability/metrics-gateway.ts";
 import { iso87AsciiDictionary, pack, unpackTolerant } from "../../src/protocols/iso8583/index.ts";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "./support.ts";
+import { balance, testPan, useSchemeScene } from "./support.ts";
 
 describe("the ISO 8583 scheme endpoint", () => {
-  let db: TestDatabase;
-  let keys: CardKeys;
-  let endpoint: InboundEndpoint;
-  let client: SchemeClient;
-  let issuer: Issuer;
   let stan = 100;
   const pan = testPan("476173", 1);
   const nextStan = () => ++stan;
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    keys = testKeys();
-    issuer = await givenIssuer(db.pool, keys, { name: "issuer-a", pans: [pan], balanceMinor: 100_000n });
-    endpoint = await startTestEndpoint(db.pool, keys);
-    client = await connectClient(endpoint);
-  });
-  afterAll(async () => {
-    await client.close();
-    await endpoint.close();
-    await db.drop();
-  });
+  const scene = useSchemeScene({ name: "issuer-a", pans: [pan], balanceMinor: 100_000n });
 
   async function dedupReasons(naturalKeyPart: string): Promise<string[]> {
-    const { rows } = await db.pool.query<{ reason: string }>("SELECT reason FROM dedup_event WHERE channel = 'iso8583' AND dedup_key LIKE $1 ORDER BY created_at", [`%${naturalKeyPart}%`]);
+    const { rows } = await scene.db.pool.query<{ reason: string }>("SELECT reason FROM dedup_event WHERE channel = 'iso8583' AND dedup_key LIKE $1 ORDER BY created_at", [`%${naturalKeyPart}%`]);
     return rows.map((r) => r.reason);
   }
 
   it("answers sign-on, echo and sign-off with 0810 and code 00", async () => {
     // Sign-off first and sign-on last: the shared client stays signed on for the tests below.
     for (const code of ["002", "301", "001"] as const) {
-      const response = await client.request(networkRequest(code, nextStan()));
+      const response = await scene.client.request(networkRequest(code, nextStan()));
       expect(response.mti).toBe("0810");
       expect(response.fields[39]).toBe("00");
       expect(response.fields[70]).toBe(code);
@@ -47,132 +27,132 @@ describe("the ISO 8583 scheme endpoint", () => {
   });
 
   it("holds the amount on an approved 0100 and answers a 0101 repeat with the identical stored response, holding once", async () => {
-    const before = await balance(db.pool, issuer.tenantId, issuer.accountId);
+    const before = await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
     const request = cardRequest({ pan, amountMinor: 1_250n, stan: nextStan() });
-    const first = await client.request(request);
-    const repeat = await client.request({ ...request, mti: "0101" });
+    const first = await scene.client.request(request);
+    const repeat = await scene.client.request({ ...request, mti: "0101" });
     expect(first.mti).toBe("0110");
     expect(first.fields[39]).toBe("00");
     expect(first.fields[38]).toMatch(/^[0-9A-F]{6}$/);
     expect(repeat).toEqual(first);
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before - 1_250n);
-    expect(await balance(db.pool, issuer.tenantId, gatewayAccounts.holds("EUR"))).toBeGreaterThanOrEqual(1_250n);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before - 1_250n);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, gatewayAccounts.holds("EUR"))).toBeGreaterThanOrEqual(1_250n);
     expect(await dedupReasons(`:${request.fields[11]}:`)).toEqual(["duplicate"]);
   });
 
   it("answers a retransmitted 0100 from the stored response without a second hold", async () => {
-    const before = await balance(db.pool, issuer.tenantId, issuer.accountId);
+    const before = await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
     const request = cardRequest({ pan, amountMinor: 300n, stan: nextStan() });
-    const first = await client.request(request);
-    const again = await client.request(request);
+    const first = await scene.client.request(request);
+    const again = await scene.client.request(request);
     expect(again).toEqual(first);
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before - 300n);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before - 300n);
     expect(await dedupReasons(`:${request.fields[11]}:`)).toEqual(["duplicate"]);
   });
 
   it("releases the hold once on a 0400 and acknowledges 0401 repeats without a second release", async () => {
-    const before = await balance(db.pool, issuer.tenantId, issuer.accountId);
+    const before = await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
     const original = cardRequest({ pan, amountMinor: 2_000n, stan: nextStan() });
-    expect((await client.request(original)).fields[39]).toBe("00");
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before - 2_000n);
+    expect((await scene.client.request(original)).fields[39]).toBe("00");
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before - 2_000n);
     const reversal = reversalOf(original, { stan: nextStan() });
-    const acknowledged = await client.request(reversal);
+    const acknowledged = await scene.client.request(reversal);
     expect(acknowledged.mti).toBe("0410");
     expect(acknowledged.fields[39]).toBe("00");
     expect(acknowledged.fields[90]).toEqual(reversal.fields[90]);
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before);
-    for (let i = 0; i < 2; i++) expect(await client.request({ ...reversal, mti: "0401" })).toEqual(acknowledged);
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before);
-    const releases = await db.pool.query("SELECT 1 FROM transfer WHERE tenant_id = $1 AND kind = 'card_hold_release' AND transfer_key LIKE $2", [issuer.tenantId, `%:${original.fields[11]}:%`]);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before);
+    for (let i = 0; i < 2; i++) expect(await scene.client.request({ ...reversal, mti: "0401" })).toEqual(acknowledged);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before);
+    const releases = await scene.db.pool.query("SELECT 1 FROM transfer WHERE tenant_id = $1 AND kind = 'card_hold_release' AND transfer_key LIKE $2", [scene.issuer.tenantId, `%:${original.fields[11]}:%`]);
     expect(releases.rowCount).toBe(1);
     expect(await dedupReasons(`:${original.fields[11]}:`)).toEqual(["repeat", "repeat"]);
   });
 
   it("answers a second 0400 of one original, sent under a new STAN, with its own STAN and no second release (regression: seeded simulation, seed 3)", async () => {
-    const before = await balance(db.pool, issuer.tenantId, issuer.accountId);
+    const before = await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
     const original = cardRequest({ pan, amountMinor: 1_500n, stan: nextStan() });
-    expect((await client.request(original)).fields[39]).toBe("00");
-    const first = await client.request(reversalOf(original, { stan: nextStan() }));
+    expect((await scene.client.request(original)).fields[39]).toBe("00");
+    const first = await scene.client.request(reversalOf(original, { stan: nextStan() }));
     const secondRequest = reversalOf(original, { stan: nextStan() });
-    const second = await client.request(secondRequest);
+    const second = await scene.client.request(secondRequest);
     expect(second.fields[11]).toBe(secondRequest.fields[11]);
     expect(second.fields[11]).not.toBe(first.fields[11]);
     expect(second.fields[39]).toBe(first.fields[39]);
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before);
   });
 
   it("acknowledges a 0400 whose original was never seen, records it as an orphan, and declines the late original without holding", async () => {
-    const before = await balance(db.pool, issuer.tenantId, issuer.accountId);
+    const before = await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
     const original = cardRequest({ pan, amountMinor: 700n, stan: nextStan() });
-    const reversal = await client.request(reversalOf(original, { stan: nextStan() }));
+    const reversal = await scene.client.request(reversalOf(original, { stan: nextStan() }));
     expect(reversal.fields[39]).toBe("00");
-    const orphan = await db.pool.query<{ outcome: string }>("SELECT outcome FROM iso8583_inbound_reversal WHERE tenant_id = $1 AND original_key LIKE $2", [issuer.tenantId, `%:${original.fields[11]}:%`]);
+    const orphan = await scene.db.pool.query<{ outcome: string }>("SELECT outcome FROM iso8583_inbound_reversal WHERE tenant_id = $1 AND original_key LIKE $2", [scene.issuer.tenantId, `%:${original.fields[11]}:%`]);
     expect(orphan.rows).toEqual([{ outcome: "orphan" }]);
 
-    const late = await client.request(original);
+    const late = await scene.client.request(original);
     expect(late.fields[39]).toBe("05");
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before);
     expect(await dedupReasons(`:${original.fields[11]}:`)).toEqual(["orphan", "original_after_reversal"]);
   });
 
   it("answers 94 to the same natural key with another amount and changes nothing", async () => {
     const request = cardRequest({ pan, amountMinor: 500n, stan: nextStan() });
-    expect((await client.request(request)).fields[39]).toBe("00");
-    const before = await balance(db.pool, issuer.tenantId, issuer.accountId);
-    const altered = await client.request({ ...request, mti: "0101", fields: { ...request.fields, 4: "000000000900" } });
+    expect((await scene.client.request(request)).fields[39]).toBe("00");
+    const before = await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
+    const altered = await scene.client.request({ ...request, mti: "0101", fields: { ...request.fields, 4: "000000000900" } });
     expect(altered.fields[39]).toBe("94");
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before);
     expect(await dedupReasons(`:${request.fields[11]}:`)).toEqual(["conflict"]);
   });
 
   it("answers 94 to the same natural key with another card of the same issuer", async () => {
     const otherPan = testPan("476173", 2);
     const request = cardRequest({ pan, amountMinor: 100n, stan: nextStan() });
-    expect((await client.request(request)).fields[39]).toBe("00");
-    const altered = await client.request({ ...request, fields: { ...request.fields, 2: otherPan } });
+    expect((await scene.client.request(request)).fields[39]).toBe("00");
+    const altered = await scene.client.request({ ...request, fields: { ...request.fields, 2: otherPan } });
     expect(altered.fields[39]).toBe("94");
   });
 
   it("declines an unknown card of a known issuer with 14 and an unknown issuer with 15", async () => {
-    const unknownCard = await client.request(cardRequest({ pan: testPan("476173", 99), amountMinor: 100n, stan: nextStan() }));
-    const unknownIssuer = await client.request(cardRequest({ pan: testPan("999999", 1), amountMinor: 100n, stan: nextStan() }));
+    const unknownCard = await scene.client.request(cardRequest({ pan: testPan("476173", 99), amountMinor: 100n, stan: nextStan() }));
+    const unknownIssuer = await scene.client.request(cardRequest({ pan: testPan("999999", 1), amountMinor: 100n, stan: nextStan() }));
     expect([unknownCard.fields[39], unknownIssuer.fields[39]]).toEqual(["14", "15"]);
   });
 
   it("declines with 51 when the available balance (balance net of holds) does not cover the amount", async () => {
-    const available = await balance(db.pool, issuer.tenantId, issuer.accountId);
-    const response = await client.request(cardRequest({ pan, amountMinor: available + 1n, stan: nextStan() }));
+    const available = await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
+    const response = await scene.client.request(cardRequest({ pan, amountMinor: available + 1n, stan: nextStan() }));
     expect(response.fields[39]).toBe("51");
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(available);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(available);
   });
 
   it("posts a 0200 financial request to the scheme clearing account and reverses it once on a 0420", async () => {
-    const before = await balance(db.pool, issuer.tenantId, issuer.accountId);
+    const before = await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
     const financial = cardRequest({ mti: "0200", pan, amountMinor: 800n, stan: nextStan() });
-    const response = await client.request(financial);
+    const response = await scene.client.request(financial);
     expect([response.mti, response.fields[39]]).toEqual(["0210", "00"]);
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before - 800n);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before - 800n);
     const advice = reversalOf(financial, { stan: nextStan(), mti: "0420" });
-    const first = await client.request(advice);
-    const repeat = await client.request({ ...advice, mti: "0421" });
+    const first = await scene.client.request(advice);
+    const repeat = await scene.client.request({ ...advice, mti: "0421" });
     expect([first.mti, first.fields[39]]).toEqual(["0430", "00"]);
     expect(repeat).toEqual(first);
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before);
   });
 
   it("applies a 0120 advice as advised, into suspense when the customer account cannot cover it", async () => {
-    const before = await balance(db.pool, issuer.tenantId, issuer.accountId);
-    const advice = await client.request(cardRequest({ mti: "0120", pan, amountMinor: before + 10n, stan: nextStan() }));
+    const before = await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
+    const advice = await scene.client.request(cardRequest({ mti: "0120", pan, amountMinor: before + 10n, stan: nextStan() }));
     expect([advice.mti, advice.fields[39]]).toEqual(["0130", "00"]);
-    expect(await balance(db.pool, issuer.tenantId, issuer.accountId)).toBe(before);
-    expect(await balance(db.pool, issuer.tenantId, gatewayAccounts.suspense("EUR"))).toBe(-(before + 10n));
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, gatewayAccounts.suspense("EUR"))).toBe(-(before + 10n));
   });
 
   it("answers a malformed message with a format error (30) and keeps the connection open", async () => {
-    client.sendFrameBody(Buffer.from("0100ZZZZ", "latin1"));
-    const answer = await client.nextUnmatched();
+    scene.client.sendFrameBody(Buffer.from("0100ZZZZ", "latin1"));
+    const answer = await scene.client.nextUnmatched();
     expect([answer.mti, answer.fields[39]]).toEqual(["0110", "30"]);
-    const after = await client.request(networkRequest("301", nextStan()));
+    const after = await scene.client.request(networkRequest("301", nextStan()));
     expect(after.fields[39]).toBe("00");
   });
 
@@ -182,20 +162,20 @@ describe("the ISO 8583 scheme endpoint", () => {
     if (!packed.ok) expect.fail(packed.error.message);
     const unsigned = Buffer.from(packed.value.toString("latin1").replace("C00000100", "000000100"), "latin1");
     expect(unpackTolerant(unsigned, iso87AsciiDictionary).ok).toBe(true);
-    client.sendFrameBody(unsigned);
-    const answer = await client.nextUnmatched();
+    scene.client.sendFrameBody(unsigned);
+    const answer = await scene.client.nextUnmatched();
     expect([answer.mti, answer.fields[39]]).toEqual(["0110", "30"]);
   });
 
   it("answers an unsupported request MTI with a format error (30)", async () => {
-    const response = await client.request({ mti: "0300", fields: { 7: "1201120000", 11: String(nextStan()).padStart(6, "0") } });
+    const response = await scene.client.request({ mti: "0300", fields: { 7: "1201120000", 11: String(nextStan()).padStart(6, "0") } });
     expect([response.mti, response.fields[39]]).toEqual(["0310", "30"]);
   });
 
   it("answers a 0100 that lacks its natural key fields with a format error (30)", async () => {
     const request = cardRequest({ pan, amountMinor: 100n, stan: nextStan() });
     const { 32: _acquirer, ...fields } = request.fields;
-    const response = await client.request({ mti: "0100", fields });
+    const response = await scene.client.request({ mti: "0100", fields });
     expect(response.fields[39]).toBe("30");
   });
 
@@ -203,8 +183,8 @@ describe("the ISO 8583 scheme endpoint", () => {
     const countOf = async (messageClass: string) => (await iso8583MessageDuration.get()).values
       .find((v) => v.metricName === "clearline_iso8583_message_duration_seconds_count" && v.labels.direction === "inbound" && v.labels.message_class === messageClass && v.labels.outcome === "answered")?.value ?? 0;
     const [authorizations, network] = [await countOf("authorization"), await countOf("network_management")];
-    await client.request(cardRequest({ pan, amountMinor: 100n, stan: nextStan() }));
-    await client.request(networkRequest("301", nextStan()));
+    await scene.client.request(cardRequest({ pan, amountMinor: 100n, stan: nextStan() }));
+    await scene.client.request(networkRequest("301", nextStan()));
     expect(await countOf("authorization")).toBe(authorizations + 1);
     expect(await countOf("network_management")).toBe(network + 1);
   });

@@ -1,46 +1,26 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { CardKeys } from "../../src/cards/card-key.ts";
+import { describe, expect, it } from "vitest";
 import { gatewayAccounts } from "../../src/cards/cards.ts";
-import type { InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
-import { cardRequest, reversalOf, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "./support.ts";
+import { cardRequest, reversalOf } from "../../src/gateway/scheme-simulator.ts";
+import { balance, testPan, useSchemeScene } from "./support.ts";
 
 describe("processing codes at the ISO 8583 scheme endpoint (protocols/iso8583/processing-codes.json)", () => {
-  let db: TestDatabase;
-  let keys: CardKeys;
-  let endpoint: InboundEndpoint;
-  let client: SchemeClient;
-  let issuer: Issuer;
   let stan = 300;
   const pan = testPan("476174", 1);
   const nextStan = () => ++stan;
+  const scene = useSchemeScene({ name: "issuer-pc", pans: [pan], balanceMinor: 100_000n });
 
-  beforeAll(async () => {
-    db = await createTestDatabase();
-    keys = testKeys();
-    issuer = await givenIssuer(db.pool, keys, { name: "issuer-pc", pans: [pan], balanceMinor: 100_000n });
-    endpoint = await startTestEndpoint(db.pool, keys);
-    client = await connectClient(endpoint);
-  });
-  afterAll(async () => {
-    await client.close();
-    await endpoint.close();
-    await db.drop();
-  });
-
-  const customer = () => balance(db.pool, issuer.tenantId, issuer.accountId);
-  const scheme = () => balance(db.pool, issuer.tenantId, gatewayAccounts.scheme("EUR"));
+  const customer = () => balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
+  const scheme = () => balance(scene.db.pool, scene.issuer.tenantId, gatewayAccounts.scheme("EUR"));
   async function transfersOf(stanValue: unknown): Promise<Array<{ kind: string }>> {
-    const { rows } = await db.pool.query<{ kind: string }>(
-      "SELECT kind FROM transfer WHERE tenant_id = $1 AND transfer_key LIKE $2 ORDER BY created_at", [issuer.tenantId, `%:${String(stanValue)}:%`]);
+    const { rows } = await scene.db.pool.query<{ kind: string }>(
+      "SELECT kind FROM transfer WHERE tenant_id = $1 AND transfer_key LIKE $2 ORDER BY created_at", [scene.issuer.tenantId, `%:${String(stanValue)}:%`]);
     return rows;
   }
 
   it("holds a cash withdrawal (01) on the card's account like a purchase, as a cash hold", async () => {
     const before = await customer();
     const request = cardRequest({ pan, amountMinor: 2_000n, stan: nextStan(), processingCode: "010000" });
-    const response = await client.request(request);
+    const response = await scene.client.request(request);
     expect([response.mti, response.fields[39], response.fields[3]]).toEqual(["0110", "00", "010000"]);
     expect(await customer()).toBe(before - 2_000n);
     expect(await transfersOf(request.fields[11])).toEqual([{ kind: "card_cash_hold" }]);
@@ -49,7 +29,7 @@ describe("processing codes at the ISO 8583 scheme endpoint (protocols/iso8583/pr
   it("credits the card's account from the scheme on a refund (20) financial request", async () => {
     const [customerBefore, schemeBefore] = [await customer(), await scheme()];
     const request = cardRequest({ mti: "0200", pan, amountMinor: 1_500n, stan: nextStan(), processingCode: "200000" });
-    const response = await client.request(request);
+    const response = await scene.client.request(request);
     expect([response.mti, response.fields[39]]).toEqual(["0210", "00"]);
     expect(await customer()).toBe(customerBefore + 1_500n);
     // The clearing account is debit-normal: a debit of it (the scheme owes us) raises its balance.
@@ -60,10 +40,10 @@ describe("processing codes at the ISO 8583 scheme endpoint (protocols/iso8583/pr
   it("takes a reversed refund back from the card's account once, answering the repeat from the stored outcome", async () => {
     const before = await customer();
     const refund = cardRequest({ mti: "0200", pan, amountMinor: 900n, stan: nextStan(), processingCode: "200000" });
-    expect((await client.request(refund)).fields[39]).toBe("00");
+    expect((await scene.client.request(refund)).fields[39]).toBe("00");
     const advice = reversalOf(refund, { stan: nextStan(), mti: "0420" });
-    const first = await client.request(advice);
-    const repeat = await client.request({ ...advice, mti: "0421" });
+    const first = await scene.client.request(advice);
+    const repeat = await scene.client.request({ ...advice, mti: "0421" });
     expect([first.mti, first.fields[39]]).toEqual(["0430", "00"]);
     expect(repeat).toEqual(first);
     expect(await customer()).toBe(before);
@@ -72,29 +52,29 @@ describe("processing codes at the ISO 8583 scheme endpoint (protocols/iso8583/pr
 
   it("takes the customer's side of a reversed refund the customer already spent from the gateway suspense account", async () => {
     const refund = cardRequest({ mti: "0200", pan, amountMinor: 1_000n, stan: nextStan(), processingCode: "200000" });
-    expect((await client.request(refund)).fields[39]).toBe("00");
+    expect((await scene.client.request(refund)).fields[39]).toBe("00");
     const spendAll = cardRequest({ mti: "0200", pan, amountMinor: await customer(), stan: nextStan() });
-    expect((await client.request(spendAll)).fields[39]).toBe("00");
-    const suspenseBefore = await balance(db.pool, issuer.tenantId, gatewayAccounts.suspense("EUR"));
-    const reversal = await client.request(reversalOf(refund, { stan: nextStan(), mti: "0420" }));
+    expect((await scene.client.request(spendAll)).fields[39]).toBe("00");
+    const suspenseBefore = await balance(scene.db.pool, scene.issuer.tenantId, gatewayAccounts.suspense("EUR"));
+    const reversal = await scene.client.request(reversalOf(refund, { stan: nextStan(), mti: "0420" }));
     expect([reversal.mti, reversal.fields[39]]).toEqual(["0430", "00"]);
     expect(await customer()).toBe(0n);
-    expect(await balance(db.pool, issuer.tenantId, gatewayAccounts.suspense("EUR"))).toBe(suspenseBefore - 1_000n);
-    const stored = await db.pool.query("SELECT outcome FROM iso8583_inbound_reversal WHERE tenant_id = $1 AND original_key LIKE $2", [issuer.tenantId, `%:${String(refund.fields[11])}:%`]);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, gatewayAccounts.suspense("EUR"))).toBe(suspenseBefore - 1_000n);
+    const stored = await scene.db.pool.query("SELECT outcome FROM iso8583_inbound_reversal WHERE tenant_id = $1 AND original_key LIKE $2", [scene.issuer.tenantId, `%:${String(refund.fields[11])}:%`]);
     expect(stored.rows).toEqual([{ outcome: "reversed_to_suspense" }]);
     // Fund the account again for the tests that follow.
     const refill = cardRequest({ mti: "0200", pan, amountMinor: 50_000n, stan: nextStan(), processingCode: "200000" });
-    expect((await client.request(refill)).fields[39]).toBe("00");
+    expect((await scene.client.request(refill)).fields[39]).toBe("00");
   });
 
   it("approves a refund (20) authorization and moves no money", async () => {
     const before = await customer();
     const request = cardRequest({ pan, amountMinor: 700n, stan: nextStan(), processingCode: "200000" });
-    const response = await client.request(request);
+    const response = await scene.client.request(request);
     expect([response.mti, response.fields[39]]).toEqual(["0110", "00"]);
     expect(await customer()).toBe(before);
     expect(await transfersOf(request.fields[11])).toEqual([]);
-    const stored = await db.pool.query("SELECT outcome, effect_key FROM iso8583_inbound WHERE tenant_id = $1 AND natural_key LIKE $2", [issuer.tenantId, `%:${String(request.fields[11])}:%`]);
+    const stored = await scene.db.pool.query("SELECT outcome, effect_key FROM iso8583_inbound WHERE tenant_id = $1 AND natural_key LIKE $2", [scene.issuer.tenantId, `%:${String(request.fields[11])}:%`]);
     expect(stored.rows).toEqual([{ outcome: "approved", effect_key: null }]);
   });
 
@@ -102,20 +82,20 @@ describe("processing codes at the ISO 8583 scheme endpoint (protocols/iso8583/pr
     const before = await customer();
     const { 4: _amount, ...withoutAmount } = cardRequest({ pan, amountMinor: 0n, stan: nextStan(), processingCode: "312000" }).fields;
     const request = { mti: "0100", fields: withoutAmount };
-    const response = await client.request(request);
+    const response = await scene.client.request(request);
     expect([response.mti, response.fields[39]]).toEqual(["0110", "00"]);
     expect(response.fields[54]).toBe(`2002978C${before.toString().padStart(12, "0")}`);
     expect(await customer()).toBe(before);
     expect(await transfersOf(request.fields[11])).toEqual([]);
     // A hold in between changes the balance; the repeat still answers what was answered.
-    expect((await client.request(cardRequest({ pan, amountMinor: 100n, stan: nextStan() }))).fields[39]).toBe("00");
-    expect(await client.request({ ...request, mti: "0101" })).toEqual(response);
+    expect((await scene.client.request(cardRequest({ pan, amountMinor: 100n, stan: nextStan() }))).fields[39]).toBe("00");
+    expect(await scene.client.request({ ...request, mti: "0101" })).toEqual(response);
   });
 
   it("answers 12 to a processing code this issuer does not serve (40, a transfer) and posts nothing", async () => {
     const before = await customer();
     const request = cardRequest({ pan, amountMinor: 500n, stan: nextStan(), processingCode: "400010" });
-    const response = await client.request(request);
+    const response = await scene.client.request(request);
     expect([response.mti, response.fields[39]]).toEqual(["0110", "12"]);
     expect(await customer()).toBe(before);
     expect(await transfersOf(request.fields[11])).toEqual([]);
@@ -124,7 +104,7 @@ describe("processing codes at the ISO 8583 scheme endpoint (protocols/iso8583/pr
   it("answers 12 to a served processing code in a message kind it has no rule for (a balance inquiry as a 0200)", async () => {
     const before = await customer();
     const request = cardRequest({ mti: "0200", pan, amountMinor: 0n, stan: nextStan(), processingCode: "310000" });
-    const response = await client.request(request);
+    const response = await scene.client.request(request);
     expect([response.mti, response.fields[39]]).toEqual(["0210", "12"]);
     expect(response.fields[54]).toBeUndefined();
     expect(await customer()).toBe(before);
@@ -132,9 +112,9 @@ describe("processing codes at the ISO 8583 scheme endpoint (protocols/iso8583/pr
 
   it("answers 94 to a refund under the natural key of an earlier purchase with the same amount: another transaction type is another message", async () => {
     const purchase = cardRequest({ mti: "0200", pan, amountMinor: 400n, stan: nextStan() });
-    expect((await client.request(purchase)).fields[39]).toBe("00");
+    expect((await scene.client.request(purchase)).fields[39]).toBe("00");
     const before = await customer();
-    const refund = await client.request({ ...purchase, fields: { ...purchase.fields, 3: "200000" } });
+    const refund = await scene.client.request({ ...purchase, fields: { ...purchase.fields, 3: "200000" } });
     expect(refund.fields[39]).toBe("94");
     expect(await customer()).toBe(before);
   });
