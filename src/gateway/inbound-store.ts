@@ -103,3 +103,53 @@ export async function insertInbound(tx: Tx, row: InboundRow): Promise<void> {
       row.effectKey, row.connection],
   });
 }
+
+export interface SeenReversal {
+  stored?: StoredResponse;          // the first reversal's answer (iso8583_inbound_reversal: one per original)
+  original?: { amountMinor: bigint; currency: string };   // the original as answered, when it was and with a currency
+}
+
+/** The answer stored for a reversal of this original, and the original as answered: one read, after the original's lock. */
+export async function selectReversalSeen(db: Queryable, tenantId: string, originalKey: string): Promise<SeenReversal> {
+  const { rows } = await db.query<Partial<StoredResponse> & { original_amount: string | null; original_currency: string | null }>({
+    name: "iso8583_inbound_reversal_seen",
+    text: `SELECT r.natural_key, r.fingerprint, r.outcome, r.response_mti, r.response_fields, r.effect_key,
+            o.amount_minor::text AS original_amount, o.currency AS original_currency
+       FROM (SELECT 1) AS one
+       LEFT JOIN iso8583_inbound_reversal r ON r.tenant_id = $1 AND r.original_key = $2
+       LEFT JOIN iso8583_inbound o ON o.tenant_id = $1 AND o.natural_key = $2`,
+    values: [tenantId, originalKey],
+  });
+  const row = rows[0];
+  const seen: SeenReversal = {};
+  if (row?.natural_key != null) seen.stored = row as StoredResponse;
+  if (row?.original_amount != null && row.original_currency != null) seen.original = { amountMinor: BigInt(row.original_amount), currency: row.original_currency };
+  return seen;
+}
+
+export interface ReversalRow {
+  tenantId: string;
+  originalKey: string;
+  naturalKey: string;
+  mti: string;
+  fingerprint: string;
+  amountMinor: bigint;              // DE 4 as sent
+  actualMinor: bigint | undefined;  // DE 95's actual amount
+  undoneMinor: bigint;              // what was undone (0 when nothing)
+  outcome: "released" | "reversed" | "reversed_to_suspense" | "nothing_to_reverse" | "orphan";
+  response: Message;
+  effectKey: string | null;
+  connection: string;
+}
+
+/** Stores the answer to the first reversal of an original (without card data) in the transaction of its decision. */
+export async function insertReversal(tx: Tx, row: ReversalRow): Promise<void> {
+  await tx.query({
+    name: "iso8583_inbound_reversal_insert",
+    text: `INSERT INTO iso8583_inbound_reversal (tenant_id, original_key, natural_key, mti, fingerprint, amount_minor, outcome, response_code, response_mti, response_fields,
+       effect_key, connection, actual_minor, undone_minor)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
+    values: [row.tenantId, row.originalKey, row.naturalKey, row.mti, row.fingerprint, row.amountMinor.toString(), row.outcome, row.response.fields[39], row.response.mti,
+      JSON.stringify(storableFields(row.response)), row.effectKey, row.connection, row.actualMinor?.toString() ?? null, row.undoneMinor.toString()],
+  });
+}

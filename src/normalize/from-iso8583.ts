@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
 import { finding, type Finding } from "../errors/finding.ts";
+import { currencyByNumeric } from "../protocols/iso4217/currency.ts";
 import type { Message, Subfields } from "../protocols/iso8583/index.ts";
 import type { IngestRecord } from "./ingest-record.ts";
 
 /**
- * ISO 8583 originals (0100/0101, 0120/0121, 0200/0201, 0220/0221) as canonical records, and the
+ * ISO 8583 originals (0100/0101, 0120/0121, 0200/0201, 0220/0221) and reversals (0400/0401,
+ * 0420/0421) as canonical records, and the
  * card channel's key rules: the natural key of ARCHITECTURE.md (MTI class + 32 + 33 + 11 + 7) and
  * the fingerprint the gateway has always stored, so that rows written before the record core
  * still compare equal. Pure: no database, no socket, no clock.
@@ -154,4 +156,63 @@ function inputProblemOf(original: CardOriginal): Finding | undefined {
   }
   if (original.rule === undefined) return finding("ISO8583_PROCESSING_CODE_UNSUPPORTED", `transaction type ${original.transactionType} is not served for this kind of message`, { fieldPath: ["3"] });
   return undefined;
+}
+
+/** A reversal (0400/0401, 0420/0421) whose format the gateway checked, with what the channel's store says of its original. */
+export interface CardReversal {
+  tenantId: string;
+  mti: string;
+  identity: TransactionIdentity;                  // the reversal's own
+  originalIdentity: TransactionIdentity;          // from field 90
+  retrievalReferenceNumber: string | undefined;   // DE 37 RRN
+  cardHash: string;                               // "" when the reversal carries no PAN
+  amountMinor: bigint;                            // DE 4 as sent
+  currencyField: string;                          // DE 49 as sent, for the fingerprint ("" when absent)
+  actualMinor: bigint | undefined;                // DE 95 actual amount; undefined: a full reversal
+  /** The original as answered (its amount and currency), when it was; undefined: the original is unknown. */
+  original: { amountMinor: bigint; currency: string } | undefined;
+  suspenseAccount: (currency: string) => string;  // the issuer's gateway suspense account in a currency
+  position: string;
+  connection: string;
+  valueDate: string;                              // YYYY-MM-DD, the day the message was decided
+}
+
+/** A reversal's fingerprint, the gateway's since 0028: card, amount, currency as sent, and the actual amount when partial. */
+export function reversalFingerprintOf(reversal: Pick<CardReversal, "cardHash" | "amountMinor" | "currencyField" | "actualMinor">): string {
+  return messageFingerprintOf([
+    "reversal", reversal.cardHash, reversal.amountMinor.toString(), reversal.currencyField,
+    ...(reversal.actualMinor === undefined ? [] : [`actual:${reversal.actualMinor}`]),
+  ]);
+}
+
+/**
+ * A reversal as the canonical record of its own key (04x class + 32 + 33 + 11 + 7), naming its
+ * original's key (field 90). Its amount is what it undoes: the original's amount less field 95's
+ * actual amount (all of it for a full reversal). An actual amount above the original's is input
+ * the scheme got wrong: rejected, so it claims no key and a valid reversal can follow. Without a
+ * known original the amount is what the message says it undoes; an orphan moves nothing.
+ */
+export function cardReversalRecord(reversal: CardReversal): IngestRecord {
+  const base = { index: 1, position: reversal.position, linkIds: [], originalIds: [] };
+  const { original, actualMinor } = reversal;
+  if (original !== undefined && actualMinor !== undefined && actualMinor > original.amountMinor) {
+    return { ...base, rejection: finding("ISO8583_ACTUAL_AMOUNT_ABOVE_ORIGINAL", `the actual amount ${actualMinor} is above the original's ${original.amountMinor}`, { fieldPath: ["95"] }) };
+  }
+  const naturalKey = naturalKeyOf(reversal.identity);
+  const originalKey = naturalKeyOf(reversal.originalIdentity);
+  const stated = reversal.amountMinor - (actualMinor ?? 0n);
+  const amount = original !== undefined ? original.amountMinor - (actualMinor ?? 0n) : stated > 0n ? stated : 0n;
+  // The original's currency when it is known (the undo is in the original's money); else the message's; else "no currency".
+  const currency = original?.currency ?? currencyByNumeric(reversal.currencyField)?.code ?? "XXX";
+  const attributes: Record<string, string> = { mti: reversal.mti, suspenseAccount: reversal.suspenseAccount(currency) };
+  if (actualMinor !== undefined) attributes.actualAmount = actualMinor.toString();
+  return {
+    ...base,
+    record: {
+      tenantId: reversal.tenantId, channel: "iso8583", naturalKey, intentId: reversal.retrievalReferenceNumber ?? originalKey, kind: "reversal",
+      amount, currency, valueDate: reversal.valueDate, original: originalKey, fingerprint: reversalFingerprintOf(reversal),
+      source: { connection: reversal.connection, position: reversal.position, ref: `iso8583:${reversal.mti}:${originalKey}` },
+      attributes,
+    },
+  };
 }

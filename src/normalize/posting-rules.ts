@@ -32,6 +32,12 @@ export interface PostingRule {
   /** A posting the debit account cannot cover is applied as advised, its debit leg taken from the account in `suspenseAttribute`. */
   insufficientFunds?: "suspense";
   suspenseAttribute?: string;
+  /**
+   * reverse-original only: by the stage of the ORIGINAL's transfer (`<original key>:<stage>`), the
+   * stage and kind of the reversal's, keyed `<original key>:<transferStage>` (one per original).
+   * Without it a return posts `<its own key>:post`, of kind `<channel>-<kind>`.
+   */
+  reversalStages?: Record<string, { transferStage: string; transferKind: string }>;
 }
 
 interface RulesFile {
@@ -75,12 +81,29 @@ export function loadPostingRules(file: RulesFile): PostingRule[] {
       if (typeof raw.transferKind === "string") rule.transferKind = raw.transferKind;
       if (typeof raw.transferStage === "string") rule.transferStage = raw.transferStage;
       loadPostingOptions(raw, rule, where);
+    } else if (action === "reverse-original") {
+      assert(raw.legs === undefined && raw.transferKindAttribute === undefined, `${where}: a reverse-original rule takes its legs from the original`);
+      loadReversalOptions(raw, rule, where);
     } else {
       assert(raw.legs === undefined, `${where}: only a "post" rule has legs`);
       assert(raw.transferKindAttribute === undefined && raw.insufficientFunds === undefined && raw.suspenseAttribute === undefined, `${where}: only a "post" rule has posting options`);
     }
     return rule;
   });
+}
+
+/** A reversal's key and kind per stage of the original's transfer, and what a reversal the funds refuse becomes. */
+function loadReversalOptions(raw: Record<string, unknown>, rule: PostingRule, where: string): void {
+  if (raw.reversalStages !== undefined) {
+    const stages = raw.reversalStages as Record<string, { transferStage?: unknown; transferKind?: unknown }>;
+    assert(typeof stages === "object" && stages !== null && Object.keys(stages).length > 0, `${where}: reversalStages maps original stages`);
+    for (const [stage, option] of Object.entries(stages)) {
+      assert(typeof option.transferStage === "string" && option.transferStage.length > 0 && option.transferStage !== stage, `${where}: reversalStages.${stage} names another stage`);
+      assert(typeof option.transferKind === "string" && option.transferKind.length > 0, `${where}: reversalStages.${stage} names a transfer kind`);
+    }
+    rule.reversalStages = Object.fromEntries(Object.entries(stages).map(([stage, o]) => [stage, { transferStage: o.transferStage as string, transferKind: o.transferKind as string }]));
+  }
+  loadPostingOptions({ insufficientFunds: raw.insufficientFunds, suspenseAttribute: raw.suspenseAttribute }, rule, where);
 }
 
 /** The transfer kind taken from an attribute, and what a posting the funds refuse becomes. */
@@ -206,7 +229,7 @@ export function suspenseTransferFor(record: CanonicalRecord, rule: PostingRule, 
 }
 
 /** A return: the original's legs with their directions swapped, for the return's amount. */
-export function reversalFor(record: CanonicalRecord, originalLegs: Array<Pick<Leg, "accountId" | "direction">>, transferKey = transferKeyOf(record.naturalKey)): Transfer {
+export function reversalFor(record: CanonicalRecord, originalLegs: Array<Pick<Leg, "accountId" | "direction">>, transferKey = transferKeyOf(record.naturalKey), kind?: string): Transfer {
   assert(originalLegs.length === 2, "an original posted by a rule has two legs");
   assert(record.amount > 0n, "a posted return has a positive amount");
   const legs: Leg[] = originalLegs.map((leg) => ({
@@ -215,7 +238,19 @@ export function reversalFor(record: CanonicalRecord, originalLegs: Array<Pick<Le
     amountMinor: record.amount,
     currency: record.currency,
   }));
-  return transferOf(record, transferKey, legs);
+  return transferOf(record, transferKey, legs, kind);
+}
+
+/**
+ * The key and kind of a return's posting: derived from the original's key by the stage of the
+ * original's transfer when the rule says so (one reversal per original, whatever record asks);
+ * else the return's own `:post`.
+ */
+export function reversalKeyOf(record: Pick<CanonicalRecord, "naturalKey">, rule: PostingRule, original: { naturalKey: string; transferKey: string }): { transferKey: string; kind?: string } {
+  const stage = original.transferKey.startsWith(`${original.naturalKey}:`) ? original.transferKey.slice(original.naturalKey.length + 1) : "";
+  const option = rule.reversalStages?.[stage];
+  if (rule.reversalStages !== undefined) assert(option !== undefined, `rule ${rule.channel} ${rule.kind} reverses transfers of stage ${stage}`);
+  return option === undefined ? { transferKey: transferKeyOf(record.naturalKey) } : { transferKey: `${original.naturalKey}:${option.transferStage}`, kind: option.transferKind };
 }
 
 function transferOf(record: CanonicalRecord, transferKey: string, legs: Leg[], kind = `${record.channel}-${record.kind}`): Transfer {

@@ -25,6 +25,11 @@ export interface RequestArrival {
   kind: "request";
   channel: DedupChannel;
   scope: string;            // the endpoint or connection, as dedup_event.scope
+  /**
+   * The caller records this arrival's repeats itself, in the same transaction and in its channel's
+   * words (an ISO 8583 reversal: `reversal-of:<original>`, repeat / retransmission; decision 0039).
+   */
+  callerRecordsRepeats?: true;
 }
 
 export interface RecordContext {

@@ -32,4 +32,5 @@ export const iso8583ErrorCodes = {
   ISO8583_CARD_UNKNOWN: "An inbound original names a card of this issuer's BIN that nobody registered: declined (14) before its key was claimed; nothing posted.",
   ISO8583_CURRENCY_NOT_SERVED: "An inbound original is in a currency the card's account is not held in: declined (12) before its key was claimed; nothing posted.",
   ISO8583_PROCESSING_CODE_UNSUPPORTED: "An inbound original's processing code (DE 3) is not served for its kind of message (protocols/iso8583/processing-codes.json): declined (12) before its key was claimed; nothing posted.",
+  ISO8583_ACTUAL_AMOUNT_ABOVE_ORIGINAL: "An inbound reversal's field 95 states an actual amount above its original's: answered 13 before its key was claimed; nothing recorded or posted.",
 } as const satisfies Record<string, string>;

@@ -15,6 +15,8 @@ export async function writeArrivals(tx: Tx, context: RecordContext, decisions: r
   if (context.arrival.kind === "file") {
     await writeOutcomes(tx, context.tenantId, context.arrival, decisions);
     await writeReviews(tx, context.tenantId, context.arrival, decisions);
+  } else if (context.arrival.callerRecordsRepeats) {
+    return;
   }
   await recordDedupEvents(tx, dedupEventsOf(context, decisions));
 }

@@ -9,6 +9,7 @@ import type { CanonicalRecord } from "../../normalize/canonical-record.ts";
 import { reversalFor } from "../../normalize/posting-rules.ts";
 import { decide, type Candidate, type Decision, type RecordContext } from "../decision.ts";
 import { decideFromPosting } from "./post-records.ts";
+import { matchRequestReturns } from "./request-returns.ts";
 import { hasOrphans, noteOrphanMatched, selectOriginals, selectReversedOriginals, selectWaitingOrphans, type KeyStateChange, type OrphanRow, type OriginalRow } from "../store/keys.ts";
 
 type Legs = Array<{ accountId: string; direction: Direction }>;
@@ -31,8 +32,11 @@ function amountConfirms(channel: string, returned: bigint, original: bigint): bo
  * the fallback ids, confirmed by amount) and post the original's legs reversed; unmatched ones
  * stay orphans. Records applied in this chunk are then offered to the orphans waiting for them.
  * An original is reversed at most once; a second return of it is held for review.
+ * A return that arrives by request (an ISO 8583 reversal) has its sender waiting: it is decided
+ * against the original it names, there and then (request-returns.ts).
  */
 export async function matchReturns(tx: Tx, context: RecordContext, decisions: readonly Decision[], fresh: Set<Candidate>): Promise<KeyStateChange[]> {
+  if (context.arrival.kind === "request") return matchRequestReturns(tx, context, fresh);
   const states: KeyStateChange[] = [];
   const reversedOriginals = new Set<string>();
   const pending = await matchChunkReturns(tx, context, fresh, reversedOriginals, states);

@@ -204,3 +204,31 @@ export async function selectStatesByLinkId(db: Queryable, tenantId: string, link
   );
   return rows;
 }
+
+export interface ReturnTargetRow {
+  role: "original" | "return";
+  natural_key: string;
+  original_key: string | null;    // a return's: the original it was matched with, or names while it waits
+  fingerprint: string; state: KeyState; transfer_key: string | null; amount_minor: bigint; currency: string;
+}
+
+/**
+ * What a request's returns name (docs/decisions/0039): each original's key whatever its state, and
+ * the returns already decided against it (linked: `matched_key`) or waiting for it (orphans), oldest
+ * first, other than `exceptKeys` (the returns being decided). One statement on three indexes.
+ */
+export async function selectReturnTargets(tx: Queryable, tenantId: string, originalKeys: readonly string[], exceptKeys: readonly string[]): Promise<ReturnTargetRow[]> {
+  const { rows } = await tx.query<ReturnTargetRow>({
+    name: "clearline.records.return_targets",
+    text: `SELECT 'original' AS role, natural_key, NULL AS original_key, fingerprint, state, transfer_key, amount_minor, currency, created_at
+       FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = ANY($2::text[])
+     UNION ALL
+     SELECT 'return', natural_key, COALESCE(matched_key, original_ref), fingerprint, state, transfer_key, amount_minor, currency, created_at
+       FROM ingest_record_key
+      WHERE tenant_id = $1 AND NOT natural_key = ANY($3::text[])
+        AND ((matched_key = ANY($2::text[]) AND state = 'applied' AND original_ref IS NOT NULL) OR (original_ref = ANY($2::text[]) AND state = 'orphan'))
+     ORDER BY created_at, natural_key`,
+    values: [tenantId, originalKeys, exceptKeys],
+  });
+  return rows;
+}
