@@ -9,7 +9,7 @@ import { decideRecords } from "../records/decide-records.ts";
 import { selectKeys } from "../records/store/keys.ts";
 import type { InboundContext, InboundDependencies, InboundResult } from "./inbound-types.ts";
 import { inTransaction, insertReversal, lockOriginal, positionOf, selectReversalSeen, type ReversalRow, type StoredResponse } from "./inbound-store.ts";
-import { buildResponse, isRepeatMti, panOf, replayedResponse, textField } from "./messages.ts";
+import { buildResponse, isRepeatMti, panOf, replayedResponse, responseMtiOf, textField } from "./messages.ts";
 import { replacementAmountOf } from "./replacement-amounts.ts";
 
 /**
@@ -115,7 +115,8 @@ async function answerRepeat(tx: Tx, message: Message, reversal: Placed, stored: 
     tenantId: reversal.tenantId, channel: "iso8583", scope: reversal.connection, dedupKey: `reversal-of:${reversal.originalKey}`, reason,
     originalRef: stored.effect_key ?? stored.natural_key, position: reversal.position,
   }]);
-  const response = same ? replayedResponse(stored.response_mti, stored.response_fields, message) : buildResponse(message, "duplicateTransmission");
+  // The stored answer in the MTI this request expects: a 0420 repeating a 0400 is answered 0430, not the stored 0410.
+  const response = same ? replayedResponse(responseMtiOf(message.mti), stored.response_fields, message) : buildResponse(message, "duplicateTransmission");
   return { response, decision: `reversal_${reason}`, tenantId: reversal.tenantId, naturalKey: reversal.naturalKey };
 }
 

@@ -32,11 +32,13 @@ export async function recordHistory(db: Queryable, tenantId: string, key: string
   const keys = await selectHistoryKeys(db, tenantId, key);
   if (keys.length === 0) return undefined;
   const naturalKeys = keys.map((k) => k.natural_key);
+  // A card reversal's repeats are recorded against its original (`reversal-of:<original key>`, decision 0039).
+  const repeatKeys = [...naturalKeys, ...naturalKeys.map((k) => `reversal-of:${k}`)];
   const [files, repeats, reviews] = await Promise.all([
-    selectFileArrivals(db, tenantId, naturalKeys), requestDedupEventsOf(db, tenantId, naturalKeys), selectHistoryReviews(db, tenantId, naturalKeys),
+    selectFileArrivals(db, tenantId, naturalKeys), requestDedupEventsOf(db, tenantId, repeatKeys), selectHistoryReviews(db, tenantId, naturalKeys),
   ]);
   const events: HistoryEvent[] = [
-    ...keys.filter((k) => k.file_id === null).map(requestArrival),
+    ...keys.filter((k) => k.file_id === null && !isLaterReturn(k)).map(requestArrival),
     ...files.map(fileArrival),
     ...repeats.map(repeatArrival),
     ...reviews.flatMap(reviewEvents),
@@ -59,12 +61,23 @@ export async function recordHistory(db: Queryable, tenantId: string, key: string
   };
 }
 
+/**
+ * A return by request decided against an earlier return of its original (a repeat under another
+ * key, or a different second reversal): its arrival is the dedup record its channel wrote against
+ * the original, listed with the repeats.
+ */
+function isLaterReturn(k: HistoryKeyRow): boolean {
+  return k.original_ref !== null && k.matched_key !== null && k.matched_key !== k.original_ref;
+}
+
 /** The first arrival of a key that came by request: what the core decided is its key's state. */
 function requestArrival(k: HistoryKeyRow): HistoryEvent {
-  const outcome: RecordOutcome | "refused" = k.state === "applied" ? (k.matched_key !== null ? "duplicate" : "applied") : k.state === "rejected" ? "rejected" : k.state === "orphan" ? "orphan" : "refused";
+  const reverses = k.original_ref !== null && k.matched_key === k.original_ref;
+  const outcome: RecordOutcome | "refused" = k.state === "applied" ? (k.matched_key !== null && !reverses ? "duplicate" : "applied") : k.state === "rejected" ? "rejected" : k.state === "orphan" ? "orphan" : "refused";
+  const detail = k.matched_key === null ? null : reverses ? `reverses ${k.matched_key}` : `the same payment as ${k.matched_key}`;
   return {
     at: k.created_at, type: "arrival", channel: k.channel, natural_key: k.natural_key, via: k.position, outcome,
-    code: null, detail: k.matched_key !== null ? `the same payment as ${k.matched_key}` : null, transfer_key: k.transfer_key, original_ref: null,
+    code: null, detail, transfer_key: k.transfer_key, original_ref: k.original_ref,
   };
 }
 
@@ -75,8 +88,11 @@ function fileArrival(f: HistoryFileArrivalRow): HistoryEvent {
   };
 }
 
+/** Reasons a channel records a refused repeat with (94 to a different second reversal), and a return without its original. */
+const conflictReasons = new Set(["conflict", "duplicate_transmission"]);
+
 function repeatArrival(r: DedupEventRow): HistoryEvent {
-  const outcome: RecordOutcome = r.reason === "conflict" ? "conflict" : r.reason === "suspect" ? "suspect" : "duplicate";
+  const outcome: RecordOutcome = conflictReasons.has(r.reason) ? "conflict" : r.reason === "suspect" ? "suspect" : r.reason === "orphan" ? "orphan" : "duplicate";
   return {
     at: r.at, type: "arrival", channel: r.channel, natural_key: r.dedup_key, via: `${r.scope}${r.position ? ` ${r.position}` : ""}`,
     outcome, code: r.reason, detail: null, transfer_key: null, original_ref: r.original_ref,

@@ -5,23 +5,32 @@ import type { KeyState, RecordOutcome } from "../record-states.ts";
 
 export interface HistoryKeyRow {
   natural_key: string; channel: string; kind: string; state: KeyState; fingerprint: string; file_id: string | null; record_index: number | null;
-  position: string; amount_minor: bigint; currency: string; transfer_key: string | null; matched_key: string | null; identity_key: string | null; created_at: string;
+  position: string; amount_minor: bigint; currency: string; transfer_key: string | null; original_ref: string | null; matched_key: string | null;
+  identity_key: string | null; created_at: string;
 }
 
 const AT = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
-/** The key asked for (or the records carrying it as their payment identity), and every record sharing its identity. */
+/**
+ * The key asked for (or the records carrying it as their payment identity), every record sharing
+ * its identity, and the records linked to those (a return or reversal matched with its original,
+ * and the later reversals matched with that one).
+ */
 export async function selectHistoryKeys(db: Queryable, tenantId: string, key: string): Promise<HistoryKeyRow[]> {
   const { rows } = await db.query<HistoryKeyRow>(
     `WITH asked AS (
        SELECT natural_key, identity_key FROM ingest_record_key WHERE tenant_id = $1 AND (natural_key = $2 OR identity_key = $2)
+     ), linked AS (
+       SELECT natural_key FROM ingest_record_key WHERE tenant_id = $1 AND matched_key IN (SELECT natural_key FROM asked)
      )
      SELECT k.natural_key, k.channel, k.kind, k.state, k.fingerprint, k.file_id, k.record_index, k.position, k.amount_minor, k.currency,
-            k.transfer_key, k.matched_key, k.identity_key, ${AT("k.created_at")} AS created_at
+            k.transfer_key, k.original_ref, k.matched_key, k.identity_key, ${AT("k.created_at")} AS created_at
        FROM ingest_record_key k
       WHERE k.tenant_id = $1
         AND (k.natural_key IN (SELECT natural_key FROM asked)
-             OR k.identity_key IN (SELECT identity_key FROM asked WHERE identity_key IS NOT NULL))
+             OR k.identity_key IN (SELECT identity_key FROM asked WHERE identity_key IS NOT NULL)
+             OR k.natural_key IN (SELECT natural_key FROM linked)
+             OR k.matched_key IN (SELECT natural_key FROM linked))
       ORDER BY k.created_at, k.natural_key`,
     [tenantId, key],
   );
