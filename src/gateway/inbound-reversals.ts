@@ -6,7 +6,6 @@ import { cardReversalRecord, identityOf, naturalKeyOf, originalIdentityOf, rever
 import type { Message } from "../protocols/iso8583/index.ts";
 import type { Decision } from "../records/decision.ts";
 import { decideRecords } from "../records/decide-records.ts";
-import { selectKeys } from "../records/store/keys.ts";
 import type { InboundContext, InboundDependencies, InboundResult } from "./inbound-types.ts";
 import { inTransaction, insertReversal, lockOriginal, positionOf, selectReversalSeen, type ReversalRow, type StoredResponse } from "./inbound-store.ts";
 import { buildResponse, isRepeatMti, panOf, replayedResponse, responseMtiOf, textField } from "./messages.ts";
@@ -62,10 +61,6 @@ async function decideReversal(tx: Tx, message: Message, reversal: Placed): Promi
   const { tenantId, originalKey, naturalKey } = reversal;
   await lockOriginal(tx, tenantId, originalKey);
   const seen = await selectReversalSeen(tx, tenantId, originalKey);
-  // A reversal answered before the record core decided reversals holds no key there: its repeats are answered from the store, as then.
-  if (seen.stored !== undefined && !(await selectKeys(tx, tenantId, [seen.stored.natural_key])).has(seen.stored.natural_key)) {
-    return answerRepeat(tx, message, reversal, seen.stored, seen.stored.fingerprint === reversalFingerprintOf(reversal));
-  }
   const item = cardReversalRecord({ ...reversal, original: seen.original });
   // Field 95 can only lower the transaction's amount: an actual amount above the original's is refused, recording nothing.
   if (item.record === undefined) return { response: buildResponse(message, "invalidAmount"), decision: "reversal_actual_above_original", tenantId, naturalKey };
