@@ -137,9 +137,11 @@ const inputDeclines: Readonly<Record<string, ResponseCodeName>> = {
 };
 
 /**
- * A decline: for funds (51) the key was claimed and the answer is stored, so a repeat gets it again;
- * for an input problem nothing was claimed or stored (a repeat is decided again) unless the key
- * already holds another message, which is then what the repeat is compared with.
+ * A decline: for funds (51) the key was claimed and the answer is stored, so a repeat gets it again.
+ * An input problem (14, 12) claims no key in the core, but its answer is stored too, so a repeat or
+ * retransmission is answered from the store like any other (decision 0039): the same answer even
+ * after the card is registered, and a dedup record. If the key already holds another message, that
+ * is what the message is compared with.
  */
 async function answerRejected(tx: Tx, message: Message, routed: Routed, decision: Decision, stored: StoredResponse | undefined): Promise<InboundResult> {
   const { original, naturalKey } = routed;
@@ -151,7 +153,9 @@ async function answerRejected(tx: Tx, message: Message, routed: Routed, decision
   const code = inputDeclines[decision.code ?? ""];
   if (code === undefined) throw new Error(`card original ${naturalKey} rejected for an unexpected reason: ${decision.code ?? ""} ${decision.detail ?? ""}`);
   if (stored !== undefined) return answerFromStore(tx, message, routed, stored);
-  return { response: buildResponse(message, code), decision: "declined", tenantId: original.tenantId, naturalKey };
+  const response = buildResponse(message, code);
+  await insertInbound(tx, rowOf(routed, { outcome: "declined", response, effectKey: null, accountId: original.account?.accountId ?? null }));
+  return { response, decision: "declined", tenantId: original.tenantId, naturalKey };
 }
 
 /**

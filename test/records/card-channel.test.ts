@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { gatewayAccounts } from "../../src/cards/cards.ts";
+import { addCard, gatewayAccounts } from "../../src/cards/cards.ts";
+import { withTransaction } from "../../src/db/transaction.ts";
 import { processingRuleOf } from "../../src/gateway/processing-codes.ts";
 import { cardRequest } from "../../src/gateway/scheme-simulator.ts";
 import { cardOriginalRecord, identityOf, type MessageKind } from "../../src/normalize/from-iso8583.ts";
@@ -85,13 +86,30 @@ describe("ISO 8583 originals through the record core", () => {
     expect((await dedupEvents(record.naturalKey)).map((e) => e.reason)).toEqual(["conflict"]);
   });
 
-  it("claims no key for a card nobody registered: declined 14, nothing stored", async () => {
+  it("claims no key for a card nobody registered: declined 14, the answer stored", async () => {
     const unknown = cardRequest({ pan: testPan("476500", 99), amountMinor: 100n, stan: nextStan() });
     const naturalKey = recordOf(unknown, "authorization", testPan("476500", 99)).naturalKey;
     expect((await scene.client.request(unknown)).fields[39]).toBe("14");
     expect(await keyRows(naturalKey)).toEqual([]);
-    const stored = await scene.db.pool.query("SELECT 1 FROM iso8583_inbound WHERE tenant_id = $1 AND natural_key = $2", [scene.issuer.tenantId, naturalKey]);
-    expect(stored.rowCount).toBe(0);
+    const stored = await scene.db.pool.query("SELECT outcome, response_code FROM iso8583_inbound WHERE tenant_id = $1 AND natural_key = $2", [scene.issuer.tenantId, naturalKey]);
+    expect(stored.rows).toEqual([{ outcome: "declined", response_code: "14" }]);
+  });
+
+  it("answers a repeat of a 14 decline from its stored answer, even after the card was registered, and holds nothing", async () => {
+    const latePan = testPan("476500", 98);
+    const unknown = cardRequest({ pan: latePan, amountMinor: 100n, stan: nextStan() });
+    const naturalKey = recordOf(unknown, "authorization", latePan).naturalKey;
+    const declined = await scene.client.request(unknown);
+    expect(declined.fields[39]).toBe("14");
+    await withTransaction(scene.db.pool, async (tx) => {
+      const added = await addCard(tx, scene.keys, { tenantId: scene.issuer.tenantId, pan: latePan, accountId: scene.issuer.accountId });
+      if (!added.ok) throw new Error(added.error.message);
+    });
+    const before = await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
+    expect(await scene.client.request({ ...unknown, mti: "0101" })).toEqual(declined);
+    expect(await balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId)).toBe(before);
+    expect(await transfersOf(naturalKey)).toEqual([]);
+    expect((await dedupEvents(naturalKey)).map((e) => e.reason)).toEqual(["duplicate"]);
   });
 
   it("answers a message under a new key that carries a known RRN from the stored response, through the RRN link, with one hold", async () => {
