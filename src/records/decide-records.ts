@@ -31,7 +31,7 @@ export async function decideRecords(tx: Tx, context: RecordContext, items: reado
   await postNewRecords(tx, context, decisions, fresh);
   await updateKeyStates(tx, context.tenantId, keyStatesOf(context, fresh));
   await updateKeyStates(tx, context.tenantId, await matchReturns(tx, context, decisions, fresh));
-  await updateKeyStates(tx, context.tenantId, await undoNamedOriginals(tx, context, fresh));
+  await undoNamedOriginals(tx, context, fresh);
   faultPoint("after_posting");
   await writeArrivals(tx, context, decisions);
   faultPoint("after_outcomes");

@@ -1,10 +1,9 @@
 import { assert } from "../../assert.ts";
 import type { Tx } from "../../db/transaction.ts";
-import { transferLegs } from "../../ledger/stored-transfers.ts";
 import { partialUndoFor } from "../../normalize/posting-rules.ts";
 import { decide, type Candidate, type RecordContext } from "../decision.ts";
 import type { KeyStateChange } from "../store/keys.ts";
-import { addUndone, lockOriginals, releaseFreshKeys, type UndoOriginalRow } from "../store/undos.ts";
+import { lockOriginals, releaseFreshKeys, settleUndoMarks, type UndoOriginalRow } from "../store/undos.ts";
 import { postAndDecide } from "./post-records.ts";
 
 /**
@@ -15,9 +14,9 @@ import { postAndDecide } from "./post-records.ts";
  * unapplied original, another currency, more than remains) posts nothing and releases the key its
  * claim inserted; one the funds refuse keeps its key, `rejected`.
  */
-export async function undoNamedOriginals(tx: Tx, context: RecordContext, fresh: Set<Candidate>): Promise<KeyStateChange[]> {
+export async function undoNamedOriginals(tx: Tx, context: RecordContext, fresh: Set<Candidate>): Promise<void> {
   const undos = [...fresh].filter((d) => d.outcome === undefined && d.rule.action === "undo-named-original");
-  if (undos.length === 0) return [];
+  if (undos.length === 0) return;
   const originals = await lockOriginals(tx, context.tenantId, undos.map((d) => d.record.original ?? ""));
   // Undos of one original earlier in this batch count against it (conservatively, even one the funds then refuse).
   const reserved = new Map<string, bigint>();
@@ -30,15 +29,13 @@ export async function undoNamedOriginals(tx: Tx, context: RecordContext, fresh: 
     }
   }
   await releaseFreshKeys(tx, context.tenantId, undos.filter((d) => d.outcome === "rejected").map((d) => d.record.naturalKey));
-  if (toPost.length === 0) return [];
-  const legs = await transferLegs(tx, context.tenantId, toPost.map((p) => p.original.transfer_key ?? ""));
+  if (toPost.length === 0) return;
   for (const { decision, original } of toPost) {
-    const originalLegs = legs.get(original.transfer_key ?? "");
-    assert(originalLegs !== undefined, `original ${original.natural_key} has the transfer ${original.transfer_key} its mark names`);
-    decision.transfer = partialUndoFor(decision.record, decision.rule, originalLegs);
+    assert(original.legs.length >= 2, `original ${original.natural_key} has the transfer ${original.transfer_key} its mark names`);
+    decision.transfer = partialUndoFor(decision.record, decision.rule, original.legs);
   }
   await postAndDecide(tx, toPost.map((p) => p.decision));
-  return settleUndos(tx, context, toPost);
+  await settleUndos(tx, context, toPost);
 }
 
 /** Decides a record refused as input (nothing posted) and says whether it was. */
@@ -60,7 +57,7 @@ function refuseInvalidUndo(decision: Candidate, original: UndoOriginalRow | unde
 }
 
 /** Each posted undo's mark (applied and linked to its original, or rejected for funds) and what it took off its original. */
-async function settleUndos(tx: Tx, context: RecordContext, posted: ReadonlyArray<{ decision: Candidate; original: UndoOriginalRow }>): Promise<KeyStateChange[]> {
+async function settleUndos(tx: Tx, context: RecordContext, posted: ReadonlyArray<{ decision: Candidate; original: UndoOriginalRow }>): Promise<void> {
   const undone = new Map<string, bigint>();
   const states: KeyStateChange[] = [];
   for (const { decision, original } of posted) {
@@ -76,6 +73,5 @@ async function settleUndos(tx: Tx, context: RecordContext, posted: ReadonlyArray
       states.push({ naturalKey, state: decision.outcome === "rejected" ? "rejected" : "refused", transferKey: null, matchedKey: null });
     }
   }
-  await addUndone(tx, context.tenantId, undone);
-  return states;
+  await settleUndoMarks(tx, context.tenantId, undone, states);
 }
