@@ -61,10 +61,13 @@ export async function recordHistory(db: Queryable, tenantId: string, key: string
 
 /** The first arrival of a key that came by request: what the core decided is its key's state. */
 function requestArrival(k: HistoryKeyRow): HistoryEvent {
-  const outcome: RecordOutcome | "refused" = k.state === "applied" ? (k.matched_key !== null ? "duplicate" : "applied") : k.state === "rejected" ? "rejected" : k.state === "orphan" ? "orphan" : "refused";
+  // A key linked to another and posting nothing is that payment arriving again; one that posted and names another undid part of it.
+  const linked = k.matched_key !== null && k.transfer_key === null;
+  const outcome: RecordOutcome | "refused" = k.state === "applied" ? (linked ? "duplicate" : "applied") : k.state === "rejected" ? "rejected" : k.state === "orphan" ? "orphan" : "refused";
+  const detail = k.matched_key === null ? null : linked ? `the same payment as ${k.matched_key}` : `undid part of ${k.matched_key}`;
   return {
     at: k.created_at, type: "arrival", channel: k.channel, natural_key: k.natural_key, via: k.position, outcome,
-    code: null, detail: k.matched_key !== null ? `the same payment as ${k.matched_key}` : null, transfer_key: k.transfer_key, original_ref: null,
+    code: null, detail, transfer_key: k.transfer_key, original_ref: null,
   };
 }
 

@@ -5,5 +5,9 @@ export const recordErrorCodes = {
   RECORD_ACCOUNT_UNKNOWN: "The record names a ledger account that does not exist: rejected before its key was claimed; nothing posted.",
   RECORD_ACCOUNT_CURRENCY_MISMATCH: "The record names a ledger account in another currency: rejected before its key was claimed; nothing posted.",
   RECORD_POSTED_FROM_SUSPENSE: "The record's debit account could not cover it and its posting rule applies such records as advised (an ISO 8583 advice): posted with the debit leg taken from the suspense account the record names, for a person to settle.",
+  RECORD_ORIGINAL_UNKNOWN: "The record undoes part of an original it names by natural key, and no record has that key: rejected, its key left unclaimed; nothing posted.",
+  RECORD_ORIGINAL_NOT_APPLIED: "The record undoes part of an original that was not applied (declined, held, refused) or posted nothing: rejected, its key left unclaimed; nothing posted.",
+  RECORD_UNDO_CURRENCY_MISMATCH: "The record undoes part of an original in another currency: rejected, its key left unclaimed; nothing posted.",
+  RECORD_UNDO_EXCEEDS_ORIGINAL: "The record would undo more of its original than remains (its amount less what earlier undos took): rejected, its key left unclaimed; nothing posted.",
   RECORD_NOT_FOUND: "No record of this tenant has this natural key (nor carries it as its payment identity).",
 } as const satisfies Record<string, string>;

@@ -10,7 +10,7 @@ export interface HistoryKeyRow {
 
 const AT = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
 
-/** The key asked for (or the records carrying it as their payment identity), and every record sharing its identity. */
+/** The key asked for (or the records carrying it as their payment identity), every record sharing its identity, and the records that undid part of it. */
 export async function selectHistoryKeys(db: Queryable, tenantId: string, key: string): Promise<HistoryKeyRow[]> {
   const { rows } = await db.query<HistoryKeyRow>(
     `WITH asked AS (
@@ -21,7 +21,9 @@ export async function selectHistoryKeys(db: Queryable, tenantId: string, key: st
        FROM ingest_record_key k
       WHERE k.tenant_id = $1
         AND (k.natural_key IN (SELECT natural_key FROM asked)
-             OR k.identity_key IN (SELECT identity_key FROM asked WHERE identity_key IS NOT NULL))
+             OR k.identity_key IN (SELECT identity_key FROM asked WHERE identity_key IS NOT NULL)
+             -- the records that undid part of an asked one (a payment's refunds, a file original's return)
+             OR k.matched_key IN (SELECT natural_key FROM asked))
       ORDER BY k.created_at, k.natural_key`,
     [tenantId, key],
   );
