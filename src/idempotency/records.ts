@@ -1,6 +1,7 @@
 import { limits } from "../config/limits.ts";
 import type { Queryable } from "../db/pool.ts";
 import { sqlState, type Tx } from "../db/transaction.ts";
+import { dedupDecisions } from "../observability/metrics.ts";
 import type { Canonical } from "./request-digest.ts";
 
 export interface IdempotencyScope {
@@ -49,6 +50,44 @@ function toRecord(row: RecordRow): IdempotencyRecord {
 export async function findRecord(db: Queryable, scope: IdempotencyScope): Promise<IdempotencyRecord | undefined> {
   const { rows } = await db.query<RecordRow>(SELECT_RECORD, [scope.tenantId, scope.endpoint, scope.key]);
   return rows[0] ? toRecord(rows[0]) : undefined;
+}
+
+/**
+ * The replay fast path in ONE round trip: the record, and, when it answers the request (completed,
+ * or still running under its lease), the dedup_event audit row of that answer, written by the same
+ * statement with synchronous_commit off (docs/decisions/0005-cheap-audit-writes.md: an audit row
+ * may be lost in the last moments before a crash, never a posting or a dedup mark). The reason is
+ * the answer the caller gets: another request under this key (key_reuse, 422), still running
+ * (in_progress, 409), or the stored response (replayed). A record whose lease expired is not
+ * answered here (the caller claims it over) and leaves no row. dedup_event is otherwise written by
+ * src/dedup/dedup-event.ts; this statement is the one other writer, for the round trip it saves.
+ */
+const SELECT_RECORD_AUDITING_REPEAT = `
+  WITH r AS (${SELECT_RECORD}),
+  relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
+  audit AS (
+    INSERT INTO dedup_event (tenant_id, channel, scope, dedup_key, reason, original_ref)
+    SELECT $1, 'http', $2, $3,
+           CASE WHEN r.request_digest <> $4 THEN 'key_reuse' WHEN r.state = 'in_progress' THEN 'in_progress' ELSE 'replayed' END,
+           CASE WHEN r.state = 'completed' THEN r.effect_ref END
+      FROM r, relaxed
+     WHERE r.state = 'completed' OR NOT r.lease_expired
+  )
+  SELECT * FROM r`;
+
+export function repeatReasonOf(record: IdempotencyRecord, digest: string): "key_reuse" | "in_progress" | "replayed" {
+  return record.digest !== digest ? "key_reuse" : record.state === "in_progress" ? "in_progress" : "replayed";
+}
+
+/** `findRecord` for the request it answers, with the audit row of that answer written in the same statement. */
+export async function findRecordAuditingRepeat(db: Queryable, scope: IdempotencyScope, digest: string): Promise<IdempotencyRecord | undefined> {
+  const { rows } = await db.query<RecordRow>(
+    { name: "clearline.idempotency.find-auditing-repeat", text: SELECT_RECORD_AUDITING_REPEAT },
+    [scope.tenantId, scope.endpoint, scope.key, digest],
+  );
+  const record = rows[0] ? toRecord(rows[0]) : undefined;
+  if (record && (record.state === "completed" || !record.leaseExpired)) dedupDecisions.inc({ channel: "http", reason: repeatReasonOf(record, digest) });
+  return record;
 }
 
 export type Claim =

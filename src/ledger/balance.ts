@@ -51,17 +51,16 @@ export async function balanceOf(db: Queryable, tenantId: string, accountId: stri
 }
 
 /**
- * Locks the accounts' rows (FOR UPDATE, in sorted order so two callers never deadlock), THEN
- * reads their balances in a second statement: under READ COMMITTED that statement's snapshot is
- * taken after the lock was granted, so it sees every transfer committed by an earlier holder of
+ * The balances of accounts whose rows the caller has locked (FOR UPDATE, in sorted order, see
+ * post-transfers.ts), read in a statement of their own: under READ COMMITTED its snapshot is
+ * taken after the locks were granted, so it sees every transfer committed by an earlier holder of
  * the lock. (Locking and reading in one statement would not: its snapshot predates the wait.)
- * Every debit of an account that may not go negative takes this lock, so a balance read here
- * can only grow until the caller commits. Holds are ledger transfers, so it is net of them.
+ * Every debit of an account that may not go negative takes this lock, so a balance read here can
+ * only grow until the caller commits. Holds are ledger transfers, so it is net of them.
  */
-export async function lockedBalances(tx: Tx, tenantId: string, accountIds: readonly string[]): Promise<Map<string, bigint>> {
-  const sorted = [...new Set(accountIds)].sort();
+export async function balancesUnderLock(tx: Tx, tenantId: string, lockedAccountIds: readonly string[]): Promise<Map<string, bigint>> {
+  const sorted = [...new Set(lockedAccountIds)].sort();
   if (sorted.length === 0) return new Map();
-  await tx.query("SELECT account_id FROM account WHERE tenant_id = $1 AND account_id = ANY($2::text[]) ORDER BY account_id FOR UPDATE", [tenantId, sorted]);
   const balances = await balancesOf(tx, tenantId, sorted);
   const available = new Map<string, bigint>();
   for (const accountId of sorted) {

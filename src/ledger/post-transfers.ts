@@ -4,7 +4,7 @@ import { sqlState, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { ledgerEntryUniqueHits, ledgerTransfers } from "../observability/metrics.ts";
 import { accountKinds, type AccountKind } from "./account-kinds.ts";
-import { lockedBalances } from "./balance.ts";
+import { balancesUnderLock } from "./balance.ts";
 import { LedgerUniqueIndexHit, type PostOutcome } from "./post-outcome.ts";
 import { compareStored, storedTransfers } from "./stored-transfers.ts";
 import { assertTransferWellFormed, entryKeyOf, type Transfer } from "./transfer.ts";
@@ -16,15 +16,16 @@ type Outcome = Result<PostOutcome, Finding>;
 /**
  * THE posting path: every channel posts through here, a single transfer being a batch of one.
  * Inside the caller's transaction (so its dedup mark commits with the posting), in order:
- *   1. one account check: every leg's account exists, in the leg's currency;
- *   2. one probe for keys posted before, among the transfers that touch an account this batch
- *      spends from (replays are compared, never re-checked for funds, and fund nothing; the
- *      others learn it from the insert);
- *   3. one funds check: the customer accounts a new transfer reduces are locked in sorted order
- *      and read once; transfers take their share in batch order, and one that would take an
- *      account below zero is refused (LEDGER_INSUFFICIENT_FUNDS) while later ones may pass;
- *   4. one transfers insert and one entries insert (the database adds the balance delta rows);
- *   5. one replay comparison: `exists` or `exists_with_different_<field>`.
+ *   1. one statement checks every leg's account (exists, in the leg's currency) and row-locks,
+ *      in sorted order, the accounts the batch could take below zero;
+ *   2. one funds check reads those accounts' balances; transfers take their share in batch order,
+ *      and one that would take an account below zero is refused (LEDGER_INSUFFICIENT_FUNDS) while
+ *      later ones may pass. Only where a replay could change that answer (a refusal, or funds
+ *      credited and spent within the batch) are keys posted before probed first: replays are
+ *      compared, never refused for funds, and fund nothing;
+ *   3. one statement inserts the transfers and their entries (the database adds the balance
+ *      delta rows); a key that exists is left out, and compared:
+ *   4. one replay comparison, where there are replays: `exists` or `exists_with_different_<field>`.
  * The transfer primary key arbitrates concurrent posts of one key: the loser waits for the winner
  * to commit and then compares like any replay. Never check-then-act.
  */
@@ -47,17 +48,14 @@ export async function postTransfers(tx: Tx, transfers: readonly Transfer[]): Pro
   const { toInsert, compareLater } = await checkFunds(tx, tenantId, transfers, results, accounts);
 
   const inserted = await insertTransfers(tx, tenantId, toInsert.map((i) => transfers[i] as Transfer));
-  const insertedTransfers: Transfer[] = [];
   for (const index of toInsert) {
     const transfer = transfers[index] as Transfer;
     if (inserted.has(transfer.transferKey)) {
-      insertedTransfers.push(transfer);
       results[index] = ok("applied");
     } else {
-      compareLater.push(index); // another transaction committed this key meanwhile
+      compareLater.push(index); // posted before (a replay), or committed by another transaction meanwhile
     }
   }
-  await insertEntries(tx, tenantId, insertedTransfers);
   await compareReplays(tx, tenantId, transfers, compareLater, results);
 
   return results.map((result) => {
@@ -77,15 +75,41 @@ export async function postTransfer(tx: Tx, transfer: Transfer): Promise<Outcome>
 interface AccountRow {
   kind: AccountKind;
   currency: string;
+  locked: boolean;   // row-locked by this statement: a leg of the batch could spend it
 }
 
+/**
+ * One statement: every leg's account (kind, currency), and a row lock, taken in sorted order so
+ * two callers never deadlock, on each account a leg of the batch could reduce below zero (a
+ * debit of a credit-normal account that may not go negative, or the mirror case). That is a
+ * superset of the accounts the funds check reads; the balances are read in a later statement,
+ * whose snapshot comes after the locks (decision 0012). Accounts are never deleted and never
+ * change kind or currency, so reading them in the locking statement's snapshot is exact.
+ */
+const ACCOUNTS_AND_LOCKS_SQL = `
+  WITH spendable AS MATERIALIZED (
+    SELECT account_id FROM account
+     WHERE tenant_id = $1
+       AND ((account_id = ANY($3::text[]) AND kind = ANY($4::text[])) OR (account_id = ANY($5::text[]) AND kind = ANY($6::text[])))
+     ORDER BY account_id FOR UPDATE
+  )
+  SELECT a.account_id, a.kind, a.currency, s.account_id IS NOT NULL AS locked
+    FROM account a LEFT JOIN spendable s ON s.account_id = a.account_id
+   WHERE a.tenant_id = $1 AND a.account_id = ANY($2::text[])`;
+
+const guardedKinds = (normalSide: "D" | "C") =>
+  Object.entries(accountKinds).filter(([, k]) => !k.mayGoNegative && k.normalSide === normalSide).map(([kind]) => kind);
+
 async function accountsOf(tx: Queryable, tenantId: string, transfers: readonly Transfer[]): Promise<Map<string, AccountRow>> {
-  const ids = [...new Set(transfers.flatMap((t) => t.legs.map((l) => l.accountId)))];
-  const { rows } = await tx.query<{ account_id: string; kind: AccountKind; currency: string }>(
-    "SELECT account_id, kind, currency FROM account WHERE tenant_id = $1 AND account_id = ANY($2::text[])",
-    [tenantId, ids],
+  const legs = transfers.flatMap((t) => t.legs);
+  const ids = [...new Set(legs.map((l) => l.accountId))];
+  const debited = [...new Set(legs.filter((l) => l.direction === "D").map((l) => l.accountId))];
+  const credited = [...new Set(legs.filter((l) => l.direction === "C").map((l) => l.accountId))];
+  const { rows } = await tx.query<{ account_id: string; kind: AccountKind; currency: string; locked: boolean }>(
+    { name: "clearline.ledger.accounts-and-locks", text: ACCOUNTS_AND_LOCKS_SQL },
+    [tenantId, ids, debited, guardedKinds("C"), credited, guardedKinds("D")],
   );
-  return new Map(rows.map((r) => [r.account_id, { kind: r.kind, currency: r.currency }]));
+  return new Map(rows.map((r) => [r.account_id, { kind: r.kind, currency: r.currency, locked: r.locked }]));
 }
 
 function accountProblem(transfer: Transfer, accounts: Map<string, AccountRow>): Finding | undefined {
@@ -117,12 +141,19 @@ function customerDeltas(transfer: Transfer, accounts: Map<string, AccountRow>): 
   return deltas;
 }
 
+interface FundsPlan { toInsert: number[]; compareLater: number[]; refused: Map<number, string> }
+
 /**
  * Decides, in batch order, which new transfers the funds allow. The balances are read under the
- * accounts' row locks (lockedBalances), which every reducing transfer of those accounts takes
- * until its commit, so no two transactions can spend the same funds. Keys posted before are
- * probed after the locks, so a key that a previous holder of a lock committed is seen as a replay
- * (a replay of a transfer applied when the funds were there is still a replay).
+ * accounts' row locks (taken by accountsOf), which every reducing transfer of those accounts
+ * takes until its commit, so no two transactions can spend the same funds.
+ *
+ * Keys posted before matter only where a replay could change an answer: a replay is compared,
+ * never refused for funds, and a replayed credit must not fund a later debit of the batch. So the
+ * batch is first planned as if every key were new; if no transfer is refused and no account
+ * credited in the batch is spent later in it, replays cannot have changed any answer, and the
+ * insert's ON CONFLICT tells them apart for free. Otherwise the keys are probed (after the locks,
+ * so a key that a previous holder of a lock committed is seen) and the batch is planned again.
  */
 async function checkFunds(
   tx: Tx, tenantId: string, transfers: readonly Transfer[], results: Array<Outcome | undefined>, accounts: Map<string, AccountRow>,
@@ -135,82 +166,110 @@ async function checkFunds(
     deltasByIndex.set(index, deltas);
     for (const [accountId, delta] of deltas) if (delta < 0n) reduced.push(accountId);
   });
-  const available = await lockedBalances(tx, tenantId, reduced);
-  // Only a transfer that touches an account spent from in this batch needs to know beforehand
-  // whether it is a replay: a replay is compared, never refused for funds, and a replayed credit
-  // must not fund a later debit of the batch. Every other one goes straight to the insert, whose
-  // ON CONFLICT answers the same question for free.
-  const spent = new Set(reduced);
-  const funds = [...deltasByIndex].filter(([, deltas]) => [...deltas.keys()].some((accountId) => spent.has(accountId))).map(([index]) => index);
-  const existing = await existingKeys(tx, tenantId, funds.map((i) => (transfers[i] as Transfer).transferKey));
+  for (const accountId of reduced) assert(accounts.get(accountId)?.locked === true, `account ${accountId} is spent and was locked`);
+  const available = await balancesUnderLock(tx, tenantId, reduced);
+  let plan = planFunds(transfers, results, deltasByIndex, available, new Set());
+  if (plan.refused.size > 0 || fundsWithinBatch(deltasByIndex)) {
+    const spent = new Set(reduced);
+    const funds = [...deltasByIndex].filter(([, deltas]) => [...deltas.keys()].some((accountId) => spent.has(accountId))).map(([index]) => index);
+    plan = planFunds(transfers, results, deltasByIndex, available, await existingKeys(tx, tenantId, funds.map((i) => (transfers[i] as Transfer).transferKey)));
+  }
+  for (const [index, accountId] of plan.refused) results[index] = fail(finding("LEDGER_INSUFFICIENT_FUNDS", `account ${accountId} has insufficient funds`, { field: "amount" }));
+  return { toInsert: plan.toInsert, compareLater: plan.compareLater };
+}
 
-  const toInsert: number[] = [];
-  const compareLater: number[] = [];
+/** Whether a guarded account gains in one transfer of the batch and is spent in a later one. */
+function fundsWithinBatch(deltasByIndex: Map<number, Map<string, bigint>>): boolean {
+  const credited = new Set<string>();
+  for (const deltas of deltasByIndex.values()) {
+    for (const [accountId, delta] of deltas) if (delta < 0n && credited.has(accountId)) return true;
+    for (const [accountId, delta] of deltas) if (delta > 0n) credited.add(accountId);
+  }
+  return false;
+}
+
+function planFunds(
+  transfers: readonly Transfer[], results: Array<Outcome | undefined>, deltasByIndex: Map<number, Map<string, bigint>>,
+  balances: ReadonlyMap<string, bigint>, existing: Set<string>,
+): FundsPlan {
+  const available = new Map(balances);
+  const plan: FundsPlan = { toInsert: [], compareLater: [], refused: new Map() };
   const firstInBatch = new Set<string>();
   transfers.forEach((transfer, index) => {
     if (results[index]) return;
     if (existing.has(transfer.transferKey) || firstInBatch.has(transfer.transferKey)) {
-      compareLater.push(index);
+      plan.compareLater.push(index);
       return;
     }
     const deltas = deltasByIndex.get(index) ?? new Map<string, bigint>();
     const short = [...deltas].find(([accountId, delta]) => delta < 0n && (available.get(accountId) ?? 0n) + delta < 0n);
     if (short) {
-      results[index] = fail(finding("LEDGER_INSUFFICIENT_FUNDS", `account ${short[0]} has insufficient funds`, { field: "amount" }));
+      plan.refused.set(index, short[0]);
       return;
     }
     for (const [accountId, delta] of deltas) if (available.has(accountId)) available.set(accountId, (available.get(accountId) ?? 0n) + delta);
     firstInBatch.add(transfer.transferKey);
-    toInsert.push(index);
+    plan.toInsert.push(index);
   });
-  return { toInsert, compareLater };
+  return plan;
 }
 
+/**
+ * The transfers and their entries in ONE statement: the entries of the transfers this statement
+ * inserted (a key another transaction committed meanwhile is left to the replay comparison). The
+ * ledger's statement-level checks (decision 0030) run at the end of the statement and see both.
+ */
+const INSERT_TRANSFERS_SQL = `
+  WITH t AS (
+    INSERT INTO transfer (tenant_id, transfer_key, kind, value_date, source_ref)
+    SELECT $1, t.transfer_key, t.kind, t.value_date::date, t.source_ref
+      FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(transfer_key, kind, value_date, source_ref)
+    ON CONFLICT (tenant_id, transfer_key) DO NOTHING RETURNING transfer_key
+  ), e AS (
+    INSERT INTO ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date)
+    SELECT $1, e.entry_key, e.transfer_key, e.account_id, e.direction, e.amount_minor, e.currency, e.value_date::date
+      FROM unnest($6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::text[], $12::text[])
+           AS e(entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date)
+     WHERE e.transfer_key IN (SELECT transfer_key FROM t)
+    ON CONFLICT (tenant_id, entry_key) DO NOTHING RETURNING transfer_key
+  )
+  SELECT transfer_key, (SELECT count(*) FROM e)::int AS entries FROM t`;
+
+/** Inserts the new transfers with their entries; returns the keys inserted (the others were committed meanwhile). */
 async function insertTransfers(tx: Queryable, tenantId: string, transfers: Transfer[]): Promise<Set<string>> {
   if (transfers.length === 0) return new Set();
-  const { rows } = await tx.query<{ transfer_key: string }>(
-    `INSERT INTO transfer (tenant_id, transfer_key, kind, value_date, source_ref)
-     SELECT $1, t.transfer_key, t.kind, t.value_date::date, t.source_ref
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(transfer_key, kind, value_date, source_ref)
-     ON CONFLICT (tenant_id, transfer_key) DO NOTHING RETURNING transfer_key`,
-    [tenantId, transfers.map((t) => t.transferKey), transfers.map((t) => t.kind), transfers.map((t) => t.valueDate), transfers.map((t) => t.sourceRef ?? null)],
-  );
-  return new Set(rows.map((r) => r.transfer_key));
-}
-
-async function insertEntries(tx: Queryable, tenantId: string, transfers: Transfer[]): Promise<void> {
-  if (transfers.length === 0) return;
-  const columns = { entryKeys: [] as string[], transferKeys: [] as string[], accountIds: [] as string[], directions: [] as string[], amounts: [] as string[], currencies: [] as string[], valueDates: [] as string[] };
+  const entries = { entryKeys: [] as string[], transferKeys: [] as string[], accountIds: [] as string[], directions: [] as string[], amounts: [] as string[], currencies: [] as string[], valueDates: [] as string[] };
   for (const transfer of transfers) {
     for (const [index, leg] of transfer.legs.entries()) {
-      columns.entryKeys.push(entryKeyOf(transfer.transferKey, index));
-      columns.transferKeys.push(transfer.transferKey);
-      columns.accountIds.push(leg.accountId);
-      columns.directions.push(leg.direction);
-      columns.amounts.push(leg.amountMinor.toString());
-      columns.currencies.push(leg.currency);
-      columns.valueDates.push(transfer.valueDate);
+      entries.entryKeys.push(entryKeyOf(transfer.transferKey, index));
+      entries.transferKeys.push(transfer.transferKey);
+      entries.accountIds.push(leg.accountId);
+      entries.directions.push(leg.direction);
+      entries.amounts.push(leg.amountMinor.toString());
+      entries.currencies.push(leg.currency);
+      entries.valueDates.push(transfer.valueDate);
     }
   }
   const firstKey = transfers[0]?.transferKey ?? "";
+  let rows: Array<{ transfer_key: string; entries: number }>;
   try {
-    const result = await tx.query(
-      `INSERT INTO ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date)
-       SELECT $1, e.entry_key, e.transfer_key, e.account_id, e.direction, e.amount_minor, e.currency, e.value_date::date
-         FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[])
-              AS e(entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date)
-       ON CONFLICT (tenant_id, entry_key) DO NOTHING`,
-      [tenantId, columns.entryKeys, columns.transferKeys, columns.accountIds, columns.directions, columns.amounts, columns.currencies, columns.valueDates],
-    );
-    if (result.rowCount !== columns.entryKeys.length) {
-      ledgerEntryUniqueHits.inc(columns.entryKeys.length - (result.rowCount ?? 0));
-      throw new LedgerUniqueIndexHit(firstKey);
-    }
+    ({ rows } = await tx.query<{ transfer_key: string; entries: number }>({ name: "clearline.ledger.insert-transfers", text: INSERT_TRANSFERS_SQL }, [
+      tenantId, transfers.map((t) => t.transferKey), transfers.map((t) => t.kind), transfers.map((t) => t.valueDate), transfers.map((t) => t.sourceRef ?? null),
+      entries.entryKeys, entries.transferKeys, entries.accountIds, entries.directions, entries.amounts, entries.currencies, entries.valueDates,
+    ]));
   } catch (error) {
     if (sqlState(error) !== "23505") throw error;
     ledgerEntryUniqueHits.inc();
     throw new LedgerUniqueIndexHit(firstKey);
   }
+  const inserted = new Set(rows.map((r) => r.transfer_key));
+  const expected = transfers.filter((t) => inserted.has(t.transferKey)).reduce((n, t) => n + t.legs.length, 0);
+  const written = rows[0]?.entries ?? 0;
+  if (written !== expected) {
+    ledgerEntryUniqueHits.inc(expected - written);
+    throw new LedgerUniqueIndexHit(firstKey);
+  }
+  return inserted;
 }
 
 async function compareReplays(tx: Queryable, tenantId: string, transfers: readonly Transfer[], indexes: number[], results: Array<Outcome | undefined>): Promise<void> {

@@ -41,3 +41,40 @@ export function apiPaymentRecord(tenantId: string, payment: ApiPayment, arrival:
     },
   };
 }
+
+/** A refund as the HTTP API received it: the payment it names already resolved to that payment's client_reference, the amount scaled by its currency. */
+export interface ApiRefund {
+  clientReference: string;
+  paymentClientReference: string;
+  amountMinor: bigint;
+  currency: string;
+}
+
+/**
+ * A refund's natural key: its own client_reference in its own namespace. The API lets a refund
+ * and a payment share a client_reference, so `api:<ref>` (the payment's key) cannot be it; and
+ * `api-refund:` never begins with `api:`, so no payment's key can equal a refund's
+ * (docs/decisions/0038).
+ */
+export function apiRefundKeyOf(clientReference: string): string {
+  return `api-refund:${clientReference}`;
+}
+
+/**
+ * An HTTP refund as a canonical record: key `api-refund:<client_reference>`, `original` the
+ * refunded payment's key, fingerprint over what the refund says (the payment it names, amount,
+ * currency). Its rule (protocols/posting-rules/api.json) undoes that much of the payment. Pure.
+ */
+export function apiRefundRecord(tenantId: string, refund: ApiRefund, arrival: ApiArrival): IngestRecord {
+  const original = apiPaymentKeyOf(refund.paymentClientReference);
+  return {
+    index: 1, position: arrival.position, linkIds: [], originalIds: [],
+    record: {
+      tenantId, channel: "api", naturalKey: apiRefundKeyOf(refund.clientReference), intentId: refund.clientReference, kind: "refund",
+      amount: refund.amountMinor, currency: refund.currency, valueDate: arrival.valueDate, original,
+      fingerprint: fingerprintOf({ original, amount: refund.amountMinor, currency: refund.currency }),
+      source: { position: arrival.position, ref: arrival.sourceRef },
+      attributes: { clientReference: refund.clientReference },
+    },
+  };
+}

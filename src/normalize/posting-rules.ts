@@ -16,7 +16,12 @@ export type { Leg, Transfer } from "./transfer.ts";
 
 /** A leg's account: the partner's settlement or suspense account, the resolved counterparty, or an account the record names (`named`, in the attribute the leg gives). */
 export type RuleAccount = "settlement" | "counterparty" | "suspense" | "named";
-export type RuleAction = "post" | "record" | "reverse-original";
+/**
+ * `reverse-original`: a return, matched to its original by link ids, undoes it once.
+ * `undo-named-original`: the record names its original by natural key and undoes part of it, its
+ * legs mirrored for the record's amount; the undos of one original never add up above its amount.
+ */
+export type RuleAction = "post" | "record" | "reverse-original" | "undo-named-original";
 
 export interface PostingRule {
   channel: Channel;
@@ -29,6 +34,8 @@ export interface PostingRule {
   transferKind?: string;                // the posting's kind; default `<channel>-<kind>`
   transferKindAttribute?: string;       // or: the attribute holding the posting's kind (an ISO 8583 processing code's)
   transferStage?: string;               // the posting's key is `<natural key>:<stage>`; default "post"
+  /** `intent`: the posting's key is `<channel>:<intent id>:<stage>` (the API's ledger keys), not `<natural key>:<stage>`. */
+  transferKeyBase?: "intent";
   /** A posting the debit account cannot cover is applied as advised, its debit leg taken from the account in `suspenseAttribute`. */
   insufficientFunds?: "suspense";
   suspenseAttribute?: string;
@@ -45,7 +52,7 @@ interface RulesFile {
   rules: Array<Record<string, unknown>>;
 }
 
-const ACTIONS = new Set<RuleAction>(["post", "record", "reverse-original"]);
+const ACTIONS = new Set<RuleAction>(["post", "record", "reverse-original", "undo-named-original"]);
 const ACCOUNTS = new Set<RuleAccount>(["settlement", "counterparty", "suspense", "named"]);
 
 /** Loads and checks a rules file: a malformed rule is a bug in our data, so it asserts. */
@@ -84,6 +91,8 @@ export function loadPostingRules(file: RulesFile): PostingRule[] {
     } else if (action === "reverse-original") {
       assert(raw.legs === undefined && raw.transferKindAttribute === undefined, `${where}: a reverse-original rule takes its legs from the original`);
       loadReversalOptions(raw, rule, where);
+    } else if (action === "undo-named-original") {
+      loadUndoRule(raw, rule, where);
     } else {
       assert(raw.legs === undefined, `${where}: only a "post" rule has legs`);
       assert(raw.transferKindAttribute === undefined && raw.insufficientFunds === undefined && raw.suspenseAttribute === undefined, `${where}: only a "post" rule has posting options`);
@@ -104,6 +113,19 @@ function loadReversalOptions(raw: Record<string, unknown>, rule: PostingRule, wh
     rule.reversalStages = Object.fromEntries(Object.entries(stages).map(([stage, o]) => [stage, { transferStage: o.transferStage as string, transferKind: o.transferKind as string }]));
   }
   loadPostingOptions({ insufficientFunds: raw.insufficientFunds, suspenseAttribute: raw.suspenseAttribute }, rule, where);
+}
+
+/** An undo posts the original's legs mirrored: it has no legs of its own, a fixed kind, and its key's stage and base. */
+function loadUndoRule(raw: Record<string, unknown>, rule: PostingRule, where: string): void {
+  assert(raw.legs === undefined, `${where}: an undo mirrors its original's legs and names none`);
+  assert(typeof raw.transferKind === "string" && raw.transferKind.length > 0, `${where}: an undo names its transferKind`);
+  assert(typeof raw.transferStage === "string" && raw.transferStage.length > 0, `${where}: an undo names its transferStage`);
+  rule.transferKind = raw.transferKind;
+  rule.transferStage = raw.transferStage;
+  if (raw.transferKeyBase !== undefined) {
+    assert(raw.transferKeyBase === "intent", `${where}: transferKeyBase is "intent"`);
+    rule.transferKeyBase = "intent";
+  }
 }
 
 /** The transfer kind taken from an attribute, and what a posting the funds refuse becomes. */
@@ -140,6 +162,11 @@ export function postingRuleFor(record: Pick<CanonicalRecord, "channel" | "kind" 
 /** The fixed rule from a record's natural key to the key of its posting (`:post`, or the stage its rule names). */
 export function transferKeyOf(naturalKey: string, rule?: Pick<PostingRule, "transferStage">): string {
   return `${naturalKey}:${rule?.transferStage ?? "post"}`;
+}
+
+/** The key of a record's posting by its rule: from its natural key, or (`transferKeyBase: "intent"`) from its channel and intent id. */
+export function recordTransferKeyOf(record: Pick<CanonicalRecord, "channel" | "naturalKey" | "intentId">, rule: Pick<PostingRule, "transferStage" | "transferKeyBase">): string {
+  return rule.transferKeyBase === "intent" ? `${record.channel}:${record.intentId}:${rule.transferStage ?? "post"}` : transferKeyOf(record.naturalKey, rule);
 }
 
 /** The accounts a rule's `named` legs take from the record's attributes (undefined when one is missing). */
@@ -251,6 +278,20 @@ export function reversalKeyOf(record: Pick<CanonicalRecord, "naturalKey">, rule:
   const option = rule.reversalStages?.[stage];
   if (rule.reversalStages !== undefined) assert(option !== undefined, `rule ${rule.channel} ${rule.kind} reverses transfers of stage ${stage}`);
   return option === undefined ? { transferKey: transferKeyOf(record.naturalKey) } : { transferKey: `${original.naturalKey}:${option.transferStage}`, kind: option.transferKind };
+}
+
+/**
+ * An undo of part of a named original (`undo-named-original`): the original's legs, each on the
+ * other side, for the undo's amount, keyed and kinded by the undo's rule.
+ */
+export function partialUndoFor(record: CanonicalRecord, rule: PostingRule, originalLegs: ReadonlyArray<Pick<Leg, "accountId" | "direction">>): Transfer {
+  assert(rule.action === "undo-named-original", "partialUndoFor takes an undo rule");
+  assert(originalLegs.length >= 2, "an original posted by a rule has at least two legs");
+  assert(record.amount > 0n, "an undo has a positive amount");
+  const legs: Leg[] = originalLegs.map((leg) => ({
+    accountId: leg.accountId, direction: leg.direction === "D" ? "C" : "D", amountMinor: record.amount, currency: record.currency,
+  }));
+  return transferOf(record, recordTransferKeyOf(record, rule), legs, rule.transferKind);
 }
 
 function transferOf(record: CanonicalRecord, transferKey: string, legs: Leg[], kind = `${record.channel}-${record.kind}`): Transfer {

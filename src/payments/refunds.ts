@@ -1,11 +1,12 @@
 import { assert } from "../assert.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
-import { recordDedupEvents } from "../dedup/dedup-event.ts";
-import { postTransfer } from "../ledger/post-transfers.ts";
+import { apiRefundRecord } from "../normalize/from-api.ts";
 import { decimalToMinor } from "../protocols/iso4217/currency.ts";
+import { decideRecords } from "../records/decide-records.ts";
+import type { Decision } from "../records/decision.ts";
 import { lockIntent } from "./intent-lock.ts";
-import { intentId, transferKeyOf, type Refund, type Refusal } from "./payment.ts";
+import { intentId, transferKeyOf, type Payment, type Refund, type Refusal } from "./payment.ts";
 import { findPayment } from "./payments.ts";
 
 export interface RefundRequest {
@@ -38,57 +39,77 @@ export async function findRefund(db: Queryable, tenantId: string, clientReferenc
 }
 
 /**
- * Refunds part or all of a payment: the reverse transfer (debit the creditor, credit the
- * debtor). The payment row is locked FOR UPDATE, so concurrent refunds of one payment are
- * serialized and their sum can never exceed it (the table's CHECK backs this up).
+ * Refunds part or all of a payment, decided by the record core (docs/decisions/0038) like any
+ * record: the canonical record `api-refund:<client_reference>` names the payment's key as its
+ * original, and its rule undoes that much of it (the payment's legs mirrored, under
+ * `api:<client_reference>:refund`), serialised against other refunds of the payment by the lock on
+ * the payment's dedup mark, never above its amount. What stays here is the API's contract: the
+ * request translated into the record, the decision into the refund resource or the refusal, and
+ * the `refund` row and `payment.refunded_minor`, written in the decision's transaction.
  */
-export async function createRefund(tx: Tx, tenantId: string, request: RefundRequest, scope: string): Promise<RefundOutcome> {
+export async function createRefund(tx: Tx, tenantId: string, request: RefundRequest, scope: string, idempotencyKey?: string): Promise<RefundOutcome> {
   await lockIntent(tx, tenantId, request.clientReference);
-  const existing = await findRefund(tx, tenantId, request.clientReference);
-  if (existing) {
-    await recordDedupEvents(tx, [{ tenantId, channel: "http", scope, dedupKey: request.clientReference, reason: "duplicate_client_reference", originalRef: existing.refundId }]);
-    return { kind: "refused", refusal: { code: "DUPLICATE_CLIENT_REFERENCE", detail: `refund ${existing.refundId} has client_reference ${request.clientReference}`, extensions: { refund_id: existing.refundId } } };
-  }
-  const payment = await findPayment(tx, tenantId, request.payment, { forUpdate: true });
+  // The payment named by id or client_reference, to name its key and read the amount in its currency; the core locks its mark.
+  const payment = await findPayment(tx, tenantId, request.payment);
   if (!payment) return { kind: "refused", refusal: { code: "PAYMENT_NOT_FOUND", detail: "no such payment to refund" } };
-  if (payment.status !== "succeeded") return { kind: "refused", refusal: { code: "PAYMENT_NOT_REFUNDABLE", detail: `payment ${payment.paymentId} is ${payment.status}` } };
-  if (request.currency !== null && request.currency !== payment.currency) {
-    return { kind: "refused", refusal: { code: "CURRENCY_MISMATCH", detail: `payment ${payment.paymentId} is in ${payment.currency}` } };
+  const currency = request.currency ?? payment.currency;
+  const amount = decimalToMinor(request.amountText, currency, { field: "amount" });
+  if (!amount.ok) {
+    if (currency !== payment.currency) return { kind: "refused", refusal: currencyMismatch(payment) };
+    return { kind: "refused", refusal: { code: "REQUEST_INVALID", detail: amount.error.message } };
   }
-  const amount = decimalToMinor(request.amountText, payment.currency, { field: "amount" });
-  if (!amount.ok) return { kind: "refused", refusal: { code: "REQUEST_INVALID", detail: amount.error.message } };
-  const amountMinor = amount.value;
-  const refundableMinor = payment.amountMinor - payment.refundedMinor;
-  if (amountMinor > refundableMinor) {
-    return { kind: "refused", refusal: { code: "REFUND_EXCEEDS_PAYMENT", detail: `at most ${refundableMinor} minor units of payment ${payment.paymentId} remain refundable`, extensions: { refundable_minor: refundableMinor.toString() } } };
-  }
-
-  const transferKey = transferKeyOf(request.clientReference, "refund");
-  const posted = await postTransfer(tx, {
-    tenantId, transferKey, kind: "refund", valueDate: new Date().toISOString().slice(0, 10), sourceRef: `http:${payment.paymentId}`,
-    legs: [
-      { accountId: payment.creditorAccount, direction: "D", amountMinor: amountMinor, currency: payment.currency },
-      { accountId: payment.debtorAccount, direction: "C", amountMinor: amountMinor, currency: payment.currency },
-    ],
+  const item = apiRefundRecord(tenantId, { clientReference: request.clientReference, paymentClientReference: payment.clientReference, amountMinor: amount.value, currency }, {
+    position: idempotencyKey === undefined ? scope : `${scope} Idempotency-Key ${idempotencyKey}`,
+    sourceRef: `http:${payment.paymentId}`, valueDate: new Date().toISOString().slice(0, 10),
   });
-  let status: Refund["status"] = "succeeded";
-  if (!posted.ok) {
-    if (posted.error.code !== "LEDGER_INSUFFICIENT_FUNDS") throw new Error(`unexpected ledger refusal ${posted.error.code}: ${posted.error.message}`);
-    status = "declined";
-  } else {
-    assert(posted.value === "applied", `refund transfer ${transferKey} must be new, was ${posted.value}`);
-    await tx.query("UPDATE payment SET refunded_minor = refunded_minor + $3 WHERE tenant_id = $1 AND payment_id = $2", [tenantId, payment.paymentId, amountMinor.toString()]);
+  const [decision] = await decideRecords(tx, { tenantId, arrival: { kind: "request", channel: "http", scope }, suspectWindowHours: 0 }, [item]);
+  assert(decision?.outcome !== undefined, `refund ${request.clientReference} was decided`);
+  if (decision.outcome === "applied") {
+    const transferKey = decision.transferKey;
+    assert(transferKey === transferKeyOf(request.clientReference, "refund"), `refund ${request.clientReference} posted under its intent's key, not ${transferKey}`);
+    await tx.query("UPDATE payment SET refunded_minor = refunded_minor + $3 WHERE tenant_id = $1 AND payment_id = $2", [tenantId, payment.paymentId, amount.value.toString()]);
+    return { kind: "created", refund: await insertRefund(tx, tenantId, request.clientReference, payment, amount.value, "succeeded", transferKey) };
   }
+  if (decision.outcome === "rejected") return rejectedRefund(tx, tenantId, request.clientReference, payment, amount.value, decision);
+  const existing = await findRefund(tx, tenantId, request.clientReference);
+  const refundId = existing?.refundId ?? intentId("ref", tenantId, request.clientReference);
+  return { kind: "refused", refusal: { code: "DUPLICATE_CLIENT_REFERENCE", detail: `refund ${refundId} has client_reference ${request.clientReference}`, extensions: { refund_id: refundId } } };
+}
+
+function currencyMismatch(payment: Payment): Refusal {
+  return { code: "CURRENCY_MISMATCH", detail: `payment ${payment.paymentId} is in ${payment.currency}` };
+}
+
+/** The core's refusals: declined for good (funds: stored, like a declined payment), or input that claimed nothing. */
+async function rejectedRefund(tx: Tx, tenantId: string, clientReference: string, payment: Payment, amountMinor: bigint, decision: Decision): Promise<RefundOutcome> {
+  switch (decision.code) {
+    case "INGEST_INSUFFICIENT_FUNDS": {
+      const refund = await insertRefund(tx, tenantId, clientReference, payment, amountMinor, "declined", null);
+      return { kind: "refused", refusal: { code: "INSUFFICIENT_FUNDS", detail: `account ${payment.creditorAccount} cannot cover the refund`, extensions: { refund_id: refund.refundId } } };
+    }
+    case "RECORD_ORIGINAL_UNKNOWN":
+      return { kind: "refused", refusal: { code: "PAYMENT_NOT_FOUND", detail: "no such payment to refund" } };
+    case "RECORD_ORIGINAL_NOT_APPLIED":
+      return { kind: "refused", refusal: { code: "PAYMENT_NOT_REFUNDABLE", detail: `payment ${payment.paymentId} is ${payment.status}` } };
+    case "RECORD_UNDO_CURRENCY_MISMATCH":
+      return { kind: "refused", refusal: currencyMismatch(payment) };
+    case "RECORD_UNDO_EXCEEDS_ORIGINAL": {
+      const refundableMinor = decision.undoableMinor;
+      assert(refundableMinor !== undefined, "an undo refused for exceeding says what remains");
+      return { kind: "refused", refusal: { code: "REFUND_EXCEEDS_PAYMENT", detail: `at most ${refundableMinor} minor units of payment ${payment.paymentId} remain refundable`, extensions: { refundable_minor: refundableMinor.toString() } } };
+    }
+    default:
+      throw new Error(`unexpected refusal of refund ${clientReference}: ${decision.code ?? "(none)"} ${decision.detail ?? ""}`);
+  }
+}
+
+async function insertRefund(tx: Tx, tenantId: string, clientReference: string, payment: Payment, amountMinor: bigint, status: Refund["status"], transferKey: string | null): Promise<Refund> {
   const { rows } = await tx.query<RefundRow>(
     `INSERT INTO refund (tenant_id, refund_id, client_reference, payment_id, status, decline_code, amount_minor, currency, transfer_key)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING ${REFUND_COLUMNS}`,
-    [tenantId, intentId("ref", tenantId, request.clientReference), request.clientReference, payment.paymentId, status,
-      status === "declined" ? "insufficient_funds" : null, amountMinor.toString(), payment.currency, status === "succeeded" ? transferKey : null],
+    [tenantId, intentId("ref", tenantId, clientReference), clientReference, payment.paymentId, status,
+      status === "declined" ? "insufficient_funds" : null, amountMinor.toString(), payment.currency, transferKey],
   );
   assert(rows[0], "insert returns the refund");
-  const refund = toRefund(rows[0]);
-  if (status === "declined") {
-    return { kind: "refused", refusal: { code: "INSUFFICIENT_FUNDS", detail: `account ${payment.creditorAccount} cannot cover the refund`, extensions: { refund_id: refund.refundId } } };
-  }
-  return { kind: "created", refund };
+  return toRefund(rows[0]);
 }

@@ -14,12 +14,14 @@ import { compareRepeats } from "./stages/repeats.ts";
 import { ruleDecision } from "./stages/posting-rules.ts";
 import { holdSuspects } from "./stages/suspects.ts";
 import { matchReturns } from "./stages/returns.ts";
+import { undoNamedOriginals } from "./stages/undo-originals.ts";
 
 /**
  * THE record core (docs/decisions/0032-record-core.md): canonical records, whatever channel they
  * came through, are decided here in the caller's transaction, stage by stage:
  *   rules -> counterparties -> claim keys (and named accounts, and payment identities) -> repeats ->
- *   payment legs (UETR) -> identities (cross-channel) -> suspects -> post -> key states -> returns -> arrivals.
+ *   payment legs (UETR) -> identities (cross-channel) -> suspects -> post -> key states -> returns ->
+ *   undos of named originals (partial, cumulative up to the original's amount) -> arrivals.
  * A file chunk is a batch; one HTTP payment is a batch of one. The dedup marks, the postings, the
  * outcomes, review items and dedup events commit together or not at all.
  */
@@ -29,6 +31,7 @@ export async function decideRecords(tx: Tx, context: RecordContext, items: reado
   await postNewRecords(tx, context, decisions, fresh);
   await updateKeyStates(tx, context.tenantId, keyStatesOf(context, fresh));
   await updateKeyStates(tx, context.tenantId, await matchReturns(tx, context, decisions, fresh));
+  await undoNamedOriginals(tx, context, fresh);
   faultPoint("after_posting");
   await writeArrivals(tx, context, decisions);
   faultPoint("after_outcomes");

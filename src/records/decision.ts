@@ -66,6 +66,7 @@ export interface Decision {
   review?: HoldForReview;
   linkNotes?: string[];       // a return linked to its forward despite these disagreements (warnings)
   legOf?: string;             // a later leg (or another channel's arrival) of this payment: recorded, not posted
+  undoableMinor?: bigint;     // an undo refused for exceeding its original: what of the original remains to undo
 }
 
 /** A record the stages work on: it has a canonical record and a posting rule. */

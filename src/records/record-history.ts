@@ -72,12 +72,16 @@ function isLaterReturn(k: HistoryKeyRow): boolean {
 
 /** The first arrival of a key that came by request: what the core decided is its key's state. */
 function requestArrival(k: HistoryKeyRow): HistoryEvent {
-  const reverses = k.original_ref !== null && k.matched_key === k.original_ref;
-  const outcome: RecordOutcome | "refused" = k.state === "applied" ? (k.matched_key !== null && !reverses ? "duplicate" : "applied") : k.state === "rejected" ? "rejected" : k.state === "orphan" ? "orphan" : "refused";
-  const detail = k.matched_key === null ? null : reverses ? `reverses ${k.matched_key}` : `the same payment as ${k.matched_key}`;
+  // A return or reversal linked to the original it names undid (part of) it, or found nothing to undo; another key linked
+  // and posting nothing is that payment arriving again; one that posted and names another undid part of it.
+  const undoes = k.original_ref !== null && k.matched_key === k.original_ref;
+  const linked = k.matched_key !== null && k.transfer_key === null && !undoes;
+  const outcome: RecordOutcome | "refused" = k.state === "applied" ? (linked ? "duplicate" : "applied") : k.state === "rejected" ? "rejected" : k.state === "orphan" ? "orphan" : "refused";
+  const detail = k.matched_key === null ? null : linked ? `the same payment as ${k.matched_key}`
+    : undoes && k.transfer_key === null ? `nothing to undo of ${k.matched_key}` : `undid part of ${k.matched_key}`;
   return {
     at: k.created_at, type: "arrival", channel: k.channel, natural_key: k.natural_key, via: k.position, outcome,
-    code: null, detail, transfer_key: k.transfer_key, original_ref: k.original_ref,
+    code: null, detail, transfer_key: k.transfer_key, original_ref: null,
   };
 }
 

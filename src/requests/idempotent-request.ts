@@ -3,7 +3,7 @@ import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEventsCheaply } from "../dedup/dedup-event.ts";
 import { parseIdempotencyKey, type KeyParse } from "../idempotency/idempotency-key.ts";
-import { claim, claimTransactionSettings, complete, findRecord, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
+import { claim, claimTransactionSettings, complete, findRecordAuditingRepeat, repeatReasonOf, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
 import { differingFields, requestDigest, type Canonical } from "../idempotency/request-digest.ts";
 import { mutatingRequests } from "../observability/metrics.ts";
 import { faultPoint } from "./fault-points.ts";
@@ -47,9 +47,9 @@ export async function runIdempotent(call: IdempotentCall): Promise<IdempotentRep
   const scope: IdempotencyScope = { tenantId: call.tenantId, endpoint: call.endpoint, key: parsed.key };
   const digest = requestDigest(call.canonical);
 
-  // Fast path: a completed record is replayed after one plain SELECT, before any write.
-  const seen = await findRecord(call.pool, scope);
-  if (seen && (seen.state === "completed" || !seen.leaseExpired)) return answerHeld(call, scope, digest, seen);
+  // Fast path: a completed record is replayed after one statement (which writes the repeat's audit row), before any other write.
+  const seen = await findRecordAuditingRepeat(call.pool, scope, digest);
+  if (seen && (seen.state === "completed" || !seen.leaseExpired)) return heldReply(call, digest, seen);
 
   let decided: { kind: "done"; reply: Reply } | { kind: "held"; record: IdempotencyRecord } | { kind: "busy" };
   try {
@@ -94,10 +94,8 @@ function heldReply(call: IdempotentCall, digest: string, record: IdempotencyReco
 }
 
 async function answerHeld(call: IdempotentCall, scope: IdempotencyScope, digest: string, record: IdempotencyRecord): Promise<IdempotentReply> {
-  const reply = heldReply(call, digest, record);
-  const reason = reply.replayed ? "replayed" : reply.status === 422 ? "key_reuse" : "in_progress";
-  await audit(call, scope, reason, record.state === "completed" ? record.response.effectRef : null);
-  return reply;
+  await audit(call, scope, repeatReasonOf(record, digest), record.state === "completed" ? record.response.effectRef : null);
+  return heldReply(call, digest, record);
 }
 
 function audit(call: IdempotentCall, scope: IdempotencyScope, reason: string, originalRef: string | null): Promise<void> {

@@ -136,6 +136,40 @@ describe("four eyes on the API-key and CLI paths", () => {
     expect(await compensations(tenant.id)).toBe(1);
   });
 
+  it("lists and approves proposals from the CLI: never by the proposer, once, with the decision's own ledger meaning", async () => {
+    const { reviewId, tenant } = await givenHeldConflict("paths-cli-approve");
+    const proposed = await runCliInProcess(["review", "replace", reviewId, "--tenant", tenant.name, "--reason", "partner confirmed 205.00", "--operator", "sam", "--json"], env());
+    const { proposal } = JSON.parse(proposed.stdout) as { proposal: { proposal_id: string } };
+    const listed = await runCliInProcess(["proposal", "list", "--tenant", tenant.name, "--json"], env());
+    expect(JSON.parse(listed.stdout).proposals).toMatchObject([{ proposal_id: proposal.proposal_id, state: "open", proposed_by: "sam", proposed_via: "cli" }]);
+
+    const bySelf = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "sam"], env());
+    expect(bySelf.exitCode).toBe(2);
+    expect(bySelf.stderr).toMatch(/FOUR_EYES_SELF_APPROVAL/);
+    const byViewer = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "val"], env());
+    expect(byViewer.stderr).toMatch(/FOUR_EYES_PROPOSER_UNKNOWN: val is a viewer/);
+    expect(await compensations(tenant.id)).toBe(0);
+
+    const approved = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "tom"], env());
+    expect(approved.exitCode, approved.stderr).toBe(0);
+    expect(approved.stdout).toMatch(new RegExp(`${proposal.proposal_id} approved: ${reviewId}: replaced by sam approved by tom: .* compensated by .*:compensate`));
+    const again = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "tom"], env());
+    expect(again.stderr).toMatch(/PROPOSAL_DECIDED: .* is approved by tom/);
+    expect(await compensations(tenant.id)).toBe(1);
+    expect(await reviewState(tenant.id, reviewId)).toBe("replaced");
+  });
+
+  it("cancels an open proposal from the CLI with a reason: nothing moves and the review stays open", async () => {
+    const { reviewId, tenant } = await givenHeldConflict("paths-cli-cancel");
+    const proposed = await runCliInProcess(["review", "refuse", reviewId, "--tenant", tenant.name, "--reason", "not ours", "--operator", "sam", "--json"], env());
+    const { proposal } = JSON.parse(proposed.stdout) as { proposal: { proposal_id: string } };
+    const cancelled = await runCliInProcess(["proposal", "cancel", proposal.proposal_id, "--tenant", tenant.name, "--operator", "tom", "--reason", "the partner is sending a new file", "--json"], env());
+    expect(cancelled.exitCode, cancelled.stderr).toBe(0);
+    expect(JSON.parse(cancelled.stdout).proposal).toMatchObject({ state: "cancelled", cancelled_by: "tom", cancel_reason: "the partner is sending a new file" });
+    expect(await compensations(tenant.id)).toBe(0);
+    expect(await reviewState(tenant.id, reviewId)).toBe("open");
+  });
+
   it("turns an API-key correction above the amount into a proposal by the named operator; the same request again answers the same proposal", async () => {
     const differenceId = await givenTheirsOnly("250.00");
     const before = await corrections();

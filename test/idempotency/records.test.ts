@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/transaction.ts";
-import { claim, complete, deleteExpired, findRecord, oldestInProgressAgeSeconds, type IdempotencyScope } from "../../src/idempotency/records.ts";
+import { claim, complete, deleteExpired, findRecord, findRecordAuditingRepeat, oldestInProgressAgeSeconds, type IdempotencyScope } from "../../src/idempotency/records.ts";
 import { requestDigest } from "../../src/idempotency/request-digest.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
@@ -57,6 +57,40 @@ describe("idempotency records", () => {
     await expireLease(scope);
     const other = await withTransaction(db.pool, (tx) => claim(tx, scope, requestDigest({ amount_minor: "999" }), { amount_minor: "999" }));
     expect(other).toMatchObject({ kind: "held", record: { digest } });
+  });
+
+  async function auditRows(scope: IdempotencyScope): Promise<Array<{ reason: string; original_ref: string | null }>> {
+    const { rows } = await db.pool.query("SELECT reason, original_ref FROM dedup_event WHERE tenant_id = $1 AND dedup_key = $2 ORDER BY created_at", [scope.tenantId, scope.key]);
+    return rows;
+  }
+
+  it("answers a repeat in one statement that also writes its audit row: replayed, naming the effect", async () => {
+    const scope = { tenantId: "t3", endpoint: "POST /x", key: "repeat-1" };
+    const attempt = await committedClaim(scope);
+    await withTransaction(db.pool, (tx) => complete(tx, scope, attempt, response("done")));
+    expect(await findRecordAuditingRepeat(db.pool, scope, digest)).toMatchObject({ state: "completed", response: { body: "done" } });
+    expect(await auditRows(scope)).toEqual([{ reason: "replayed", original_ref: "pay_x" }]);
+  });
+
+  it("audits a key reused for another request as key_reuse, and one still running as in_progress", async () => {
+    const reused = { tenantId: "t3", endpoint: "POST /x", key: "repeat-2" };
+    await withTransaction(db.pool, async (tx) => complete(tx, reused, await claim(tx, reused, digest, canonical).then((c) => (c.kind === "claimed" ? c.attempt : 0)), response("done")));
+    await findRecordAuditingRepeat(db.pool, reused, requestDigest({ amount_minor: "999" }));
+    const running = { tenantId: "t3", endpoint: "POST /x", key: "repeat-3" };
+    await committedClaim(running);
+    await findRecordAuditingRepeat(db.pool, running, digest);
+    expect(await auditRows(reused)).toEqual([{ reason: "key_reuse", original_ref: "pay_x" }]);
+    expect(await auditRows(running)).toEqual([{ reason: "in_progress", original_ref: null }]);
+  });
+
+  it("writes no audit row for a first request, nor for a record whose lease expired (it is claimed over, not answered)", async () => {
+    const fresh = { tenantId: "t3", endpoint: "POST /x", key: "repeat-4" };
+    expect(await findRecordAuditingRepeat(db.pool, fresh, digest)).toBeUndefined();
+    const expired = { tenantId: "t3", endpoint: "POST /x", key: "repeat-5" };
+    await committedClaim(expired);
+    await expireLease(expired);
+    expect(await findRecordAuditingRepeat(db.pool, expired, digest)).toMatchObject({ state: "in_progress", leaseExpired: true });
+    expect([...await auditRows(fresh), ...await auditRows(expired)]).toEqual([]);
   });
 
   it("reports the age of the oldest in_progress record", async () => {

@@ -44,6 +44,27 @@ describe("postTransfer", () => {
     expect((await balanceOf(db.pool, "t4", "dora"))?.balanceMinor).toBe(100n);
   });
 
+  it("answers exists for a replayed debit that the balance could no longer cover", async () => {
+    await givenAccounts(db.pool, "t5", [["settlement", "settlement"], ["erin", "customer"]]);
+    await post(db.pool, transferOf("t5", "funding:1", "settlement", "erin", 100n));
+    await post(db.pool, transferOf("t5", "spend:1", "erin", "settlement", 80n));
+    await post(db.pool, transferOf("t5", "spend:2", "erin", "settlement", 20n));
+    expect(await post(db.pool, transferOf("t5", "spend:1", "erin", "settlement", 80n))).toEqual({ ok: true, value: "exists" });
+    expect((await balanceOf(db.pool, "t5", "erin"))?.balanceMinor).toBe(0n);
+  });
+
+  it("lets a replayed debit in a batch take none of the funds: the new debit after it passes", async () => {
+    await givenAccounts(db.pool, "t6", [["settlement", "settlement"], ["finn", "customer"]]);
+    await post(db.pool, transferOf("t6", "funding:1", "settlement", "finn", 100n));
+    await post(db.pool, transferOf("t6", "spend:1", "finn", "settlement", 60n));
+    const outcomes = await withTransaction(db.pool, (tx) => postTransfers(tx, [
+      transferOf("t6", "spend:1", "finn", "settlement", 60n),      // a replay: finn has 40 left
+      transferOf("t6", "spend:2", "finn", "settlement", 40n),
+    ]));
+    expect(outcomes).toEqual([{ ok: true, value: "exists" }, { ok: true, value: "applied" }]);
+    expect((await balanceOf(db.pool, "t6", "finn"))?.balanceMinor).toBe(0n);
+  });
+
   it("names the field that differs when a key comes back with other content", async () => {
     await post(db.pool, transferOf("t1", "intent-3:credit", "settlement", "alice", 50n));
     expect(await post(db.pool, transferOf("t1", "intent-3:credit", "settlement", "alice", 51n))).toEqual({ ok: true, value: "exists_with_different_amount" });

@@ -48,7 +48,7 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ApiDependencies
       effect: async (tx) => {
         const outcome = await createRefund(tx, tenant.tenantId, {
           clientReference: body.data.client_reference, payment: paymentRef, amountText: body.data.amount, currency: body.data.currency ?? null,
-        }, ENDPOINT);
+        }, ENDPOINT, typeof request.headers["idempotency-key"] === "string" ? request.headers["idempotency-key"] : undefined);
         if (outcome.kind === "created") return jsonReply(201, refundView(outcome.refund), outcome.refund.refundId);
         return problemReply(outcome.refusal.code, outcome.refusal.detail, outcome.refusal.extensions ?? {});
       },

@@ -8,5 +8,9 @@ export const recordErrorCodes = {
   RECORD_NOTHING_TO_REVERSE: "A reversal of an original that moved no money (declined, approved without a hold, a balance inquiry) or whose actual amount equals the original's: applied and linked to the original; nothing posted.",
   RECORD_ORIGINAL_ALREADY_REVERSED: "A request that reverses an original another reversal already reversed (or is waiting for), with other content: refused to its sender (at most one reversal per original); nothing posted.",
   RECORD_REVERSAL_ABOVE_ORIGINAL: "A reversal that would undo more than its original posted, or in another currency: refused to its sender; nothing posted.",
+  RECORD_ORIGINAL_UNKNOWN: "The record undoes part of an original it names by natural key, and no record has that key: rejected, its key left unclaimed; nothing posted.",
+  RECORD_ORIGINAL_NOT_APPLIED: "The record undoes part of an original that was not applied (declined, held, refused) or posted nothing: rejected, its key left unclaimed; nothing posted.",
+  RECORD_UNDO_CURRENCY_MISMATCH: "The record undoes part of an original in another currency: rejected, its key left unclaimed; nothing posted.",
+  RECORD_UNDO_EXCEEDS_ORIGINAL: "The record would undo more of its original than remains (its amount less what earlier undos took): rejected, its key left unclaimed; nothing posted.",
   RECORD_NOT_FOUND: "No record of this tenant has this natural key (nor carries it as its payment identity).",
 } as const satisfies Record<string, string>;

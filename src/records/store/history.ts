@@ -29,6 +29,8 @@ export async function selectHistoryKeys(db: Queryable, tenantId: string, key: st
       WHERE k.tenant_id = $1
         AND (k.natural_key IN (SELECT natural_key FROM asked)
              OR k.identity_key IN (SELECT identity_key FROM asked WHERE identity_key IS NOT NULL)
+             -- the records that undid part of an asked one (a payment's refunds, a file original's return, a card reversal),
+             -- and the later reversals decided against such a one (decision 0039)
              OR k.natural_key IN (SELECT natural_key FROM linked)
              OR k.matched_key IN (SELECT natural_key FROM linked))
       ORDER BY k.created_at, k.natural_key`,
