@@ -4,15 +4,6 @@ import { AchParser } from "../ach/reader.ts";
 import type { AchEntry, AchEvent, AchRecord } from "../ach/types.ts";
 import type { ExternalItem, ExternalPart, ExternalStatementHead } from "./external-item.ts";
 
-/**
- * A NACHA file as the partner's side of a reconciliation (docs/decisions/0027): what the partner
- * settles with us is the control totals of its batches, per effective entry date and direction
- * (batch control fields 5-6: total debit and total credit). Each such total is one item whose
- * parts are the entries it adds up (amount and trace), so the totals match our transfers one to
- * many (rule batch-by-parts). A returned entry
- * (an entry with a return addenda, type 99) is its own item: the evidence for that return, with
- * its reason code and the trace of the entry it returns. Pure: no database.
- */
 const field = (record: AchRecord | undefined, name: string): string => (record?.fields[name] ?? "").trim();
 
 /** YYMMDD -> YYYY-MM-DD (NACHA dates are this century). */
@@ -40,6 +31,14 @@ interface Batch {
 }
 
 /**
+ * A NACHA file as the partner's side of a reconciliation (docs/decisions/0027): what the partner
+ * settles with us is the control totals of its batches, per effective entry date and direction
+ * (batch control fields 5-6: total debit and total credit). Each such total is one item whose
+ * parts are the entries it adds up (amount and trace), so the totals match our transfers one to
+ * many (rule batch-by-parts). A returned entry
+ * (an entry with a return addenda, type 99) is its own item: the evidence for that return, with
+ * its reason code and the trace of the entry it returns. Pure: no database.
+ *
  * Read as a stream: bytes in, items out. A returned entry is an item as soon as it is read; the
  * totals are items at the end of the file (a date's total adds up batches anywhere in it), so
  * what is held is the current batch's entries and each total's parts (amount and trace per entry).
