@@ -5,7 +5,8 @@ import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { findAccount } from "../ledger/accounts.ts";
 import type { ExternalItem, ExternalStatementHead } from "../protocols/statement/external-item.ts";
-import { detectExternalFormat, readExternalItems, type ExternalFormat } from "./read-external-file.ts";
+import { fingerprintOf, readExternalItems, type ExternalFormat, type ExternalRead } from "./read-external-file.ts";
+import { bufferSource, type StatementSource } from "./statement-source.ts";
 
 export interface ImportSummary {
   importId: string;
@@ -23,21 +24,24 @@ export interface ImportSummary {
  * Imports the other side of a reconciliation for one settlement account, idempotently: the same
  * bytes again change nothing; an item whose identity an earlier import brought with the same
  * content is counted as seen before; one listed twice, or again with other content, is kept as a
- * duplicate of the first. Any error in the file refuses it whole (nothing stored). Items are
- * stored in batches as they are read, never held all at once: a refusal found later in the file
- * undoes the batches already stored (the import's savepoint).
+ * duplicate of the first. Any error in the file refuses it whole (nothing stored). The file is
+ * streamed (docs/decisions/0040): read once for its identity, then again for its items, which
+ * are stored in batches as they are read; a refusal found later in the file undoes the batches
+ * already stored (the import's savepoint). `content` is a source held in memory.
  */
 export async function importExternalFile(
-  pool: Pool, input: { tenantId: string; accountId: string; name: string; content: Buffer; format?: ExternalFormat },
+  pool: Pool, input: { tenantId: string; accountId: string; name: string; format?: ExternalFormat } & ({ content: Buffer } | { source: StatementSource }),
 ): Promise<Result<ImportSummary, Finding[]>> {
+  const source = "source" in input ? input.source : bufferSource(input.content);
   const account = await findAccount(pool, input.tenantId, input.accountId);
   if (!account) return fail([finding("LEDGER_ACCOUNT_UNKNOWN", `account ${input.accountId} does not exist`, { field: "account" })]);
   if (account.kind !== "settlement") return fail([finding("RECON_ACCOUNT_NOT_RECONCILABLE", `account ${input.accountId} is a ${account.kind} account`, { field: "account" })]);
-  const sha256 = createHash("sha256").update(input.content).digest("hex");
-  const importId = `rim_${createHash("sha256").update(`${input.tenantId}\u0000${input.accountId}\u0000${sha256}`).digest("hex").slice(0, 24)}`;
+  if (source.byteLength > limits.recon.fileBytesMax) return fail([finding("RECON_ENTRIES_TOO_MANY", `the file exceeds ${limits.recon.fileBytesMax} bytes`, { byteOffset: limits.recon.fileBytesMax })]);
+  const fingerprint = await fingerprintOf(source);
+  const importId = `rim_${createHash("sha256").update(`${input.tenantId}\u0000${input.accountId}\u0000${fingerprint.sha256}`).digest("hex").slice(0, 24)}`;
   const earlier = await importSummaryOf(pool, input.tenantId, importId);
   if (earlier) return ok({ ...earlier, alreadyImported: true });
-  const chosen = input.format ?? detectExternalFormat(input.content);
+  const chosen = input.format ?? fingerprint.format;
   if (!chosen) return fail([finding("RECON_FORMAT_UNKNOWN", "the file is neither camt.053/054 XML, a NACHA file, nor a CSV with an amount column", {})]);
   return withTransaction(pool, async (tx): Promise<Result<ImportSummary, Finding[]>> => {
     await tx.query("SAVEPOINT recon_import");
@@ -46,19 +50,16 @@ export async function importExternalFile(
     const claimed = await tx.query(
       `INSERT INTO recon_import (tenant_id, import_id, account_id, format, name, content_sha256, statement_ref, items, duplicates, findings)
        VALUES ($1, $2, $3, $4, $5, $6, NULL, 0, 0, '[]') ON CONFLICT DO NOTHING`,
-      [input.tenantId, importId, input.accountId, chosen, input.name, sha256],
+      [input.tenantId, importId, input.accountId, chosen, input.name, fingerprint.sha256],
     );
     if (claimed.rowCount === 0) return ok({ ...(await importSummaryOf(tx, input.tenantId, importId) as ImportSummary), alreadyImported: true });
     const store = itemStore(tx, input.tenantId, input.accountId, importId);
     let wrongCurrency: string | undefined;
-    const read = await readExternalItems(input.content, chosen, limits.recon, limits.recon.insertBatchItemsMax, async (items) => {
+    const read = await readExternalItems(source, chosen, limits.recon, limits.recon.insertBatchItemsMax, async (items) => {
       wrongCurrency ??= items.find((item) => item.currency !== account.currency)?.currency;
       if (wrongCurrency === undefined) await store.add(items);
     });
-    const refusal = !read.ok ? read.error : read.value.findings.filter((f) => f.severity === "error");
-    if (refusal.length === 0 && read.ok && (wrongCurrency !== undefined || (read.value.head.currency && read.value.head.currency !== account.currency))) {
-      refusal.push(finding("RECON_CURRENCY_MISMATCH", `the file is in ${wrongCurrency ?? read.value.head.currency}, account ${input.accountId} in ${account.currency}`, { field: "currency" }));
-    }
+    const refusal = refusalOf(read, wrongCurrency, account.currency, input.accountId, fingerprint.sha256);
     if (!read.ok || refusal.length > 0) {
       await tx.query("ROLLBACK TO SAVEPOINT recon_import");
       return fail(refusal);
@@ -71,6 +72,18 @@ export async function importExternalFile(
     );
     return ok({ importId, accountId: input.accountId, format, ...store.counts, alreadyImported: false, statement: head, warnings });
   });
+}
+
+/** Why a read file is refused (nothing when it is not): its errors, else another currency, else bytes other than those it was identified by. */
+function refusalOf(read: Result<ExternalRead, Finding[]>, wrongCurrency: string | undefined, currency: string, accountId: string, claimedSha256: string): Finding[] {
+  if (!read.ok) return read.error;
+  const errors = read.value.findings.filter((f) => f.severity === "error");
+  if (errors.length > 0) return errors;
+  const fileCurrency = wrongCurrency ?? (read.value.head.currency !== currency ? read.value.head.currency : undefined);
+  if (fileCurrency !== undefined) return [finding("RECON_CURRENCY_MISMATCH", `the file is in ${fileCurrency}, account ${accountId} in ${currency}`, { field: "currency" })];
+  // Its identity was taken on the first reading: items from other bytes would be stored under it.
+  if (read.value.sha256 !== claimedSha256) return [finding("RECON_FILE_CHANGED", "the file changed while it was imported", {})];
+  return [];
 }
 
 async function importSummaryOf(db: Queryable, tenantId: string, importId: string): Promise<ImportSummary | undefined> {
@@ -94,24 +107,25 @@ interface StoredCounts {
 
 /**
  * Stores items batch by batch as they are read (each batch one INSERT of at most
- * limits.recon.insertBatchItemsMax) and sorts out repeats: of an identity this file listed before,
- * and of one an earlier import stored.
+ * limits.recon.insertBatchItemsMax) and sorts out repeats: of an identity this file listed before
+ * (in this batch, or stored by this import: the database remembers the file's identities, this
+ * process only the batch's), and of one an earlier import stored.
  */
 function itemStore(tx: Tx, tenantId: string, accountId: string, importId: string): { counts: StoredCounts; add(items: ExternalItem[]): Promise<void> } {
   const counts: StoredCounts = { items: 0, seenBefore: 0, duplicates: 0 };
-  const inThisFile = new Set<string>();
   return {
     counts,
     async add(batch) {
       const fresh: ExternalItem[] = [];
       const repeated: ExternalItem[] = [];
+      const inThisBatch = new Set<string>();
       for (const item of batch) {
-        if (inThisFile.has(item.itemKey)) repeated.push(item);
-        else { inThisFile.add(item.itemKey); fresh.push(item); }
+        if (inThisBatch.has(item.itemKey)) repeated.push(item);
+        else { inThisBatch.add(item.itemKey); fresh.push(item); }
       }
       const inserted = await insertItems(tx, tenantId, accountId, importId, fresh);
       const known = fresh.filter((item) => !inserted.has(item.itemKey));
-      const { same, booked } = await sameAsStored(tx, tenantId, accountId, known);
+      const { same, booked } = await sameAsStored(tx, tenantId, accountId, importId, known);
       await markBooked(tx, tenantId, accountId, booked);
       counts.items += inserted.size;
       counts.seenBefore += same.size;
@@ -141,15 +155,16 @@ async function insertItems(tx: Tx, tenantId: string, accountId: string, importId
 }
 
 /**
- * Of items whose identity is already stored, those stored with the same direction and amount
- * (the same item seen again), and among them those stored pending that this file books.
+ * Of items whose identity is already stored by an earlier import, those stored with the same
+ * direction and amount (the same item seen again), and among them those stored pending that this
+ * file books. One stored by this import is a repeat within the file: never the same item.
  */
-async function sameAsStored(tx: Tx, tenantId: string, accountId: string, items: ExternalItem[]): Promise<{ same: Set<string>; booked: ExternalItem[] }> {
+async function sameAsStored(tx: Tx, tenantId: string, accountId: string, importId: string, items: ExternalItem[]): Promise<{ same: Set<string>; booked: ExternalItem[] }> {
   if (items.length === 0) return { same: new Set(), booked: [] };
   const { rows } = await tx.query<{ item_key: string; direction: string; amount_minor: string; booking_date: string; status: string }>(
     `SELECT item_key, direction, amount_minor::text, to_char(booking_date, 'YYYY-MM-DD') AS booking_date, status
-       FROM recon_external_item WHERE tenant_id = $1 AND account_id = $2 AND item_key = ANY($3::text[])`,
-    [tenantId, accountId, items.map((i) => i.itemKey)],
+       FROM recon_external_item WHERE tenant_id = $1 AND account_id = $2 AND item_key = ANY($3::text[]) AND import_id <> $4`,
+    [tenantId, accountId, items.map((i) => i.itemKey), importId],
   );
   const stored = new Map(rows.map((r) => [r.item_key, r]));
   const same = items.filter((item) => {

@@ -8,7 +8,7 @@ import { findAccount } from "../ledger/accounts.ts";
 import { reconcile, type MatchResult, type Outcome } from "./matching.ts";
 import { matchingRules, widestWindowDays, type MatchingRules } from "./matching-rules.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";
-import { leadingSetRules, matchInDatabase, storePrematched } from "./set-matching.ts";
+import { leadingSetRules, matchInDatabase, storePrematched, type SetMatchSummary } from "./set-matching.ts";
 import { ourTransfers, theirItems } from "./sides.ts";
 
 export type DifferenceReason = Exclude<Outcome, "matched" | "pending">;
@@ -49,6 +49,7 @@ export function differenceIdOf(tenantId: string, accountId: string, result: Matc
  */
 export async function runReconciliation(
   pool: Pool, input: { tenantId: string; accountId: string; from: string; to: string; dryRun?: boolean }, rules: MatchingRules = matchingRules,
+  bounds: RunBounds = limits.recon,
 ): Promise<Result<RunSummary, Finding>> {
   const { tenantId, accountId, from, to } = input;
   if (!/^\d{4}-\d{2}-\d{2}$/.test(from) || !/^\d{4}-\d{2}-\d{2}$/.test(to) || Number.isNaN(Date.parse(from)) || Number.isNaN(Date.parse(to)) || from > to) {
@@ -65,7 +66,9 @@ export async function runReconciliation(
     // Set-sized statements: sorts and hashes in memory, not spilled to disk (limits.recon.runWorkMemMb).
     await tx.query(`SET LOCAL work_mem = '${limits.recon.runWorkMemMb}MB'`);
     const matched = await matchInDatabase(tx, { tenantId, accountId, currency: account.currency, loadFrom, loadTo, from, to, rules: leadingSetRules(rules), keepPairs: input.dryRun !== true });
-    if (matched.items + matched.transfers > limits.recon.runItemsMax) return undefined;
+    // Refused before anything is read into memory or stored (the temporary tables go with the transaction).
+    const refusal = runRefusal(matched, bounds, from, to);
+    if (refusal) return refusal;
     // Only what the set-based matching left is read into memory, and only when there is any.
     const theirs = matched.itemsLeft > 0 ? await theirItems(tx, tenantId, accountId, loadFrom, loadTo) : [];
     const ours = matched.transfersLeft > 0 ? await ourTransfers(tx, tenantId, account.currency) : [];
@@ -81,11 +84,28 @@ export async function runReconciliation(
     if (!stored.alreadyRun) await storePrematched(tx, tenantId, runId, results.length);
     return stored;
   });
-  if (summary === undefined) {
-    return fail(finding("RECON_RUN_TOO_LARGE", `more than ${limits.recon.runItemsMax} items over ${from}..${to} (with the rules' date window); split the period`, { field: "to" }));
-  }
+  if ("code" in summary) return fail(summary);
   if (!input.dryRun) await refreshReconMetrics(pool, tenantId);
   return ok(summary);
+}
+
+/** The bounds a run keeps to (limits.recon): what it reads, and what of it the in-memory matcher takes. */
+export interface RunBounds {
+  runItemsMax: number;
+  runLeftoversMax: number;
+}
+
+function runRefusal(matched: SetMatchSummary, bounds: RunBounds, from: string, to: string): Finding | undefined {
+  if (matched.items + matched.transfers > bounds.runItemsMax) {
+    return finding("RECON_RUN_TOO_LARGE", `more than ${bounds.runItemsMax} items over ${from}..${to} (with the rules' date window); split the period`, { field: "to" });
+  }
+  const left = matched.itemsLeft + matched.transfersLeft;
+  if (left > bounds.runLeftoversMax) {
+    return finding("RECON_RUN_LEFTOVERS_TOO_MANY",
+      `${left} items and transfers over ${from}..${to} pair with nothing by reference (${matched.itemsLeft} theirs, ${matched.transfersLeft} ours); the in-memory matcher takes at most ${bounds.runLeftoversMax}: check the account and its imports, or split the period`,
+      { field: "to" });
+  }
+  return undefined;
 }
 
 export async function storeRun(tx: Tx, tenantId: string, summary: RunSummary, results: MatchResult[], currency: string, rulesVersion: string): Promise<RunSummary> {

@@ -119,7 +119,7 @@ const FIRST_RULE_PARAM = 8; // $1..$7: tenant, account, load from/to, period fro
 // edges (hash aggregates, no sort), and the pair is found by one full join of the two aggregates,
 // which also yields what is left: nothing is joined back and nothing is anti-joined. The amounts
 // of a pair are carried only when the pairs are kept (a stored run).
-function matchSql(rules: readonly MatchingRule[], keepPairs: boolean): string {
+function matchSql(rules: readonly MatchingRule[], keepPairs: boolean, writeLeftovers: boolean): string {
   const namesParam = FIRST_RULE_PARAM + 2 * rules.length;
   const amounts = keepPairs ? ", min(theirs_minor) AS theirs_minor, min(ours_minor) AS ours_minor" : "";
   return `WITH ${OUR_SIDE}, ${REFERENCES},
@@ -142,7 +142,24 @@ function matchSql(rules: readonly MatchingRule[], keepPairs: boolean): string {
     SELECT i.item_key, t.transfer_key, i.rule, i.in_period, i.item_hash, t.transfer_hash${keepPairs ? ", i.theirs_minor, i.ours_minor" : ""},
            (i.item_key IS NOT NULL AND t.transfer_key IS NOT NULL AND i.rule IS NOT NULL) AS taken
       FROM per_item i FULL JOIN per_transfer t ON t.transfer_key = i.only_transfer AND t.only_item = i.item_key
-  ),
+  )${writeLeftovers ? leftoversSql(keepPairs, namesParam) : ""}
+  ${SUMMARY}`;
+}
+
+// Counts and the run's identity, over "final".
+const SUMMARY = `
+  SELECT count(*) FILTER (WHERE item_key IS NOT NULL)::int AS items,
+         count(*) FILTER (WHERE transfer_key IS NOT NULL)::int AS transfers,
+         count(*) FILTER (WHERE taken AND in_period)::int AS matched,
+         count(*) FILTER (WHERE item_key IS NOT NULL AND NOT taken)::int AS items_left,
+         count(*) FILTER (WHERE transfer_key IS NOT NULL AND NOT taken)::int AS transfers_left,
+         count(*) FILTER (WHERE item_key IS NOT NULL) || ':' || coalesce(sum(item_hash), 0) AS theirs_digest,
+         count(*) FILTER (WHERE transfer_key IS NOT NULL) || ':' || coalesce(sum(transfer_hash), 0) AS ours_digest
+    FROM final`;
+
+/** What is left, to the temporary tables the in-memory matcher reads; the pairs too when kept. */
+function leftoversSql(keepPairs: boolean, namesParam: number): string {
+  return `,
   items_left AS (
     INSERT INTO recon_left_item (item_key) SELECT item_key FROM final WHERE item_key IS NOT NULL AND NOT taken
   ),
@@ -153,15 +170,7 @@ function matchSql(rules: readonly MatchingRule[], keepPairs: boolean): string {
   pairs AS (
     INSERT INTO recon_prematch (item_key, transfer_key, rule, theirs_minor, ours_minor, in_period)
     SELECT item_key, transfer_key, ($${namesParam}::text[])[rule], theirs_minor, ours_minor, in_period FROM final WHERE taken
-  )` : ""}
-  SELECT count(*) FILTER (WHERE item_key IS NOT NULL)::int AS items,
-         count(*) FILTER (WHERE transfer_key IS NOT NULL)::int AS transfers,
-         count(*) FILTER (WHERE taken AND in_period)::int AS matched,
-         count(*) FILTER (WHERE item_key IS NOT NULL AND NOT taken)::int AS items_left,
-         count(*) FILTER (WHERE transfer_key IS NOT NULL AND NOT taken)::int AS transfers_left,
-         count(*) FILTER (WHERE item_key IS NOT NULL) || ':' || coalesce(sum(item_hash), 0) AS theirs_digest,
-         count(*) FILTER (WHERE transfer_key IS NOT NULL) || ':' || coalesce(sum(transfer_hash), 0) AS ours_digest
-    FROM final`;
+  )` : ""}`;
 }
 
 /**
@@ -172,20 +181,35 @@ function matchSql(rules: readonly MatchingRule[], keepPairs: boolean): string {
  * would trigger, only compiles for seconds).
  */
 export async function matchInDatabase(tx: Tx, input: SetMatchInput): Promise<SetMatchSummary> {
+  // A dry run first asks without writing (docs/decisions/0040): a read-only statement, with no
+  // temporary tables to create and drop. Only when it left something is the statement run again,
+  // writing what is left for the in-memory matcher (so such a dry run pays the statement twice).
+  if (!input.keepPairs) {
+    const summary = await runMatch(tx, input, false);
+    if (summary.itemsLeft + summary.transfersLeft === 0) return summary;
+  }
   await tx.query(`CREATE TEMP TABLE recon_left_item (item_key text NOT NULL) ON COMMIT DROP;
                   CREATE TEMP TABLE recon_left_transfer (transfer_key text NOT NULL, value_date date NOT NULL, signed_minor bigint NOT NULL) ON COMMIT DROP`);
   if (input.keepPairs) {
     await tx.query(`CREATE TEMP TABLE recon_prematch (item_key text NOT NULL, transfer_key text NOT NULL, rule text NOT NULL,
                                                       theirs_minor bigint NOT NULL, ours_minor bigint NOT NULL, in_period boolean NOT NULL) ON COMMIT DROP`);
   }
-  await tx.query("SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL jit = off");
+  return runMatch(tx, input, true);
+}
+
+async function runMatch(tx: Tx, input: SetMatchInput, writeLeftovers: boolean): Promise<SetMatchSummary> {
+  // No parallel workers either: the read-only form may have them, and the planner then put the
+  // left-out set's join over a parallel scan of all of ledger_entry (not the account's entries),
+  // while the grouping and joins that carry the cost stayed serial (full joins are not parallel
+  // before PostgreSQL 16).
+  await tx.query("SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0");
   const params: unknown[] = [input.tenantId, input.accountId, input.loadFrom, input.loadTo, input.from, input.to, input.currency];
   for (const rule of input.rules) params.push(rule.amount.driftMinor, rule.dateWindowDays);
   if (input.keepPairs) params.push(input.rules.map((r) => r.name));
   const { rows } = await tx.query<{ items: number; transfers: number; matched: number; items_left: number; transfers_left: number; theirs_digest: string; ours_digest: string }>(
-    matchSql(input.rules, input.keepPairs), params,
+    matchSql(input.rules, input.keepPairs, writeLeftovers), params,
   );
-  await tx.query("SET LOCAL enable_nestloop TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT; SET LOCAL jit TO DEFAULT");
+  await tx.query("SET LOCAL enable_nestloop TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT; SET LOCAL jit TO DEFAULT; SET LOCAL max_parallel_workers_per_gather TO DEFAULT");
   const row = rows[0];
   assert(row !== undefined, "the set-based match returns one summary row");
   return {

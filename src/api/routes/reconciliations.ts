@@ -61,6 +61,7 @@ export function registerReconciliationRoutes(app: FastifyInstance, deps: { pool:
       const { account, format, name } = request.query;
       if (!account) return send(reply, problemReply("REQUEST_INVALID", "name the settlement account: ?account=ID"));
       if (format !== undefined && !formats.has(format)) return send(reply, problemReply("REQUEST_INVALID", "format is camt053, camt054, ach or csv"));
+      // The body is bounded by its size (httpUploadBytesMax) and fed to the same streaming reader as a file.
       const content = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const imported = await importExternalFile(deps.pool, {
         tenantId: tenantOf(request).tenantId, accountId: account, name: name ?? "upload", content, ...(format ? { format: format as ExternalFormat } : {}),

@@ -1,10 +1,10 @@
-import { readFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { basename } from "node:path";
 import type { Command } from "commander";
 import { decideDifferenceByNamedOperator } from "../../operators/difference-decision.ts";
 import { listOpenDifferences, type Difference } from "../../recon/differences.ts";
 import { importExternalFile } from "../../recon/external-items.ts";
+import { fileSource } from "../../recon/statement-source.ts";
 import type { ExternalFormat } from "../../recon/read-external-file.ts";
 import { runReconciliation, showRun } from "../../recon/runs.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
@@ -41,9 +41,10 @@ function registerImportCommand(recon: Command): void {
     .option("--json", "machine-readable output")
     .action(async (file: string, options: { tenant: string; account: string; format?: string; json?: boolean }) => {
       if (options.format !== undefined && !formats.includes(options.format as ExternalFormat)) throw new CliError(`--format must be one of ${formats.join(", ")}`, exitCodes.usage);
-      const content = readFileSync(file);
+      // Streamed from the file (read twice: identity, then items), never held whole.
+      const source = await fileSource(file);
       const imported = await withDatabase(async (db) => importExternalFile(db.pool, {
-        tenantId: (await tenantOrExit(db.pool, options.tenant)).tenantId, accountId: options.account, name: basename(file), content,
+        tenantId: (await tenantOrExit(db.pool, options.tenant)).tenantId, accountId: options.account, name: basename(file), source,
         ...(options.format ? { format: options.format as ExternalFormat } : {}),
       }));
       if (!imported.ok) throw new CliError(imported.error.map((f) => `${f.code}: ${f.message}`).join("; "), exitCodes.usage);

@@ -9,6 +9,8 @@ export const reconErrorCodes = {
   RECON_BALANCE_MISMATCH: "The statement's closing balance is not its opening balance plus its booked entries.",
   RECON_CURRENCY_MISMATCH: "The statement or item is in another currency than the reconciled account.",
   RECON_ACCOUNT_NOT_RECONCILABLE: "Only settlement accounts (our money held at a bank or partner) are reconciled.",
+  RECON_RUN_LEFTOVERS_TOO_MANY: "A run's pairing by reference left more items and transfers unpaired than the in-memory matcher takes; nothing was stored. Check the account and the imports, or split the period.",
+  RECON_FILE_CHANGED: "The file changed while it was imported (its bytes differ between hashing and reading); nothing was stored. Import it again.",
   RECON_RUN_TOO_LARGE: "A run over this period would hold more items than one run takes; split the period.",
   RECON_PERIOD_INVALID: "The period's dates are not YYYY-MM-DD, or from is after to.",
   RECON_DIFFERENCE_UNKNOWN: "No difference with this id exists for the tenant.",

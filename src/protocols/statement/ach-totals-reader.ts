@@ -4,21 +4,6 @@ import { AchParser } from "../ach/reader.ts";
 import type { AchEntry, AchEvent, AchRecord } from "../ach/types.ts";
 import type { ExternalItem, ExternalPart, ExternalStatementHead } from "./external-item.ts";
 
-/**
- * A NACHA file as the partner's side of a reconciliation (docs/decisions/0027): what the partner
- * settles with us is the control totals of its batches, per effective entry date and direction
- * (batch control fields 5-6: total debit and total credit). Each such total is one item whose
- * parts are the entries it adds up (amount and trace), so the totals match our transfers one to
- * many (rule batch-by-parts). A returned entry
- * (an entry with a return addenda, type 99) is its own item: the evidence for that return, with
- * its reason code and the trace of the entry it returns. Pure: no database.
- */
-export interface AchTotalsRead {
-  items: ExternalItem[];
-  findings: Finding[];
-  head: ExternalStatementHead;
-}
-
 const field = (record: AchRecord | undefined, name: string): string => (record?.fields[name] ?? "").trim();
 
 /** YYMMDD -> YYYY-MM-DD (NACHA dates are this century). */
@@ -45,45 +30,94 @@ interface Batch {
   returned: AchEntry[];
 }
 
-export function readAchTotals(content: Buffer, itemsMax: number): AchTotalsRead {
-  const findings: Finding[] = [];
-  const items: ExternalItem[] = [];
-  const totals = new Map<string, Total>();
-  let fileHeader: AchRecord | undefined;
-  let batch: Batch | undefined;
+/**
+ * A NACHA file as the partner's side of a reconciliation (docs/decisions/0027): what the partner
+ * settles with us is the control totals of its batches, per effective entry date and direction
+ * (batch control fields 5-6: total debit and total credit). Each such total is one item whose
+ * parts are the entries it adds up (amount and trace), so the totals match our transfers one to
+ * many (rule batch-by-parts). A returned entry
+ * (an entry with a return addenda, type 99) is its own item: the evidence for that return, with
+ * its reason code and the trace of the entry it returns. Pure: no database.
+ *
+ * Read as a stream: bytes in, items out. A returned entry is an item as soon as it is read; the
+ * totals are items at the end of the file (a date's total adds up batches anywhere in it), so
+ * what is held is the current batch's entries and each total's parts (amount and trace per entry).
+ */
+export class AchTotalsReader {
+  readonly findings: Finding[] = [];
+  private readonly totals = new Map<string, Total>();
+  private readonly parser: AchParser;
+  private fileHeader: AchRecord | undefined;
+  private batch: Batch | undefined;
+  private ready: ExternalItem[] = [];
+  private items = 0;
 
-  const onEvent = (event: AchEvent): void => {
-    if (event.type === "fileHeader") fileHeader = event.record;
-    else if (event.type === "batchHeader") batch = { ordinal: event.batchOrdinal, date: isoDate(field(event.record, "effectiveEntryDate")), header: event.record, forward: [], returned: [] };
+  constructor(private readonly itemsMax: number) {
+    this.parser = new AchParser((event) => this.onEvent(event));
+  }
+
+  get stopped(): boolean {
+    return this.parser.stopped;
+  }
+
+  push(chunk: Uint8Array): ExternalItem[] {
+    this.parser.push(chunk);
+    return this.take();
+  }
+
+  /** The totals, once the file has ended; `head` is known from then on. */
+  finish(): ExternalItem[] {
+    const summary = this.parser.finish();
+    for (const f of summary.findings) if (f.severity === "error") this.findings.push(f);
+    for (const [key, total] of [...this.totals].sort(([a], [b]) => (a < b ? -1 : 1))) this.ready.push(totalItem(this.fileId, key, total));
+    const items = this.take();
+    if (this.items > this.itemsMax) this.findings.push(finding("RECON_ENTRIES_TOO_MANY", `${this.items} items; at most ${this.itemsMax} per import`, {}));
+    return items;
+  }
+
+  get head(): ExternalStatementHead {
+    return { ...(this.fileHeader === undefined ? {} : { statementRef: `ach:${this.fileId}` }), currency: "USD" };
+  }
+
+  private get fileId(): string {
+    const header = this.fileHeader;
+    return header === undefined ? "file" : ["immediateOrigin", "fileCreationDate", "fileCreationTime", "fileIdModifier"].map((n) => field(header, n)).join("");
+  }
+
+  private take(): ExternalItem[] {
+    const items = this.ready;
+    this.ready = [];
+    this.items += items.length;
+    return items;
+  }
+
+  private onEvent(event: AchEvent): void {
+    const batch = this.batch;
+    if (event.type === "fileHeader") this.fileHeader = event.record;
+    else if (event.type === "batchHeader") this.batch = { ordinal: event.batchOrdinal, date: isoDate(field(event.record, "effectiveEntryDate")), header: event.record, forward: [], returned: [] };
     else if (event.type === "entry" && batch !== undefined) {
       const returned = event.entry.addenda.find((a) => a.layout.startsWith("addenda-99"));
       if (returned !== undefined) {
-        const item = returnItem(event.entry, returned, batch.date, fileHeader);
-        if (item === undefined) findings.push(finding("RECON_ENTRY_FIELD_INVALID", "a returned entry has no readable amount, transaction code or date", { line: event.entry.record.line }));
-        else items.push(item);
+        const item = returnItem(event.entry, returned, batch.date, this.fileHeader);
+        if (item === undefined) this.findings.push(finding("RECON_ENTRY_FIELD_INVALID", "a returned entry has no readable amount, transaction code or date", { line: event.entry.record.line }));
+        else this.ready.push(item);
         batch.returned.push(event.entry);
       } else batch.forward.push(event.entry);
     } else if (event.type === "batchControl" && batch !== undefined) {
-      addBatchTotals(totals, batch, event.record, findings);
-      batch = undefined;
+      addBatchTotals(this.totals, batch, event.record, this.findings);
+      this.batch = undefined;
     }
-  };
-  const parser = new AchParser(onEvent);
-  parser.push(content);
-  const summary = parser.finish();
-  for (const f of summary.findings) if (f.severity === "error") findings.push(f);
-  const fileId = fileHeader === undefined ? "file" : ["immediateOrigin", "fileCreationDate", "fileCreationTime", "fileIdModifier"].map((n) => field(fileHeader, n)).join("");
-  for (const [key, total] of [...totals].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    items.push({
-      itemKey: `ach:${fileId}:${key}`, position: total.position, bookingDate: total.date, valueDate: total.date, direction: total.direction,
-      amountMinor: total.amountMinor, currency: "USD", status: "booked",
-      // A total of one entry is that entry: its trace names our transfer as a reference would.
-      refs: [...(total.parts.length === 1 ? total.parts[0]?.refs ?? [] : []), `ach-file:${fileId}`], parts: total.parts,
-      description: `ACH ${total.direction === "C" ? "credits" : "debits"} effective ${total.date}, batches ${total.batches.join(",")}`,
-    });
   }
-  if (items.length > itemsMax) findings.push(finding("RECON_ENTRIES_TOO_MANY", `${items.length} items; at most ${itemsMax} per import`, {}));
-  return { items, findings, head: { ...(fileHeader === undefined ? {} : { statementRef: `ach:${fileId}` }), currency: "USD" } };
+}
+
+function totalItem(fileId: string, key: string, total: Total): ExternalItem {
+  return {
+    itemKey: `ach:${fileId}:${key}`, position: total.position, bookingDate: total.date, valueDate: total.date, direction: total.direction,
+    amountMinor: total.amountMinor, currency: "USD", status: "booked",
+    // A total of one entry is that entry: its trace names our transfer as a reference would.
+    refs: [...(total.parts.length === 1 ? total.parts[0]?.refs ?? [] : []), `ach-file:${fileId}`], parts: total.parts,
+    description: `ACH ${total.direction === "C" ? "credits" : "debits"} effective ${total.date}, batches ${total.batches.join(",")}`,
+  };
 }
 
 /** The batch control's totals (not the entries' sum: what the partner settles is what it stated) by date and direction. */

@@ -4,30 +4,94 @@ import { taggedRef, type ExternalItem } from "./external-item.ts";
 
 export const csvColumns = ["id", "date", "amount", "currency", "reference", "description"] as const;
 
+export interface CsvReadLimits {
+  rowsMax: number;        // items one file may have
+  lineCharsMax: number;   // characters of one line: a file without line breaks stops here
+  findingsMax: number;    // findings kept; reading goes on
+}
+
 /**
  * A plain CSV of external items, for every other side: a header line naming the columns
  * id,date,amount,currency,reference,description (any order; description optional), then one row
  * per item. The amount is a signed decimal from our account's point of view: positive, they
- * credited us; negative, they debited us. Fields may be quoted ("a,b" and "" for a quote).
+ * credited us; negative, they debited us. Fields may be quoted ("a,b" and "" for a quote) within a
+ * line. Read as a stream: text in, the items of its complete lines out; memory is one line.
  */
-export function readExternalCsv(text: string, rowsMax: number): { items: ExternalItem[]; findings: Finding[] } {
-  const lines = text.split(/\r?\n/);
-  const findings: Finding[] = [];
-  const header = splitCsvLine(lines[0] ?? "").map((h) => h.trim().toLowerCase());
-  const missing = csvColumns.filter((c) => c !== "description" && !header.includes(c));
-  if (missing.length > 0) return { items: [], findings: [finding("RECON_ENTRY_FIELD_MISSING", `the CSV header lacks ${missing.join(", ")}`, { line: 1 })] };
-  const column = (row: string[], name: string): string => (row[header.indexOf(name)] ?? "").trim();
-  const items: ExternalItem[] = [];
-  for (let index = 1; index < lines.length; index++) {
-    const line = lines[index] ?? "";
-    if (line.trim() === "") continue;
-    if (items.length >= rowsMax) return { items, findings: [...findings, finding("RECON_ENTRIES_TOO_MANY", `more than ${rowsMax} rows`, { line: index + 1 })] };
-    const row = splitCsvLine(line);
-    const item = itemOfRow(index + 1, (name) => column(row, name));
-    if (item.ok) items.push(item.value);
-    else findings.push(item.error);
+export class CsvStatementReader {
+  private rest = "";
+  private header: string[] | undefined;
+  private lineNumber = 0;
+  private items = 0;
+  readonly findings: Finding[] = [];
+  stopped = false;
+
+  constructor(private readonly limits: CsvReadLimits) {}
+
+  /** The items of the lines this text completes. */
+  push(text: string): ExternalItem[] {
+    if (this.stopped) return [];
+    const lines = (this.rest + text).split("\n");
+    this.rest = lines.pop() ?? "";
+    const items = this.readLines(lines);
+    if (!this.stopped && this.rest.length > this.limits.lineCharsMax) {
+      this.stop(finding("RECON_ENTRY_FIELD_INVALID", `line ${this.lineNumber + 1} is longer than ${this.limits.lineCharsMax} characters`, { line: this.lineNumber + 1 }));
+    }
+    return items;
   }
-  return { items, findings };
+
+  /** The items of the last line (one without a line break), once the text has ended. */
+  finish(): ExternalItem[] {
+    const items = this.stopped ? [] : this.readLines([this.rest]);
+    this.rest = "";
+    return items;
+  }
+
+  private readLines(lines: string[]): ExternalItem[] {
+    const items: ExternalItem[] = [];
+    for (const raw of lines) {
+      if (this.stopped) break;
+      this.lineNumber++;
+      const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+      if (this.header === undefined) this.readHeader(line);
+      else if (line.trim() !== "") {
+        const item = this.readRow(line);
+        if (item) items.push(item);
+      }
+    }
+    return items;
+  }
+
+  private readHeader(line: string): void {
+    const header = splitCsvLine(line).map((h) => h.trim().toLowerCase());
+    const missing = csvColumns.filter((c) => c !== "description" && !header.includes(c));
+    if (missing.length > 0) this.stop(finding("RECON_ENTRY_FIELD_MISSING", `the CSV header lacks ${missing.join(", ")}`, { line: 1 }));
+    else this.header = header;
+  }
+
+  private readRow(line: string): ExternalItem | undefined {
+    if (this.items >= this.limits.rowsMax) {
+      this.stop(finding("RECON_ENTRIES_TOO_MANY", `more than ${this.limits.rowsMax} rows`, { line: this.lineNumber }));
+      return undefined;
+    }
+    const header = this.header as string[];
+    const row = splitCsvLine(line);
+    const item = itemOfRow(this.lineNumber, (name) => (row[header.indexOf(name)] ?? "").trim());
+    if (!item.ok) {
+      this.addFinding(item.error);
+      return undefined;
+    }
+    this.items++;
+    return item.value;
+  }
+
+  private addFinding(f: Finding): void {
+    if (this.findings.length < this.limits.findingsMax) this.findings.push(f);
+  }
+
+  private stop(f: Finding): void {
+    this.stopped = true;
+    this.findings.push(f);
+  }
 }
 
 function itemOfRow(line: number, field: (name: string) => string): { ok: true; value: ExternalItem } | { ok: false; error: Finding } {
