@@ -58,6 +58,11 @@ export class PaymentGroupCommit {
     return this.queue.length;
   }
 
+  /** Batch transactions running now. */
+  get batchesInFlight(): number {
+    return this.inFlight;
+  }
+
   submit(payment: FirstTimePayment): Promise<IdempotentReply> {
     if (this.queue.length >= this.bounds.queueMax) {
       // Past the bound a caller runs alone (exact, on today's path) rather than wait for several batches.
