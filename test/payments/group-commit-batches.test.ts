@@ -108,6 +108,14 @@ describe("group-committed payment batches", () => {
     expect(rows.map((r) => r.client_reference)).toEqual(["fallback-1", "fallback-2"]);
   });
 
+  it("splits the callers waiting behind a batch into batches of at most the bound: three behind a bound of two go as two and one", async () => {
+    const writer = new PaymentGroupCommit(db.pool, { batchRequestsMax: 2, batchesInFlightMax: 1, queueMax: 64 });
+    const before = await committedBatches("committed");
+    const { blocker, answers } = await sendBehindBlocker(batched, writer, `split-blocker-${randomUUID()}`, [1, 2, 3].map((i) => ({ key: randomUUID(), body: paymentRequest(`split-${i}`, "1.00") })));
+    expect([blocker, ...answers].map((a) => a.status)).toEqual([201, 201, 201, 201]);
+    expect(await committedBatches("committed")).toBe(before + 3); // the blocker's, then two, then one
+  });
+
   it("runs a caller alone when the queue is at its bound, without waiting for the batch in flight", async () => {
     const writer = new PaymentGroupCommit(db.pool, { batchRequestsMax: 64, batchesInFlightMax: 1, queueMax: 1 });
     const lock = await openTransaction(db.pool);
