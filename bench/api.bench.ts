@@ -7,6 +7,8 @@ import type { Pool } from "../src/db/pool.ts";
 import { claim, claimTransactionSettings, complete } from "../src/idempotency/records.ts";
 import { requestDigest } from "../src/idempotency/request-digest.ts";
 import { createPayment } from "../src/payments/payments.ts";
+import { paymentGroupCommitOf } from "../src/payments/payment-group-commit.ts";
+import { applyPaymentRequest } from "../src/payments/payment-request.ts";
 import { openAccount } from "../src/ledger/accounts.ts";
 import { advanceProjection } from "../src/ledger/balance.ts";
 import { postTransfer } from "../src/ledger/post-transfers.ts";
@@ -32,6 +34,7 @@ function httpLoad(data: { url: string; headers: Record<string, string>; bodies: 
   });
 }
 const CONCURRENCY = 16;
+const GROUP_CONCURRENCY = 64;   // issue 15's group-commit row: 64 clients
 const DEBTORS = 64;   // spread over many customers so row locks on one debtor do not serialize the run
 
 /**
@@ -41,7 +44,7 @@ const DEBTORS = 64;   // spread over many customers so row locks on one debtor d
  * replays against first-time POSTs; latency.
  */
 export async function run(): Promise<BenchReport> {
-  const db = await benchDatabase(CONCURRENCY + 4);
+  const db = await benchDatabase(GROUP_CONCURRENCY + 4); // the raw side at 64 clients holds 64 connections
   const app = buildHttpServer({ pool: db.pool, logger: createLogger({ level: "error" }) });
   try {
     const tenant = await createTenant(db.pool, "bench");
@@ -51,23 +54,24 @@ export async function run(): Promise<BenchReport> {
     await app.listen({ host: "127.0.0.1", port: 0 });
     const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     const body = (label: string, i: number) => ({ client_reference: `${label}-${i}`, amount: "1.00", currency: "USD", debtor_account: `payer-${i % DEBTORS}`, creditor_account: "merchant" });
-    const load = (label: string, expectReplay: boolean) => httpLoad({
+    const load = (label: string, expectReplay: boolean, concurrency = CONCURRENCY) => httpLoad({
       url: `${baseUrl}/v1/payments`,
       headers: { "content-type": "application/json", authorization: `Bearer ${tenant.value.apiKey}` },
       bodies: Array.from({ length: REQUESTS }, (_, i) => JSON.stringify(body(label, i))),
       keys: Array.from({ length: REQUESTS }, (_, i) => `${label}-key-${i}`),
-      concurrency: CONCURRENCY, expectStatus: 201, expectReplay,
+      concurrency, expectStatus: 201, expectReplay,
     });
     // The service folds entries into the balance projection every few seconds; do the same
     // before each side, so neither pays for summing the other's entries.
     const project = () => advanceProjection(db.pool, tenantId);
     let rawRuns = 0;
-    const raw = async () => {
+    const rawAt = (concurrency: number) => async () => {
       const label = `raw${rawRuns++}`;
       const payments = Array.from({ length: REQUESTS }, (_, i) => rawPaymentOf(tenantId, label, i));
       await project();
-      return (await throughput(REQUESTS, CONCURRENCY, (i) => withTransaction(db.pool, (tx) => rawPayment(tx, payments[i] as RawPayment)))).opsPerSecond;
+      return (await throughput(REQUESTS, concurrency, (i) => withTransaction(db.pool, (tx) => rawPayment(tx, payments[i] as RawPayment)))).opsPerSecond;
     };
+    const raw = rawAt(CONCURRENCY);
     const latencies: number[] = [];
     const http = async (round: number) => {
       await project();
@@ -81,6 +85,22 @@ export async function run(): Promise<BenchReport> {
       await project();
       return (await throughput(REQUESTS, CONCURRENCY, (i) => servicePayment(db.pool, tenantId, `tx${round}-${i}`, `payer-${i % DEBTORS}`))).opsPerSecond;
     };
+    // Group commit (docs/decisions/0043): 64 HTTP clients against the raw per-request transaction at 64 clients.
+    const httpGroup = async (round: number) => {
+      await project();
+      return (await load(`group${round}`, false, GROUP_CONCURRENCY)).opsPerSecond;
+    };
+    const groupRounds = await alternate(ROUNDS, rawAt(GROUP_CONCURRENCY), httpGroup);
+    // The same group-committed path called in-process (validation, fast path, batching writer; no HTTP server): which part of the gap is HTTP.
+    const groupCommit = paymentGroupCommitOf(db.pool);
+    const inProcessGroup = async (round: number) => {
+      await project();
+      return (await throughput(REQUESTS, GROUP_CONCURRENCY, async (i) => {
+        const reply = await applyPaymentRequest(db.pool, tenantId, "POST /v1/payments", `ingroup${round}-key-${i}`, body(`ingroup${round}`, i), { groupCommit });
+        if (reply.status !== 201) throw new Error(`bench payment refused: ${reply.body}`);
+      })).opsPerSecond;
+    };
+    const groupInProcessRounds = await alternate(ROUNDS, rawAt(GROUP_CONCURRENCY), inProcessGroup);
     const transactionRounds = await alternate(ROUNDS, raw, inProcess);
     const rounds = await alternate(ROUNDS, raw, http);
     const replay = await load(`http${ROUNDS - 1}`, true);
@@ -88,6 +108,8 @@ export async function run(): Promise<BenchReport> {
       name: "api",
       rows: [
         roundsRow(`first-time POST /v1/payments, ${CONCURRENCY} clients`, "req/s", "the same rows by hand via pg (4 statements)", rounds, ">= 0.9"),
+        roundsRow(`first-time POST /v1/payments with group commit, ${GROUP_CONCURRENCY} clients`, "payments/s", `the same rows by hand via pg, one transaction per payment, ${GROUP_CONCURRENCY} clients`, groupRounds, ">= 2"),
+        roundsRow(`the service's group-committed payments in-process (no HTTP), ${GROUP_CONCURRENCY} clients`, "payments/s", `the same rows by hand via pg, one transaction per payment, ${GROUP_CONCURRENCY} clients`, groupInProcessRounds),
         roundsRow(`the service's payment transaction in-process (no HTTP), ${CONCURRENCY} clients`, "payments/s", "the same rows by hand via pg (4 statements)", transactionRounds),
         ratioRow({ case: `replayed POST, ${CONCURRENCY} clients`, value: replay.opsPerSecond, unit: "req/s", baseline: median(rounds.measured), baselineCase: "first-time POST (median)", goal: ">= 5" }),
         { case: "first-time POST latency p50", value: percentile(latencies, 50), unit: "ms" },

@@ -35,6 +35,7 @@ assert(outboxLimits.backoffBaseMs <= outboxLimits.backoffCapMs, "the outbox back
 assert(iso8583Limits.inboundConnectionsPerPeerMax < iso8583Limits.inboundConnectionsMax, "the per-peer connection bound is below the total");
 // A stalled frame is closed long before an idle link would be.
 assert(iso8583Limits.inboundFrameStartedTimeoutMs * 10 <= iso8583Limits.inboundIdleTimeoutMs, "the started-frame deadline is far below the idle timeout");
+assert(httpLimits.paymentBatchRequestsMax <= httpLimits.paymentBatchQueueMax, "a full payment batch fits in the queue it is taken from");
 
 /** Every bound is a positive whole number; a zero or negative bound is a configuration bug. */
 export function assertLimitsValid(tree: object = limits, path = "limits"): void {

@@ -20,7 +20,7 @@ export type IdempotencyRecord =
   | { state: "completed"; digest: string; canonical: Canonical; response: StoredResponse }
   | { state: "in_progress"; digest: string; canonical: Canonical; leaseExpired: boolean; attempt: number };
 
-interface RecordRow {
+export interface RecordRow {
   state: "completed" | "in_progress";
   request_digest: string;
   request_canonical: Canonical;
@@ -31,12 +31,12 @@ interface RecordRow {
   attempt: number;
 }
 
-const SELECT_RECORD = `
+export const SELECT_RECORD = `
   SELECT state, request_digest, request_canonical, response_status, response_body, effect_ref,
          lease_until < now() AS lease_expired, attempt
     FROM idempotency_record WHERE tenant_id = $1 AND endpoint = $2 AND idem_key = $3`;
 
-function toRecord(row: RecordRow): IdempotencyRecord {
+export function toRecord(row: RecordRow): IdempotencyRecord {
   if (row.state === "completed") {
     return {
       state: "completed", digest: row.request_digest, canonical: row.request_canonical,

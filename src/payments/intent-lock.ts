@@ -17,3 +17,17 @@ export async function isIntentInProgress(db: Queryable, tenantId: string, client
   );
   return rows[0]?.free === false;
 }
+
+/**
+ * The intent locks of a group-committed batch (docs/decisions/0043) in one statement, taken in the
+ * order of their lock ids, so two batches (or a batch and a lone request) sharing intents take
+ * them in one order. Re-entrant: two references of one batch whose hashes collide lock once.
+ */
+export async function lockIntents(tx: Queryable, tenantId: string, clientReferences: readonly string[]): Promise<void> {
+  await tx.query(
+    `SELECT pg_advisory_xact_lock(l.tenant_hash, l.reference_hash)
+       FROM (SELECT DISTINCT hashtext($1) AS tenant_hash, hashtext(r) AS reference_hash FROM unnest($2::text[]) AS r
+              ORDER BY 1, 2) AS l`,
+    [tenantId, clientReferences],
+  );
+}

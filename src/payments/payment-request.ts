@@ -2,11 +2,12 @@ import { z } from "zod";
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import { describeIssues } from "../errors/schema-issues.ts";
-import { runIdempotent, type IdempotentReply } from "../requests/idempotent-request.ts";
-import { jsonReply, problemReply } from "../requests/reply.ts";
+import { runIdempotent, screenIdempotent, type IdempotentCall, type IdempotentReply } from "../requests/idempotent-request.ts";
+import { jsonReply, problemReply, type Reply } from "../requests/reply.ts";
 import { decimalToMinor, minorToDecimal } from "../protocols/iso4217/currency.ts";
 import type { Payment } from "./payment.ts";
-import { createPayment } from "./payments.ts";
+import type { PaymentGroupCommit } from "./payment-group-commit.ts";
+import { createPayment, type PaymentOutcome } from "./payments.ts";
 
 /**
  * The payment instruction as published (POST /v1/payments, the HTTP and JetStream inboxes): one
@@ -50,9 +51,12 @@ export function paymentView(payment: Payment): Record<string, unknown> {
  * One payment instruction, whatever carried it: POST /v1/payments (keyed by Idempotency-Key),
  * the HTTP inbox (Message-Id) and the JetStream inbox (Nats-Msg-Id). `endpoint` names the
  * channel, `key` is the identifier the source assigned; the claim, the payment and the stored
- * outcome commit in one transaction, so a redelivered instruction gets the stored outcome.
+ * outcome commit in one transaction, so a redelivered instruction gets the stored outcome. With
+ * `groupCommit` (POST /v1/payments) that transaction is shared with concurrent first-time payments.
  */
-export async function applyPaymentRequest(pool: Pool, tenantId: string, endpoint: string, key: string | string[] | undefined, rawBody: unknown): Promise<IdempotentReply> {
+export async function applyPaymentRequest(
+  pool: Pool, tenantId: string, endpoint: string, key: string | string[] | undefined, rawBody: unknown, options: { groupCommit?: PaymentGroupCommit } = {},
+): Promise<IdempotentReply> {
   const body = paymentBody.safeParse(rawBody);
   if (!body.success) return { ...problemReply("REQUEST_INVALID", "the payment request is invalid", { errors: describeIssues(body.error) }), replayed: false };
   const amount = decimalToMinor(body.data.amount, body.data.currency, { field: "amount" });
@@ -62,17 +66,24 @@ export async function applyPaymentRequest(pool: Pool, tenantId: string, endpoint
     clientReference: body.data.client_reference, amountMinor: amount.value, currency: body.data.currency,
     debtorAccount: body.data.debtor_account, creditorAccount: body.data.creditor_account, description: body.data.description ?? null,
   };
-  return runIdempotent({
+  const call: IdempotentCall = {
     pool, tenantId, endpoint, idempotencyKeyHeader: key,
     // Normalized: "10.0" and "10.00" are the same request.
     canonical: {
       client_reference: paymentRequest.clientReference, amount_minor: amount.value.toString(), currency: paymentRequest.currency,
       debtor_account: paymentRequest.debtorAccount, creditor_account: paymentRequest.creditorAccount, description: paymentRequest.description,
     },
-    effect: async (tx) => {
-      const outcome = await createPayment(tx, tenantId, paymentRequest, endpoint, typeof key === "string" ? key : undefined);
-      if (outcome.kind === "created") return jsonReply(201, paymentView(outcome.payment), outcome.payment.paymentId);
-      return problemReply(outcome.refusal.code, outcome.refusal.detail, outcome.refusal.extensions ?? {}, outcome.payment?.paymentId ?? null);
-    },
-  });
+    effect: async (tx) => replyOfPayment(await createPayment(tx, tenantId, paymentRequest, endpoint, typeof key === "string" ? key : undefined)),
+  };
+  if (!options.groupCommit) return runIdempotent(call);
+  // Group commit (docs/decisions/0043): past the replay fast path, the claim and the payment go in a batch.
+  const screened = await screenIdempotent(call);
+  if (screened.kind === "answered") return screened.reply;
+  return options.groupCommit.submit({ call, scope: screened.scope, digest: screened.digest, request: paymentRequest, replyOf: replyOfPayment });
+}
+
+/** The reply a payment's outcome is answered with, and stored for replay under its key. */
+function replyOfPayment(outcome: PaymentOutcome): Reply {
+  if (outcome.kind === "created") return jsonReply(201, paymentView(outcome.payment), outcome.payment.paymentId);
+  return problemReply(outcome.refusal.code, outcome.refusal.detail, outcome.refusal.extensions ?? {}, outcome.payment?.paymentId ?? null);
 }

@@ -2,6 +2,7 @@ import { assert } from "../assert.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import { apiPaymentKeyOf, apiPaymentRecord } from "../normalize/from-api.ts";
+import type { IngestRecord } from "../normalize/ingest-record.ts";
 import { decideRecords } from "../records/decide-records.ts";
 import { enqueueEvent } from "../outbox/outbox-store.ts";
 import { lockIntent } from "./intent-lock.ts";
@@ -18,16 +19,16 @@ export interface PaymentRequest {
 
 export type PaymentOutcome = { kind: "created"; payment: Payment } | { kind: "refused"; refusal: Refusal; payment?: Payment };
 
-const PAYMENT_COLUMNS = `payment_id, client_reference, status, decline_code, amount_minor, currency, debtor_account,
+export const PAYMENT_COLUMNS = `payment_id, client_reference, status, decline_code, amount_minor, currency, debtor_account,
   creditor_account, description, refunded_minor, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
-interface PaymentRow {
+export interface PaymentRow {
   payment_id: string; client_reference: string; status: "succeeded" | "declined"; decline_code: string | null;
   amount_minor: bigint; currency: string; debtor_account: string; creditor_account: string; description: string | null;
   refunded_minor: bigint; created_at: string;
 }
 
-function toPayment(row: PaymentRow): Payment {
+export function toPayment(row: PaymentRow): Payment {
   return {
     paymentId: row.payment_id, clientReference: row.client_reference, status: row.status, declineCode: row.decline_code,
     amountMinor: row.amount_minor, currency: row.currency, debtorAccount: row.debtor_account, creditorAccount: row.creditor_account,
@@ -54,11 +55,7 @@ export async function findPayment(db: Queryable, tenantId: string, by: { payment
  */
 export async function createPayment(tx: Tx, tenantId: string, request: PaymentRequest, scope: string, idempotencyKey?: string): Promise<PaymentOutcome> {
   await lockIntent(tx, tenantId, request.clientReference);
-  const paymentId = intentId("pay", tenantId, request.clientReference);
-  const item = apiPaymentRecord(tenantId, request, {
-    position: idempotencyKey === undefined ? scope : `${scope} Idempotency-Key ${idempotencyKey}`,
-    sourceRef: `http:${paymentId}`, valueDate: new Date().toISOString().slice(0, 10),
-  });
+  const item = paymentRecordOf(tenantId, request, scope, idempotencyKey);
   const [decision] = await decideRecords(tx, { tenantId, arrival: { kind: "request", channel: "http", scope }, suspectWindowHours: 0 }, [item]);
   assert(decision?.outcome !== undefined, `payment ${request.clientReference} was decided`);
   switch (decision.outcome) {
@@ -77,33 +74,57 @@ export async function createPayment(tx: Tx, tenantId: string, request: PaymentRe
   }
 }
 
+/** The payment as the record core's input: its position names the endpoint and the Idempotency-Key it came with. */
+export function paymentRecordOf(tenantId: string, request: PaymentRequest, scope: string, idempotencyKey: string | undefined): IngestRecord {
+  return apiPaymentRecord(tenantId, request, {
+    position: idempotencyKey === undefined ? scope : `${scope} Idempotency-Key ${idempotencyKey}`,
+    sourceRef: `http:${intentId("pay", tenantId, request.clientReference)}`, valueDate: new Date().toISOString().slice(0, 10),
+  });
+}
+
 /** A refusal at posting or before: declined for good (funds), or invalid input that claimed nothing. */
 async function rejectedPayment(tx: Tx, tenantId: string, request: PaymentRequest, code: string | undefined, detail: string | undefined): Promise<PaymentOutcome> {
   if (code === "INGEST_INSUFFICIENT_FUNDS") {
     // A decision about money: the intent is declined for good, and a caller who lost the
     // response finds it by client_reference.
     const payment = await insertPayment(tx, tenantId, request, "declined", "insufficient_funds", null);
-    return { kind: "refused", refusal: { code: "INSUFFICIENT_FUNDS", detail: `account ${request.debtorAccount} cannot cover the amount`, extensions: { payment_id: payment.paymentId } }, payment };
+    return declinedPayment(request, payment);
   }
-  if (code === "RECORD_ACCOUNT_UNKNOWN") return { kind: "refused", refusal: { code: "ACCOUNT_NOT_FOUND", detail: detail ?? "no such account" } };
-  if (code === "RECORD_ACCOUNT_CURRENCY_MISMATCH") return { kind: "refused", refusal: { code: "CURRENCY_MISMATCH", detail: detail ?? "currency mismatch" } };
+  return { kind: "refused", refusal: invalidPaymentRefusal(request, code, detail) };
+}
+
+/** The answer to a payment the funds declined; its declined row is stored. Shared with the group-committed batch (payment-batch.ts). */
+export function declinedPayment(request: PaymentRequest, payment: Payment): PaymentOutcome {
+  return { kind: "refused", refusal: { code: "INSUFFICIENT_FUNDS", detail: `account ${request.debtorAccount} cannot cover the amount`, extensions: { payment_id: payment.paymentId } }, payment };
+}
+
+/** The answer to a payment naming an account that is not there in its currency: nothing stored. */
+export function invalidPaymentRefusal(request: PaymentRequest, code: string | undefined, detail: string | undefined): Refusal {
+  if (code === "RECORD_ACCOUNT_UNKNOWN") return { code: "ACCOUNT_NOT_FOUND", detail: detail ?? "no such account" };
+  if (code === "RECORD_ACCOUNT_CURRENCY_MISMATCH") return { code: "CURRENCY_MISMATCH", detail: detail ?? "currency mismatch" };
   throw new Error(`unexpected refusal of payment ${request.clientReference}: ${code ?? "(none)"} ${detail ?? ""}`);
 }
 
 /** The key or the payment identity was there before: this intent's own payment, or the same payment from another channel. */
 async function repeatedPayment(tx: Tx, tenantId: string, request: PaymentRequest, code: string | undefined, originalRef: string | undefined, detail: string | undefined): Promise<PaymentOutcome> {
-  if (code === "RECORD_SAME_PAYMENT" || code === "RECORD_IDENTITY_CONFLICT") {
-    return { kind: "refused", refusal: { code: "PAYMENT_ARRIVED_BY_OTHER_CHANNEL", detail: detail ?? "arrived through another channel", extensions: { natural_key: apiPaymentKeyOf(request.clientReference), original_ref: originalRef ?? null } } };
+  const existing = isOtherChannel(code) ? undefined : await findPayment(tx, tenantId, { clientReference: request.clientReference });
+  return { kind: "refused", refusal: repeatRefusal(request, code, originalRef, detail, existing) };
+}
+
+export function isOtherChannel(code: string | undefined): boolean {
+  return code === "RECORD_SAME_PAYMENT" || code === "RECORD_IDENTITY_CONFLICT";
+}
+
+/** The answer to a repeated intent, given the payment stored under its client_reference (looked up unless `isOtherChannel`). */
+export function repeatRefusal(request: PaymentRequest, code: string | undefined, originalRef: string | undefined, detail: string | undefined, existing: Payment | undefined): Refusal {
+  if (isOtherChannel(code)) {
+    return { code: "PAYMENT_ARRIVED_BY_OTHER_CHANNEL", detail: detail ?? "arrived through another channel", extensions: { natural_key: apiPaymentKeyOf(request.clientReference), original_ref: originalRef ?? null } };
   }
-  const existing = await findPayment(tx, tenantId, { clientReference: request.clientReference });
   if (!existing) {
     // The key was claimed by a request the core refused: its reference named another channel's payment.
-    return { kind: "refused", refusal: { code: "PAYMENT_ARRIVED_BY_OTHER_CHANNEL", detail: `client_reference ${request.clientReference} was refused before: its end-to-end reference names a payment that arrived through another channel`, extensions: { natural_key: apiPaymentKeyOf(request.clientReference), original_ref: originalRef ?? null } } };
+    return { code: "PAYMENT_ARRIVED_BY_OTHER_CHANNEL", detail: `client_reference ${request.clientReference} was refused before: its end-to-end reference names a payment that arrived through another channel`, extensions: { natural_key: apiPaymentKeyOf(request.clientReference), original_ref: originalRef ?? null } };
   }
-  return {
-    kind: "refused",
-    refusal: { code: "DUPLICATE_CLIENT_REFERENCE", detail: `payment ${existing.paymentId} has client_reference ${request.clientReference}`, extensions: { payment_id: existing.paymentId } },
-  };
+  return { code: "DUPLICATE_CLIENT_REFERENCE", detail: `payment ${existing.paymentId} has client_reference ${request.clientReference}`, extensions: { payment_id: existing.paymentId } };
 }
 
 async function insertPayment(tx: Tx, tenantId: string, request: PaymentRequest, status: Payment["status"], declineCode: string | null, transferKey: string | null): Promise<Payment> {

@@ -41,16 +41,32 @@ export function idempotencyKeyOf(endpoint: string, header: string | string[] | u
  * request gets 422 and nothing else.
  */
 export async function runIdempotent(call: IdempotentCall): Promise<IdempotentReply> {
+  const screened = await screenIdempotent(call);
+  return screened.kind === "answered" ? screened.reply : runFirstTimeAlone(call, screened.scope, screened.digest);
+}
+
+/** A request past the replay fast path: its key was not answered by a stored record, so it must claim. */
+export type Screened = { kind: "answered"; reply: IdempotentReply } | { kind: "first_time"; scope: IdempotencyScope; digest: string };
+
+/** The key's parse and the replay fast path: one statement, before any transaction. */
+export async function screenIdempotent(call: Pick<IdempotentCall, "pool" | "tenantId" | "endpoint" | "idempotencyKeyHeader" | "canonical">): Promise<Screened> {
   const parsed = idempotencyKeyOf(call.endpoint, call.idempotencyKeyHeader);
-  if (!parsed.ok) return { ...problemReply(parsed.code, parsed.message), replayed: false };
+  if (!parsed.ok) return { kind: "answered", reply: { ...problemReply(parsed.code, parsed.message), replayed: false } };
 
   const scope: IdempotencyScope = { tenantId: call.tenantId, endpoint: call.endpoint, key: parsed.key };
   const digest = requestDigest(call.canonical);
 
   // Fast path: a completed record is replayed after one statement (which writes the repeat's audit row), before any other write.
   const seen = await findRecordAuditingRepeat(call.pool, scope, digest);
-  if (seen && (seen.state === "completed" || !seen.leaseExpired)) return heldReply(call, digest, seen);
+  if (seen && (seen.state === "completed" || !seen.leaseExpired)) return { kind: "answered", reply: heldReply(call, digest, seen) };
+  return { kind: "first_time", scope, digest };
+}
 
+/**
+ * The claim, the effect and the completion of one request in its own transaction: the path of a
+ * request alone, and of every caller of a group-committed batch that failed as a whole (0043).
+ */
+export async function runFirstTimeAlone(call: IdempotentCall, scope: IdempotencyScope, digest: string): Promise<IdempotentReply> {
   let decided: { kind: "done"; reply: Reply } | { kind: "held"; record: IdempotencyRecord } | { kind: "busy" };
   try {
     decided = await withTransaction(call.pool, async (tx) => {
@@ -84,7 +100,7 @@ function inProgress(): IdempotentReply {
   };
 }
 
-function heldReply(call: IdempotentCall, digest: string, record: IdempotencyRecord): IdempotentReply {
+function heldReply(call: Pick<IdempotentCall, "canonical">, digest: string, record: IdempotencyRecord): IdempotentReply {
   if (record.digest !== digest) {
     const fields = differingFields(record.canonical, call.canonical);
     return { ...problemReply("IDEMPOTENCY_KEY_REUSE", `this Idempotency-Key was first used with a different request (${fields.join(", ")} differ)`, { differing_fields: fields }), replayed: false };
@@ -93,12 +109,13 @@ function heldReply(call: IdempotentCall, digest: string, record: IdempotencyReco
   return { status: record.response.status, body: record.response.body, effectRef: record.response.effectRef, contentType: contentTypeOf(record.response.status), replayed: true };
 }
 
-async function answerHeld(call: IdempotentCall, scope: IdempotencyScope, digest: string, record: IdempotencyRecord): Promise<IdempotentReply> {
+/** The answer to a request whose claim found its key held: replay, 409 in progress or 422 reuse, with its audit row. */
+export async function answerHeld(call: Pick<IdempotentCall, "pool" | "canonical">, scope: IdempotencyScope, digest: string, record: IdempotencyRecord): Promise<IdempotentReply> {
   await audit(call, scope, repeatReasonOf(record, digest), record.state === "completed" ? record.response.effectRef : null);
   return heldReply(call, digest, record);
 }
 
-function audit(call: IdempotentCall, scope: IdempotencyScope, reason: string, originalRef: string | null): Promise<void> {
+function audit(call: Pick<IdempotentCall, "pool">, scope: IdempotencyScope, reason: string, originalRef: string | null): Promise<void> {
   return recordDedupEventsCheaply(call.pool, [{
     tenantId: scope.tenantId, channel: "http", scope: scope.endpoint, dedupKey: scope.key, reason,
     ...(originalRef ? { originalRef } : {}),

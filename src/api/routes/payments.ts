@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { findPayment } from "../../payments/payments.ts";
 import { isIntentInProgress } from "../../payments/intent-lock.ts";
+import { paymentGroupCommitOf } from "../../payments/payment-group-commit.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
 import { applyPaymentRequest, paymentView } from "../../payments/payment-request.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
@@ -29,7 +30,7 @@ const paymentByReferenceSchema = routeSchema({
 
 export function registerPaymentRoutes(app: FastifyInstance, deps: ApiDependencies): void {
   app.post("/v1/payments", { schema: createPaymentSchema }, async (request, reply) => {
-    return send(reply, await applyPaymentRequest(deps.pool, tenantOf(request).tenantId, ENDPOINT, request.headers["idempotency-key"], request.body));
+    return send(reply, await applyPaymentRequest(deps.pool, tenantOf(request).tenantId, ENDPOINT, request.headers["idempotency-key"], request.body, { groupCommit: paymentGroupCommitOf(deps.pool) }));
   });
 
   app.get<{ Params: { id: string } }>("/v1/payments/:id", { schema: paymentByIdSchema }, async (request, reply) => {

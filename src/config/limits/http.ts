@@ -10,6 +10,9 @@ export const httpLimits = {
   expiryBatchRowsMax: 1_000,            // rows the expiry job deletes per statement: short locks, bounded WAL
   expiryIntervalMs: 60_000,             // how often the expiry job runs
   auditBatchEventsMax: 1_000,           // replay audit rows group-committed in one insert; past it a caller writes alone
+  paymentBatchRequestsMax: 64,          // first-time payments group-committed in one transaction (0043): a batch of 64 is one ledger statement of 128 legs, well under a file chunk
+  paymentBatchesInFlightMax: 2,         // group-commit transactions open at once per process: one builds while one flushes its commit (2 cores); more only contend on debtors' row locks
+  paymentBatchQueueMax: 512,            // callers waiting for the next batch; past it a caller runs alone on today's path (exact answer, no wait for several batches)
   tenantCacheEntriesMax: 1_000,         // API key -> tenant lookups cached in memory
   tenantCacheTtlMs: 60_000,             // a revoked key stops working within a minute
   descriptionCharsMax: 140,             // a payment description is a remittance line, not a document

@@ -1,0 +1,186 @@
+import { limits } from "../config/limits.ts";
+import type { Pool } from "../db/pool.ts";
+import { withTransaction } from "../db/transaction.ts";
+import { claimBatch, completeBatch, findBatchRecords } from "../idempotency/batch-claims.ts";
+import { claimTransactionSettings, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
+import { paymentBatches, paymentBatchRequests } from "../observability/metrics.ts";
+import { faultPoint } from "../requests/fault-points.ts";
+import { answerHeld, runFirstTimeAlone, type IdempotentCall, type IdempotentReply } from "../requests/idempotent-request.ts";
+import type { Reply } from "../requests/reply.ts";
+import { createPayments } from "./payment-batch.ts";
+import type { PaymentOutcome, PaymentRequest } from "./payments.ts";
+
+/** A first-time payment past the replay fast path, waiting for a batch. */
+export interface FirstTimePayment {
+  call: IdempotentCall;          // what runs alone if its batch fails or the queue is full
+  scope: IdempotencyScope;
+  digest: string;
+  request: PaymentRequest;
+  replyOf: (outcome: PaymentOutcome) => Reply;
+}
+
+interface Waiting extends FirstTimePayment {
+  done: (reply: IdempotentReply) => void;
+  failed: (error: unknown) => void;
+}
+
+export interface GroupCommitBounds {
+  batchRequestsMax: number;
+  batchesInFlightMax: number;
+  queueMax: number;
+}
+
+const defaultBounds: GroupCommitBounds = {
+  batchRequestsMax: limits.http.paymentBatchRequestsMax,
+  batchesInFlightMax: limits.http.paymentBatchesInFlightMax,
+  queueMax: limits.http.paymentBatchQueueMax,
+};
+
+/**
+ * The batching writer of first-time payments (docs/decisions/0043). A caller starts a batch at
+ * once while fewer than `batchesInFlightMax` run (no fixed wait); callers arriving meanwhile queue
+ * and go together in the next batch, up to `batchRequestsMax`, one tenant and endpoint per batch.
+ * A batch never holds an idempotency key or a client_reference that it or a batch in flight
+ * already holds: that caller waits for a later batch, so the core never sees in-batch twins and a
+ * batch never waits on its own process's uncommitted claims. A batch that fails as a whole
+ * (lock timeout on a claim, deadlock, fenced-off attempt, any error) committed nothing: each of
+ * its callers runs again alone on the single-request path and gets that path's answer.
+ */
+export class PaymentGroupCommit {
+  private queue: Waiting[] = [];
+  private inFlight = 0;
+  private readonly held = new Set<string>();   // keys and references of the batches in flight
+
+  constructor(private readonly pool: Pool, private readonly bounds: GroupCommitBounds = defaultBounds) {}
+
+  /** Callers waiting for a batch (for tests that must know a batch will hold them together). */
+  get queued(): number {
+    return this.queue.length;
+  }
+
+  /** Batch transactions running now. */
+  get batchesInFlight(): number {
+    return this.inFlight;
+  }
+
+  submit(payment: FirstTimePayment): Promise<IdempotentReply> {
+    if (this.queue.length >= this.bounds.queueMax) {
+      // Past the bound a caller runs alone (exact, on today's path) rather than wait for several batches.
+      paymentBatchRequests.inc({ path: "alone_queue_full" });
+      return runFirstTimeAlone(payment.call, payment.scope, payment.digest);
+    }
+    return new Promise<IdempotentReply>((done, failed) => {
+      this.queue.push({ ...payment, done, failed });
+      this.pump();
+    });
+  }
+
+  private pump(): void {
+    while (this.inFlight < this.bounds.batchesInFlightMax && this.queue.length > 0) {
+      const batch = this.take();
+      if (batch.length === 0) return; // everything waiting names a key or reference of a batch in flight
+      this.inFlight++;
+      const marks = batch.flatMap(marksOf);
+      for (const mark of marks) this.held.add(mark);
+      void this.run(batch).finally(() => {
+        for (const mark of marks) this.held.delete(mark);
+        this.inFlight--;
+        this.pump();
+      });
+    }
+  }
+
+  /** The next batch, in arrival order: the first free caller's tenant and endpoint, each key and reference once. */
+  private take(): Waiting[] {
+    const batch: Waiting[] = [];
+    const rest: Waiting[] = [];
+    const marks = new Set<string>();
+    for (const waiting of this.queue) {
+      const first = batch[0];
+      const fits = batch.length < this.bounds.batchRequestsMax
+        && (!first || (first.scope.tenantId === waiting.scope.tenantId && first.scope.endpoint === waiting.scope.endpoint))
+        && marksOf(waiting).every((mark) => !marks.has(mark) && !this.held.has(mark));
+      if (fits) {
+        batch.push(waiting);
+        for (const mark of marksOf(waiting)) marks.add(mark);
+      } else {
+        rest.push(waiting);
+      }
+    }
+    this.queue = rest;
+    return batch;
+  }
+
+  private async run(batch: Waiting[]): Promise<void> {
+    let answers: BatchAnswer[];
+    try {
+      answers = await decideBatch(this.pool, batch);
+    } catch {
+      // Nothing of the batch committed (its one transaction rolled back): each caller runs alone.
+      paymentBatches.inc({ outcome: "fallback" });
+      paymentBatchRequests.inc({ path: "alone_after_failed_batch" }, batch.length);
+      await Promise.all(batch.map((w) => runFirstTimeAlone(w.call, w.scope, w.digest).then(w.done, w.failed)));
+      return;
+    }
+    paymentBatches.inc({ outcome: "committed" });
+    paymentBatchRequests.inc({ path: "batch" }, batch.length);
+    faultPoint("after_commit");
+    await Promise.all(batch.map((w, i) => answerOf(w, answers[i] as BatchAnswer).then(w.done, w.failed)));
+  }
+}
+
+function marksOf(waiting: FirstTimePayment): string[] {
+  const { tenantId, endpoint, key } = waiting.scope;
+  return [`key\u0000${tenantId}\u0000${endpoint}\u0000${key}`, `ref\u0000${tenantId}\u0000${waiting.request.clientReference}`];
+}
+
+type BatchAnswer = { kind: "done"; reply: Reply } | { kind: "held"; record: IdempotencyRecord };
+
+function answerOf(waiting: Waiting, answer: BatchAnswer): Promise<IdempotentReply> {
+  if (answer.kind === "done") return Promise.resolve({ ...answer.reply, replayed: false });
+  return answerHeld(waiting.call, waiting.scope, waiting.digest, answer.record);
+}
+
+class FencedOff extends Error {}
+
+/**
+ * One transaction for the batch: one claim statement for every key, then the payments of the
+ * claimed keys through `createPayments`, then one completion statement, then COMMIT. No retry here:
+ * a batch that fails is not run again as a batch, its callers run alone (and retry alone).
+ */
+function decideBatch(pool: Pool, batch: readonly Waiting[]): Promise<BatchAnswer[]> {
+  const { tenantId, endpoint } = (batch[0] as Waiting).scope;
+  return withTransaction(pool, async (tx) => {
+    const attempts = await claimBatch(tx, tenantId, endpoint, batch.map((w) => ({ key: w.scope.key, digest: w.digest, canonical: w.call.canonical })));
+    faultPoint("after_claim");
+    const claimed = batch.filter((w) => attempts.has(w.scope.key));
+    const records = await findBatchRecords(tx, tenantId, endpoint, batch.filter((w) => !attempts.has(w.scope.key)).map((w) => w.scope.key));
+    const outcomes = claimed.length === 0 ? [] : await createPayments(tx, tenantId, endpoint, claimed.map((w) => ({ request: w.request, idempotencyKey: w.scope.key })));
+    faultPoint("after_posting");
+    const replies = new Map(claimed.map((w, i) => [w, w.replyOf(outcomes[i] as PaymentOutcome)]));
+    const completions = claimed.map((w) => {
+      const reply = replies.get(w) as Reply;
+      return { key: w.scope.key, attempt: attempts.get(w.scope.key) as number, response: { status: reply.status, body: reply.body, effectRef: reply.effectRef } };
+    });
+    if ((await completeBatch(tx, tenantId, endpoint, completions)) !== completions.length) throw new FencedOff();
+    return batch.map((w): BatchAnswer => {
+      const reply = replies.get(w);
+      if (reply) return { kind: "done", reply };
+      const record = records.get(w.scope.key);
+      if (!record) throw new Error(`idempotency record ${endpoint} ${w.scope.key} vanished during its claim`);
+      return { kind: "held", record };
+    });
+  }, { localSettings: claimTransactionSettings, retriesMax: 0 });
+}
+
+const writers = new WeakMap<Pool, PaymentGroupCommit>();
+
+/** The process's batching writer for this pool (one per pool, like the audit GroupWriter). */
+export function paymentGroupCommitOf(pool: Pool): PaymentGroupCommit {
+  let writer = writers.get(pool);
+  if (!writer) {
+    writer = new PaymentGroupCommit(pool);
+    writers.set(pool, writer);
+  }
+  return writer;
+}
