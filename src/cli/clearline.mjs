@@ -1,4 +1,8 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=1
+// --max-semi-space-size=1 (MB): V8's young generation grows to 16 MB semi-spaces under the
+// allocation rate of a file ingest, and the old generation's limit grows with it, so a process
+// whose live heap is 20-35 MB peaked at 200-230 MB RSS. Capped, `clearline ingest` of a
+// 1,000,000-entry file stays under 200 MB for a few percent of CPU (docs/decisions/0041).
 // The `clearline` command: compiled JavaScript (dist/cli), built by `npm install` (prepare), by
 // `npm start` and `npm test` before they run, and by `npm run build`. No runtime transpiler, so a
 // command starts in a fraction of a second (docs/decisions/0013-compiled-cli.md).
