@@ -6,7 +6,7 @@ import { limits } from "../src/config/limits.ts";
 import type { Pool } from "../src/db/pool.ts";
 import { claim, claimTransactionSettings, complete } from "../src/idempotency/records.ts";
 import { requestDigest } from "../src/idempotency/request-digest.ts";
-import { createPayment } from "../src/payments/payments.ts";
+import { createPayment } from "../src/payments/payment-batch.ts";
 import { paymentGroupCommitOf } from "../src/payments/payment-group-commit.ts";
 import { applyPaymentRequest } from "../src/payments/payment-request.ts";
 import { openAccount } from "../src/ledger/accounts.ts";

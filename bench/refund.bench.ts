@@ -4,7 +4,7 @@ import { advanceProjection } from "../src/ledger/balance.ts";
 import { postTransfer } from "../src/ledger/post-transfers.ts";
 import { lockIntent } from "../src/payments/intent-lock.ts";
 import { intentId, transferKeyOf } from "../src/payments/payment.ts";
-import { createPayment } from "../src/payments/payments.ts";
+import { createPayment } from "../src/payments/payment-batch.ts";
 import { createRefund } from "../src/payments/refunds.ts";
 import { createTenant } from "../src/tenants/tenants.ts";
 import { alternate, roundsRow, throughput, type BenchReport } from "./harness.ts";

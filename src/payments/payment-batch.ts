@@ -13,7 +13,22 @@ import {
 /** One first-time payment of a group-committed batch: the request and the Idempotency-Key it came with. */
 export interface BatchPayment {
   request: PaymentRequest;
-  idempotencyKey: string;
+  idempotencyKey: string | undefined;   // undefined: a caller with no Idempotency-Key (the JetStream inbox)
+}
+
+/**
+ * One payment intent, decided by the record core (src/records) like any record of any channel:
+ * the canonical record `api:<client_reference>` claims its key and its payment identity, and posts
+ * one balanced transfer (debit the debtor, credit the creditor) under `api:<client_reference>:debit`,
+ * in the caller's transaction. The intent is protected for ever: a second request with the same
+ * client_reference (any Idempotency-Key, any day) posts nothing. What stays here is the API's own
+ * contract: the payment resource, and the refusal each decision is answered with. A batch of one
+ * through `createPayments`, so a lone payment and a group-committed one are decided by the same code.
+ */
+export async function createPayment(tx: Tx, tenantId: string, request: PaymentRequest, scope: string, idempotencyKey?: string): Promise<PaymentOutcome> {
+  const [outcome] = await createPayments(tx, tenantId, scope, [{ request, idempotencyKey }]);
+  assert(outcome !== undefined, "a batch of one has one outcome");
+  return outcome;
 }
 
 /**

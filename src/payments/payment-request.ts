@@ -7,7 +7,8 @@ import { jsonReply, problemReply, type Reply } from "../requests/reply.ts";
 import { decimalToMinor, minorToDecimal } from "../protocols/iso4217/currency.ts";
 import type { Payment } from "./payment.ts";
 import type { PaymentGroupCommit } from "./payment-group-commit.ts";
-import { createPayment, type PaymentOutcome } from "./payments.ts";
+import { createPayment } from "./payment-batch.ts";
+import type { PaymentOutcome } from "./payments.ts";
 
 /**
  * The payment instruction as published (POST /v1/payments, the HTTP and JetStream inboxes): one

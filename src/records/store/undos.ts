@@ -21,10 +21,13 @@ export async function lockOriginals(tx: Queryable, tenantId: string, naturalKeys
   if (naturalKeys.length === 0) return new Map();
   const { rows } = await tx.query<Omit<UndoOriginalRow, "legs"> & { accounts: string[] | null; directions: Array<"D" | "C"> | null }>({
     name: "clearline.records.undo-lock-originals",
-    text: `SELECT k.natural_key, k.state, k.amount_minor, k.undone_minor, k.currency, k.transfer_key,
-                  (SELECT array_agg(e.account_id ORDER BY e.entry_key) FROM ledger_entry e WHERE e.tenant_id = k.tenant_id AND e.transfer_key = k.transfer_key) AS accounts,
-                  (SELECT array_agg(e.direction ORDER BY e.entry_key) FROM ledger_entry e WHERE e.tenant_id = k.tenant_id AND e.transfer_key = k.transfer_key) AS directions
+    // The transfer's entries are read once, both columns in one aggregate.
+    text: `SELECT k.natural_key, k.state, k.amount_minor, k.undone_minor, k.currency, k.transfer_key, e.accounts, e.directions
              FROM ingest_record_key k
+             LEFT JOIN LATERAL (
+               SELECT array_agg(x.account_id ORDER BY x.entry_key) AS accounts, array_agg(x.direction ORDER BY x.entry_key) AS directions
+                 FROM ledger_entry x WHERE x.tenant_id = k.tenant_id AND x.transfer_key = k.transfer_key
+             ) e ON true
             WHERE k.tenant_id = $1 AND k.natural_key = ANY($2::text[]) ORDER BY k.natural_key FOR UPDATE OF k`,
     values: [tenantId, [...new Set(naturalKeys)].sort()],
   });
