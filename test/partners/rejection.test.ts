@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import SftpClient from "ssh2-sftp-client";
@@ -9,30 +9,22 @@ import { defaultRelaySettings, relayPass } from "../../src/outbox/relay.ts";
 import { partnerDestination } from "../../src/partners/outbound/outbound-store.ts";
 import { PartnerSftpDeliverer } from "../../src/partners/outbound/sftp-deliverer.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { fingerprintOf, newKeyPair, startSftpServer, type KeyPair, type TestSftpServer } from "../ingest/sftp-server.ts";
+import { fingerprintOf } from "../ingest/sftp-server.ts";
 import { fixture, givenScene, ingest, noOutcomes } from "../ingest/support.ts";
-import { outboxMessages } from "./support.ts";
+import { outboxMessages, startPartnerSftp, type PartnerSftp } from "./support.ts";
 
 const quiet = createLogger({ level: "silent" });
 
 describe("a file refused at receipt: kept apart from the archive, and a rejection report back to the partner", () => {
   let db: TestDatabase;
-  let root: string;
-  let server: TestSftpServer;
-  let userKey: KeyPair;
-  let keyFile: string;
+  let sftp: PartnerSftp;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    root = mkdtempSync(path.join(tmpdir(), "clearline-reject-sftp-"));
-    for (const folder of ["inbox", "archive", "outbox"]) mkdirSync(path.join(root, folder));
-    userKey = newKeyPair();
-    keyFile = path.join(mkdtempSync(path.join(tmpdir(), "clearline-reject-key-")), "id_ecdsa");
-    writeFileSync(keyFile, userKey.private, { mode: 0o600 });
-    server = await startSftpServer(root, { name: "clearline", publicKey: userKey.public });
+    sftp = await startPartnerSftp("reject");
   });
   afterAll(async () => {
-    await server.close();
+    await sftp.server.close();
     await db.drop();
   });
 
@@ -52,26 +44,26 @@ describe("a file refused at receipt: kept apart from the archive, and a rejectio
   it("moves a refused SFTP file to the partner's rejected folder, not the archive, and delivers the report to its outbox", async () => {
     const scene = await givenScene(db.pool, "rej-sftp");
     const partnerSide = new SftpClient("partner");
-    await partnerSide.connect({ host: "127.0.0.1", port: server.port, username: "clearline", privateKey: userKey.private });
+    await partnerSide.connect({ host: "127.0.0.1", port: sftp.server.port, username: "clearline", privateKey: sftp.userKey.private });
     await partnerSide.put(fixture("ach/malformed-block-count.ach"), "/inbox/broken.ach");
     await partnerSide.end();
     const poller = new SftpPoller({
       pool: db.pool, tenantId: scene.tenantId, partner: scene.partner, spoolFolder: mkdtempSync(path.join(tmpdir(), "clearline-spool-")), logger: quiet,
-      source: { tenant: "rej-sftp", partner: scene.partner.name, host: "127.0.0.1", port: server.port, username: "clearline", privateKeyPath: keyFile, hostKeySha256: fingerprintOf(server.hostKey.public), inbox: "/inbox", namePattern: "\\.ach$", archive: "/archive", rejected: "/rejected", pollIntervalMs: 100 },
+      source: { tenant: "rej-sftp", partner: scene.partner.name, host: "127.0.0.1", port: sftp.server.port, username: "clearline", privateKeyPath: sftp.keyFile, hostKeySha256: fingerprintOf(sftp.server.hostKey.public), inbox: "/inbox", namePattern: "\\.ach$", archive: "/archive", rejected: "/rejected", pollIntervalMs: 100 },
     });
     await poller.poll();
     const [taken] = (await poller.poll()).taken;
     expect(taken).toMatchObject({ status: "rejected" });
-    expect(readdirSync(path.join(root, "archive"))).toEqual([]);
-    expect(readdirSync(path.join(root, "rejected"))).toEqual([`${taken?.file_id}-broken.ach`]);
+    expect(readdirSync(path.join(sftp.root, "archive"))).toEqual([]);
+    expect(readdirSync(path.join(sftp.root, "rejected"))).toEqual([`${taken?.file_id}-broken.ach`]);
 
     const deliverer = new PartnerSftpDeliverer(db.pool, {
-      partnerId: scene.partner.partnerId, host: "127.0.0.1", port: server.port, username: "clearline", privateKeyPath: keyFile,
-      hostKeySha256: fingerprintOf(server.hostKey.public), outbox: "/outbox",
+      partnerId: scene.partner.partnerId, host: "127.0.0.1", port: sftp.server.port, username: "clearline", privateKeyPath: sftp.keyFile,
+      hostKeySha256: fingerprintOf(sftp.server.hostKey.public), outbox: "/outbox",
     });
     await relayPass(db.pool, [deliverer], "test-relay", defaultRelaySettings, quiet, new AbortController().signal);
-    expect(readdirSync(path.join(root, "outbox"))).toEqual([`rejected-${taken?.file_id}.json`]);
-    const report = JSON.parse(readFileSync(path.join(root, "outbox", `rejected-${taken?.file_id}.json`), "utf8")) as { file: string; findings: unknown[] };
+    expect(readdirSync(path.join(sftp.root, "outbox"))).toEqual([`rejected-${taken?.file_id}.json`]);
+    const report = JSON.parse(readFileSync(path.join(sftp.root, "outbox", `rejected-${taken?.file_id}.json`), "utf8")) as { file: string; findings: unknown[] };
     expect(report.file).toBe("broken.ach");
     expect(report.findings.length).toBeGreaterThan(0);
   });

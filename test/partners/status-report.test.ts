@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import SftpClient from "ssh2-sftp-client";
@@ -11,9 +11,9 @@ import { PartnerSftpDeliverer } from "../../src/partners/outbound/sftp-deliverer
 import { readIso20022Sync } from "../../src/protocols/iso20022/reader.ts";
 import type { Iso20022Event } from "../../src/protocols/iso20022/types.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { fingerprintOf, newKeyPair, startSftpServer, type KeyPair, type TestSftpServer } from "../ingest/sftp-server.ts";
+import { fingerprintOf, newKeyPair } from "../ingest/sftp-server.ts";
 import { fixture, givenScene, ingest, noOutcomes, type Scene } from "../ingest/support.ts";
-import { outboxMessages } from "./support.ts";
+import { outboxMessages, startPartnerSftp, type PartnerSftp } from "./support.ts";
 
 const quiet = createLogger({ level: "silent" });
 
@@ -28,22 +28,14 @@ function readReport(bytes: Uint8Array) {
 
 describe("pacs.002 status reports: every received pacs.008 or pain.001 is answered on the partner's channel", () => {
   let db: TestDatabase;
-  let root: string;
-  let server: TestSftpServer;
-  let userKey: KeyPair;
-  let keyFile: string;
+  let sftp: PartnerSftp;
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    root = mkdtempSync(path.join(tmpdir(), "clearline-partner-sftp-"));
-    for (const folder of ["inbox", "archive", "outbox"]) mkdirSync(path.join(root, folder));
-    userKey = newKeyPair();
-    keyFile = path.join(mkdtempSync(path.join(tmpdir(), "clearline-partner-key-")), "id_ecdsa");
-    writeFileSync(keyFile, userKey.private, { mode: 0o600 });
-    server = await startSftpServer(root, { name: "clearline", publicKey: userKey.public });
+    sftp = await startPartnerSftp("partner");
   });
   afterAll(async () => {
-    await server.close();
+    await sftp.server.close();
     await db.drop();
   });
 
@@ -97,12 +89,12 @@ describe("pacs.002 status reports: every received pacs.008 or pain.001 is answer
   it("a pacs.008 taken from the partner's SFTP inbox ends, through the outbox relay, with its pacs.002 in the partner's SFTP outbox, written under a temp name and renamed, once", async () => {
     const scene = await givenScene(db.pool, "sts-sftp");
     const partnerSide = new SftpClient("partner");
-    await partnerSide.connect({ host: "127.0.0.1", port: server.port, username: "clearline", privateKey: userKey.private });
+    await partnerSide.connect({ host: "127.0.0.1", port: sftp.server.port, username: "clearline", privateKey: sftp.userKey.private });
     await partnerSide.put(fixture("iso20022/pacs008-multi.xml"), "/inbox/pacs008.xml");
     await partnerSide.end();
     const poller = new SftpPoller({
       pool: db.pool, tenantId: scene.tenantId, partner: scene.partner, spoolFolder: mkdtempSync(path.join(tmpdir(), "clearline-spool-")), logger: quiet,
-      source: { tenant: "sts-sftp", partner: scene.partner.name, host: "127.0.0.1", port: server.port, username: "clearline", privateKeyPath: keyFile, hostKeySha256: fingerprintOf(server.hostKey.public), inbox: "/inbox", namePattern: "\\.xml$", archive: "/archive", pollIntervalMs: 100 },
+      source: { tenant: "sts-sftp", partner: scene.partner.name, host: "127.0.0.1", port: sftp.server.port, username: "clearline", privateKeyPath: sftp.keyFile, hostKeySha256: fingerprintOf(sftp.server.hostKey.public), inbox: "/inbox", namePattern: "\\.xml$", archive: "/archive", pollIntervalMs: 100 },
     });
     await poller.poll();
     expect((await poller.poll()).taken).toMatchObject([{ status: "done", outcomes: { ...noOutcomes, applied: 3 } }]);
@@ -112,8 +104,8 @@ describe("pacs.002 status reports: every received pacs.008 or pain.001 is answer
     expect(message?.messageType).toBe("pacs.002");
     expect(message?.messageKey).toMatch(/^[0-9a-f]{64}:status$/);
     const deliverer = new PartnerSftpDeliverer(db.pool, {
-      partnerId: scene.partner.partnerId, host: "127.0.0.1", port: server.port, username: "clearline", privateKeyPath: keyFile,
-      hostKeySha256: fingerprintOf(server.hostKey.public), outbox: "/outbox",
+      partnerId: scene.partner.partnerId, host: "127.0.0.1", port: sftp.server.port, username: "clearline", privateKeyPath: sftp.keyFile,
+      hostKeySha256: fingerprintOf(sftp.server.hostKey.public), outbox: "/outbox",
     });
     if (!message) throw new Error("no outbox message");
     // The outbox relay delivers it (one pass, as `serve` runs them), then a redelivery of the same
@@ -122,10 +114,10 @@ describe("pacs.002 status reports: every received pacs.008 or pain.001 is answer
     const { rows } = await db.pool.query<{ state: string }>("SELECT state FROM outbox_message WHERE tenant_id = $1 AND id = $2", [scene.tenantId, message.id]);
     expect(rows).toEqual([{ state: "delivered" }]);
     await deliverer.deliver(message, new AbortController().signal);
-    const names = readdirSync(path.join(root, "outbox"));
+    const names = readdirSync(path.join(sftp.root, "outbox"));
     expect(names).toHaveLength(1);
     expect(names[0]).toMatch(/^pacs002-[0-9a-f]{16}\.xml$/);
-    const read = readReport(readFileSync(path.join(root, "outbox", names[0] ?? "")));
+    const read = readReport(readFileSync(path.join(sftp.root, "outbox", names[0] ?? "")));
     expect(read.errors).toEqual([]);
     expect(read.header).toMatchObject({ OrgnlMsgId: "CLR-20250310-0001", GrpSts: "ACCP" });
     expect(read.lines.map((l) => l.TxSts)).toEqual(["ACSC", "ACSC", "ACSC"]);
@@ -136,13 +128,13 @@ describe("pacs.002 status reports: every received pacs.008 or pain.001 is answer
     await ingest(db.pool, scene, fixture("iso20022/pacs008-v07.xml"), "pacs008-v07.xml");
     const [message] = await outboxMessages(db.pool, scene.tenantId, partnerDestination(scene.partner.partnerId));
     if (!message) throw new Error("no outbox message");
-    const before = readdirSync(path.join(root, "outbox"));
+    const before = readdirSync(path.join(sftp.root, "outbox"));
     const deliverer = new PartnerSftpDeliverer(db.pool, {
-      partnerId: scene.partner.partnerId, host: "127.0.0.1", port: server.port, username: "clearline", privateKeyPath: keyFile,
+      partnerId: scene.partner.partnerId, host: "127.0.0.1", port: sftp.server.port, username: "clearline", privateKeyPath: sftp.keyFile,
       hostKeySha256: fingerprintOf(newKeyPair().public), outbox: "/outbox",
     });
     await expect(deliverer.deliver(message, new AbortController().signal)).rejects.toMatchObject({ name: "PartnerDeliveryError", code: "PARTNER_DELIVERY_HOST_KEY_MISMATCH" });
-    expect(readdirSync(path.join(root, "outbox"))).toEqual(before);
-    expect(existsSync(path.join(root, "outbox", `${message.messageKey}.part`))).toBe(false);
+    expect(readdirSync(path.join(sftp.root, "outbox"))).toEqual(before);
+    expect(existsSync(path.join(sftp.root, "outbox", `${message.messageKey}.part`))).toBe(false);
   });
 });

@@ -1,5 +1,9 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import type { Pool } from "../../src/db/pool.ts";
 import type { OutboxMessage } from "../../src/outbox/deliverer.ts";
+import { newKeyPair, startSftpServer, type KeyPair, type TestSftpServer } from "../ingest/sftp-server.ts";
 
 /** The outbox rows for one destination of a tenant, as the relay hands them to a deliverer. */
 export async function outboxMessages(pool: Pool, tenantId: string, destination: string): Promise<OutboxMessage[]> {
@@ -7,4 +11,23 @@ export async function outboxMessages(pool: Pool, tenantId: string, destination: 
     `SELECT id::text, message_type, message_key, payload, attempts, created_at FROM outbox_message
       WHERE tenant_id = $1 AND destination = $2 ORDER BY id`, [tenantId, destination]);
   return rows.map((r) => ({ tenantId, id: r.id, destination, messageType: r.message_type, messageKey: r.message_key, payload: r.payload, attempts: r.attempts + 1, createdAt: r.created_at }));
+}
+
+/** A real SFTP server standing for the partner's host: a root with inbox, archive and outbox, and our key pair on file. */
+export interface PartnerSftp {
+  root: string;
+  server: TestSftpServer;
+  userKey: KeyPair;
+  keyFile: string;
+}
+
+/** Starts the partner's SFTP server over a new temporary root; `label` names the temporary folders. */
+export async function startPartnerSftp(label: string): Promise<PartnerSftp> {
+  const root = mkdtempSync(path.join(tmpdir(), `clearline-${label}-sftp-`));
+  for (const folder of ["inbox", "archive", "outbox"]) mkdirSync(path.join(root, folder));
+  const userKey = newKeyPair();
+  const keyFile = path.join(mkdtempSync(path.join(tmpdir(), `clearline-${label}-key-`)), "id_ecdsa");
+  writeFileSync(keyFile, userKey.private, { mode: 0o600 });
+  const server = await startSftpServer(root, { name: "clearline", publicKey: userKey.public });
+  return { root, server, userKey, keyFile };
 }
