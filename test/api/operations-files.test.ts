@@ -3,9 +3,7 @@ import { addAccountAlias, createPartner } from "../../src/partners/partners.ts";
 import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator, signIn, type OpsClient } from "../support/ops-client.ts";
-import { fixture } from "../ingest/support.ts";
-
-const PAYEE_TWO_KEY = "ach:23138010:231380100000002:1234567890:PPD:250305";
+import { fixture, PAYEE_TWO_KEY } from "../ingest/support.ts";
 
 describe("files for operators: list, show, re-upload preview then confirm", () => {
   let db: TestDatabase;

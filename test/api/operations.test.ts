@@ -1,29 +1,12 @@
 import { createHash, randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { addAccountAlias, createPartner } from "../../src/partners/partners.ts";
-import { listReviews } from "../../src/records/review-queue.ts";
 import { setFourEyesAboveMinor } from "../../src/operators/operators.ts";
 import { ApiClient } from "../support/api-client.ts";
 import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator, signIn, type OpsClient } from "../support/ops-client.ts";
-import { fixture, ingest } from "../ingest/support.ts";
-
-const PAYEE_TWO_KEY = "ach:23138010:231380100000002:1234567890:PPD:250305";
-
-/** The quickstart: original.ach applied, corrected.ach's 205.00 for payee two held as a conflict. */
-async function givenHeldCorrection(db: TestDatabase, world: ApiWorld): Promise<string> {
-  const partner = await createPartner(db.pool, world.tenantId, `${world.tenantId}-fedach`);
-  if (!partner.ok) throw new Error(partner.error.message);
-  const scene = { tenantId: world.tenantId, partner: partner.value };
-  await world.client.post("/v1/accounts", { id: "payee-two", kind: "customer", currency: "USD" });
-  await addAccountAlias(db.pool, world.tenantId, "aba:021000021:1000002", "payee-two");
-  await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
-  await ingest(db.pool, scene, fixture("ach/corrected.ach"), "corrected.ach");
-  const [item] = await listReviews(db.pool, { tenantId: world.tenantId });
-  if (!item) throw new Error("nothing held");
-  return item.review_id;
-}
+import { givenHeldCorrection } from "./held-correction.ts";
+import { PAYEE_TWO_KEY } from "../ingest/support.ts";
 
 describe("the operations API: operators, sessions, CSRF, roles, four eyes", () => {
   let db: TestDatabase;
@@ -36,8 +19,8 @@ describe("the operations API: operators, sessions, CSRF, roles, four eyes", () =
     db = await createTestDatabase();
     plain = await givenApiWorld(db.pool, "ops-plain");
     strict = await givenApiWorld(db.pool, "ops-strict");
-    plainReview = await givenHeldCorrection(db, plain);
-    strictReview = await givenHeldCorrection(db, strict);
+    plainReview = (await givenHeldCorrection(db, plain, `${plain.tenantId}-fedach`)).reviewId;
+    strictReview = (await givenHeldCorrection(db, strict, `${strict.tenantId}-fedach`)).reviewId;
     await setFourEyesAboveMinor(db.pool, strict.tenantId, 10_000n);
     for (const [world, name, role] of [[plain, "vera", "viewer"], [plain, "ann", "approver"], [strict, "sam", "approver"], [strict, "tom", "approver"], [strict, "ada", "admin"]] as const) {
       secrets[name] = await givenOperator(db.pool, world.tenantId, name, role);

@@ -1,27 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createPartner, addAccountAlias } from "../../src/partners/partners.ts";
-import { listReviews } from "../../src/records/review-queue.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
-import { fixture, ingest, type Scene } from "../ingest/support.ts";
-
-const PAYEE_TWO_KEY = "ach:23138010:231380100000002:1234567890:PPD:250305";
-
-/** original.ach applied (payee two credited 200.00 through its alias), corrected.ach's 205.00 held. */
-async function givenHeldCorrection(db: TestDatabase, world: ApiWorld, partnerName: string): Promise<{ scene: Scene; reviewId: string }> {
-  const partner = await createPartner(db.pool, world.tenantId, partnerName);
-  if (!partner.ok) throw new Error(partner.error.message);
-  const scene = { tenantId: world.tenantId, partner: partner.value };
-  await world.client.post("/v1/accounts", { id: "payee-two", kind: "customer", currency: "USD" });
-  await addAccountAlias(db.pool, world.tenantId, "aba:021000021:1000002", "payee-two");
-  await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
-  await ingest(db.pool, scene, fixture("ach/corrected.ach"), "corrected.ach");
-  const [item] = await listReviews(db.pool, { tenantId: world.tenantId });
-  if (!item) throw new Error("nothing held");
-  return { scene, reviewId: item.review_id };
-}
+import { givenHeldCorrection } from "./held-correction.ts";
+import { PAYEE_TWO_KEY } from "../ingest/support.ts";
 
 describe("the review queue over HTTP", () => {
   let db: TestDatabase;

@@ -8,13 +8,11 @@ import { decideReview, type ReviewDecisionKind } from "../../src/records/review-
 import { compensations } from "../../src/observability/metrics.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { post, transferOf } from "../support/ledger-fixtures.ts";
-import { balances, fixture, givenScene, ingest, noOutcomes, settlementOf, type Scene } from "./support.ts";
+import { balances, fixture, givenScene, ingest, noOutcomes, settlementOf, type Scene, PAYEE_TWO_KEY } from "./support.ts";
 
 // Payee two of original.ach is paid 200.00; corrected.ach says 205.00 under the same trace
 // (original-amount-changed.ach too, with the original's file identity).
 const PAYEE_TWO_ALIAS = "aba:021000021:1000002";
-const PAYEE_TWO_KEY = "ach:23138010:231380100000002:1234567890:PPD:250305";
-
 async function givenHeld(db: TestDatabase, name: string, first = "ach/original.ach", second = "ach/corrected.ach"): Promise<{ scene: Scene; reviewId: string }> {
   const scene = await givenScene(db.pool, name);
   await openAccount(db.pool, { tenantId: scene.tenantId, accountId: "payee-two", kind: "customer", currency: "USD" });

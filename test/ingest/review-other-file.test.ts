@@ -4,13 +4,11 @@ import { addAccountAlias } from "../../src/partners/partners.ts";
 import { listReviews } from "../../src/records/review-queue.ts";
 import { decideReview } from "../../src/records/review-decision.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { balances, fixture, givenScene, ingest } from "./support.ts";
+import { balances, fixture, givenScene, ingest, PAYEE_TWO_KEY } from "./support.ts";
 
 // corrected.ach is another file of original.ach's originator (File ID Modifier I, created
 // 2025-03-04 10:15): it pays payee two 205.00 under the trace original.ach paid 200.00.
 const PAYEE_TWO_ALIAS = "aba:021000021:1000002";
-const PAYEE_TWO_KEY = "ach:23138010:231380100000002:1234567890:PPD:250305";
-
 describe("a review item caused by another file of the same originator says which file", () => {
   let db: TestDatabase;
   beforeAll(async () => { db = await createTestDatabase(); });

@@ -11,6 +11,9 @@ import { createTenant } from "../../src/tenants/tenants.ts";
 
 const fixturesDir = fileURLToPath(new URL("../../fixtures/", import.meta.url));
 
+/** The natural key of payee two's entry in fixtures ach/original.ach (200.00) and ach/corrected.ach (205.00). */
+export const PAYEE_TWO_KEY = "ach:23138010:231380100000002:1234567890:PPD:250305";
+
 export function fixture(relative: string): Buffer {
   return readFileSync(path.join(fixturesDir, relative));
 }
