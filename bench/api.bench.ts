@@ -25,7 +25,7 @@ const ROUNDS = 3;
 
 interface LoadResult { opsPerSecond: number; latenciesMs: number[]; failure?: string }
 
-/** HTTP load from a worker thread (bench/support/http-load-worker.mjs). */
+/** HTTP load from a worker thread (bench/support/http-load-worker.mjs: a minimal keep-alive HTTP/1.1 client, docs/decisions/0047). */
 function httpLoad(data: { url: string; headers: Record<string, string>; bodies: string[]; keys: string[]; concurrency: number; expectStatus: number; expectReplay: boolean }): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL("./support/http-load-worker.mjs", import.meta.url), { workerData: data, execArgv: [] });
@@ -117,7 +117,7 @@ export async function run(): Promise<BenchReport> {
         { case: "replayed POST latency p50", value: percentile(replay.latenciesMs, 50), unit: "ms" },
         { case: "replayed POST latency p99", value: percentile(replay.latenciesMs, 99), unit: "ms" },
       ],
-      notes: [`${REQUESTS} requests per side and round, ${ROUNDS} rounds alternated (baseline first); the HTTP load comes from a worker thread; server, load and PostgreSQL share the machine's cores`],
+      notes: [`${REQUESTS} requests per side and round, ${ROUNDS} rounds alternated (baseline first); the HTTP load comes from a worker thread (a minimal keep-alive HTTP/1.1 client, one connection per client; docs/decisions/0047); server, load and PostgreSQL share the machine's cores`],
     };
   } finally {
     await app.close();
