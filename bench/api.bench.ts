@@ -25,7 +25,7 @@ const ROUNDS = 3;
 
 interface LoadResult { opsPerSecond: number; latenciesMs: number[]; failure?: string }
 
-/** HTTP load from a worker thread (bench/support/http-load-worker.mjs). */
+/** HTTP load from a worker thread (bench/support/http-load-worker.mjs: a minimal keep-alive HTTP/1.1 client, docs/decisions/0047). */
 function httpLoad(data: { url: string; headers: Record<string, string>; bodies: string[]; keys: string[]; concurrency: number; expectStatus: number; expectReplay: boolean }): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL("./support/http-load-worker.mjs", import.meta.url), { workerData: data, execArgv: [] });
@@ -93,15 +93,18 @@ export async function run(): Promise<BenchReport> {
     const groupRounds = await alternate(ROUNDS, rawAt(GROUP_CONCURRENCY), httpGroup);
     // The same group-committed path called in-process (validation, fast path, batching writer; no HTTP server): which part of the gap is HTTP.
     const groupCommit = paymentGroupCommitOf(db.pool);
-    const inProcessGroup = async (round: number) => {
+    const inProcessGroupAt = (concurrency: number) => async (round: number) => {
       await project();
-      return (await throughput(REQUESTS, GROUP_CONCURRENCY, async (i) => {
-        const reply = await applyPaymentRequest(db.pool, tenantId, "POST /v1/payments", `ingroup${round}-key-${i}`, body(`ingroup${round}`, i), { groupCommit });
+      const label = `ingroup${concurrency}-${round}`;
+      return (await throughput(REQUESTS, concurrency, async (i) => {
+        const reply = await applyPaymentRequest(db.pool, tenantId, "POST /v1/payments", `${label}-key-${i}`, body(label, i), { groupCommit });
         if (reply.status !== 201) throw new Error(`bench payment refused: ${reply.body}`);
       })).opsPerSecond;
     };
-    const groupInProcessRounds = await alternate(ROUNDS, rawAt(GROUP_CONCURRENCY), inProcessGroup);
+    const groupInProcessRounds = await alternate(ROUNDS, rawAt(GROUP_CONCURRENCY), inProcessGroupAt(GROUP_CONCURRENCY));
     const transactionRounds = await alternate(ROUNDS, raw, inProcess);
+    // POST /v1/payments at 16 clients is group-committed too: its in-process twin, so the HTTP share of the 16-client gap can be read off.
+    const groupInProcess16Rounds = await alternate(ROUNDS, raw, inProcessGroupAt(CONCURRENCY));
     const rounds = await alternate(ROUNDS, raw, http);
     const replay = await load(`http${ROUNDS - 1}`, true);
     return {
@@ -111,13 +114,14 @@ export async function run(): Promise<BenchReport> {
         roundsRow(`first-time POST /v1/payments with group commit, ${GROUP_CONCURRENCY} clients`, "payments/s", `the same rows by hand via pg, one transaction per payment, ${GROUP_CONCURRENCY} clients`, groupRounds, ">= 2"),
         roundsRow(`the service's group-committed payments in-process (no HTTP), ${GROUP_CONCURRENCY} clients`, "payments/s", `the same rows by hand via pg, one transaction per payment, ${GROUP_CONCURRENCY} clients`, groupInProcessRounds),
         roundsRow(`the service's payment transaction in-process (no HTTP), ${CONCURRENCY} clients`, "payments/s", "the same rows by hand via pg (4 statements)", transactionRounds),
+        roundsRow(`the service's group-committed payments in-process (no HTTP), ${CONCURRENCY} clients`, "payments/s", "the same rows by hand via pg (4 statements)", groupInProcess16Rounds),
         ratioRow({ case: `replayed POST, ${CONCURRENCY} clients`, value: replay.opsPerSecond, unit: "req/s", baseline: median(rounds.measured), baselineCase: "first-time POST (median)", goal: ">= 5" }),
         { case: "first-time POST latency p50", value: percentile(latencies, 50), unit: "ms" },
         { case: "first-time POST latency p99", value: percentile(latencies, 99), unit: "ms" },
         { case: "replayed POST latency p50", value: percentile(replay.latenciesMs, 50), unit: "ms" },
         { case: "replayed POST latency p99", value: percentile(replay.latenciesMs, 99), unit: "ms" },
       ],
-      notes: [`${REQUESTS} requests per side and round, ${ROUNDS} rounds alternated (baseline first); the HTTP load comes from a worker thread; server, load and PostgreSQL share the machine's cores`],
+      notes: [`${REQUESTS} requests per side and round, ${ROUNDS} rounds alternated (baseline first); the HTTP load comes from a worker thread (a minimal keep-alive HTTP/1.1 client, one connection per client; docs/decisions/0047); server, load and PostgreSQL share the machine's cores`],
     };
   } finally {
     await app.close();
