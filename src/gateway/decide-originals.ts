@@ -11,7 +11,9 @@ import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
 import type { Decision } from "../records/decision.ts";
 import { decideRecords } from "../records/decide-records.ts";
 import { selectKeys } from "../records/store/keys.ts";
-import type { InboundResult } from "./inbound-types.ts";
+import type { InboundResult, PendingOriginal } from "./inbound-types.ts";
+
+export type { PendingOriginal } from "./inbound-types.ts";
 import { inTransaction, insertInbounds, lockOriginals, selectSeenOriginals, type InboundRow, type StoredResponse } from "./inbound-store.ts";
 import { authorizationIdOf, buildResponse, isRepeatMti, replayedResponse, type ResponseCodeName } from "./messages.ts";
 import { availableBalanceAmount } from "./processing-codes.ts";
@@ -31,16 +33,6 @@ export interface Routed {
   item: IngestRecord;
   naturalKey: string;
   fingerprint: string;
-}
-
-/**
- * One original to decide: the message as received (the answer echoes it), its tenant (by BIN) and
- * everything it says, read and checked. Which account its card names is read with its batch.
- */
-export interface PendingOriginal {
-  message: Message;
-  original: Omit<CardOriginal, "account">;
-  naturalKey: string;
 }
 
 /** The original with its card's account (undefined: the card is not registered) and the record the core is given. */
