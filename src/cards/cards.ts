@@ -127,23 +127,36 @@ async function routedTenantOf(db: Queryable, bin: string): Promise<string | unde
   return tenantId;
 }
 
+/** The tenant that issues this PAN (by its BIN), or undefined: the first step of inbound routing. */
+export async function issuerOfPan(db: Queryable, pan: string): Promise<string | undefined> {
+  if (!isPanWellFormed(pan)) return undefined;
+  return routedTenantOf(db, pan.slice(0, binDigits));
+}
+
 /**
  * Inbound routing: the BIN names the tenant, the tenant's keyed hash names the card and its
  * account, with the account's currency (accounts never change currency: migration 0009).
  */
 export async function routeCard(db: Queryable, keys: CardKeys, pan: string): Promise<CardRoute> {
-  if (!isPanWellFormed(pan)) return { kind: "unknown_issuer" };
-  const tenantId = await routedTenantOf(db, pan.slice(0, binDigits));
+  const tenantId = await issuerOfPan(db, pan);
   if (tenantId === undefined) return { kind: "unknown_issuer" };
   const card = cardIdentity(keys, tenantId, pan);
-  // Prepared once per connection (named): every inbound message runs it. Two primary-key lookups,
-  // written so that a generic plan cannot turn the account's into a scan of the tenant's accounts.
-  const found = await db.query<{ account_id: string; currency: string }>({
-    name: "card_route",
-    text: `SELECT c.account_id, (SELECT a.currency FROM account a WHERE a.tenant_id = c.tenant_id AND a.account_id = c.account_id) AS currency
-             FROM card c WHERE c.tenant_id = $1 AND c.card_hash = $2`,
-    values: [tenantId, card.cardHash],
+  const found = (await cardAccountsOf(db, tenantId, [card.cardHash])).get(card.cardHash);
+  return found === undefined ? { kind: "unknown_card", tenantId, card } : { kind: "card", tenantId, card, accountId: found.accountId, accountCurrency: found.currency };
+}
+
+/**
+ * The accounts (with their currency) of these cards of one tenant, in one statement: a batch of
+ * inbound messages is routed at once. A card not registered is absent from the map. Prepared once
+ * per connection (named): every inbound message runs it; the account's row is a primary-key
+ * lookup per card, so a generic plan cannot turn it into a scan of the tenant's accounts.
+ */
+export async function cardAccountsOf(db: Queryable, tenantId: string, cardHashes: readonly string[]): Promise<Map<string, { accountId: string; currency: string }>> {
+  const found = await db.query<{ card_hash: string; account_id: string; currency: string }>({
+    name: "card_accounts",
+    text: `SELECT c.card_hash, c.account_id, (SELECT a.currency FROM account a WHERE a.tenant_id = c.tenant_id AND a.account_id = c.account_id) AS currency
+             FROM card c WHERE c.tenant_id = $1 AND c.card_hash = ANY($2::text[])`,
+    values: [tenantId, cardHashes],
   });
-  const row = found.rows[0];
-  return row === undefined ? { kind: "unknown_card", tenantId, card } : { kind: "card", tenantId, card, accountId: row.account_id, accountCurrency: row.currency };
+  return new Map(found.rows.map((row) => [row.card_hash, { accountId: row.account_id, currency: row.currency }]));
 }

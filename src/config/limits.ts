@@ -36,6 +36,7 @@ assert(iso8583Limits.inboundConnectionsPerPeerMax < iso8583Limits.inboundConnect
 // A stalled frame is closed long before an idle link would be.
 assert(iso8583Limits.inboundFrameStartedTimeoutMs * 10 <= iso8583Limits.inboundIdleTimeoutMs, "the started-frame deadline is far below the idle timeout");
 assert(httpLimits.paymentBatchRequestsMax <= httpLimits.paymentBatchQueueMax, "a full payment batch fits in the queue it is taken from");
+assert(iso8583Limits.inboundBatchMessagesMax <= iso8583Limits.inboundBatchQueueMax, "a full batch of originals fits in the queue it is taken from");
 
 /** Every bound is a positive whole number; a zero or negative bound is a configuration bug. */
 export function assertLimitsValid(tree: object = limits, path = "limits"): void {

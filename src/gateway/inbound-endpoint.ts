@@ -8,6 +8,7 @@ import { Admission } from "./admission.ts";
 import type { Codec } from "./framed-socket.ts";
 import type { InboundDependencies } from "./inbound.ts";
 import { runInboundSession } from "./inbound-session.ts";
+import { OriginalsGroupCommit } from "./originals-group-commit.ts";
 
 /**
  * The scheme endpoint (issuer side): the scheme connects here and sends authorizations,
@@ -48,6 +49,8 @@ export interface InboundEndpoint {
 
 export async function startInboundEndpoint(deps: InboundDependencies & { logger: Logger }, given: InboundEndpointOptions): Promise<InboundEndpoint> {
   const options = withDefaults(given);
+  // The endpoint's originals are group-committed (decision 0045): one writer for all its connections.
+  const sessionDeps = { ...deps, originalsWriter: deps.originalsWriter ?? new OriginalsGroupCommit(deps.pool) };
   const logger = deps.logger.child({ component: "iso8583-inbound" });
   const admission = new Admission({ allowedPeers: options.allowedPeers, connectionsMax: options.connectionsMax, connectionsPerPeerMax: options.connectionsPerPeerMax });
   const sockets = new Set<Socket>();
@@ -84,7 +87,7 @@ export async function startInboundEndpoint(deps: InboundDependencies & { logger:
   const onSession = (socket: Socket) => {
     if (socket.destroyed) return;
     const connection = `inbound:${socket.remoteAddress ?? "?"}:${socket.remotePort ?? 0}#${++connectionCount}`;
-    runInboundSession({ ...deps, logger }, socket, connection, options, running);
+    runInboundSession({ ...sessionDeps, logger }, socket, connection, options, running);
   };
   if (options.tls) server.on("secureConnection", onSession);
   else server.on("connection", onSession);

@@ -1,3 +1,4 @@
+import { assert } from "../assert.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { sqlState, withTransaction, type Tx } from "../db/transaction.ts";
 import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
@@ -15,6 +16,19 @@ import { storableFields, textField } from "./messages.ts";
 /** Serializes everything that concerns one original: its repeats, its reversal. */
 export async function lockOriginal(tx: Tx, tenantId: string, originalKey: string): Promise<void> {
   await tx.query({ name: "iso8583_lock_original", text: "SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))", values: [tenantId, originalKey] });
+}
+
+/**
+ * The locks of a batch of originals of one tenant, in one statement, taken in the order of their
+ * lock ids: two batches (or a batch and a lone message) never wait on each other's locks in a cycle.
+ */
+export async function lockOriginals(tx: Tx, tenantId: string, originalKeys: readonly string[]): Promise<void> {
+  await tx.query({
+    name: "iso8583_lock_originals",
+    text: `SELECT pg_advisory_xact_lock(hashtext($1), s.key_hash)
+             FROM (SELECT DISTINCT hashtext(k) AS key_hash FROM unnest($2::text[]) AS k ORDER BY 1) AS s`,
+    values: [tenantId, originalKeys],
+  });
 }
 
 /** A unique-index race on the RRN between two different keys: the transaction is run again and sees the winner. */
@@ -46,32 +60,43 @@ export interface SeenOriginal {
   reversalKey?: string;             // a reversal of this key that arrived first
 }
 
+/** One original of a batch, as `selectSeenOriginals` looks it up. */
+export interface OriginalLookup {
+  naturalKey: string;
+  mtiClass: string;
+  rrn: string | undefined;
+}
+
 /**
- * What was answered under this key (else this RRN) and whether its reversal came first: one read,
- * after the original's lock. Each arm is an equality on a whole unique index, so the plan stays an
- * index lookup even when the statement's prepared plan is the generic one.
+ * What was answered under each key (else its RRN) and whether its reversal came first: one read
+ * for a batch of originals of one tenant, after their locks, in the order given. Each arm is an
+ * equality on a whole unique index, so the plan stays an index lookup per original even when the
+ * statement's prepared plan is the generic one.
  */
-export async function selectSeen(db: Queryable, tenantId: string, naturalKey: string, mtiClass: string, rrn: string | undefined): Promise<SeenOriginal> {
-  const { rows } = await db.query<Partial<StoredResponse> & { reversal_key: string | null }>({
-    name: "iso8583_inbound_seen",
-    text: `SELECT s.natural_key, s.fingerprint, s.outcome, s.response_mti, s.response_fields, s.effect_key,
-            (SELECT r.natural_key FROM iso8583_inbound_reversal r WHERE r.tenant_id = $1 AND r.original_key = $2) AS reversal_key
-       FROM (SELECT 1) AS one
+export async function selectSeenOriginals(db: Queryable, tenantId: string, originals: readonly OriginalLookup[]): Promise<SeenOriginal[]> {
+  const { rows } = await db.query<Partial<StoredResponse> & { ord: string; reversal_key: string | null }>({
+    name: "iso8583_inbound_seen_batch",
+    text: `SELECT q.ord::text AS ord, s.natural_key, s.fingerprint, s.outcome, s.response_mti, s.response_fields, s.effect_key,
+            (SELECT r.natural_key FROM iso8583_inbound_reversal r WHERE r.tenant_id = $1 AND r.original_key = q.natural_key) AS reversal_key
+       FROM unnest($2::text[], $3::text[], $4::text[]) WITH ORDINALITY AS q(natural_key, mti_class, rrn, ord)
        LEFT JOIN LATERAL (
          SELECT natural_key, fingerprint, outcome, response_mti, response_fields, effect_key FROM (
            SELECT 1 AS link, natural_key, fingerprint, outcome, response_mti, response_fields, effect_key FROM iso8583_inbound
-            WHERE tenant_id = $1 AND natural_key = $2
+            WHERE tenant_id = $1 AND natural_key = q.natural_key
            UNION ALL
            SELECT 2, natural_key, fingerprint, outcome, response_mti, response_fields, effect_key FROM iso8583_inbound
-            WHERE tenant_id = $1 AND mti_class = $3 AND retrieval_reference_number = $4
-         ) AS linked ORDER BY link LIMIT 1) AS s ON true`,
-    values: [tenantId, naturalKey, mtiClass, rrn ?? null],
+            WHERE tenant_id = $1 AND mti_class = q.mti_class AND retrieval_reference_number = q.rrn
+         ) AS linked ORDER BY link LIMIT 1) AS s ON true
+      ORDER BY q.ord`,
+    values: [tenantId, originals.map((o) => o.naturalKey), originals.map((o) => o.mtiClass), originals.map((o) => o.rrn ?? null)],
   });
-  const row = rows[0];
-  const seen: SeenOriginal = {};
-  if (row?.natural_key != null) seen.stored = row as StoredResponse;
-  if (row?.reversal_key != null) seen.reversalKey = row.reversal_key;
-  return seen;
+  assert(rows.length === originals.length, "one seen row per original looked up");
+  return rows.map((row) => {
+    const seen: SeenOriginal = {};
+    if (row.natural_key != null) seen.stored = row as StoredResponse;
+    if (row.reversal_key != null) seen.reversalKey = row.reversal_key;
+    return seen;
+  });
 }
 
 export interface InboundRow {
@@ -91,16 +116,24 @@ export interface InboundRow {
   connection: string;
 }
 
-/** Stores the answer to an original (without card data) in the transaction of its decision. */
-export async function insertInbound(tx: Tx, row: InboundRow): Promise<void> {
+/** Stores the answers to originals (without card data) in the transaction of their decisions: one statement for a batch. */
+export async function insertInbounds(tx: Tx, rows: readonly InboundRow[]): Promise<void> {
+  if (rows.length === 0) return;
+  const column = <T>(pick: (row: InboundRow) => T): T[] => rows.map(pick);
   await tx.query({
-    name: "iso8583_inbound_insert",
+    name: "iso8583_inbound_insert_batch",
     text: `INSERT INTO iso8583_inbound (tenant_id, natural_key, mti_class, retrieval_reference_number, mti, fingerprint, card_hash, account_id,
        amount_minor, currency, outcome, response_code, response_mti, response_fields, effect_key, connection)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
-    values: [row.tenantId, row.naturalKey, row.mtiClass, row.rrn ?? null, row.mti, row.fingerprint, row.cardHash, row.accountId,
-      row.amountMinor.toString(), row.currency, row.outcome, row.response.fields[39], row.response.mti, JSON.stringify(storableFields(row.response)),
-      row.effectKey, row.connection],
+     SELECT r.tenant_id, r.natural_key, r.mti_class, r.rrn, r.mti, r.fingerprint, r.card_hash, r.account_id,
+            r.amount_minor, r.currency, r.outcome, r.response_code, r.response_mti, r.response_fields::jsonb, r.effect_key, r.connection
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+                   $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[], $16::text[])
+            AS r(tenant_id, natural_key, mti_class, rrn, mti, fingerprint, card_hash, account_id,
+                 amount_minor, currency, outcome, response_code, response_mti, response_fields, effect_key, connection)`,
+    values: [column((r) => r.tenantId), column((r) => r.naturalKey), column((r) => r.mtiClass), column((r) => r.rrn ?? null), column((r) => r.mti),
+      column((r) => r.fingerprint), column((r) => r.cardHash), column((r) => r.accountId), column((r) => r.amountMinor.toString()), column((r) => r.currency),
+      column((r) => r.outcome), column((r) => String(r.response.fields[39])), column((r) => r.response.mti), column((r) => JSON.stringify(storableFields(r.response))),
+      column((r) => r.effectKey), column((r) => r.connection)],
   });
 }
 

@@ -87,3 +87,17 @@ export const iso8583ReversalsPending = new Gauge({
   help: "Reversals persisted and not yet acknowledged by a 0410, at the reversal job's last run",
   registers: [registry],
 });
+
+export const iso8583OriginalBatches = new Counter({
+  name: "clearline_iso8583_original_batches_total",
+  help: "Group-commit transactions of ISO 8583 originals, by outcome (committed, or fallback: every message run again alone)",
+  labelNames: ["outcome"] as const,
+  registers: [registry],
+});
+
+export const iso8583OriginalBatchMessages = new Counter({
+  name: "clearline_iso8583_original_batch_messages_total",
+  help: "ISO 8583 originals by how they were decided: in a committed batch, alone after a failed batch, or alone because the queue was full",
+  labelNames: ["path"] as const,
+  registers: [registry],
+});

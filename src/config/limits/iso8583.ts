@@ -35,6 +35,17 @@ export const iso8583Limits = {
   inboundFrameStartedTimeoutMs: 5_000,
   // A TLS handshake (client certificate included) finishes in well under a second on a live link.
   inboundTlsHandshakeTimeoutMs: 10_000,
+  // Group commit of originals (decision 0045). Originals of one tenant and connection decided in
+  // one transaction: 64 is one connection's in-flight bound, so a full window can go in one batch
+  // (one ledger statement of 128 legs, well under a file chunk).
+  inboundBatchMessagesMax: 64,
+  // Batch transactions open at once per endpoint: a lone message starts one at once (no timer);
+  // two, so one fills while the other waits for its commit (2 cores here); more only contend on
+  // shared accounts' row locks.
+  inboundBatchesInFlightMax: 2,
+  // Originals waiting for the next batch; past it a message is decided alone, exactly as before
+  // group commit (the pool bounds how many run at once). 512 = the total of 8 connections' windows.
+  inboundBatchQueueMax: 512,
   // Outbound requests in flight on the scheme connection; a request beyond waits for a slot.
   outboundInflightMax: 64,
   // How long a request waits for an in-flight slot before it is refused (nothing was stored).
