@@ -70,12 +70,12 @@ const OUR_SIDE = `
   ours AS MATERIALIZED (
     SELECT m.transfer_key, m.value_date, m.signed_minor, $7::char(3) AS currency,
            hashtextextended(m.transfer_key || '=' || m.signed_minor || ':' || to_char(m.value_date, 'YYYY-MM-DD'), 0) AS transfer_hash
-      FROM (SELECT e.transfer_key, min(e.value_date) AS value_date,
+      FROM (SELECT (e.transfer_key COLLATE "C") COLLATE "default" AS transfer_key, min(e.value_date) AS value_date,
                    sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END)::bigint AS signed_minor
               FROM ledger_entry e
              WHERE e.tenant_id = $1 AND e.account_id = $2 AND e.value_date BETWEEN $3::date AND $4::date
                AND NOT EXISTS (SELECT 1 FROM left_out x WHERE x.transfer_key = e.transfer_key)
-             GROUP BY e.transfer_key) m
+             GROUP BY e.transfer_key COLLATE "C") m
      WHERE m.signed_minor <> 0
   )`;
 
@@ -114,14 +114,22 @@ function ruleCase(rules: readonly MatchingRule[], firstParam: number): string {
 
 const FIRST_RULE_PARAM = 8; // $1..$7: tenant, account, load from/to, period from/to, currency
 
-// Every item and every transfer reaches exactly one row of "final": a pair (both keys: each names
-// only the other), or one side alone. Uniqueness is min = max of the other side's key over the
-// edges (hash aggregates, no sort), and the pair is found by one full join of the two aggregates,
-// which also yields what is left: nothing is joined back and nothing is anti-joined. The amounts
-// of a pair are carried only when the pairs are kept (a stored run).
+// Uniqueness is min = max of the other side's key over the edges. Each item is grouped first
+// ("per_item": the only transfer it names, if one, with the first rule accepting that pair); each
+// item then claims its only transfer, and the claims are grouped with the edges by transfer
+// ("per_transfer", decision 0044): a transfer named by exactly one item, and claimed by it, is a
+// pair, and the group of the null key holds every item that claims none. So every item and every
+// transfer is counted in exactly one group, and no join pairs the two aggregates. The groups are
+// sorted in byte order (COLLATE "C": the same groups as the keys' collation, which is deterministic,
+// and min = max means the same), and the statement is planned with sorts instead of hash tables
+// (runMatch): measured, a sort of these keys costs about half of a hash aggregate over them.
+// The amounts of a pair are carried only when the pairs are kept (a stored run).
 function matchSql(rules: readonly MatchingRule[], keepPairs: boolean, writeLeftovers: boolean): string {
   const namesParam = FIRST_RULE_PARAM + 2 * rules.length;
   const amounts = keepPairs ? ", min(theirs_minor) AS theirs_minor, min(ours_minor) AS ours_minor" : "";
+  const claimAmounts = keepPairs ? ", min(theirs_minor) FILTER (WHERE claim) AS theirs_minor, min(ours_minor) FILTER (WHERE claim) AS ours_minor" : "";
+  const noAmounts = keepPairs ? ", NULL::bigint AS theirs_minor, NULL::bigint AS ours_minor" : "";
+  const claimColumns = keepPairs ? ", theirs_minor, ours_minor" : "";
   return `WITH ${OUR_SIDE}, ${REFERENCES},
   edge AS (
     SELECT r.item_key, r.item_hash, o.transfer_key, o.transfer_hash${keepPairs ? ", r.signed_minor AS theirs_minor, o.signed_minor AS ours_minor" : ""},
@@ -130,46 +138,56 @@ function matchSql(rules: readonly MatchingRule[], keepPairs: boolean, writeLefto
       FROM their_ref r FULL JOIN our_ref o ON o.ref = r.ref
   ),
   per_item AS (
-    SELECT item_key, CASE WHEN min(transfer_key) = max(transfer_key) THEN min(transfer_key) END AS only_transfer,
+    SELECT item_key COLLATE "C" AS item_key,
+           CASE WHEN min(transfer_key COLLATE "C") = max(transfer_key COLLATE "C") THEN min(transfer_key COLLATE "C") END AS only_transfer,
            min(rule) AS rule, bool_or(in_period) AS in_period, min(item_hash) AS item_hash${amounts}
-      FROM edge WHERE item_key IS NOT NULL GROUP BY item_key
+      FROM edge WHERE item_key IS NOT NULL GROUP BY item_key COLLATE "C"
   ),
   per_transfer AS (
-    SELECT transfer_key, CASE WHEN min(item_key) = max(item_key) THEN min(item_key) END AS only_item, min(transfer_hash) AS transfer_hash
-      FROM edge WHERE transfer_key IS NOT NULL GROUP BY transfer_key
-  ),
-  final AS MATERIALIZED (
-    SELECT i.item_key, t.transfer_key, i.rule, i.in_period, i.item_hash, t.transfer_hash${keepPairs ? ", i.theirs_minor, i.ours_minor" : ""},
-           (i.item_key IS NOT NULL AND t.transfer_key IS NOT NULL AND i.rule IS NOT NULL) AS taken
-      FROM per_item i FULL JOIN per_transfer t ON t.transfer_key = i.only_transfer AND t.only_item = i.item_key
+    SELECT transfer_key,
+           count(*) FILTER (WHERE claim) AS items, sum(item_hash) FILTER (WHERE claim) AS item_hashes,
+           min(transfer_hash) FILTER (WHERE NOT claim) AS transfer_hash,
+           coalesce(min(item_key) FILTER (WHERE NOT claim) = max(item_key) FILTER (WHERE NOT claim) AND bool_or(claim)
+                    AND min(rule) FILTER (WHERE claim) IS NOT NULL, false) AS taken,
+           min(item_key) FILTER (WHERE claim) AS item_key, min(rule) FILTER (WHERE claim) AS rule,
+           coalesce(bool_or(in_period) FILTER (WHERE claim), false) AS in_period${claimAmounts}
+      FROM (SELECT transfer_key COLLATE "C" AS transfer_key, item_key COLLATE "C" AS item_key, false AS claim, NULL::bigint AS item_hash, transfer_hash,
+                   NULL::int AS rule, NULL::boolean AS in_period${noAmounts}
+              FROM edge WHERE transfer_key IS NOT NULL
+            UNION ALL
+            SELECT only_transfer, item_key, true, item_hash, NULL, rule, in_period${claimColumns} FROM per_item) x
+     GROUP BY transfer_key
   )${writeLeftovers ? leftoversSql(keepPairs, namesParam) : ""}
   ${SUMMARY}`;
 }
 
-// Counts and the run's identity, over "final".
+// Counts and the run's identity, over "per_transfer": a group per transfer, and the group of the
+// null key for the items that claim no transfer; each item is one claim in one group.
 const SUMMARY = `
-  SELECT count(*) FILTER (WHERE item_key IS NOT NULL)::int AS items,
-         count(*) FILTER (WHERE transfer_key IS NOT NULL)::int AS transfers,
+  SELECT coalesce(sum(items), 0)::int AS items,
+         count(transfer_key)::int AS transfers,
          count(*) FILTER (WHERE taken AND in_period)::int AS matched,
-         count(*) FILTER (WHERE item_key IS NOT NULL AND NOT taken)::int AS items_left,
-         count(*) FILTER (WHERE transfer_key IS NOT NULL AND NOT taken)::int AS transfers_left,
-         count(*) FILTER (WHERE item_key IS NOT NULL) || ':' || coalesce(sum(item_hash), 0) AS theirs_digest,
-         count(*) FILTER (WHERE transfer_key IS NOT NULL) || ':' || coalesce(sum(transfer_hash), 0) AS ours_digest
-    FROM final`;
+         (coalesce(sum(items), 0) - count(*) FILTER (WHERE taken))::int AS items_left,
+         (count(transfer_key) - count(*) FILTER (WHERE taken))::int AS transfers_left,
+         coalesce(sum(items), 0) || ':' || coalesce(sum(item_hashes), 0) AS theirs_digest,
+         count(transfer_key) || ':' || coalesce(sum(transfer_hash), 0) AS ours_digest
+    FROM per_transfer`;
 
 /** What is left, to the temporary tables the in-memory matcher reads; the pairs too when kept. */
 function leftoversSql(keepPairs: boolean, namesParam: number): string {
   return `,
   items_left AS (
-    INSERT INTO recon_left_item (item_key) SELECT item_key FROM final WHERE item_key IS NOT NULL AND NOT taken
+    INSERT INTO recon_left_item (item_key)
+    SELECT i.item_key FROM per_item i
+     WHERE NOT EXISTS (SELECT 1 FROM per_transfer f WHERE f.taken AND f.item_key = i.item_key AND f.transfer_key = i.only_transfer)
   ),
   transfers_left AS (
     INSERT INTO recon_left_transfer (transfer_key, value_date, signed_minor)
-    SELECT o.transfer_key, o.value_date, o.signed_minor FROM ours o JOIN final f ON f.transfer_key = o.transfer_key WHERE NOT f.taken
+    SELECT o.transfer_key, o.value_date, o.signed_minor FROM ours o JOIN per_transfer f ON f.transfer_key = o.transfer_key COLLATE "C" WHERE NOT f.taken
   )${keepPairs ? `,
   pairs AS (
     INSERT INTO recon_prematch (item_key, transfer_key, rule, theirs_minor, ours_minor, in_period)
-    SELECT item_key, transfer_key, ($${namesParam}::text[])[rule], theirs_minor, ours_minor, in_period FROM final WHERE taken
+    SELECT item_key, transfer_key, ($${namesParam}::text[])[rule], theirs_minor, ours_minor, in_period FROM per_transfer WHERE taken
   )` : ""}`;
 }
 
@@ -178,7 +196,9 @@ function leftoversSql(keepPairs: boolean, namesParam: number): string {
  * statement: its row estimates of aggregates and CTEs are guesses (a grouped set of 100,000 rows
  * estimated at one), on which it chose nested loops (minutes at 100,000) or merge joins with two
  * sorts; every join here is set-sized, so hashes are right (and JIT, which the steering's costs
- * would trigger, only compiles for seconds).
+ * would trigger, only compiles for seconds). Its groupings, though, are sorts (decision 0044): a
+ * hash aggregate over 100,000 keys is a cache miss per row, and a sort of the same keys in byte
+ * order (abbreviated keys) measured at about half of it.
  */
 export async function matchInDatabase(tx: Tx, input: SetMatchInput): Promise<SetMatchSummary> {
   // A dry run first asks without writing (docs/decisions/0040): a read-only statement, with no
@@ -201,15 +221,15 @@ async function runMatch(tx: Tx, input: SetMatchInput, writeLeftovers: boolean): 
   // No parallel workers either: the read-only form may have them, and the planner then put the
   // left-out set's join over a parallel scan of all of ledger_entry (not the account's entries),
   // while the grouping and joins that carry the cost stayed serial (full joins are not parallel
-  // before PostgreSQL 16).
-  await tx.query("SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0");
+  // before PostgreSQL 16). Hash aggregates off: every grouping here sorts its keys in byte order.
+  await tx.query("SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL enable_hashagg = off; SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0");
   const params: unknown[] = [input.tenantId, input.accountId, input.loadFrom, input.loadTo, input.from, input.to, input.currency];
   for (const rule of input.rules) params.push(rule.amount.driftMinor, rule.dateWindowDays);
   if (input.keepPairs) params.push(input.rules.map((r) => r.name));
   const { rows } = await tx.query<{ items: number; transfers: number; matched: number; items_left: number; transfers_left: number; theirs_digest: string; ours_digest: string }>(
     matchSql(input.rules, input.keepPairs, writeLeftovers), params,
   );
-  await tx.query("SET LOCAL enable_nestloop TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT; SET LOCAL jit TO DEFAULT; SET LOCAL max_parallel_workers_per_gather TO DEFAULT");
+  await tx.query("SET LOCAL enable_nestloop TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT; SET LOCAL enable_hashagg TO DEFAULT; SET LOCAL jit TO DEFAULT; SET LOCAL max_parallel_workers_per_gather TO DEFAULT");
   const row = rows[0];
   assert(row !== undefined, "the set-based match returns one summary row");
   return {

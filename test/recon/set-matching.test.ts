@@ -88,6 +88,19 @@ describe("the set-based step of a run takes only what the rules in order would t
     expect(brief(detail)).toEqual([["matched", "reference-exact", ["svcr:B1"], ["iso:rec-9:post"]]]);
   });
 
+  it("matches an entry whose reference names the same transfer twice (its key and its record's end-to-end id)", async () => {
+    const tenantId = await givenBooks(db, [["E2E-T", 4_200n, "2026-12-01"]]);
+    await db.pool.query(
+      `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position, amount_minor, currency, value_date, transfer_key, link_id1, link_id2)
+       VALUES ($1, 'iso:rec-t', 'f', 'iso20022', 'credit', 'applied', 'fil_1', 0, '/Document', 4200, 'USD', '2026-12-01', 'E2E-T', NULL, 'e2e:E2E-T')`,
+      [tenantId]);
+    await imported(db, tenantId, "SM8", [{ amount: "42.00", date: "2026-12-01", svcrRef: "B1", endToEndId: "E2E-T" }]);
+    const dry = await runReconciliation(db.pool, { tenantId, accountId: "settlement", from: "2026-12-01", to: "2026-12-01", dryRun: true });
+    const detail = await storedRun(db, tenantId, "2026-12-01", "2026-12-01");
+    expect(brief(detail)).toEqual([["matched", "reference-exact", ["svcr:B1"], ["E2E-T"]]]);
+    expect(dry).toMatchObject({ ok: true, value: { runId: detail.runId, matched: 1, differences: { theirs_only: 0, ours_only: 0 } } });
+  });
+
   it("matches an entry first listed pending once a later statement books it", async () => {
     const tenantId = await givenBooks(db, [["INV-P", 900n, "2026-12-01"]]);
     await imported(db, tenantId, "SM5a", [{ amount: "9.00", date: "2026-12-01", svcrRef: "B1", endToEndId: "INV-P", status: "PDNG" }]);
