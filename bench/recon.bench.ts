@@ -142,7 +142,7 @@ export async function run(args: string[]): Promise<BenchReport> {
         [tenantId, DAY],
       );
       if (pairs.rowCount !== entries) throw new Error(`the join paired ${pairs.rowCount} of ${entries}`);
-      });
+    });
     const dryRun = () => timed(async () => {
       const result = await runReconciliation(db.pool, { tenantId, accountId: "settlement", from: DAY, to: DAY, dryRun: true });
       if (!result.ok || result.value.matched !== entries) throw new Error(`run matched ${JSON.stringify(result)}`);
