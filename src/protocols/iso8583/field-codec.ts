@@ -354,7 +354,7 @@ function flatten(definition: FieldDefinition, value: FieldValue, offset: number,
 }
 
 /** The units a value takes (characters, digits, or bytes for b), after padding a short fixed value. */
-function padded(definition: FieldDefinition, text: string): string {
+export function padded(definition: FieldDefinition, text: string): string {
   if (definition.prefix !== "fixed" || definition.type === "b") return text;
   const units = text.length;
   if (units >= definition.length) return text;
