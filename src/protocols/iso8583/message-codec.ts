@@ -137,6 +137,23 @@ function readBitmaps(bytes: Buffer, mtiLength: number, dictionary: Dictionary): 
   }
 }
 
+/** The 32 bits of unpackBitmap that announce fields 32 * word + 1 .. 32 * word + 32, bit 31 first. */
+function bitmapWord(word: number): number {
+  const at = word * 4;
+  return ((unpackBitmap[at] as number) << 24) | ((unpackBitmap[at + 1] as number) << 16) | ((unpackBitmap[at + 2] as number) << 8) | (unpackBitmap[at + 3] as number);
+}
+
+/** The highest field number unpackBitmap announces, 0 when it announces none (bitmap indicators are not fields). */
+function highestAnnouncedField(bitmapCount: number, bitmapsMax: number): number {
+  for (let word = bitmapCount * 2 - 1; word >= 0; word--) {
+    const bits = bitmapWord(word);
+    if (bits === 0) continue;
+    const fieldNumber = word * 32 + Math.clz32(bits & -bits) + 1; // the lowest set bit is the highest field
+    return isBitmapIndicator(fieldNumber, bitmapsMax) ? 0 : fieldNumber;
+  }
+  return 0;
+}
+
 /**
  * Reads the fields unpackBitmap announces, from `offset`, into `fields`; returns the offset past
  * the last one, or the finding. A field with an ASCII text plan takes the fast path first
@@ -146,40 +163,46 @@ function readFields(
   bytes: Buffer, offset: number, bitmapCount: number, dictionary: Dictionary, tlvElementsMax: number, tolerance: Tolerance | undefined,
   fields: Record<number, FieldValue>,
 ): number | Finding {
-  const bitmap = unpackBitmap;
   const bitmapsMax = dictionary.bitmap.bitmapsMax;
   const plans = fieldPlansOf(dictionary);
   const end = bytes.length;
   let text: string | undefined; // the whole message as latin1, made once when the first ASCII text field needs it
-  const fieldNumberMax = bitmapCount * bitmapBits;
-  for (let fieldNumber = 2; fieldNumber <= fieldNumberMax; fieldNumber++) {
-    if (((fieldNumber - 1) & 7) === 0 && bitmap[(fieldNumber - 1) >> 3] === 0) {
-      fieldNumber += 7; // a whole empty bitmap byte: none of its eight fields is present
-      continue;
-    }
-    if (!isBitSet(bitmap, fieldNumber) || isBitmapIndicator(fieldNumber, bitmapsMax)) continue;
-    const plan = plans[fieldNumber];
-    if (plan !== undefined) {
-      if (text === undefined) text = latin1Slice(bytes, 0, end);
-      const next = readAsciiText(plan, bytes, text, offset, end, fields);
-      if (next !== deferToGeneric) {
-        offset = next;
-        continue;
+  // The highest field stored first sizes the object's element storage once: V8 grows the elements
+  // of a plain object in a runtime call per store past their end, which cost as much as the fields'
+  // decoding. The placeholder is always overwritten (or removed, for a raw field) or the read fails.
+  const highest = highestAnnouncedField(bitmapCount, bitmapsMax);
+  if (highest !== 0) fields[highest] = "";
+  for (let word = 0; word < bitmapCount * 2; word++) {
+    let bits = bitmapWord(word);
+    while (bits !== 0) {
+      const bit = Math.clz32(bits);
+      bits ^= 1 << (31 - bit);
+      const fieldNumber = word * 32 + bit + 1;
+      if (isBitmapIndicator(fieldNumber, bitmapsMax)) continue;
+      const plan = plans[fieldNumber];
+      if (plan !== undefined) {
+        if (text === undefined) text = latin1Slice(bytes, 0, end);
+        const next = readAsciiText(plan, bytes, text, offset, end, fields);
+        if (next !== deferToGeneric) {
+          offset = next;
+          continue;
+        }
       }
+      const definition = dictionary.fields[fieldNumber];
+      if (definition === undefined) {
+        return iso8583Error("ISO8583_FIELD_UNDEFINED", `bitmap announces field ${fieldNumber}, which dictionary ${dictionary.name} does not define`, [String(fieldNumber)], offset);
+      }
+      const read = unpackField(definition, bytes, offset, end, tlvElementsMax, tolerance !== undefined);
+      if ("code" in read) return read;
+      if (read.raw === true && tolerance !== undefined) {
+        tolerance.rawFields[fieldNumber] = read.value as string;
+        if (read.finding !== undefined) tolerance.findings.push(read.finding);
+        if (fieldNumber === highest) Reflect.deleteProperty(fields, fieldNumber);
+      } else {
+        fields[fieldNumber] = read.value;
+      }
+      offset = read.next;
     }
-    const definition = dictionary.fields[fieldNumber];
-    if (definition === undefined) {
-      return iso8583Error("ISO8583_FIELD_UNDEFINED", `bitmap announces field ${fieldNumber}, which dictionary ${dictionary.name} does not define`, [String(fieldNumber)], offset);
-    }
-    const read = unpackField(definition, bytes, offset, end, tlvElementsMax, tolerance !== undefined);
-    if ("code" in read) return read;
-    if (read.raw === true && tolerance !== undefined) {
-      tolerance.rawFields[fieldNumber] = read.value as string;
-      if (read.finding !== undefined) tolerance.findings.push(read.finding);
-    } else {
-      fields[fieldNumber] = read.value;
-    }
-    offset = read.next;
   }
   return offset;
 }
