@@ -265,6 +265,20 @@ describe("pack", () => {
     expect(error.position.fieldPath).toEqual(["1"]);
   });
 
+  it("names a key that is not a field number as written (\"02\", \"x\") or is beyond field 192, next to valid fields", () => {
+    for (const key of ["02", "x", "2.0", "193"]) {
+      const error = errorOf(pack({ mti: "0100", fields: { 2: "4761739001010119", 11: "000123", [key]: "1" } as Message["fields"] }, ascii));
+      expect(error.code).toBe("ISO8583_FIELD_UNDEFINED");
+      expect(error.position.fieldPath).toEqual([key]);
+    }
+  });
+
+  it("names a defined field given no value (undefined), next to valid fields", () => {
+    const error = errorOf(pack({ mti: "0100", fields: { 2: "4761739001010119", 11: undefined } as unknown as Message["fields"] }, ascii));
+    expect(error.code).toBe("ISO8583_FIELD_VALUE_INVALID");
+    expect(error.position.fieldPath).toEqual(["11"]);
+  });
+
   it("refuses an MTI that is not four digits", () => {
     expect(errorOf(pack({ mti: "100", fields: {} }, ascii)).code).toBe("ISO8583_MTI_INVALID");
   });
