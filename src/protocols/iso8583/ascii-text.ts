@@ -8,7 +8,8 @@ import type { FieldValue } from "./types.ts";
  * and return the offset just past it; anything else returns deferToGeneric, and the caller runs
  * the generic field codec from the same offset, which names the problem in its finding (or
  * encodes a value this path does not take). So this path holds no error text, and a bad field
- * gets exactly the finding, position and masking it always got.
+ * gets exactly the finding, position and masking it always got (decision 0048). A new rule for
+ * ASCII text fields goes in both places: here as a refusal, there as the finding that names it.
  */
 export const deferToGeneric = -1;
 
