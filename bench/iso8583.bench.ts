@@ -249,6 +249,7 @@ export const run: Benchmark = async (args) => {
   const codec = await codecSection();
   report.rows.push(...codec.rows);
   report.notes?.push(...codec.notes);
+  if (args.includes("--codec-only")) return report;   // quick codec iterations; the full run times both sections
   const endpoint = await endpointSection(args);
   report.rows.push(...endpoint.rows);
   report.notes?.push(...endpoint.notes);

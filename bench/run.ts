@@ -3,6 +3,8 @@ import { fileURLToPath } from "node:url";
 import { printReport, type Benchmark } from "./harness.ts";
 
 // `npm run bench -- NAME [args]` runs bench/NAME.bench.ts.
+//   iso8583 --codec-only          the codec section alone (no database), for quick codec iterations
+//   iso8583 --authorizations=N    authorizations per side per round in the endpoint section (default 1,000)
 const here = fileURLToPath(new URL(".", import.meta.url));
 const available = readdirSync(here).filter((f) => f.endsWith(".bench.ts")).map((f) => f.replace(/\.bench\.ts$/, ""));
 const [name, ...args] = process.argv.slice(2);

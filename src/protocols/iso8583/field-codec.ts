@@ -143,7 +143,11 @@ function invalidCharacter(definition: FieldDefinition, offset: number, text: str
     fieldPathOf(definition), offset, maskForError(text, definition.sensitive));
 }
 
-/** Type rules on decoded text: n is digits, x+n is a C/D sign then digits; other types take any character of their encoding. */
+/**
+ * Type rules on decoded text: n is digits, x+n is a C/D sign then digits; other types take any
+ * character of their encoding. ASCII text fields are first tried by ascii-text.ts, which must
+ * refuse whatever these rules refuse.
+ */
 function typeProblem(definition: FieldDefinition, text: string): string | undefined {
   // A NUL byte in a text field (DE 41, 42, 43...) could never be stored or echoed from the database.
   if (definition.type !== "b" && text.includes("\u0000")) return "a text field holds a NUL character (U+0000), which cannot be stored";
@@ -354,7 +358,7 @@ function flatten(definition: FieldDefinition, value: FieldValue, offset: number,
 }
 
 /** The units a value takes (characters, digits, or bytes for b), after padding a short fixed value. */
-function padded(definition: FieldDefinition, text: string): string {
+export function padded(definition: FieldDefinition, text: string): string {
   if (definition.prefix !== "fixed" || definition.type === "b") return text;
   const units = text.length;
   if (units >= definition.length) return text;

@@ -66,30 +66,49 @@ export function encodeFrameHeader(length: number, framing: Framing): Result<Buff
   if (length > framingLengthMax[framing]) {
     return fail(iso8583Error("ISO8583_FRAME_TOO_LARGE", `length ${length} does not fit a ${framing} header`, undefined, 0));
   }
-  const header = Buffer.alloc(headerBytesOf[framing]);
-  switch (framing) {
-    case "binary-2":
-    case "vml-4":
-      header.writeUInt16BE(length, 0);
-      break;
-    case "ascii-4":
-      header.write(String(length).padStart(4, "0"), 0, "latin1");
-      break;
-    case "bcd-2":
-      header.write(String(length).padStart(4, "0"), 0, "hex");
-      break;
-  }
+  const header = Buffer.allocUnsafe(headerBytesOf[framing]);
+  writeFrameHeader(header, length, framing);
   return ok(header);
 }
 
-/** A message with its length header in front, refused above frameBytesMax. */
+/** Writes the header of a `length`-byte body at the start of `out`; the caller checked that it fits. */
+function writeFrameHeader(out: Buffer, length: number, framing: Framing): void {
+  switch (framing) {
+    case "binary-2":
+      out[0] = length >> 8;
+      out[1] = length & 0xff;
+      break;
+    case "vml-4":
+      out[0] = length >> 8;
+      out[1] = length & 0xff;
+      out[2] = 0; // the two reserved bytes
+      out[3] = 0;
+      break;
+    case "ascii-4":
+      out.write(String(length).padStart(4, "0"), 0, "latin1");
+      break;
+    case "bcd-2":
+      out.write(String(length).padStart(4, "0"), 0, "hex");
+      break;
+  }
+}
+
+/**
+ * A message with its length header in front, refused above frameBytesMax. Header and body go
+ * straight into one new buffer: a header buffer and a concatenation cost more than the codec.
+ */
 export function frameMessage(body: Uint8Array, framing: Framing = defaultFraming, frameBytesMax: number = limits.iso8583.frameBytesMax): Result<Buffer, Finding> {
   if (body.length > frameBytesMax) {
     return fail(iso8583Error("ISO8583_FRAME_TOO_LARGE", `frame of ${body.length} bytes exceeds ${frameBytesMax}`, undefined, 0));
   }
-  const header = encodeFrameHeader(body.length, framing);
-  if (!header.ok) return header;
-  return ok(Buffer.concat([header.value, body]));
+  if (body.length > framingLengthMax[framing]) {
+    return fail(iso8583Error("ISO8583_FRAME_TOO_LARGE", `length ${body.length} does not fit a ${framing} header`, undefined, 0));
+  }
+  const headerBytes = headerBytesOf[framing];
+  const framed = Buffer.allocUnsafe(headerBytes + body.length);
+  writeFrameHeader(framed, body.length, framing);
+  framed.set(body, headerBytes);
+  return ok(framed);
 }
 
 export interface DeframeResult {

@@ -1,8 +1,10 @@
 import { limits } from "../../config/limits.ts";
 import { fail, ok, type Finding, type Result } from "../../errors/finding.ts";
+import { deferToGeneric, readAsciiText, writeAsciiText } from "./ascii-text.ts";
 import { decodeEbcdic, ebcdicByteOf } from "./ebcdic.ts";
 import { iso8583Error } from "./errors.ts";
 import { latin1Slice, packField, unpackField, type FieldWriter } from "./field-codec.ts";
+import { fieldPlansOf } from "./field-plan.ts";
 import type { Dictionary, FieldValue, Message } from "./types.ts";
 
 /**
@@ -17,7 +19,15 @@ export interface CodecOptions {
 }
 
 const bitmapBits = 64;
-const mtiPattern = /^\d{4}$/;
+
+function isFourDigits(text: string): boolean {
+  if (text.length !== 4) return false;
+  for (let i = 0; i < 4; i++) {
+    const char = text.charCodeAt(i);
+    if (char < 0x30 || char > 0x39) return false;
+  }
+  return true;
+}
 
 function mtiBytes(dictionary: Dictionary): number {
   return dictionary.mti.encoding === "bcd" ? 2 : 4;
@@ -34,7 +44,7 @@ function readMti(bytes: Buffer, dictionary: Dictionary): string | undefined {
     case "ebcdic": text = decodeEbcdic(bytes, 0, 4); break;
     case "bcd": text = bytes.toString("hex", 0, 2); break;
   }
-  return mtiPattern.test(text) ? text : undefined;
+  return isFourDigits(text) ? text : undefined;
 }
 
 const hexValue = (byte: number): number =>
@@ -105,6 +115,98 @@ interface Tolerance {
   findings: Finding[];
 }
 
+/** Reads the bitmaps after the MTI into unpackBitmap: how many there are and where the fields start, or the finding. */
+function readBitmaps(bytes: Buffer, mtiLength: number, dictionary: Dictionary): { bitmapCount: number; offset: number } | Finding {
+  const bitmapLength = bitmapBytes(dictionary);
+  const bitmapsMax = dictionary.bitmap.bitmapsMax;
+  const bitmap = unpackBitmap.fill(0);
+  let offset = mtiLength;
+  let bitmapCount = 0;
+  for (;;) {
+    if (offset + bitmapLength > bytes.length) return iso8583Error("ISO8583_MESSAGE_TRUNCATED", "message ends inside a bitmap", ["1"], offset);
+    if (!readBitmap(bytes, offset, dictionary, bitmap, bitmapCount * 8)) {
+      return iso8583Error("ISO8583_BITMAP_INVALID", "a hex bitmap holds a non-hex character", ["1"], offset);
+    }
+    offset += bitmapLength;
+    bitmapCount++;
+    if (!announcesNextBitmap(bitmap, bitmapCount, bitmapsMax)) return { bitmapCount, offset };
+    if (bitmapCount === bitmapsMax) {
+      return iso8583Error("ISO8583_BITMAP_TOO_MANY", `bitmap ${bitmapCount} announces another, beyond the ${bitmapsMax} the dictionary allows`,
+        ["1"], offset - bitmapLength);
+    }
+  }
+}
+
+/** The 32 bits of unpackBitmap that announce fields 32 * word + 1 .. 32 * word + 32, bit 31 first. */
+function bitmapWord(word: number): number {
+  const at = word * 4;
+  return ((unpackBitmap[at] as number) << 24) | ((unpackBitmap[at + 1] as number) << 16) | ((unpackBitmap[at + 2] as number) << 8) | (unpackBitmap[at + 3] as number);
+}
+
+/** The highest field number unpackBitmap announces, 0 when it announces none (bitmap indicators are not fields). */
+function highestAnnouncedField(bitmapCount: number, bitmapsMax: number): number {
+  for (let word = bitmapCount * 2 - 1; word >= 0; word--) {
+    const bits = bitmapWord(word);
+    if (bits === 0) continue;
+    const fieldNumber = word * 32 + Math.clz32(bits & -bits) + 1; // the lowest set bit is the highest field
+    return isBitmapIndicator(fieldNumber, bitmapsMax) ? 0 : fieldNumber;
+  }
+  return 0;
+}
+
+/**
+ * Reads the fields unpackBitmap announces, from `offset`, into `fields`; returns the offset past
+ * the last one, or the finding. A field with an ASCII text plan takes the fast path first
+ * (ascii-text.ts); whatever that path does not accept is read by the generic field codec.
+ */
+function readFields(
+  bytes: Buffer, offset: number, bitmapCount: number, dictionary: Dictionary, tlvElementsMax: number, tolerance: Tolerance | undefined,
+  fields: Record<number, FieldValue>,
+): number | Finding {
+  const bitmapsMax = dictionary.bitmap.bitmapsMax;
+  const plans = fieldPlansOf(dictionary);
+  const end = bytes.length;
+  let text: string | undefined; // the whole message as latin1, made once when the first ASCII text field needs it
+  // The highest field stored first sizes the object's element storage once: V8 grows the elements
+  // of a plain object in a runtime call per store past their end, which cost as much as the fields'
+  // decoding. The placeholder is always overwritten (or removed, for a raw field) or the read fails.
+  const highest = highestAnnouncedField(bitmapCount, bitmapsMax);
+  if (highest !== 0) fields[highest] = "";
+  for (let word = 0; word < bitmapCount * 2; word++) {
+    let bits = bitmapWord(word);
+    while (bits !== 0) {
+      const bit = Math.clz32(bits);
+      bits ^= 1 << (31 - bit);
+      const fieldNumber = word * 32 + bit + 1;
+      if (isBitmapIndicator(fieldNumber, bitmapsMax)) continue;
+      const plan = plans[fieldNumber];
+      if (plan !== undefined) {
+        if (text === undefined) text = latin1Slice(bytes, 0, end);
+        const next = readAsciiText(plan, bytes, text, offset, end, fields);
+        if (next !== deferToGeneric) {
+          offset = next;
+          continue;
+        }
+      }
+      const definition = dictionary.fields[fieldNumber];
+      if (definition === undefined) {
+        return iso8583Error("ISO8583_FIELD_UNDEFINED", `bitmap announces field ${fieldNumber}, which dictionary ${dictionary.name} does not define`, [String(fieldNumber)], offset);
+      }
+      const read = unpackField(definition, bytes, offset, end, tlvElementsMax, tolerance !== undefined);
+      if ("code" in read) return read;
+      if (read.raw === true && tolerance !== undefined) {
+        tolerance.rawFields[fieldNumber] = read.value as string;
+        if (read.finding !== undefined) tolerance.findings.push(read.finding);
+        if (fieldNumber === highest) Reflect.deleteProperty(fields, fieldNumber);
+      } else {
+        fields[fieldNumber] = read.value;
+      }
+      offset = read.next;
+    }
+  }
+  return offset;
+}
+
 function unpackMessage(input: Uint8Array, dictionary: Dictionary, options: CodecOptions, tolerance: Tolerance | undefined): Result<Message, Finding> {
   const messageBytesMax = options.messageBytesMax ?? limits.iso8583.messageBytesMax;
   const tlvElementsMax = options.tlvElementsMax ?? limits.iso8583.tlvElementsMax;
@@ -117,53 +219,18 @@ function unpackMessage(input: Uint8Array, dictionary: Dictionary, options: Codec
   if (end < mtiLength) return fail(iso8583Error("ISO8583_MESSAGE_TRUNCATED", "message ends inside its MTI", ["0"], 0));
   const mti = readMti(bytes, dictionary);
   if (mti === undefined) return fail(iso8583Error("ISO8583_MTI_INVALID", "MTI is not four decimal digits", ["0"], 0, bytes.toString("hex", 0, mtiLength).toUpperCase()));
-
-  const bitmapLength = bitmapBytes(dictionary);
-  const bitmapsMax = dictionary.bitmap.bitmapsMax;
-  const bitmap = unpackBitmap.fill(0);
-  let offset = mtiLength;
-  let bitmapCount = 0;
-  for (;;) {
-    if (offset + bitmapLength > end) return fail(iso8583Error("ISO8583_MESSAGE_TRUNCATED", "message ends inside a bitmap", ["1"], offset));
-    if (!readBitmap(bytes, offset, dictionary, bitmap, bitmapCount * 8)) {
-      return fail(iso8583Error("ISO8583_BITMAP_INVALID", "a hex bitmap holds a non-hex character", ["1"], offset));
-    }
-    offset += bitmapLength;
-    bitmapCount++;
-    if (!announcesNextBitmap(bitmap, bitmapCount, bitmapsMax)) break;
-    if (bitmapCount === bitmapsMax) {
-      return fail(iso8583Error("ISO8583_BITMAP_TOO_MANY", `bitmap ${bitmapCount} announces another, beyond the ${bitmapsMax} the dictionary allows`,
-        ["1"], offset - bitmapLength));
-    }
-  }
+  const header = readBitmaps(bytes, mtiLength, dictionary);
+  if ("code" in header) return fail(header);
 
   const fields: Record<number, FieldValue> = {};
-  const fieldNumberMax = bitmapCount * bitmapBits;
-  for (let fieldNumber = 2; fieldNumber <= fieldNumberMax; fieldNumber++) {
-    if (((fieldNumber - 1) & 7) === 0 && bitmap[(fieldNumber - 1) >> 3] === 0) {
-      fieldNumber += 7; // a whole empty bitmap byte: none of its eight fields is present
-      continue;
-    }
-    if (!isBitSet(bitmap, fieldNumber) || isBitmapIndicator(fieldNumber, bitmapsMax)) continue;
-    const definition = dictionary.fields[fieldNumber];
-    if (definition === undefined) {
-      return fail(iso8583Error("ISO8583_FIELD_UNDEFINED", `bitmap announces field ${fieldNumber}, which dictionary ${dictionary.name} does not define`, [String(fieldNumber)], offset));
-    }
-    const read = unpackField(definition, bytes, offset, end, tlvElementsMax, tolerance !== undefined);
-    if ("code" in read) return fail(read);
-    if (read.raw === true && tolerance !== undefined) {
-      tolerance.rawFields[fieldNumber] = read.value as string;
-      if (read.finding !== undefined) tolerance.findings.push(read.finding);
-    } else {
-      fields[fieldNumber] = read.value;
-    }
-    offset = read.next;
-  }
+  const offset = readFields(bytes, header.offset, header.bitmapCount, dictionary, tlvElementsMax, tolerance, fields);
+  if (typeof offset !== "number") return fail(offset);
   if (offset !== end) {
     return fail(iso8583Error("ISO8583_MESSAGE_TRAILING_BYTES", `${end - offset} bytes follow the last field`, undefined, offset));
   }
+  const bitmapCount = header.bitmapCount;
   let neededBitmaps = 1;
-  for (let fieldNumber = fieldNumberMax; fieldNumber > 64; fieldNumber--) {
+  for (let fieldNumber = bitmapCount * bitmapBits; fieldNumber > 64; fieldNumber--) {
     if (fields[fieldNumber] !== undefined) {
       neededBitmaps = fieldNumber > 128 ? 3 : 2;
       break;
@@ -172,16 +239,19 @@ function unpackMessage(input: Uint8Array, dictionary: Dictionary, options: Codec
   return ok(bitmapCount > neededBitmaps ? { mti, fields, bitmapCount } : { mti, fields });
 }
 
+const fieldNumberMax = 192; // three bitmaps of 64 bits
+
 // The canonical key of each field number ("2", not "02" or "2.0"), compared without allocating.
 const fieldKeys: readonly string[] = Array.from({ length: 193 }, (_, fieldNumber) => String(fieldNumber));
 
 // Pack is synchronous, so one scratch buffer serves every call; the result is a copy of its used part.
 let scratch = Buffer.allocUnsafe(limits.iso8583.messageBytesMax);
 let scratchView = scratch;
+let scratchBytes = new Uint8Array(scratch.buffer, scratch.byteOffset, scratch.length);
 
 function writeMti(out: Buffer, mti: string, dictionary: Dictionary): void {
   switch (dictionary.mti.encoding) {
-    case "ascii": out.write(mti, 0, "latin1"); break;
+    case "ascii": for (let i = 0; i < 4; i++) out[i] = mti.charCodeAt(i); break;
     case "ebcdic": for (let i = 0; i < 4; i++) out[i] = ebcdicByteOf(mti.charCodeAt(i)); break;
     case "bcd": out.write(mti, 0, "hex"); break;
   }
@@ -201,43 +271,84 @@ function writeBitmaps(out: Buffer, offset: number, bitmap: Uint8Array, count: nu
 
 const upperHexDigits = Buffer.from("0123456789ABCDEF", "latin1");
 
+// Pack is synchronous, so one list of field numbers and one bitmap serve every call too. A
+// dictionary defines fields 2..192 at most, each key once, so 192 entries always suffice.
+const packFieldNumbers = new Uint8Array(192);
+const packBitmap = new Uint8Array(8 * limits.iso8583.bitmapsMax);
+
+/**
+ * The message's field numbers, ascending, into packFieldNumbers: how many, or the finding for a key
+ * the dictionary lacks. Object.keys would spell every key out as a string (a third of what pack
+ * cost); counting the values and probing the field numbers in order finds the same set whenever
+ * every key is a defined field number holding a value. Anything else (a key such as "02" or "x",
+ * an undefined field, a key holding undefined) leaves the counts apart, and the keys are then
+ * read one by one to name the key at fault exactly as before.
+ */
+function collectFieldNumbers(fields: Message["fields"], dictionary: Dictionary): number | Finding {
+  const count = Object.values(fields).length;
+  let found = 0;
+  for (let fieldNumber = 2; fieldNumber <= fieldNumberMax && found < count; fieldNumber++) {
+    if (fields[fieldNumber] === undefined) continue;
+    if (dictionary.fields[fieldNumber] === undefined) break;
+    packFieldNumbers[found++] = fieldNumber;
+  }
+  return found === count ? count : collectFieldNumbersByKey(fields, dictionary);
+}
+
+function collectFieldNumbersByKey(fields: object, dictionary: Dictionary): number | Finding {
+  const fieldNumbers = packFieldNumbers;
+  let count = 0;
+  let ascending = true;
+  for (const key of Object.keys(fields)) {
+    const fieldNumber = Number(key);
+    const definition = fieldKeys[fieldNumber] === key ? dictionary.fields[fieldNumber] : undefined;
+    if (definition === undefined) {
+      return iso8583Error("ISO8583_FIELD_UNDEFINED", `dictionary ${dictionary.name} defines no field ${key.slice(0, 8)}`, [key.slice(0, 8)], 0);
+    }
+    if (count > 0 && fieldNumber < (fieldNumbers[count - 1] as number)) ascending = false;
+    fieldNumbers[count++] = fieldNumber;
+  }
+  // Integer keys iterate in ascending order already; the sort keeps that a checked fact, not an accident.
+  if (!ascending) fieldNumbers.subarray(0, count).sort();
+  return count;
+}
+
+/** Sets into packBitmap the indicator bit of each bitmap after the first and the bit of each field. */
+function buildBitmap(fieldCount: number, bitmapCount: number): Uint8Array {
+  const bitmap = packBitmap.fill(0);
+  for (let i = 1; i < bitmapCount; i++) {
+    const indicator = (i - 1) * bitmapBits + 1;
+    bitmap[(indicator - 1) >> 3] = (bitmap[(indicator - 1) >> 3] as number) | (0x80 >> ((indicator - 1) & 7));
+  }
+  for (let i = 0; i < fieldCount; i++) {
+    const fieldNumber = packFieldNumbers[i] as number;
+    bitmap[(fieldNumber - 1) >> 3] = (bitmap[(fieldNumber - 1) >> 3] as number) | (0x80 >> ((fieldNumber - 1) & 7));
+  }
+  return bitmap;
+}
+
 export function pack(message: Message, dictionary: Dictionary, options: CodecOptions = {}): Result<Buffer, Finding> {
   const messageBytesMax = options.messageBytesMax ?? limits.iso8583.messageBytesMax;
   const tlvElementsMax = options.tlvElementsMax ?? limits.iso8583.tlvElementsMax;
-  if (typeof message.mti !== "string" || !mtiPattern.test(message.mti)) {
+  if (typeof message.mti !== "string" || !isFourDigits(message.mti)) {
     return fail(iso8583Error("ISO8583_MTI_INVALID", "MTI must be four decimal digits", ["0"], 0));
   }
   if (typeof message.fields !== "object" || message.fields === null) {
     return fail(iso8583Error("ISO8583_FIELD_VALUE_INVALID", "fields must be an object keyed by field number", undefined, 0));
   }
-  const fieldNumbers: number[] = [];
-  let ascending = true;
-  for (const key of Object.keys(message.fields)) {
-    const fieldNumber = Number(key);
-    const definition = fieldKeys[fieldNumber] === key ? dictionary.fields[fieldNumber] : undefined;
-    if (definition === undefined) {
-      return fail(iso8583Error("ISO8583_FIELD_UNDEFINED", `dictionary ${dictionary.name} defines no field ${key.slice(0, 8)}`, [key.slice(0, 8)], 0));
-    }
-    if (fieldNumbers.length > 0 && fieldNumber < (fieldNumbers[fieldNumbers.length - 1] as number)) ascending = false;
-    fieldNumbers.push(fieldNumber);
-  }
-  // Integer keys iterate in ascending order already; the sort keeps that a checked fact, not an accident.
-  if (!ascending) fieldNumbers.sort((a, b) => a - b);
-  const highest = fieldNumbers[fieldNumbers.length - 1] ?? 0;
+  const fieldCount = collectFieldNumbers(message.fields, dictionary);
+  if (typeof fieldCount !== "number") return fail(fieldCount);
+  const highest = fieldCount === 0 ? 0 : (packFieldNumbers[fieldCount - 1] as number);
   const requested = message.bitmapCount ?? 1;
   if (!Number.isSafeInteger(requested) || requested < 1 || requested > dictionary.bitmap.bitmapsMax) {
     return fail(iso8583Error("ISO8583_BITMAP_TOO_MANY", `bitmapCount must be 1..${dictionary.bitmap.bitmapsMax}`, ["1"], 0));
   }
   const bitmapCount = Math.max(requested, highest > 128 ? 3 : highest > 64 ? 2 : 1);
-  const bitmap = new Uint8Array(8 * bitmapCount);
-  for (let i = 1; i < bitmapCount; i++) {
-    const indicator = (i - 1) * bitmapBits + 1;
-    bitmap[(indicator - 1) >> 3] = (bitmap[(indicator - 1) >> 3] as number) | (0x80 >> ((indicator - 1) & 7));
+  const bitmap = buildBitmap(fieldCount, bitmapCount);
+  if (scratch.length < messageBytesMax) {
+    scratch = Buffer.allocUnsafe(messageBytesMax);
+    scratchBytes = new Uint8Array(scratch.buffer, scratch.byteOffset, scratch.length);
   }
-  for (const fieldNumber of fieldNumbers) {
-    bitmap[(fieldNumber - 1) >> 3] = (bitmap[(fieldNumber - 1) >> 3] as number) | (0x80 >> ((fieldNumber - 1) & 7));
-  }
-  if (scratch.length < messageBytesMax) scratch = Buffer.allocUnsafe(messageBytesMax);
   if (scratchView.length !== messageBytesMax) scratchView = scratch.subarray(0, messageBytesMax);
   const writer: FieldWriter = { buffer: scratchView, offset: 0 };
   const headerBytes = mtiBytes(dictionary) + bitmapCount * bitmapBytes(dictionary);
@@ -247,9 +358,35 @@ export function pack(message: Message, dictionary: Dictionary, options: CodecOpt
   writeMti(writer.buffer, message.mti, dictionary);
   writeBitmaps(writer.buffer, mtiBytes(dictionary), bitmap, bitmapCount, dictionary);
   writer.offset = headerBytes;
-  for (const fieldNumber of fieldNumbers) {
-    const problem = packField(dictionary.fields[fieldNumber]!, message.fields[fieldNumber]!, writer, tlvElementsMax);
-    if (problem !== undefined) return fail(problem);
+  const problem = writeFields(message.fields, fieldCount, dictionary, writer, tlvElementsMax);
+  if (problem !== undefined) return fail(problem);
+  const packed = Buffer.allocUnsafe(writer.offset);
+  packed.set(scratchBytes.subarray(0, writer.offset)); // a plain Uint8Array view: Buffer's own subarray and copy cost twice as much
+  return ok(packed);
+}
+
+/**
+ * Writes the fields in order at writer.offset. A string value of a field with an ASCII text plan
+ * takes the fast path first (ascii-text.ts); whatever that path does not accept, the generic field
+ * codec writes or refuses with its finding.
+ */
+function writeFields(
+  fields: Message["fields"], fieldCount: number, dictionary: Dictionary, writer: FieldWriter, tlvElementsMax: number,
+): Finding | undefined {
+  const plans = fieldPlansOf(dictionary);
+  for (let i = 0; i < fieldCount; i++) {
+    const fieldNumber = packFieldNumbers[i] as number;
+    const value = fields[fieldNumber]!;
+    const plan = plans[fieldNumber];
+    if (plan !== undefined && typeof value === "string") {
+      const next = writeAsciiText(plan, value, writer.buffer, writer.offset);
+      if (next !== deferToGeneric) {
+        writer.offset = next;
+        continue;
+      }
+    }
+    const problem = packField(dictionary.fields[fieldNumber]!, value, writer, tlvElementsMax);
+    if (problem !== undefined) return problem;
   }
-  return ok(Buffer.from(writer.buffer.subarray(0, writer.offset)));
+  return undefined;
 }

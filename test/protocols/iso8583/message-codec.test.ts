@@ -239,6 +239,20 @@ describe("pack", () => {
     expect(error.valueMasked).toBe("411111**********1111");
   });
 
+  it("names a character outside 7-bit ASCII in an ASCII text field, with its byte offset and the card number masked", () => {
+    const error = errorOf(pack({ mti: "0100", fields: { 2: "4761739001010119", 43: "CAFÉ" } }, ascii));
+    expect(error.code).toBe("ISO8583_FIELD_INVALID_CHARACTER");
+    expect(error.position).toEqual({ fieldPath: ["43"], byteOffset: 38 });
+    const pan = errorOf(pack({ mti: "0100", fields: { 2: "476173900101011\u00e9" } }, ascii));
+    expect(pan.position).toEqual({ fieldPath: ["2"], byteOffset: 20 });
+    expect(JSON.stringify(pan)).not.toContain("47617390010101");
+  });
+
+  it("writes a field the fast path does not take (a short fixed text field in a packed run) the same as the generic codec", () => {
+    const packed = pack({ mti: "0100", fields: { 3: "0", 11: "7", 41: "T", 49: "978" } }, ascii);
+    expect(packed.ok && packed.value.toString("latin1", 20)).toBe("000000" + "000007" + "T       " + "978");
+  });
+
   it("names a numeric field given a letter", () => {
     const error = errorOf(pack({ mti: "0100", fields: { 11: "12345A" } }, ascii));
     expect(error.code).toBe("ISO8583_FIELD_INVALID_CHARACTER");
@@ -249,6 +263,20 @@ describe("pack", () => {
     const error = errorOf(pack({ mti: "0100", fields: { 1: "x" } }, ascii));
     expect(error.code).toBe("ISO8583_FIELD_UNDEFINED");
     expect(error.position.fieldPath).toEqual(["1"]);
+  });
+
+  it("names a key that is not a field number as written (\"02\", \"x\") or is beyond field 192, next to valid fields", () => {
+    for (const key of ["02", "x", "2.0", "193"]) {
+      const error = errorOf(pack({ mti: "0100", fields: { 2: "4761739001010119", 11: "000123", [key]: "1" } as Message["fields"] }, ascii));
+      expect(error.code).toBe("ISO8583_FIELD_UNDEFINED");
+      expect(error.position.fieldPath).toEqual([key]);
+    }
+  });
+
+  it("names a defined field given no value (undefined), next to valid fields", () => {
+    const error = errorOf(pack({ mti: "0100", fields: { 2: "4761739001010119", 11: undefined } as unknown as Message["fields"] }, ascii));
+    expect(error.code).toBe("ISO8583_FIELD_VALUE_INVALID");
+    expect(error.position.fieldPath).toEqual(["11"]);
   });
 
   it("refuses an MTI that is not four digits", () => {

@@ -57,6 +57,16 @@ describe("tolerant ISO 8583 reading (traces)", () => {
     expect(unpackTolerant(wire, dictionary)).toMatchObject({ ok: false, error: { code: "ISO8583_FIELD_LENGTH_INVALID", position: { fieldPath: ["2"], byteOffset: 20 } } });
   });
 
+  it("leaves the last announced field out of the decoded fields when it is kept raw", () => {
+    const dictionary = dictionaryByName("jpos-iso87a")!;
+    const bitmapWith11And44 = "0020000000100000";
+    const wire = Buffer.from("0110" + bitmapWith11And44 + "000123" + "30" + "3" + "0".repeat(29), "latin1");
+    const read = unpackTolerant(wire, dictionary);
+    if (!read.ok) expect.fail(read.error.code);
+    expect(Object.keys(read.value.message.fields)).toEqual(["11"]);
+    expect(Object.keys(read.value.rawFields)).toEqual(["44"]);
+  });
+
   it("reads a variable field longer than its maximum raw and goes on to the next field", () => {
     const dictionary = dictionaryByName("jpos-iso87a")!;
     const field44 = "3" + "0".repeat(29); // IFA_LLCHAR 25 in ISO87A: 30 characters is over
