@@ -22,6 +22,12 @@ export interface ChunkContext {
   /** The partner's accounts per currency; opened (and committed) before the chunk runs. */
   accounts: Map<string, PartnerAccounts>;
   suspectWindowHours: number;
+  /**
+   * Whether the next chunk probably repeats keys claimed before: set after each chunk from its
+   * counts (a re-upload repeats them all), so the record core reads its keys before claiming
+   * (docs/decisions/0046). A hint only: the answers are the same either way.
+   */
+  repeatsExpected: boolean;
 }
 
 export type ChunkResult = { kind: "committed"; counts: OutcomeCounts } | { kind: "fenced" };
@@ -44,7 +50,7 @@ export function commitChunk(pool: Pool, context: ChunkContext, items: readonly I
     if (!row || row.status !== "processing" || row.records_done !== chunkStart) return { kind: "fenced" } as const;
 
     const decisions = await decideRecords(tx, {
-      tenantId: context.tenantId, suspectWindowHours: context.suspectWindowHours,
+      tenantId: context.tenantId, suspectWindowHours: context.suspectWindowHours, repeatsExpected: context.repeatsExpected,
       arrival: { kind: "file", fileId: context.fileId, partnerId: context.partner.partnerId, accounts: context.accounts },
       faultPoint: (name) => ingestFaultPoint(`ingest_chunk_${name}` as IngestFaultPoint),
     }, items);

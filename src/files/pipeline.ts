@@ -75,7 +75,7 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
 
   const context: ChunkContext = {
     tenantId, fileId, partner, accounts: new Map(),
-    suspectWindowHours: options.suspectWindowHours ?? limits.ingest.suspectWindowHours,
+    suspectWindowHours: options.suspectWindowHours ?? limits.ingest.suspectWindowHours, repeatsExpected: false,
   };
   const stream = fileRecords(content, scan.format, { tenantId, fileId, ...readOptions });
   const applied = await applyInChunks(pool, context, stream.records, { recordsDone: file.records_done, recordsTotal: scan.recordsTotal, channel: scan.format }, options);
@@ -118,6 +118,8 @@ async function applyInChunks(
     const result = await commitChunk(pool, context, chunk, done);
     if (result.kind === "fenced") return false;
     done += chunk.length;
+    // A chunk mostly of repeats (a re-upload): the next one reads its keys before claiming (0046).
+    context.repeatsExpected = 2 * (result.counts.duplicate + result.counts.conflict) >= chunk.length;
     for (const outcome of outcomes) if (result.counts[outcome] > 0) ingestRecords.inc({ channel: progress.channel, outcome }, result.counts[outcome]);
     options.onProgress?.(done, progress.recordsTotal);
     ingestFaultPoint("ingest_chunk_after_commit");

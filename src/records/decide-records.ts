@@ -19,7 +19,8 @@ import { undoNamedOriginals } from "./stages/undo-originals.ts";
 /**
  * THE record core (docs/decisions/0032-record-core.md): canonical records, whatever channel they
  * came through, are decided here in the caller's transaction, stage by stage:
- *   rules -> counterparties -> claim keys (and named accounts, and payment identities) -> repeats ->
+ *   rules -> counterparties (of records with a payment identity) -> claim keys (and named accounts,
+ *   and payment identities) -> counterparties (of the other new records) -> repeats ->
  *   payment legs (UETR) -> identities (cross-channel) -> suspects -> post -> key states -> returns ->
  *   undos of named originals (partial, cumulative up to the original's amount) -> arrivals.
  * A file chunk is a batch; one HTTP payment is a batch of one. The dedup marks, the postings, the
@@ -54,11 +55,15 @@ async function decideBeforePosting(tx: Tx, context: RecordContext, items: readon
     const identityKey = decision.record && decision.rule ? identityKeyOf(decision.record) : undefined;
     if (identityKey !== undefined) decision.identityKey = identityKey;
   }
-  // Counterparties first: a payment identity is claimed with its key, and compares the creditor's account.
-  await resolveCounterparties(tx, context, decisions);
-  const fresh = await claimKeys(tx, context, decisions);
+  // The counterparties of records that carry a payment identity first: the identity is claimed
+  // with its key and compares the creditor's account. The others' only once their key is known to
+  // be new: a repeat is never posted, so a re-ingested chunk reads no alias.
+  await resolveCounterparties(tx, context, decisions.filter((d) => d.identityKey !== undefined));
+  const claimed = await claimKeys(tx, context, decisions);
+  const fresh = claimed.fresh;
+  await resolveCounterparties(tx, context, [...fresh].filter((d) => d.identityKey === undefined));
   context.faultPoint?.("after_keys");
-  await compareRepeats(tx, context, decisions, fresh);
+  await compareRepeats(tx, context, decisions, claimed);
   await relatePaymentLegs(tx, context, decisions, fresh);
   await relateIdentities(tx, context, decisions, fresh);
   await holdSuspects(tx, context, fresh);

@@ -37,6 +37,11 @@ export interface RecordContext {
   arrival: Arrival;
   /** A new key whose content equals a record applied from another file this recently is suspect. */
   suspectWindowHours: number;
+  /**
+   * A hint that most keys of this batch were claimed before (a re-uploaded file): the core reads
+   * them before claiming (decision 0046). It changes which statements run, never an answer.
+   */
+  repeatsExpected?: boolean;
   /** Crash points between stages, for the kill tests; a no-op in production. */
   faultPoint?: (name: string) => void;
 }

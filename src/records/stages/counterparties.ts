@@ -9,8 +9,9 @@ function aliasOf(decision: Candidate): string | undefined {
 /**
  * The ledger account behind each new record's counterparty alias (one read for the chunk), in the
  * record's currency; unresolved stays undefined and the posting goes to the partner's suspense.
- * Before the claim: a payment identity is claimed with its key, and two channels' arrivals of one
- * payment are compared by the creditor's account.
+ * Called twice by the core: before the claim for the records that carry a payment identity (it is
+ * claimed with its key, and two channels' arrivals of one payment are compared by the creditor's
+ * account), after it for the other new records (a repeat is never posted: its alias is not read).
  */
 export async function resolveCounterparties(tx: Queryable, context: RecordContext, decisions: readonly Decision[]): Promise<void> {
   const withAlias = undecided(decisions).filter((d) => d.rule.action === "post" && aliasOf(d) !== undefined);

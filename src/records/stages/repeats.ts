@@ -3,6 +3,7 @@ import type { Queryable } from "../../db/pool.ts";
 import { achFileCreationOfKey } from "../../normalize/from-ach.ts";
 import { decide, fileIdOf, undecided, type Candidate, type Decision, type RecordContext } from "../decision.ts";
 import { reviewIdOf } from "../review-id.ts";
+import type { ClaimedKeys } from "./claim-keys.ts";
 import { selectKeys, type StoredKey } from "../store/keys.ts";
 import { selectPostedReviews } from "../store/reviews.ts";
 
@@ -12,10 +13,11 @@ import { selectPostedReviews } from "../store/reviews.ts";
  * records of one file one natural key (a trace reused across batches). Both are held for review,
  * never one silently counted a duplicate of the other (docs/decisions/0006).
  */
-export async function compareRepeats(tx: Queryable, context: RecordContext, decisions: readonly Decision[], fresh: Set<Candidate>): Promise<void> {
+export async function compareRepeats(tx: Queryable, context: RecordContext, decisions: readonly Decision[], claimed: ClaimedKeys): Promise<void> {
+  const fresh = claimed.fresh;
   const repeats = undecided(decisions).filter((d) => !fresh.has(d));
   if (repeats.length === 0) return;
-  const stored = await selectKeys(tx, context.tenantId, repeats.map((d) => d.record.naturalKey));
+  const stored = await storedKeysOf(tx, context.tenantId, repeats, claimed.stored);
   const freshByKey = new Map([...fresh].map((d) => [d.record.naturalKey, d]));
   const fileId = fileIdOf(context);
   for (const decision of repeats) {
@@ -35,6 +37,17 @@ export async function compareRepeats(tx: Queryable, context: RecordContext, deci
     }
   }
   await answerDecidedConflicts(tx, context, repeats.filter((d) => d.outcome === "conflict"));
+}
+
+/**
+ * The first arrival of each repeat's key: as the claim read it, else read now (a key first claimed
+ * by this chunk, or committed by another transaction while the claim waited on it).
+ */
+async function storedKeysOf(tx: Queryable, tenantId: string, repeats: readonly Candidate[], read: ReadonlyMap<string, StoredKey>): Promise<Map<string, StoredKey>> {
+  const stored = new Map(read);
+  const missing = repeats.map((d) => d.record.naturalKey).filter((key) => !stored.has(key));
+  if (missing.length > 0) for (const [key, row] of await selectKeys(tx, tenantId, missing)) stored.set(key, row);
+  return stored;
 }
 
 /** Names the first arrival: the file (name, creation time) and record, so an operator can tell a correction from a reused trace; or the request. */

@@ -26,18 +26,27 @@ export interface ClaimResult {
   keys: Set<string>;                         // natural keys this statement inserted (new)
   identities: Set<string>;                   // payment identities this statement claimed first
   accounts: Map<string, string>;             // the named accounts that exist, with their currency
+  /**
+   * The first arrival of each key this statement found claimed before (a repeat), as its snapshot
+   * saw it. A key another transaction committed while this one waited on it is not here: its
+   * reader looks it up (selectKeys).
+   */
+  stored: Map<string, StoredKey>;
 }
 
 /**
  * ONE statement claims a batch: the named accounts are read, the dedup marks of the records whose
  * named accounts exist in their currency are inserted (ON CONFLICT DO NOTHING: the unique index
  * says which are new), and the new ones claim their payment identities (the first claim wins).
- * A record naming an unknown account claims nothing. One round trip for what were three.
+ * A record naming an unknown account claims nothing. The keys that were not inserted are read
+ * back in the same statement (the repeats stage compares them): a re-ingested chunk, all repeats,
+ * costs one statement where it cost two, and a new chunk's read probes no key at all (it reads
+ * only what the insert left out). One round trip for what were four.
  */
 export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fileId: string | null, rows: readonly KeyClaim[]): Promise<ClaimResult> {
-  const result: ClaimResult = { keys: new Set(), identities: new Set(), accounts: new Map() };
+  const result: ClaimResult = { keys: new Set(), identities: new Set(), accounts: new Map(), stored: new Map() };
   if (rows.length === 0) return result;
-  const { rows: claimed } = await tx.query<{ what: "key" | "identity" | "account"; value: string; currency: string | null }>({
+  const { rows: claimed } = await tx.query<{ what: "key" | "identity" | "account" | "stored"; value: string; currency: string | null; stored: StoredKeyJson | null }>({
     // Prepared once per connection: planning this statement costs more than running it for one record.
     name: "clearline.records.claim",
     text: `WITH named AS (
@@ -62,10 +71,15 @@ export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fi
         WHERE x.identity_key IS NOT NULL AND x.natural_key IN (SELECT natural_key FROM k)
        ON CONFLICT (tenant_id, identity_key) DO NOTHING
        RETURNING identity_key
+     ), s AS (
+       SELECT k.natural_key, k.fingerprint, k.transfer_key, k.state, k.amount_minor::text AS amount_minor, k.file_id, k.record_index, k.position, f.original_name, f.identity_key
+         FROM ingest_record_key k LEFT JOIN ingest_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id
+        WHERE k.tenant_id = $1 AND k.natural_key = ANY(ARRAY(SELECT unnest($3::text[]) EXCEPT SELECT natural_key FROM k))
      )
-     SELECT 'key' AS what, natural_key AS value, NULL::text AS currency FROM k
-     UNION ALL SELECT 'identity', identity_key, NULL FROM i
-     UNION ALL SELECT 'account', account_id, currency FROM named`,
+     SELECT 'key' AS what, natural_key AS value, NULL::text AS currency, NULL::jsonb AS stored FROM k
+     UNION ALL SELECT 'identity', identity_key, NULL, NULL FROM i
+     UNION ALL SELECT 'account', account_id, currency, NULL FROM named
+     UNION ALL SELECT 'stored', natural_key, NULL, to_jsonb(s) FROM s`,
     values: [
       tenantId, fileId,
       column(rows, (r) => r.naturalKey), column(rows, (r) => r.fingerprint), column(rows, (r) => r.channel), column(rows, (r) => r.kind),
@@ -80,6 +94,7 @@ export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fi
   for (const row of claimed) {
     if (row.what === "key") result.keys.add(row.value);
     else if (row.what === "identity") result.identities.add(row.value);
+    else if (row.what === "stored" && row.stored) result.stored.set(row.value, { ...row.stored, amount_minor: BigInt(row.stored.amount_minor) });
     else result.accounts.set(row.value, row.currency ?? "");
   }
   return result;
@@ -89,6 +104,9 @@ export interface StoredKey {
   natural_key: string; fingerprint: string; transfer_key: string | null; state: KeyState; amount_minor: bigint;
   file_id: string | null; record_index: number | null; position: string; original_name: string | null; identity_key: string | null;
 }
+
+/** A stored key as to_jsonb gives it, the amount as text (a JSON number would pass through a float). */
+type StoredKeyJson = Omit<StoredKey, "amount_minor"> & { amount_minor: string };
 
 /** The first arrival of keys seen before, with the name of the file it came in (when it did). */
 export async function selectKeys(tx: Queryable, tenantId: string, naturalKeys: readonly string[]): Promise<Map<string, StoredKey>> {
