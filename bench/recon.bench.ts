@@ -1,19 +1,16 @@
-import { spawnSync } from "node:child_process";
 import { createWriteStream, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { fileURLToPath } from "node:url";
-import { createPool } from "../src/db/pool.ts";
 import { withTransaction } from "../src/db/transaction.ts";
 import { openAccount } from "../src/ledger/accounts.ts";
 import { postTransfers } from "../src/ledger/post-transfers.ts";
 import type { Transfer } from "../src/ledger/transfer.ts";
-import { importExternalFile } from "../src/recon/external-items.ts";
 import { runReconciliation } from "../src/recon/runs.ts";
-import { fileSource } from "../src/recon/statement-source.ts";
+import { createTenant } from "../src/tenants/tenants.ts";
 import { alternate, ratioRow, roundsRow, type BenchReport } from "./harness.ts";
+import { buildCli, runCliChild } from "./support/cli-child.ts";
 import { benchDatabase, type BenchDatabase } from "./support/database.ts";
 
 /**
@@ -21,12 +18,12 @@ import { benchDatabase, type BenchDatabase } from "./support/database.ts";
  * against 100,000 transfers, against the plain SQL join of the same rows on the same keys (their
  * EndToEndId = our transfer key, same amount), materialized as pairs. Alternated in rounds; the
  * run is a dry run (a stored run with the same inputs would be answered from storage). The import
- * and the stored run each run in a child process, so that their peak RSS (getrusage maxRSS) is
- * theirs, not the generator's, the baseline's or the parent's; both are measured again at a tenth
+ * and the stored run each run as `clearline recon import|run` in a child process, so that their
+ * peak RSS is theirs, not the generator's, the baseline's or the parent's, and is what an operator
+ * sees (the installed command's Node flags, docs/decisions/0041, apply); both are measured again at a tenth
  * of the size, to show that memory does not grow with the number of entries; the import also at
  * twice the size (a statement only), past the point where the V8 heap reaches its steady size.
  */
-const self = fileURLToPath(import.meta.url);
 const DEFAULT_ENTRIES = 100_000;
 // Seven rounds, not three: on this shared 2-core machine one round's ratio swings by half, and
 // the median of seven moves far less; a round costs about a second a side.
@@ -71,50 +68,46 @@ async function givenLedger(db: BenchDatabase, tenantId: string, entries: number)
 
 interface ChildResult { seconds: number; maxRssMb: number; count: number }
 
-/** In the child: import the statement file, or run a stored reconciliation; timed around the call only. */
-async function child(mode: string, url: string, tenantId: string, file: string): Promise<ChildResult> {
-  const pool = createPool(url, { max: 2 });
-  try {
-    const started = process.hrtime.bigint();
-    let count: number;
-    if (mode === "import") {
-      // As `clearline recon import FILE` does: streamed from the file, never read whole.
-      const imported = await importExternalFile(pool, { tenantId, accountId: "settlement", name: path.basename(file), source: await fileSource(file) });
-      if (!imported.ok) throw new Error(`import failed: ${JSON.stringify(imported.error)}`);
-      count = imported.value.items;
-    } else {
-      const run = await runReconciliation(pool, { tenantId, accountId: "settlement", from: DAY, to: DAY });
-      if (!run.ok || run.value.alreadyRun) throw new Error(`stored run: ${JSON.stringify(run)}`);
-      count = run.value.matched;
-    }
-    return { seconds: Number(process.hrtime.bigint() - started) / 1e9, maxRssMb: process.resourceUsage().maxRSS / 1024, count };
-  } finally {
-    await pool.end();
-  }
+/**
+ * `clearline recon import FILE` or `clearline recon run` as an operator runs them: the installed
+ * command in a child process (its shebang's Node flags apply), peak RSS read from /proc while it
+ * runs, wall time with start-up.
+ */
+async function measure(mode: "import" | "run", url: string, tenantName: string, file: string, expected: number): Promise<ChildResult> {
+  const args = mode === "import"
+    ? ["recon", "import", file, "--tenant", tenantName, "--account", "settlement", "--format", "camt053", "--json"]
+    : ["recon", "run", "--tenant", tenantName, "--account", "settlement", "--from", DAY, "--to", DAY, "--json"];
+  const run = await runCliChild(args, { DATABASE_URL: url });
+  if (run.exitCode !== 0) throw new Error(`clearline ${args.join(" ")} failed: ${run.stderr}`);
+  const printed = JSON.parse(run.stdout) as { items?: number; matched?: number; already_run?: boolean };
+  const count = mode === "import" ? printed.items : printed.already_run ? undefined : printed.matched;
+  if (count !== expected) throw new Error(`clearline recon ${mode} counted ${count} of ${expected}: ${run.stdout}`);
+  return { seconds: run.seconds, maxRssMb: run.peakRssMb, count };
 }
 
-function measure(mode: "import" | "run", url: string, tenantId: string, file: string, expected: number): ChildResult {
-  const out = spawnSync(process.execPath, ["--import", "tsx", self, "--child", mode, url, tenantId, file], { encoding: "utf8", maxBuffer: 1 << 20 });
-  if (out.status !== 0) throw new Error(`${mode} child failed: ${out.stderr}`);
-  const result = JSON.parse(out.stdout.trim().split("\n").at(-1) ?? "{}") as ChildResult;
-  if (result.count !== expected) throw new Error(`${mode} child counted ${result.count} of ${expected}`);
-  return result;
+/** A tenant of that name, its id for the ledger's rows. */
+async function givenTenantNamed(db: BenchDatabase, name: string): Promise<string> {
+  const tenant = await createTenant(db.pool, name);
+  if (!tenant.ok) throw new Error(tenant.error.message);
+  return tenant.value.tenantId;
 }
 
 /** A tenant's ledger and statement of `entries` each, the statement imported in a child process. */
-async function givenTenant(db: BenchDatabase, tenantId: string, entries: number, dir: string): Promise<{ file: string; imported: ChildResult }> {
+async function givenTenant(db: BenchDatabase, name: string, entries: number, dir: string): Promise<{ tenantId: string; file: string; imported: ChildResult }> {
+  const tenantId = await givenTenantNamed(db, name);
   await givenLedger(db, tenantId, entries);
   const file = path.join(dir, `statement-${entries}.xml`);
   await pipeline(Readable.from(statementChunks(entries)), createWriteStream(file));
-  return { file, imported: measure("import", db.url, tenantId, file, entries) };
+  return { tenantId, file, imported: await measure("import", db.url, name, file, entries) };
 }
 
 /** A statement of `entries` imported for an account with no ledger behind it: the import's memory at a size past the bench's. */
-async function givenStatementOnly(db: BenchDatabase, tenantId: string, entries: number, dir: string): Promise<ChildResult> {
+async function givenStatementOnly(db: BenchDatabase, name: string, entries: number, dir: string): Promise<ChildResult> {
+  const tenantId = await givenTenantNamed(db, name);
   await openAccount(db.pool, { tenantId, accountId: "settlement", kind: "settlement", currency: "USD" });
   const file = path.join(dir, `statement-only-${entries}.xml`);
   await pipeline(Readable.from(statementChunks(entries)), createWriteStream(file));
-  return measure("import", db.url, tenantId, file, entries);
+  return measure("import", db.url, name, file, entries);
 }
 
 export async function run(args: string[]): Promise<BenchReport> {
@@ -123,8 +116,9 @@ export async function run(args: string[]): Promise<BenchReport> {
   const db = await benchDatabase(8);
   const dir = mkdtempSync(path.join(tmpdir(), "clearline-recon-bench-"));
   try {
-    const tenantId = "bench";
-    const large = await givenTenant(db, tenantId, entries, dir);
+    buildCli();
+    const large = await givenTenant(db, "bench", entries, dir);
+    const tenantId = large.tenantId;
     const tenth = await givenTenant(db, "bench-tenth", small, dir);
     const double = await givenStatementOnly(db, "bench-double", entries * 2, dir);
     await db.pool.query("ANALYZE");
@@ -152,8 +146,8 @@ export async function run(args: string[]): Promise<BenchReport> {
     await joinPairs();
     await dryRun();
     const rounds = await alternate(ROUNDS, joinPairs, dryRun);
-    const stored = measure("run", db.url, tenantId, large.file, entries);
-    const storedTenth = measure("run", db.url, "bench-tenth", tenth.file, small);
+    const stored = await measure("run", db.url, "bench", large.file, entries);
+    const storedTenth = await measure("run", db.url, "bench-tenth", tenth.file, small);
     const lastBaseline = rounds.baseline[rounds.baseline.length - 1] ?? 0;
     const label = (n: number) => n.toLocaleString("en-US");
     return {
@@ -170,18 +164,11 @@ export async function run(args: string[]): Promise<BenchReport> {
       ],
       notes: [
         `${process.env.DATABASE_URL ? "DATABASE_URL server" : "embedded PostgreSQL"}; the statement is ${(statSync(large.file).size / 1e6).toFixed(0)} MB of camt.053, imported in ${large.imported.seconds.toFixed(1)} s`,
-        "import and stored run each in a child process (node --import tsx), RSS from getrusage maxRSS; the import streams the file (limits.recon.readChunkBytes at a time) and holds one batch of items (insertBatchItemsMax)",
+        "import and stored run each through `clearline recon import|run --json` in a child process (the installed command, its shebang's flags applied), peak RSS = VmHWM read from /proc every 50 ms; the import streams the file (limits.recon.readChunkBytes at a time) and holds one batch of items (insertBatchItemsMax)",
       ],
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
     await db.close();
   }
-}
-
-if (process.argv[2] === "--child" && process.argv[1] && path.resolve(process.argv[1]) === self) {
-  const [mode, url, tenantId, file] = process.argv.slice(3);
-  const result = await child(mode ?? "", url ?? "", tenantId ?? "", file ?? "");
-  console.log(JSON.stringify(result));
-  process.exit(0);
 }
