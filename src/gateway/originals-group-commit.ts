@@ -1,4 +1,5 @@
 import { limits } from "../config/limits.ts";
+import { GroupCommitQueue } from "../db/group-commit-queue.ts";
 import type { Pool } from "../db/pool.ts";
 import { iso8583OriginalBatches, iso8583OriginalBatchMessages } from "../observability/metrics-gateway.ts";
 import { withTransaction } from "../db/transaction.ts";
@@ -24,95 +25,43 @@ const defaultBounds: OriginalsGroupCommitBounds = {
 };
 
 /**
- * The batching writer of ISO 8583 originals (docs/decisions/0045), as the payments' (0043). A
- * message starts a batch at once while fewer than `batchesInFlightMax` run (no fixed wait);
- * messages arriving meanwhile queue and go together in the next batch, up to `batchMessagesMax`,
- * one tenant and connection per batch. A batch never holds a natural key or an RRN (per message
- * class) that it or a batch in flight already holds: that message waits for a later batch, so the
- * core never sees in-batch twins, the RRN link always sees a committed first, and a batch never
- * waits on its own process's uncommitted rows. A batch that fails as a whole committed nothing:
- * each of its messages is decided again alone and gets that path's answer.
+ * The batching writer of ISO 8583 originals (docs/decisions/0045), as the payments' (0043), over
+ * the shared queue (src/db/group-commit-queue.ts): one tenant and connection per batch, and a
+ * batch never holds a natural key or an RRN (per message class) that it or a batch in flight
+ * already holds, so the RRN link always sees a committed first. A batch starts on the next turn
+ * of the event loop: the other frames read in the same turn join it. A batch that fails as a
+ * whole committed nothing: each of its messages is decided again alone and gets that path's answer.
  */
 export class OriginalsGroupCommit {
-  private queue: Waiting[] = [];
-  private inFlight = 0;
-  private readonly held = new Set<string>();   // keys and RRNs of the batches in flight
+  private readonly batches: GroupCommitQueue<Waiting>;
 
-  constructor(private readonly pool: Pool, private readonly bounds: OriginalsGroupCommitBounds = defaultBounds) {}
+  constructor(private readonly pool: Pool, bounds: OriginalsGroupCommitBounds = defaultBounds) {
+    this.batches = new GroupCommitQueue<Waiting>({
+      bounds: { batchItemsMax: bounds.batchMessagesMax, batchesInFlightMax: bounds.batchesInFlightMax, queueMax: bounds.queueMax },
+      marksOf,
+      sameBatch: (first, waiting) => first.original.tenantId === waiting.original.tenantId && first.original.connection === waiting.original.connection,
+      runBatch: (batch) => this.run(batch),
+      startOnNextTurn: true,
+    });
+  }
 
   /** Messages waiting for a batch (for tests that must know a batch will hold them together). */
   get queued(): number {
-    return this.queue.length;
+    return this.batches.queued;
   }
 
   /** Batch transactions running now. */
   get batchesInFlight(): number {
-    return this.inFlight;
+    return this.batches.batchesInFlight;
   }
 
   submit(original: PendingOriginal): Promise<InboundResult> {
-    if (this.queue.length >= this.bounds.queueMax) {
+    return new Promise<InboundResult>((done, failed) => {
+      if (this.batches.offer({ ...original, done, failed })) return;
       // Past the bound a message is decided alone (exact, as before group commit) rather than wait for several batches.
       iso8583OriginalBatchMessages.inc({ path: "alone_queue_full" });
-      return decideAlone(this.pool, original);
-    }
-    return new Promise<InboundResult>((done, failed) => {
-      this.queue.push({ ...original, done, failed });
-      this.schedulePump();
+      decideAlone(this.pool, original).then(done, failed);
     });
-  }
-
-  private pumpScheduled = false;
-
-  /**
-   * A batch starts on the next turn of the event loop, not on the first message's own: the other
-   * frames read in the same turn (a scheme writes its window in bursts) join it. No timer: a lone
-   * message waits only for the frames already read.
-   */
-  private schedulePump(): void {
-    if (this.pumpScheduled) return;
-    this.pumpScheduled = true;
-    setImmediate(() => {
-      this.pumpScheduled = false;
-      this.pump();
-    });
-  }
-
-  private pump(): void {
-    while (this.inFlight < this.bounds.batchesInFlightMax && this.queue.length > 0) {
-      const batch = this.take();
-      if (batch.length === 0) return; // everything waiting names a key or RRN of a batch in flight
-      this.inFlight++;
-      const marks = batch.flatMap(marksOf);
-      for (const mark of marks) this.held.add(mark);
-      void this.run(batch).finally(() => {
-        for (const mark of marks) this.held.delete(mark);
-        this.inFlight--;
-        this.schedulePump();
-      });
-    }
-  }
-
-  /** The next batch, in arrival order: the first free message's tenant and connection, each key and RRN once. */
-  private take(): Waiting[] {
-    const batch: Waiting[] = [];
-    const rest: Waiting[] = [];
-    const marks = new Set<string>();
-    for (const waiting of this.queue) {
-      const first = batch[0]?.original;
-      const { tenantId, connection } = waiting.original;
-      const fits = batch.length < this.bounds.batchMessagesMax
-        && (!first || (first.tenantId === tenantId && first.connection === connection))
-        && marksOf(waiting).every((mark) => !marks.has(mark) && !this.held.has(mark));
-      if (fits) {
-        batch.push(waiting);
-        for (const mark of marksOf(waiting)) marks.add(mark);
-      } else {
-        rest.push(waiting);
-      }
-    }
-    this.queue = rest;
-    return batch;
   }
 
   private async run(batch: Waiting[]): Promise<void> {

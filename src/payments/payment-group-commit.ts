@@ -1,5 +1,6 @@
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
+import { GroupCommitQueue } from "../db/group-commit-queue.ts";
 import { withTransaction } from "../db/transaction.ts";
 import { claimBatch, completeBatch, findBatchRecords } from "../idempotency/batch-claims.ts";
 import { claimTransactionSettings, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
@@ -37,78 +38,43 @@ const defaultBounds: GroupCommitBounds = {
 };
 
 /**
- * The batching writer of first-time payments (docs/decisions/0043). A caller starts a batch at
- * once while fewer than `batchesInFlightMax` run (no fixed wait); callers arriving meanwhile queue
- * and go together in the next batch, up to `batchRequestsMax`, one tenant and endpoint per batch.
- * A batch never holds an idempotency key or a client_reference that it or a batch in flight
- * already holds: that caller waits for a later batch, so the core never sees in-batch twins and a
- * batch never waits on its own process's uncommitted claims. A batch that fails as a whole
- * (lock timeout on a claim, deadlock, fenced-off attempt, any error) committed nothing: each of
- * its callers runs again alone on the single-request path and gets that path's answer.
+ * The batching writer of first-time payments (docs/decisions/0043), over the shared queue
+ * (src/db/group-commit-queue.ts): one tenant and endpoint per batch, and a batch never holds an
+ * idempotency key or a client_reference that it or a batch in flight already holds. A batch that
+ * fails as a whole (lock timeout on a claim, deadlock, fenced-off attempt, any error) committed
+ * nothing: each of its callers runs again alone on the single-request path and gets that path's
+ * answer.
  */
 export class PaymentGroupCommit {
-  private queue: Waiting[] = [];
-  private inFlight = 0;
-  private readonly held = new Set<string>();   // keys and references of the batches in flight
+  private readonly batches: GroupCommitQueue<Waiting>;
 
-  constructor(private readonly pool: Pool, private readonly bounds: GroupCommitBounds = defaultBounds) {}
+  constructor(private readonly pool: Pool, bounds: GroupCommitBounds = defaultBounds) {
+    this.batches = new GroupCommitQueue<Waiting>({
+      bounds: { batchItemsMax: bounds.batchRequestsMax, batchesInFlightMax: bounds.batchesInFlightMax, queueMax: bounds.queueMax },
+      marksOf,
+      sameBatch: (first, waiting) => first.scope.tenantId === waiting.scope.tenantId && first.scope.endpoint === waiting.scope.endpoint,
+      runBatch: (batch) => this.run(batch),
+      startOnNextTurn: false,
+    });
+  }
 
   /** Callers waiting for a batch (for tests that must know a batch will hold them together). */
   get queued(): number {
-    return this.queue.length;
+    return this.batches.queued;
   }
 
   /** Batch transactions running now. */
   get batchesInFlight(): number {
-    return this.inFlight;
+    return this.batches.batchesInFlight;
   }
 
   submit(payment: FirstTimePayment): Promise<IdempotentReply> {
-    if (this.queue.length >= this.bounds.queueMax) {
+    return new Promise<IdempotentReply>((done, failed) => {
+      if (this.batches.offer({ ...payment, done, failed })) return;
       // Past the bound a caller runs alone (exact, on today's path) rather than wait for several batches.
       paymentBatchRequests.inc({ path: "alone_queue_full" });
-      return runFirstTimeAlone(payment.call, payment.scope, payment.digest);
-    }
-    return new Promise<IdempotentReply>((done, failed) => {
-      this.queue.push({ ...payment, done, failed });
-      this.pump();
+      runFirstTimeAlone(payment.call, payment.scope, payment.digest).then(done, failed);
     });
-  }
-
-  private pump(): void {
-    while (this.inFlight < this.bounds.batchesInFlightMax && this.queue.length > 0) {
-      const batch = this.take();
-      if (batch.length === 0) return; // everything waiting names a key or reference of a batch in flight
-      this.inFlight++;
-      const marks = batch.flatMap(marksOf);
-      for (const mark of marks) this.held.add(mark);
-      void this.run(batch).finally(() => {
-        for (const mark of marks) this.held.delete(mark);
-        this.inFlight--;
-        this.pump();
-      });
-    }
-  }
-
-  /** The next batch, in arrival order: the first free caller's tenant and endpoint, each key and reference once. */
-  private take(): Waiting[] {
-    const batch: Waiting[] = [];
-    const rest: Waiting[] = [];
-    const marks = new Set<string>();
-    for (const waiting of this.queue) {
-      const first = batch[0];
-      const fits = batch.length < this.bounds.batchRequestsMax
-        && (!first || (first.scope.tenantId === waiting.scope.tenantId && first.scope.endpoint === waiting.scope.endpoint))
-        && marksOf(waiting).every((mark) => !marks.has(mark) && !this.held.has(mark));
-      if (fits) {
-        batch.push(waiting);
-        for (const mark of marksOf(waiting)) marks.add(mark);
-      } else {
-        rest.push(waiting);
-      }
-    }
-    this.queue = rest;
-    return batch;
   }
 
   private async run(batch: Waiting[]): Promise<void> {
@@ -129,6 +95,7 @@ export class PaymentGroupCommit {
   }
 }
 
+/** What two callers of one batch (or of two batches in flight) must not share: the idempotency key, the client_reference. */
 function marksOf(waiting: FirstTimePayment): string[] {
   const { tenantId, endpoint, key } = waiting.scope;
   return [`key\u0000${tenantId}\u0000${endpoint}\u0000${key}`, `ref\u0000${tenantId}\u0000${waiting.request.clientReference}`];
