@@ -90,6 +90,11 @@ export async function run(): Promise<BenchReport> {
       await project();
       return (await load(`group${round}`, false, GROUP_CONCURRENCY)).opsPerSecond;
     };
+    // One untimed pass of each side first: the server's first requests run cold (its JIT, the
+    // pool's connections, the plans of its prepared statements), which would otherwise land in
+    // the HTTP side's first round only.
+    await rawAt(GROUP_CONCURRENCY)();
+    await load("warmup", false, GROUP_CONCURRENCY);
     const groupRounds = await alternate(ROUNDS, rawAt(GROUP_CONCURRENCY), httpGroup);
     // The same group-committed path called in-process (validation, fast path, batching writer; no HTTP server): which part of the gap is HTTP.
     const groupCommit = paymentGroupCommitOf(db.pool);
@@ -121,7 +126,7 @@ export async function run(): Promise<BenchReport> {
         { case: "replayed POST latency p50", value: percentile(replay.latenciesMs, 50), unit: "ms" },
         { case: "replayed POST latency p99", value: percentile(replay.latenciesMs, 99), unit: "ms" },
       ],
-      notes: [`${REQUESTS} requests per side and round, ${ROUNDS} rounds alternated (baseline first); the HTTP load comes from a worker thread (a minimal keep-alive HTTP/1.1 client, one connection per client; docs/decisions/0047); server, load and PostgreSQL share the machine's cores`],
+      notes: [`${REQUESTS} requests per side and round, ${ROUNDS} rounds alternated (baseline first) after one untimed pass of each side; the HTTP load comes from a worker thread (a minimal keep-alive HTTP/1.1 client, one connection per client; docs/decisions/0047); server, load and PostgreSQL share the machine's cores`],
     };
   } finally {
     await app.close();
