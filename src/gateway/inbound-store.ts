@@ -13,9 +13,12 @@ import { storableFields, textField } from "./messages.ts";
  * parsed and planned per message.
  */
 
-/** Serializes everything that concerns one original: its repeats, its reversal. */
+/**
+ * Serializes everything that concerns one original: its repeats, its reversal. The lock of a batch
+ * of one, so that a reversal and a batch of originals can never compute the lock id differently.
+ */
 export async function lockOriginal(tx: Tx, tenantId: string, originalKey: string): Promise<void> {
-  await tx.query({ name: "iso8583_lock_original", text: "SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))", values: [tenantId, originalKey] });
+  await lockOriginals(tx, tenantId, [originalKey]);
 }
 
 /**
