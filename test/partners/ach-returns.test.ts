@@ -16,6 +16,10 @@ import { balances, fixture, givenScene, ingest, noOutcomes, settlementOf, type S
 import { outboxMessages } from "./support.ts";
 
 const quiet = createLogger({ level: "silent" });
+/** Cut-offs far after the clock: a cut takes the returns recorded up to its cut-off, and a fixed cut-off of today's date
+ *  stopped covering the returns these tests record once the clock passed it (CI on 2026-12-03 at 16:01). */
+const cutoff = new Date("2099-01-02T16:00:00.000Z");
+const cutoffFileName = "returns-20990102T160000Z.ach";
 const field = (fields: Record<string, string> | undefined, name: string) => (fields?.[name] ?? "").trim();
 
 describe("ACH returns: a refused incoming debit goes back to its partner in a NACHA return file", () => {
@@ -49,9 +53,8 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
   it("cuts the partner's pending returns into one return file: entry 26 to the ODFI, addenda 99 with R01 and the original trace; our reader finds no error", async () => {
     const scene = await givenTuringShort("ret-cut");
     await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
-    const cutoff = new Date("2026-12-03T16:00:00.000Z");
     const cut = await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff);
-    expect(cut).toEqual({ kind: "cut", fileKey: returnFileKeyOf(scene.partner.partnerId, cutoff), fileName: "returns-20261203T160000Z.ach", entries: 1 });
+    expect(cut).toEqual({ kind: "cut", fileKey: returnFileKeyOf(scene.partner.partnerId, cutoff), fileName: cutoffFileName, entries: 1 });
     const file = await outboundFile(db.pool, scene.tenantId, scene.partner.partnerId, returnFileKeyOf(scene.partner.partnerId, cutoff));
     const content = file?.content ?? Buffer.alloc(0);
 
@@ -68,13 +71,12 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
     expect(entry?.addenda.map((a) => ({ layout: a.layout, reason: field(a.fields, "returnReasonCode"), originalTrace: field(a.fields, "originalEntryTraceNumber"), originalRdfi: field(a.fields, "originalReceivingDfiIdentification") })))
       .toEqual([{ layout: "addenda-99", reason: "R01", originalTrace: "231380100000002", originalRdfi: "02100002" }]);
     expect((await pendingReturns(scene.tenantId)).map((r) => r.cut_key)).toEqual([cut.kind === "cut" ? cut.fileKey : "?"]);
-    expect(await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, new Date("2026-12-03T17:00:00.000Z"))).toEqual({ kind: "empty" });
+    expect(await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, new Date("2099-01-02T17:00:00.000Z"))).toEqual({ kind: "empty" });
   });
 
   it("the return file, ingested by a clearline that holds the original entry, is linked to it and reverses it", async () => {
     const scene = await givenTuringShort("ret-loop");
     await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
-    const cutoff = new Date("2026-12-03T16:00:00.000Z");
     await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff);
     const file = await outboundFile(db.pool, scene.tenantId, scene.partner.partnerId, returnFileKeyOf(scene.partner.partnerId, cutoff));
 
@@ -98,8 +100,8 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
     const scene = await givenTuringShort("ret-race");
     await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
     const cuts = await Promise.all([
-      cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, new Date("2026-12-03T16:00:00.000Z")),
-      cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, new Date("2026-12-03T16:00:01.000Z")),
+      cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff),
+      cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, new Date("2099-01-02T16:00:01.000Z")),
     ]);
     expect(cuts.map((c) => c.kind).sort()).toEqual(["cut", "empty"]);
     const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM partner_outbound_file WHERE tenant_id = $1 AND kind = 'ach.return-file'", [scene.tenantId]);
@@ -109,7 +111,6 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
   it("enqueues the return file to the partner in the cut's transaction; the relay's folder deliverer puts it in the partner's outbound folder, one file however often it is redelivered", async () => {
     const scene = await givenTuringShort("ret-deliver");
     await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
-    const cutoff = new Date("2026-12-03T16:00:00.000Z");
     await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff);
     const destination = partnerDestination(scene.partner.partnerId);
     const messages = await outboxMessages(db.pool, scene.tenantId, destination);
@@ -125,8 +126,8 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
     const { rows } = await db.pool.query<{ state: string }>("SELECT state FROM outbox_message WHERE tenant_id = $1 AND id = $2", [scene.tenantId, message.id]);
     expect(rows).toEqual([{ state: "delivered" }]);
     await deliverer.deliver(message, new AbortController().signal);   // redelivered: the relay died before marking
-    expect(readdirSync(folder)).toEqual(["returns-20261203T160000Z.ach"]);
-    const delivered = parseAch(readFileSync(path.join(folder, "returns-20261203T160000Z.ach")));
+    expect(readdirSync(folder)).toEqual([cutoffFileName]);
+    const delivered = parseAch(readFileSync(path.join(folder, cutoffFileName)));
     expect(delivered.summary.findings.filter((f) => f.severity === "error")).toEqual([]);
     expect(delivered.batches.flatMap((b) => b.entries.flatMap((e) => e.addenda.map((a) => field(a.fields, "returnReasonCode"))))).toEqual(["R01"]);
     expect((await balances(db.pool, scene.tenantId)).turing).toBe(50_000n);   // the return moves no money: nothing was posted
