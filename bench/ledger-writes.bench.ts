@@ -32,7 +32,7 @@ export async function run(): Promise<BenchReport> {
     const sides: Array<[string, () => Promise<number>]> = [
       ["+ 2 secondary indexes", rawInto("with_indexes")],
       ["+ balance delta rows (statement trigger, 0005)", rawInto("with_deltas")],
-      ["+ statement checks and has-entries at commit (0009): the real design", rawInto("lean")],
+      ["+ statement checks, settlement nets (0022) and has-entries at commit (0009): the real design", rawInto("lean")],
       ["previous design: per-row entry trigger, 2 foreign keys, per-transfer check at commit", rawInto("previous")],
       ["real ledger tables, hand-written statements", rawInto("public")],
       ["postTransfers (the posting path), settlement to customer", async () => {
@@ -122,7 +122,7 @@ const DELTAS = (schema: string) => `
 
 /**
  * Copies of the ledger tables with pieces added one at a time. `lean` runs the production trigger
- * functions of migration 0009 (their table names resolve through the search_path set per
+ * functions of migrations 0009 and 0022 (their table names resolve through the search_path set per
  * schema); `previous` rebuilds 0001's per-row design for the side-by-side figure.
  */
 async function createScratchSchemas(client: PoolClient): Promise<void> {
@@ -131,6 +131,7 @@ async function createScratchSchemas(client: PoolClient): Promise<void> {
   await client.query(TABLES("with_deltas") + INDEXES("with_deltas") + DELTAS("with_deltas"));
   await client.query(TABLES("lean") + INDEXES("lean") + `
     CREATE TABLE lean.balance_delta (LIKE public.balance_delta INCLUDING ALL);
+    CREATE TABLE lean.settlement_transfer_net (LIKE public.settlement_transfer_net INCLUDING ALL);
     CREATE TRIGGER after_insert AFTER INSERT ON lean.ledger_entry REFERENCING NEW TABLE AS new_entries
       FOR EACH STATEMENT EXECUTE FUNCTION public.ledger_entry_after_insert();
     CREATE CONSTRAINT TRIGGER has_entries AFTER INSERT ON lean.transfer DEFERRABLE INITIALLY DEFERRED

@@ -1,7 +1,7 @@
 import type { Queryable } from "../db/pool.ts";
 
 export interface VerifyProblem {
-  code: "LEDGER_TRANSFER_UNBALANCED_STORED" | "LEDGER_PROJECTION_MISMATCH" | "LEDGER_NEGATIVE_CUSTOMER_BALANCE";
+  code: "LEDGER_TRANSFER_UNBALANCED_STORED" | "LEDGER_PROJECTION_MISMATCH" | "LEDGER_NEGATIVE_CUSTOMER_BALANCE" | "LEDGER_SETTLEMENT_NET_MISMATCH";
   tenantId: string;
   transferKey?: string;
   accountId?: string;
@@ -24,7 +24,8 @@ const PROBLEMS_MAX = 1_000; // enough to act on; the counts say how bad it is be
  * Recomputes every balance from the entries and checks: each transfer balances per currency
  * with at least two legs; every account's balance as read (folded sums plus delta rows) equals
  * the sums of its entries (one statement, so one snapshot: exact while postings and the
- * projector run); no customer account is negative. Reads only.
+ * projector run); no customer account is negative; the net per transfer kept for each settlement
+ * account (what a reconciliation run reads as our side) equals its entries. Reads only.
  */
 export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
   const counts = await db.query<{ tenants: bigint; accounts: bigint; transfers: bigint; entries: bigint }>(
@@ -36,6 +37,7 @@ export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
     ...(await unbalancedTransfers(db)),
     ...(await projectionMismatches(db)),
     ...(await negativeCustomerBalances(db)),
+    ...(await settlementNetMismatches(db)),
   ];
 
   const c = counts.rows[0];
@@ -118,6 +120,33 @@ async function negativeCustomerBalances(db: Queryable): Promise<VerifyProblem[]>
   );
   return negative.rows.map((row) => ({
     code: "LEDGER_NEGATIVE_CUSTOMER_BALANCE", tenantId: row.tenant_id, accountId: row.account_id, message: `customer account ${row.account_id} is negative: ${row.balance}`,
+  }));
+}
+
+/**
+ * settlement_transfer_net (migration 0022) against the entries: a row for exactly each
+ * (settlement account, value date, transfer) with entries, holding their debits minus credits.
+ */
+async function settlementNetMismatches(db: Queryable): Promise<VerifyProblem[]> {
+  const mismatches = await db.query<{ tenant_id: string; account_id: string; transfer_key: string; kept: string | null; entries: string | null }>(
+    `WITH truth AS (
+       SELECT e.tenant_id, e.account_id, e.value_date, e.transfer_key,
+              sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END) AS signed_minor
+         FROM ledger_entry e JOIN account a ON a.tenant_id = e.tenant_id AND a.account_id = e.account_id
+        WHERE a.kind = 'settlement'
+        GROUP BY e.tenant_id, e.account_id, e.value_date, e.transfer_key
+     )
+     SELECT coalesce(n.tenant_id, t.tenant_id) AS tenant_id, coalesce(n.account_id, t.account_id) AS account_id,
+            coalesce(n.transfer_key, t.transfer_key) AS transfer_key, n.signed_minor::text AS kept, t.signed_minor::text AS entries
+       FROM settlement_transfer_net n
+       FULL JOIN truth t ON t.tenant_id = n.tenant_id AND t.account_id = n.account_id AND t.value_date = n.value_date AND t.transfer_key = n.transfer_key
+      WHERE n.signed_minor IS DISTINCT FROM t.signed_minor
+      ORDER BY 1, 2, 3 LIMIT $1`,
+    [PROBLEMS_MAX],
+  );
+  return mismatches.rows.map((row) => ({
+    code: "LEDGER_SETTLEMENT_NET_MISMATCH", tenantId: row.tenant_id, accountId: row.account_id, transferKey: row.transfer_key,
+    message: `settlement account ${row.account_id}, transfer ${row.transfer_key}: net kept ${row.kept ?? "none"}, entries ${row.entries ?? "none"}`,
   }));
 }
 

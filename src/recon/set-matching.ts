@@ -51,32 +51,31 @@ export interface SetMatchSummary {
 }
 
 // Our side: every transfer that moved the (debit-normal) settlement account over the dates, net of
-// its entries there (a debit is money in at the bank: positive). Left out: reconciliation
-// corrections (they answer a difference, which keeps its own state), a transfer that nets to
-// nothing, and a posting together with its compensation when both moved the account over the dates
-// (the bank never saw either; a corrected record's replacement stands for it). Every entry on the
-// account is in the account's currency (migration 0009), so the currency is the account's.
-// Each transfer carries its share of the run's identity: a 64-bit hash of its key, net and date.
+// its entries there (a debit is money in at the bank: positive), as the ledger keeps it at posting
+// (settlement_transfer_net, migration 0022 and decision 0049: one row per account, value date and
+// transfer, read here by a range of its primary key with nothing left to group). Left out:
+// reconciliation corrections (they answer a difference, which keeps its own state), a transfer that
+// nets to nothing, and a posting together with its compensation when both moved the account over
+// the dates (the bank never saw either; a corrected record's replacement stands for it). Every
+// entry on the account is in the account's currency (migration 0009), so the currency is the
+// account's. Each transfer carries its share of the run's identity: a 64-bit hash of its key, net
+// and date.
 const OUR_SIDE = `
   left_out AS (
     SELECT t.transfer_key FROM transfer t WHERE t.tenant_id = $1 AND t.kind = 'recon_correction'
     UNION ALL
-    SELECT c.compensated_key FROM compensation c JOIN ledger_entry pair ON pair.tenant_id = c.tenant_id AND pair.transfer_key = c.compensation_key
+    SELECT c.compensated_key FROM compensation c JOIN settlement_transfer_net pair ON pair.tenant_id = c.tenant_id AND pair.transfer_key = c.compensation_key
      WHERE c.tenant_id = $1 AND pair.account_id = $2 AND pair.value_date BETWEEN $3::date AND $4::date
     UNION ALL
-    SELECT c.compensation_key FROM compensation c JOIN ledger_entry pair ON pair.tenant_id = c.tenant_id AND pair.transfer_key = c.compensated_key
+    SELECT c.compensation_key FROM compensation c JOIN settlement_transfer_net pair ON pair.tenant_id = c.tenant_id AND pair.transfer_key = c.compensated_key
      WHERE c.tenant_id = $1 AND pair.account_id = $2 AND pair.value_date BETWEEN $3::date AND $4::date
   ),
   ours AS MATERIALIZED (
-    SELECT m.transfer_key, m.value_date, m.signed_minor, $7::char(3) AS currency,
-           hashtextextended(m.transfer_key || '=' || m.signed_minor || ':' || to_char(m.value_date, 'YYYY-MM-DD'), 0) AS transfer_hash
-      FROM (SELECT (e.transfer_key COLLATE "C") COLLATE "default" AS transfer_key, min(e.value_date) AS value_date,
-                   sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END)::bigint AS signed_minor
-              FROM ledger_entry e
-             WHERE e.tenant_id = $1 AND e.account_id = $2 AND e.value_date BETWEEN $3::date AND $4::date
-               AND NOT EXISTS (SELECT 1 FROM left_out x WHERE x.transfer_key = e.transfer_key)
-             GROUP BY e.transfer_key COLLATE "C") m
-     WHERE m.signed_minor <> 0
+    SELECT n.transfer_key, n.value_date, n.signed_minor, $7::char(3) AS currency,
+           hashtextextended(n.transfer_key || '=' || n.signed_minor || ':' || to_char(n.value_date, 'YYYY-MM-DD'), 0) AS transfer_hash
+      FROM settlement_transfer_net n
+     WHERE n.tenant_id = $1 AND n.account_id = $2 AND n.value_date BETWEEN $3::date AND $4::date AND n.signed_minor <> 0
+       AND NOT EXISTS (SELECT 1 FROM left_out x WHERE x.transfer_key = n.transfer_key)
   )`;
 
 // References. Theirs: recon_item_ref (migration 0018), a row per reference value of an item rules
@@ -219,7 +218,7 @@ export async function matchInDatabase(tx: Tx, input: SetMatchInput): Promise<Set
 
 async function runMatch(tx: Tx, input: SetMatchInput, writeLeftovers: boolean): Promise<SetMatchSummary> {
   // No parallel workers either: the read-only form may have them, and the planner then put the
-  // left-out set's join over a parallel scan of all of ledger_entry (not the account's entries),
+  // left-out set's join over a parallel scan of a whole table (not the account's rows),
   // while the grouping and joins that carry the cost stayed serial (full joins are not parallel
   // before PostgreSQL 16). Hash aggregates off: every grouping here sorts its keys in byte order.
   await tx.query("SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL enable_hashagg = off; SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0");

@@ -8,4 +8,5 @@ export const ledgerErrorCodes = {
   LEDGER_PROJECTION_MISMATCH: "A materialized balance disagrees with the sum of its entries.",
   LEDGER_TRANSFER_UNBALANCED_STORED: "A stored transfer's entries do not balance.",
   LEDGER_NEGATIVE_CUSTOMER_BALANCE: "A customer account's balance derived from its entries is below zero.",
+  LEDGER_SETTLEMENT_NET_MISMATCH: "The net per transfer kept for a settlement account (what reconciliation reads) disagrees with its entries.",
 } as const satisfies Record<string, string>;
