@@ -111,29 +111,33 @@ BEGIN
       USING ERRCODE = 'check_violation';
   END IF;
 
-  INSERT INTO balance_delta AS d (tenant_id, account_id, transfer_key, debits_minor, credits_minor)
-  SELECT tenant_id, account_id, transfer_key,
-         coalesce(sum(amount_minor) FILTER (WHERE direction = 'D'), 0),
-         coalesce(sum(amount_minor) FILTER (WHERE direction = 'C'), 0)
-    FROM new_entries
-   GROUP BY tenant_id, account_id, transfer_key
-   ORDER BY tenant_id, account_id, transfer_key
-  ON CONFLICT (tenant_id, account_id, transfer_key) DO UPDATE
-     SET debits_minor = d.debits_minor + excluded.debits_minor,
-         credits_minor = d.credits_minor + excluded.credits_minor;
-
-  -- The account's kind is read once per distinct account of the statement (a primary-key probe),
-  -- as the currency check above does.
+  -- One grouping of the statement's entries per (account, transfer) feeds both the balance delta
+  -- rows (0005) and, for settlement accounts, the nets (an entry's value date is its transfer's,
+  -- checked above, so the date adds no group). The accounts' kinds are read once per distinct
+  -- account, a primary-key probe each, as the currency check above does.
+  WITH grouped AS MATERIALIZED (
+    SELECT tenant_id, account_id, transfer_key, value_date,
+           coalesce(sum(amount_minor) FILTER (WHERE direction = 'D'), 0) AS debits_minor,
+           coalesce(sum(amount_minor) FILTER (WHERE direction = 'C'), 0) AS credits_minor
+      FROM new_entries
+     GROUP BY tenant_id, account_id, transfer_key, value_date
+  ), deltas AS (
+    INSERT INTO balance_delta AS d (tenant_id, account_id, transfer_key, debits_minor, credits_minor)
+    SELECT tenant_id, account_id, transfer_key, debits_minor, credits_minor
+      FROM grouped
+     ORDER BY tenant_id, account_id, transfer_key
+    ON CONFLICT (tenant_id, account_id, transfer_key) DO UPDATE
+       SET debits_minor = d.debits_minor + excluded.debits_minor,
+           credits_minor = d.credits_minor + excluded.credits_minor
+  ), settlement AS (
+    SELECT x.tenant_id, x.account_id
+      FROM (SELECT DISTINCT tenant_id, account_id FROM grouped) x
+     WHERE (SELECT a.kind FROM account a WHERE a.tenant_id = x.tenant_id AND a.account_id = x.account_id) = 'settlement'
+  )
   INSERT INTO settlement_transfer_net AS n (tenant_id, account_id, value_date, transfer_key, signed_minor)
-  SELECT e.tenant_id, e.account_id, e.value_date, e.transfer_key,
-         sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END)::bigint
-    FROM new_entries e
-    JOIN (SELECT x.tenant_id, x.account_id
-            FROM (SELECT DISTINCT tenant_id, account_id FROM new_entries) x
-           WHERE (SELECT a.kind FROM account a WHERE a.tenant_id = x.tenant_id AND a.account_id = x.account_id) = 'settlement') s
-      ON s.tenant_id = e.tenant_id AND s.account_id = e.account_id
-   GROUP BY e.tenant_id, e.account_id, e.value_date, e.transfer_key
-   ORDER BY e.tenant_id, e.account_id, e.value_date, e.transfer_key
+  SELECT g.tenant_id, g.account_id, g.value_date, g.transfer_key, (g.debits_minor - g.credits_minor)::bigint
+    FROM grouped g JOIN settlement s ON s.tenant_id = g.tenant_id AND s.account_id = g.account_id
+   ORDER BY g.tenant_id, g.account_id, g.value_date, g.transfer_key
   ON CONFLICT (tenant_id, account_id, value_date, transfer_key) DO UPDATE
      SET signed_minor = n.signed_minor + excluded.signed_minor;
   RETURN NULL;
