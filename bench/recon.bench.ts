@@ -157,7 +157,7 @@ export async function run(args: string[]): Promise<BenchReport> {
         ratioRow({ case: "reconciliation run, stored (results and differences written), child process", value: entries / stored.seconds, unit: "entries/s", baseline: lastBaseline, baselineCase: "plain SQL join, last round" }),
         { case: `peak RSS of the statement import (${label(small)} entries, child process)`, value: tenth.imported.maxRssMb, unit: "MB" },
         { case: `peak RSS of the statement import (${label(entries)} entries, child process)`, value: large.imported.maxRssMb, unit: "MB" },
-        ratioRow({ case: `peak RSS of the import at ${label(entries)} entries vs ${label(small)}`, value: large.imported.maxRssMb, unit: "MB", baseline: tenth.imported.maxRssMb, baselineCase: `${label(small)} entries`, goal: "<= 1.1" }),
+        ratioRow({ case: `peak RSS of the import at ${label(entries)} entries vs ${label(small)}`, value: large.imported.maxRssMb, unit: "MB", baseline: tenth.imported.maxRssMb, baselineCase: `${label(small)} entries` }),
         ratioRow({ case: `peak RSS of the import at ${label(entries * 2)} entries vs ${label(entries)}`, value: double.maxRssMb, unit: "MB", baseline: large.imported.maxRssMb, baselineCase: `${label(entries)} entries`, goal: "<= 1.1" }),
         { case: `peak RSS of the stored run (${label(entries)} entries, child process)`, value: stored.maxRssMb, unit: "MB" },
         ratioRow({ case: `peak RSS of the stored run at ${label(small)} entries vs ${label(entries)}`, value: storedTenth.maxRssMb, unit: "MB", baseline: stored.maxRssMb, baselineCase: `${label(entries)} entries` }),
@@ -165,6 +165,7 @@ export async function run(args: string[]): Promise<BenchReport> {
       notes: [
         `${process.env.DATABASE_URL ? "DATABASE_URL server" : "embedded PostgreSQL"}; the statement is ${(statSync(large.file).size / 1e6).toFixed(0)} MB of camt.053, imported in ${large.imported.seconds.toFixed(1)} s`,
         "import and stored run each through `clearline recon import|run --json` in a child process (the installed command, its shebang's flags applied), peak RSS = VmHWM read from /proc every 50 ms; the import streams the file (limits.recon.readChunkBytes at a time) and holds one batch of items (insertBatchItemsMax)",
+        `the bound is the doubling row (${label(entries * 2)} vs ${label(entries)}): a ${label(small)}-entry import ends before V8's heap has grown to its steady size, so the row against it measures that growth, not what the import keeps (docs/benchmarks.md, the recon notes)`,
       ],
     };
   } finally {
