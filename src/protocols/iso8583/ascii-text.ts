@@ -76,9 +76,10 @@ export function writeAsciiText(plan: AsciiTextPlan, value: string, out: Buffer, 
       out[start + i] = char;
     }
   } else {
+    // The reader's rule (readAsciiText): 7-bit ASCII and no NUL; the generic path names the problem.
     for (let i = 0; i < units; i++) {
       const char = text.charCodeAt(i);
-      if (char >= 0x80) return deferToGeneric;
+      if (char === 0 || char >= 0x80) return deferToGeneric;
       out[start + i] = char;
     }
   }

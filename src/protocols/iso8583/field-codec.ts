@@ -391,7 +391,9 @@ export function packField(definition: FieldDefinition, value: FieldValue, writer
   if (definition.prefix === "fixed" && units !== definition.length) {
     return valueInvalid(definition, offset, `a fixed field takes exactly ${definition.length} ${definition.type === "b" ? "bytes" : "characters"}`);
   }
-  if (definition.type === "n" || definition.type === "x+n") {
+  // The same type rules unpack applies, so that nothing is packed that a reader refuses (a NUL
+  // in a text field was once written and then refused on the way back in).
+  if (definition.type !== "b") {
     const problem = typeProblem(definition, text);
     if (problem !== undefined) return invalidCharacter(definition, offset, text, problem);
   }

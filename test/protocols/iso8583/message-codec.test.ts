@@ -253,6 +253,17 @@ describe("pack", () => {
     expect(packed.ok && packed.value.toString("latin1", 20)).toBe("000000" + "000007" + "T       " + "978");
   });
 
+  it("refuses a NUL in a text field, as unpack does, in every encoding and on both paths (regression: it was packed, then refused on the way back in)", () => {
+    for (const dictionary of [ascii, binary]) {
+      for (const value of ["TERM\u0000001", "\u0000"]) {   // a full fixed field (the fast path) and a padded one (the generic path)
+        const error = errorOf(pack({ mti: "0800", fields: { 7: "0611080000", 11: "000001", 41: value, 70: "001" } }, dictionary));
+        expect(error.code).toBe("ISO8583_FIELD_INVALID_CHARACTER");
+        expect(error.position.fieldPath).toEqual(["41"]);
+        expect(error.message).toMatch(/NUL/);
+      }
+    }
+  });
+
   it("names a numeric field given a letter", () => {
     const error = errorOf(pack({ mti: "0100", fields: { 11: "12345A" } }, ascii));
     expect(error.code).toBe("ISO8583_FIELD_INVALID_CHARACTER");
