@@ -8,6 +8,8 @@ import { openAccount } from "../src/ledger/accounts.ts";
 import { postTransfers } from "../src/ledger/post-transfers.ts";
 import type { Transfer } from "../src/ledger/transfer.ts";
 import { runReconciliation } from "../src/recon/runs.ts";
+import { matchingRules, widestWindowDays } from "../src/recon/matching-rules.ts";
+import { leadingSetRules, matchInDatabase, type ReferenceLookup } from "../src/recon/set-matching.ts";
 import { createTenant } from "../src/tenants/tenants.ts";
 import { alternate, ratioRow, roundsRow, type BenchReport } from "./harness.ts";
 import { buildCli, runCliChild } from "./support/cli-child.ts";
@@ -29,6 +31,9 @@ const DEFAULT_ENTRIES = 100_000;
 // the median of seven moves far less; a round costs about a second a side.
 const ROUNDS = 7;
 const POST_BATCH = 5_000;
+// Payments and file records of earlier days given to the tenth-size tenant for the last row: a
+// day's run must read what the day holds, not the tenant's history (decision 0050).
+const HISTORY_ROWS = 1_000_000;
 const DAY = "2026-12-01";
 
 function decimal(minor: number): string {
@@ -110,6 +115,67 @@ async function givenStatementOnly(db: BenchDatabase, name: string, entries: numb
   return measure("import", db.url, name, file, entries);
 }
 
+/** Payments and file records of earlier days for a tenant (rows only: nothing a run of the bench's day may pair). */
+async function givenHistory(db: BenchDatabase, tenantId: string, rows: number): Promise<void> {
+  await db.pool.query(
+    `INSERT INTO payment (tenant_id, payment_id, client_reference, status, amount_minor, currency, debtor_account, creditor_account, transfer_key)
+     SELECT $1, 'hist_' || g, 'HIST-' || g, 'succeeded', 100, 'USD', 'a', 'b', 'api:HIST-' || g || ':debit' FROM generate_series(1, $2::int) g`, [tenantId, rows]);
+  await db.pool.query(
+    `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position, amount_minor, currency, value_date, transfer_key, link_id1)
+     SELECT $1, 'hist:' || g, 'f', 'ach', 'credit', 'applied', 'hist', g, 'line', 100, 'USD', '2020-01-01', 'hist:' || g || ':post', 'ach-trace:' || g
+       FROM generate_series(1, $2::int) g`, [tenantId, rows]);
+  await db.pool.query("ANALYZE payment, ingest_record_key");
+}
+
+/** The plain join of one tenant's day: their EndToEndId = our transfer key, same amount. */
+async function joinPairs(db: BenchDatabase, tenantId: string, expected: number): Promise<void> {
+  const pairs = await db.pool.query(
+    `SELECT i.item_key, e.transfer_key FROM recon_external_item i
+       JOIN ledger_entry e ON e.tenant_id = i.tenant_id AND e.account_id = i.account_id
+                          AND e.transfer_key = substr(i.refs[2], 5) AND e.amount_minor = i.amount_minor
+      WHERE i.tenant_id = $1 AND i.account_id = 'settlement' AND i.booking_date = $2::date`,
+    [tenantId, DAY],
+  );
+  if (pairs.rowCount !== expected) throw new Error(`the join paired ${pairs.rowCount} of ${expected}`);
+}
+
+async function dryRun(db: BenchDatabase, tenantId: string, expected: number): Promise<void> {
+  const result = await runReconciliation(db.pool, { tenantId, accountId: "settlement", from: DAY, to: DAY, dryRun: true });
+  if (!result.ok || result.value.matched !== expected) throw new Error(`run matched ${JSON.stringify(result)}`);
+}
+
+/**
+ * The set-based step of a dry run with the references read one way, whatever the sizes say: the
+ * statement before decision 0050 hashed both tables. (The step alone: a dry run's leftovers, none
+ * here, would go on to the in-memory matcher.)
+ */
+async function dryMatchWith(db: BenchDatabase, tenantId: string, expected: number, referenceLookup: ReferenceLookup): Promise<void> {
+  const day = new Date(`${DAY}T00:00:00Z`).getTime();
+  const shift = (days: number) => new Date(day + days * 86_400_000).toISOString().slice(0, 10);
+  const window = widestWindowDays(matchingRules);
+  const summary = await withTransaction(db.pool, (tx) => matchInDatabase(tx, {
+    tenantId, accountId: "settlement", currency: "USD", loadFrom: shift(-window), loadTo: shift(window), from: DAY, to: DAY,
+    rules: leadingSetRules(matchingRules), keepPairs: false, referenceLookup,
+  }));
+  if (summary.matched !== expected) throw new Error(`the set-based step matched ${summary.matched} of ${expected}`);
+}
+
+/** Alternated rounds of the plain join and a dry run of one tenant's day, after one untimed pass of each. */
+async function dryRunRounds(db: BenchDatabase, tenantId: string, entries: number, referenceLookup?: ReferenceLookup) {
+  const timed = (work: () => Promise<unknown>) => async () => {
+    const started = process.hrtime.bigint();
+    await work();
+    return entries / (Number(process.hrtime.bigint() - started) / 1e9);
+  };
+  const join = timed(() => joinPairs(db, tenantId, entries));
+  const dry = timed(() => (referenceLookup ? dryMatchWith(db, tenantId, entries, referenceLookup) : dryRun(db, tenantId, entries)));
+  // One untimed pass of each first, so that neither side's first round pays for reading the
+  // tables into the buffer cache or planning cold.
+  await join();
+  await dry();
+  return alternate(ROUNDS, join, dry);
+}
+
 export async function run(args: string[]): Promise<BenchReport> {
   const entries = Number(args[0] ?? DEFAULT_ENTRIES);
   const small = Math.max(1, Math.floor(entries / 10));
@@ -122,32 +188,13 @@ export async function run(args: string[]): Promise<BenchReport> {
     const tenth = await givenTenant(db, "bench-tenth", small, dir);
     const double = await givenStatementOnly(db, "bench-double", entries * 2, dir);
     await db.pool.query("ANALYZE");
-    const timed = async (work: () => Promise<unknown>) => {
-      const started = process.hrtime.bigint();
-      await work();
-      return entries / (Number(process.hrtime.bigint() - started) / 1e9);
-    };
-    const joinPairs = () => timed(async () => {
-      const pairs = await db.pool.query(
-        `SELECT i.item_key, e.transfer_key FROM recon_external_item i
-           JOIN ledger_entry e ON e.tenant_id = i.tenant_id AND e.account_id = i.account_id
-                              AND e.transfer_key = substr(i.refs[2], 5) AND e.amount_minor = i.amount_minor
-          WHERE i.tenant_id = $1 AND i.account_id = 'settlement' AND i.booking_date = $2::date`,
-        [tenantId, DAY],
-      );
-      if (pairs.rowCount !== entries) throw new Error(`the join paired ${pairs.rowCount} of ${entries}`);
-    });
-    const dryRun = () => timed(async () => {
-      const result = await runReconciliation(db.pool, { tenantId, accountId: "settlement", from: DAY, to: DAY, dryRun: true });
-      if (!result.ok || result.value.matched !== entries) throw new Error(`run matched ${JSON.stringify(result)}`);
-    });
-    // One untimed pass of each first, so that neither side's first round pays for reading the
-    // tables into the buffer cache or planning cold.
-    await joinPairs();
-    await dryRun();
-    const rounds = await alternate(ROUNDS, joinPairs, dryRun);
+    const rounds = await dryRunRounds(db, tenantId, entries);
     const stored = await measure("run", db.url, "bench", large.file, entries);
     const storedTenth = await measure("run", db.url, "bench-tenth", tenth.file, small);
+    const dayRounds = await dryRunRounds(db, tenth.tenantId, small);
+    await givenHistory(db, tenth.tenantId, HISTORY_ROWS);   // after the rows above: it changes what they would read
+    const historyRounds = await dryRunRounds(db, tenth.tenantId, small);
+    const hashedRounds = await dryRunRounds(db, tenth.tenantId, small, { paymentByProbe: false, recordByProbe: false });
     const lastBaseline = rounds.baseline[rounds.baseline.length - 1] ?? 0;
     const label = (n: number) => n.toLocaleString("en-US");
     return {
@@ -161,6 +208,9 @@ export async function run(args: string[]): Promise<BenchReport> {
         ratioRow({ case: `peak RSS of the import at ${label(entries * 2)} entries vs ${label(entries)}`, value: double.maxRssMb, unit: "MB", baseline: large.imported.maxRssMb, baselineCase: `${label(entries)} entries`, goal: "<= 1.1" }),
         { case: `peak RSS of the stored run (${label(entries)} entries, child process)`, value: stored.maxRssMb, unit: "MB" },
         ratioRow({ case: `peak RSS of the stored run at ${label(small)} entries vs ${label(entries)}`, value: storedTenth.maxRssMb, unit: "MB", baseline: stored.maxRssMb, baselineCase: `${label(entries)} entries` }),
+        roundsRow(`reconciliation run (dry), ${label(small)} entries each side, no payments or file records`, "entries/s", "plain SQL join of the same rows", dayRounds),
+        roundsRow(`the same day, the tenant holding ${label(HISTORY_ROWS)} payments and ${label(HISTORY_ROWS)} file records of earlier days`, "entries/s", "plain SQL join of the same rows", historyRounds),
+        roundsRow(`the same, the set-based step alone with both tables hashed (as before decision 0050)`, "entries/s", "plain SQL join of the same rows", hashedRounds),
       ],
       notes: [
         `${process.env.DATABASE_URL ? "DATABASE_URL server" : "embedded PostgreSQL"}; the statement is ${(statSync(large.file).size / 1e6).toFixed(0)} MB of camt.053, imported in ${large.imported.seconds.toFixed(1)} s`,

@@ -1,4 +1,5 @@
 import { assert } from "../assert.ts";
+import { limits } from "../config/limits.ts";
 import type { Tx } from "../db/transaction.ts";
 import type { MatchingRule, MatchingRules } from "./matching-rules.ts";
 
@@ -38,7 +39,13 @@ export interface SetMatchInput {
   to: string;
   rules: readonly MatchingRule[];
   keepPairs: boolean; // a stored run writes its pairs as results (storePrematched)
+  // How our references are found (decision 0050): by table size when absent; tests set it to
+  // compare the two, which must give the same run.
+  referenceLookup?: ReferenceLookup;
 }
+
+/** Per table (payment, ingest_record_key): an index probe per transfer of the period, or one hash of the table. */
+export interface ReferenceLookup { paymentByProbe: boolean; recordByProbe: boolean }
 
 export interface SetMatchSummary {
   items: number;            // their items read (the widened period)
@@ -80,8 +87,22 @@ const OUR_SIDE = `
 
 // References. Theirs: recon_item_ref (migration 0018), a row per reference value of an item rules
 // may match, and a row with ref '' for every other item. Ours: the transfer key, the payment's
-// client_reference, the record's natural key and its link ids without their tag.
-const REFERENCES = `
+// client_reference, the record's natural key and its link ids without their tag. The payment and
+// the record of each transfer in the period are found either by a probe of their transfer_key
+// index per transfer (migration 0023; LATERAL ... OFFSET 0 keeps it an index scan per transfer
+// while the statement's other joins are hashes) or by hashing the table, whichever reads less
+// (chooseReferenceLookup, decision 0050): hashing alone read every payment and record the tenant
+// ever had, so a day's run grew with the tenant's history.
+function referencesSql(lookup: ReferenceLookup): string {
+  const payments = lookup.paymentByProbe
+    ? `CROSS JOIN LATERAL (SELECT p.client_reference FROM payment p
+                           WHERE p.tenant_id = $1 AND p.transfer_key = o.transfer_key AND length(p.client_reference) > 0 OFFSET 0) p`
+    : "JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = o.transfer_key AND length(p.client_reference) > 0";
+  const records = lookup.recordByProbe
+    ? `CROSS JOIN LATERAL (SELECT k.natural_key, k.link_id1, k.link_id2 FROM ingest_record_key k
+                           WHERE k.tenant_id = $1 AND k.transfer_key = o.transfer_key OFFSET 0) k`
+    : "JOIN ingest_record_key k ON k.tenant_id = $1 AND k.transfer_key = o.transfer_key";
+  return `
   their_ref AS (
     SELECT item_key, ref, booking_date, signed_minor, currency, item_hash FROM recon_item_ref
      WHERE tenant_id = $1 AND account_id = $2 AND booking_date BETWEEN $3::date AND $4::date
@@ -90,15 +111,36 @@ const REFERENCES = `
     SELECT transfer_key, transfer_key AS ref, value_date, signed_minor, currency, transfer_hash FROM ours
     UNION ALL
     SELECT o.transfer_key, p.client_reference, o.value_date, o.signed_minor, o.currency, o.transfer_hash
-      FROM ours o JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = o.transfer_key
-     WHERE length(p.client_reference) > 0
+      FROM ours o ${payments}
     UNION ALL
     SELECT o.transfer_key, v.ref, o.value_date, o.signed_minor, o.currency, o.transfer_hash
-      FROM ours o JOIN ingest_record_key k ON k.tenant_id = $1 AND k.transfer_key = o.transfer_key
+      FROM ours o ${records}
       CROSS JOIN LATERAL (VALUES (k.natural_key), (substr(k.link_id1, strpos(k.link_id1, ':') + 1)),
                                  (substr(k.link_id2, strpos(k.link_id2, ':') + 1))) AS v(ref)
      WHERE length(v.ref) > 0
   )`;
+}
+
+/**
+ * Probe or hash, per table: the period's transfers on the account (a range count of
+ * settlement_transfer_net) against the table's live rows as the statistics count them (all
+ * tenants': an upper bound of this tenant's history, so a doubt goes to the probe, whose cost
+ * follows the period). The answer never changes what a run finds, only what it reads.
+ */
+async function chooseReferenceLookup(tx: Tx, input: SetMatchInput): Promise<ReferenceLookup> {
+  const { rows } = await tx.query<{ transfers: string; payments: string | null; records: string | null }>(
+    `SELECT (SELECT count(*) FROM settlement_transfer_net
+              WHERE tenant_id = $1 AND account_id = $2 AND value_date BETWEEN $3::date AND $4::date) AS transfers,
+            (SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = 'payment'::regclass) AS payments,
+            (SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = 'ingest_record_key'::regclass) AS records`,
+    [input.tenantId, input.accountId, input.loadFrom, input.loadTo],
+  );
+  const row = rows[0];
+  assert(row !== undefined, "the lookup choice reads one row");
+  const bound = BigInt(row.transfers) * BigInt(limits.recon.referenceProbeRowsPerTransfer);
+  const byProbe = (tableRows: string | null) => tableRows === null || BigInt(tableRows) > bound;
+  return { paymentByProbe: byProbe(row.payments), recordByProbe: byProbe(row.records) };
+}
 
 /** The number of the first leading rule that accepts an edge (1-based), NULL when none does. */
 function ruleCase(rules: readonly MatchingRule[], firstParam: number): string {
@@ -123,13 +165,13 @@ const FIRST_RULE_PARAM = 8; // $1..$7: tenant, account, load from/to, period fro
 // and min = max means the same), and the statement is planned with sorts instead of hash tables
 // (runMatch): measured, a sort of these keys costs about half of a hash aggregate over them.
 // The amounts of a pair are carried only when the pairs are kept (a stored run).
-function matchSql(rules: readonly MatchingRule[], keepPairs: boolean, writeLeftovers: boolean): string {
+function matchSql(rules: readonly MatchingRule[], keepPairs: boolean, writeLeftovers: boolean, lookup: ReferenceLookup): string {
   const namesParam = FIRST_RULE_PARAM + 2 * rules.length;
   const amounts = keepPairs ? ", min(theirs_minor) AS theirs_minor, min(ours_minor) AS ours_minor" : "";
   const claimAmounts = keepPairs ? ", min(theirs_minor) FILTER (WHERE claim) AS theirs_minor, min(ours_minor) FILTER (WHERE claim) AS ours_minor" : "";
   const noAmounts = keepPairs ? ", NULL::bigint AS theirs_minor, NULL::bigint AS ours_minor" : "";
   const claimColumns = keepPairs ? ", theirs_minor, ours_minor" : "";
-  return `WITH ${OUR_SIDE}, ${REFERENCES},
+  return `WITH ${OUR_SIDE}, ${referencesSql(lookup)},
   edge AS (
     SELECT r.item_key, r.item_hash, o.transfer_key, o.transfer_hash${keepPairs ? ", r.signed_minor AS theirs_minor, o.signed_minor AS ours_minor" : ""},
            ${ruleCase(rules, FIRST_RULE_PARAM)} AS rule,
@@ -221,12 +263,13 @@ async function runMatch(tx: Tx, input: SetMatchInput, writeLeftovers: boolean): 
   // left-out set's join over a parallel scan of a whole table (not the account's rows),
   // while the grouping and joins that carry the cost stayed serial (full joins are not parallel
   // before PostgreSQL 16). Hash aggregates off: every grouping here sorts its keys in byte order.
+  const lookup = input.referenceLookup ?? await chooseReferenceLookup(tx, input);
   await tx.query("SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL enable_hashagg = off; SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0");
   const params: unknown[] = [input.tenantId, input.accountId, input.loadFrom, input.loadTo, input.from, input.to, input.currency];
   for (const rule of input.rules) params.push(rule.amount.driftMinor, rule.dateWindowDays);
   if (input.keepPairs) params.push(input.rules.map((r) => r.name));
   const { rows } = await tx.query<{ items: number; transfers: number; matched: number; items_left: number; transfers_left: number; theirs_digest: string; ours_digest: string }>(
-    matchSql(input.rules, input.keepPairs, writeLeftovers), params,
+    matchSql(input.rules, input.keepPairs, writeLeftovers, lookup), params,
   );
   await tx.query("SET LOCAL enable_nestloop TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT; SET LOCAL enable_hashagg TO DEFAULT; SET LOCAL jit TO DEFAULT; SET LOCAL max_parallel_workers_per_gather TO DEFAULT");
   const row = rows[0];

@@ -35,6 +35,10 @@ export const reconLimits = {
   runWorkMemMb: 128,
   // Results written per INSERT when a run is stored.
   resultBatchRowsMax: 5_000,
+  // A run finds the payment and the record of each transfer in its period by an index probe when
+  // the table holds more than this many rows per such transfer, and by hashing the table when it
+  // holds fewer (decision 0050): measured, a probe costs about what hashing 2.7 rows does.
+  referenceProbeRowsPerTransfer: 4,
   // Records one incident perimeter takes: a bad day of one partner. Wider incidents are split by
   // channel, partner or key prefix, so each compensation batch stays reviewable.
   perimeterRecordsMax: 100_000,
