@@ -7,7 +7,7 @@ import { withTransaction } from "../src/db/transaction.ts";
 import { openAccount } from "../src/ledger/accounts.ts";
 import { postTransfers } from "../src/ledger/post-transfers.ts";
 import type { Transfer } from "../src/ledger/transfer.ts";
-import { runReconciliation } from "../src/recon/runs.ts";
+import { runReconciliation, shiftDays } from "../src/recon/runs.ts";
 import { matchingRules, widestWindowDays } from "../src/recon/matching-rules.ts";
 import { leadingSetRules, matchInDatabase, type ReferenceLookup } from "../src/recon/set-matching.ts";
 import { createTenant } from "../src/tenants/tenants.ts";
@@ -150,11 +150,9 @@ async function dryRun(db: BenchDatabase, tenantId: string, expected: number): Pr
  * here, would go on to the in-memory matcher.)
  */
 async function dryMatchWith(db: BenchDatabase, tenantId: string, expected: number, referenceLookup: ReferenceLookup): Promise<void> {
-  const day = new Date(`${DAY}T00:00:00Z`).getTime();
-  const shift = (days: number) => new Date(day + days * 86_400_000).toISOString().slice(0, 10);
   const window = widestWindowDays(matchingRules);
   const summary = await withTransaction(db.pool, (tx) => matchInDatabase(tx, {
-    tenantId, accountId: "settlement", currency: "USD", loadFrom: shift(-window), loadTo: shift(window), from: DAY, to: DAY,
+    tenantId, accountId: "settlement", currency: "USD", loadFrom: shiftDays(DAY, -window), loadTo: shiftDays(DAY, window), from: DAY, to: DAY,
     rules: leadingSetRules(matchingRules), keepPairs: false, referenceLookup,
   }));
   if (summary.matched !== expected) throw new Error(`the set-based step matched ${summary.matched} of ${expected}`);

@@ -26,7 +26,8 @@ export interface RunSummary {
 
 const noDifferences = (): RunSummary["differences"] => ({ theirs_only: 0, ours_only: 0, amount_differs: 0, date_outside_window: 0, duplicate_on_their_side: 0, pending: 0 });
 
-function shiftDays(date: string, days: number): string {
+/** A date `days` later (earlier when negative), as YYYY-MM-DD. */
+export function shiftDays(date: string, days: number): string {
   return new Date(Date.parse(date) + days * 86_400_000).toISOString().slice(0, 10);
 }
 

@@ -245,8 +245,10 @@ export async function matchInDatabase(tx: Tx, input: SetMatchInput): Promise<Set
   // A dry run first asks without writing (docs/decisions/0040): a read-only statement, with no
   // temporary tables to create and drop. Only when it left something is the statement run again,
   // writing what is left for the in-memory matcher (so such a dry run pays the statement twice).
+  // How the references are read is chosen once for both.
+  const lookup = input.referenceLookup ?? await chooseReferenceLookup(tx, input);
   if (!input.keepPairs) {
-    const summary = await runMatch(tx, input, false);
+    const summary = await runMatch(tx, input, lookup, false);
     if (summary.itemsLeft + summary.transfersLeft === 0) return summary;
   }
   await tx.query(`CREATE TEMP TABLE recon_left_item (item_key text NOT NULL) ON COMMIT DROP;
@@ -255,15 +257,14 @@ export async function matchInDatabase(tx: Tx, input: SetMatchInput): Promise<Set
     await tx.query(`CREATE TEMP TABLE recon_prematch (item_key text NOT NULL, transfer_key text NOT NULL, rule text NOT NULL,
                                                       theirs_minor bigint NOT NULL, ours_minor bigint NOT NULL, in_period boolean NOT NULL) ON COMMIT DROP`);
   }
-  return runMatch(tx, input, true);
+  return runMatch(tx, input, lookup, true);
 }
 
-async function runMatch(tx: Tx, input: SetMatchInput, writeLeftovers: boolean): Promise<SetMatchSummary> {
+async function runMatch(tx: Tx, input: SetMatchInput, lookup: ReferenceLookup, writeLeftovers: boolean): Promise<SetMatchSummary> {
   // No parallel workers either: the read-only form may have them, and the planner then put the
   // left-out set's join over a parallel scan of a whole table (not the account's rows),
   // while the grouping and joins that carry the cost stayed serial (full joins are not parallel
   // before PostgreSQL 16). Hash aggregates off: every grouping here sorts its keys in byte order.
-  const lookup = input.referenceLookup ?? await chooseReferenceLookup(tx, input);
   await tx.query("SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL enable_hashagg = off; SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0");
   const params: unknown[] = [input.tenantId, input.accountId, input.loadFrom, input.loadTo, input.from, input.to, input.currency];
   for (const rule of input.rules) params.push(rule.amount.driftMinor, rule.dateWindowDays);
