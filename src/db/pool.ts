@@ -29,6 +29,12 @@ export function createPool(connectionString: string, options: { max?: number; ap
     max: options.max ?? limits.db.poolConnectionsMax,
     connectionTimeoutMillis: limits.db.connectTimeoutMs,
     statement_timeout: limits.db.statementTimeoutMs,
+    // A known session value, not the server's default: a claim puts it back itself (docs/decisions/0051).
+    options: `-c lock_timeout=${limits.db.sessionLockTimeoutMs}`,
+    // Statements sent without awaiting the one before go out together (BEGIN with the first
+    // statement, the last statement with COMMIT; docs/decisions/0051). Awaited statements behave
+    // as without it. No cursors or COPY streams on these clients: pg refuses them in this mode.
+    pipeline: true,
     idle_in_transaction_session_timeout: limits.db.idleInTransactionTimeoutMs,
     application_name: options.applicationName ?? "clearline",
     types: typeRegistry,

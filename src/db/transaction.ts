@@ -35,12 +35,19 @@ export function sqlState(error: unknown): string | undefined {
   return typeof error === "object" && error !== null && "code" in error && typeof error.code === "string" ? error.code : undefined;
 }
 
+/** Transactions that `commitAfter` committed: withTransaction must not send COMMIT again. */
+const committedEarly = new WeakSet<object>();
+
 /**
  * Runs `work` in one transaction and commits it; rolls back on any throw. Retries the whole
  * transaction (a bounded number of times, with a doubling backoff) only on serialization
  * failures and deadlocks, where PostgreSQL guarantees nothing of the attempt was kept.
  * Every module that writes takes the client handed to `work`, so dedup marks and ledger
  * postings commit together.
+ *
+ * On a pipelining client (every pool of createPool) BEGIN is not awaited alone: it goes out with
+ * the work's first statement, one round trip (docs/decisions/0051). BEGIN cannot fail on a live
+ * connection; if its SET LOCAL did, the transaction is aborted and that first statement fails.
  */
 export async function withTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
   const retriesMax = options.retriesMax ?? limits.db.transactionRetriesMax;
@@ -48,11 +55,14 @@ export async function withTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T
     const client = await pool.connect();
     let broken = false;
     try {
-      await client.query(beginSql(options));
-      const result = await work(client as unknown as Tx);
-      await client.query("COMMIT");
+      const begun = client.query(beginSql(options));
+      if (!client.pipeline) await begun;
+      const result = await settledAfter(begun, work(client as unknown as Tx));
+      if (!committedEarly.delete(client)) await client.query("COMMIT");
       return result;
     } catch (error) {
+      // Work that threw after commitAfter committed: nothing to undo, and it must not run again.
+      if (committedEarly.delete(client)) throw error;
       try {
         await client.query("ROLLBACK");
       } catch {
@@ -68,6 +78,34 @@ export async function withTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T
       client.release(broken);
     }
   }
+}
+
+/** `work`'s result once `before` (sent ahead of it) has also settled; the first failure wins, neither is left unobserved. */
+async function settledAfter<B, T>(before: Promise<B>, work: Promise<T>): Promise<T> {
+  const [first, second] = await Promise.allSettled([before, work]);
+  if (first.status === "rejected") throw first.reason;
+  if (second.status === "rejected") throw second.reason;
+  return second.value;
+}
+
+/**
+ * The last statement of a `withTransaction` work, sent together with COMMIT (one round trip on a
+ * pipelining client; docs/decisions/0051). Whatever the statement must refuse, it refuses by
+ * raising inside PostgreSQL (the caller cannot look at its result first): a failed statement
+ * leaves the transaction aborted, and PostgreSQL answers that COMMIT with a rollback. The work
+ * must return right after; withTransaction then sends no COMMIT of its own.
+ */
+export async function commitAfter<T>(tx: Tx, statement: () => Promise<T>): Promise<T> {
+  const client = tx as unknown as PoolClient;
+  const sent = statement();
+  const committed = client.query("COMMIT");
+  const [result, commit] = await Promise.allSettled([sent, committed]);
+  if (result.status === "rejected") throw result.reason;        // COMMIT rolled back
+  if (commit.status === "rejected") throw commit.reason;
+  // A COMMIT PostgreSQL turned into ROLLBACK (the transaction was already aborted) is no commit.
+  if (commit.value.command !== "COMMIT") throw new Error(`COMMIT answered ${commit.value.command}: the transaction was aborted before its last statement`);
+  committedEarly.add(client);
+  return result.value;
 }
 
 /** A transaction held open across awaits by the caller (streams, tests); commit or roll back. */

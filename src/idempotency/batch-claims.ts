@@ -1,7 +1,9 @@
 import { limits } from "../config/limits.ts";
+import { StatementParams } from "../db/statement-parts.ts";
 import type { Tx } from "../db/transaction.ts";
 import type { Canonical } from "./request-digest.ts";
-import { toRecord, type IdempotencyRecord, type RecordRow, type StoredResponse } from "./records.ts";
+import { assert } from "../assert.ts";
+import { RESTORE_LOCK_TIMEOUT_SQL, SESSION_LOCK_TIMEOUT, toRecord, type IdempotencyRecord, type RecordRow, type StoredResponse } from "./records.ts";
 
 /**
  * The idempotency claims and completions of a group-committed batch of requests (one tenant, one
@@ -24,26 +26,30 @@ export interface BatchClaim {
  */
 export async function claimBatch(tx: Tx, tenantId: string, endpoint: string, claims: readonly BatchClaim[]): Promise<Map<string, number>> {
   const sorted = [...claims].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  const { rows } = await tx.query<{ idem_key: string; attempt: number }>(
+  const { rows } = await tx.query<{ keys: string[]; attempts: number[] }>(
     {
       name: "clearline.idempotency.claim-batch",
-      text: `INSERT INTO idempotency_record AS r
-               (tenant_id, endpoint, idem_key, request_digest, request_canonical, state, lease_until, expires_at)
-             SELECT $1, $2, c.idem_key, c.digest, c.canonical::jsonb, 'in_progress',
-                    now() + make_interval(secs => $6 / 1000.0), now() + make_interval(secs => $7 / 1000.0)
-               FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS c(idem_key, digest, canonical, n)
-              ORDER BY c.n
-             ON CONFLICT (tenant_id, endpoint, idem_key) DO UPDATE
-                SET attempt = r.attempt + 1, lease_until = excluded.lease_until
-              WHERE r.state = 'in_progress' AND r.lease_until < now() AND r.request_digest = excluded.request_digest
-             RETURNING idem_key, attempt`,
+      text: `WITH claimed AS (
+               INSERT INTO idempotency_record AS r
+                 (tenant_id, endpoint, idem_key, request_digest, request_canonical, state, lease_until, expires_at)
+               SELECT $1, $2, c.idem_key, c.digest, c.canonical::jsonb, 'in_progress',
+                      now() + make_interval(secs => $6 / 1000.0), now() + make_interval(secs => $7 / 1000.0)
+                 FROM unnest($3::text[], $4::text[], $5::text[]) WITH ORDINALITY AS c(idem_key, digest, canonical, n)
+                ORDER BY c.n
+               ON CONFLICT (tenant_id, endpoint, idem_key) DO UPDATE
+                  SET attempt = r.attempt + 1, lease_until = excluded.lease_until
+                WHERE r.state = 'in_progress' AND r.lease_until < now() AND r.request_digest = excluded.request_digest
+               RETURNING idem_key, attempt)
+             SELECT coalesce(array_agg(idem_key), '{}') AS keys, coalesce(array_agg(attempt), '{}') AS attempts, ${RESTORE_LOCK_TIMEOUT_SQL}
+               FROM claimed`,
     },
     [tenantId, endpoint, sorted.map((c) => c.key), sorted.map((c) => c.digest), sorted.map((c) => JSON.stringify(c.canonical)),
-      limits.http.idempotencyLeaseMs, limits.http.idempotencyWindowMs],
+      limits.http.idempotencyLeaseMs, limits.http.idempotencyWindowMs, SESSION_LOCK_TIMEOUT],
   );
-  // As after a single claim: later waits (a debtor's row lock) are not cut short by the claim's bound.
-  await tx.query("RESET lock_timeout");
-  return new Map(rows.map((row) => [row.idem_key, row.attempt]));
+  // As after a single claim, the statement put lock_timeout back: later waits (a debtor's row lock) are not cut short.
+  const { keys, attempts } = rows[0] as { keys: string[]; attempts: number[] };
+  assert(keys.length === attempts.length, "a claimed key has one attempt");
+  return new Map(keys.map((key, i) => [key, attempts[i] as number]));
 }
 
 /** The records of keys the batch's claim found held, in one statement. */
@@ -71,17 +77,25 @@ export interface BatchCompletion {
  */
 export async function completeBatch(tx: Tx, tenantId: string, endpoint: string, completions: readonly BatchCompletion[]): Promise<number> {
   if (completions.length === 0) return 0;
-  const result = await tx.query(
-    {
-      name: "clearline.idempotency.complete-batch",
-      text: `UPDATE idempotency_record r
-                SET state = 'completed', response_status = c.status, response_body = c.body, effect_ref = c.effect_ref,
-                    completed_at = now(), lease_until = now()
-               FROM unnest($3::text[], $4::int[], $5::int[], $6::text[], $7::text[]) AS c(idem_key, attempt, status, body, effect_ref)
-              WHERE r.tenant_id = $1 AND r.endpoint = $2 AND r.idem_key = c.idem_key AND r.attempt = c.attempt AND r.state = 'in_progress'`,
-    },
-    [tenantId, endpoint, completions.map((c) => c.key), completions.map((c) => c.attempt), completions.map((c) => c.response.status),
-      completions.map((c) => c.response.body), completions.map((c) => c.response.effectRef)],
-  );
+  const params = new StatementParams();
+  const result = await tx.query({ name: "clearline.idempotency.complete-batch", text: completeBatchPart(params, tenantId, endpoint, completions) }, params.values);
   return result.rowCount ?? 0;
+}
+
+/**
+ * `completeBatch` as a part of a larger statement (a data-modifying CTE body returning one row per
+ * completed attempt; src/db/statement-parts.ts). The statement that holds it must refuse fewer
+ * rows than `completions` (expect_row_count), as the caller of `completeBatch` refuses a smaller
+ * count: see `isFencedOff`.
+ */
+export function completeBatchPart(params: StatementParams, tenantId: string, endpoint: string, completions: readonly BatchCompletion[]): string {
+  return `UPDATE idempotency_record r
+             SET state = 'completed', response_status = c.status, response_body = c.body, effect_ref = c.effect_ref,
+                 completed_at = now(), lease_until = now()
+            FROM unnest(${params.add(completions.map((c) => c.key), "text[]")}, ${params.add(completions.map((c) => c.attempt), "int[]")},
+                        ${params.add(completions.map((c) => c.response.status), "int[]")}, ${params.add(completions.map((c) => c.response.body), "text[]")},
+                        ${params.add(completions.map((c) => c.response.effectRef), "text[]")}) AS c(idem_key, attempt, status, body, effect_ref)
+           WHERE r.tenant_id = ${params.add(tenantId)} AND r.endpoint = ${params.add(endpoint)} AND r.idem_key = c.idem_key
+             AND r.attempt = c.attempt AND r.state = 'in_progress'
+          RETURNING r.idem_key`;
 }

@@ -1,6 +1,6 @@
 import { limits } from "../config/limits.ts";
 import type { Queryable } from "../db/pool.ts";
-import { sqlState, type Tx } from "../db/transaction.ts";
+import { commitAfter, sqlState, type Tx } from "../db/transaction.ts";
 import { dedupDecisions } from "../observability/metrics.ts";
 import type { Canonical } from "./request-digest.ts";
 
@@ -101,31 +101,45 @@ export type Claim =
  * that `complete` checks. A concurrent duplicate would wait on the unique index until the first
  * transaction ends; lock_timeout turns that wait into `busy` (409) instead of a held connection.
  * After `busy` the transaction is aborted and must be rolled back. The caller opens the
- * transaction with `claimTransactionSettings` (saves a round trip); lock_timeout is reset after
- * the claim so later waits (a customer's row lock) are not cut short.
+ * transaction with `claimTransactionSettings` (saves a round trip); the claim statement itself
+ * puts lock_timeout back, so later waits (a customer's row lock) are not cut short.
  */
 export const claimTransactionSettings = { lock_timeout: limits.http.claimLockTimeoutMs } as const;
 
+/**
+ * The select list item of a claim statement that puts lock_timeout back to the session's value
+ * (the pool sets it at connect) once the claim is done: it sits in the projection of an
+ * aggregate over the claim's rows, so it runs after the last row was claimed, every wait of the
+ * claim still bounded. It saves the separate RESET round trip (docs/decisions/0051). Parameter
+ * $8 is SESSION_LOCK_TIMEOUT.
+ */
+export const RESTORE_LOCK_TIMEOUT_SQL = "set_config('lock_timeout', $8, true) AS lock_timeout";
+export const SESSION_LOCK_TIMEOUT = String(limits.db.sessionLockTimeoutMs);
+
 export async function claim(tx: Tx, scope: IdempotencyScope, digest: string, canonical: Canonical): Promise<Claim> {
-  let rows: Array<{ attempt: number }>;
+  let rows: Array<{ attempt: number | null }>;
   try {
-    ({ rows } = await tx.query<{ attempt: number }>(
-      `INSERT INTO idempotency_record AS r
-         (tenant_id, endpoint, idem_key, request_digest, request_canonical, state, lease_until, expires_at)
-       VALUES ($1, $2, $3, $4, $5, 'in_progress', now() + make_interval(secs => $6 / 1000.0), now() + make_interval(secs => $7 / 1000.0))
-       ON CONFLICT (tenant_id, endpoint, idem_key) DO UPDATE
-          SET attempt = r.attempt + 1, lease_until = excluded.lease_until
-        WHERE r.state = 'in_progress' AND r.lease_until < now() AND r.request_digest = excluded.request_digest
-       RETURNING attempt`,
-      [scope.tenantId, scope.endpoint, scope.key, digest, JSON.stringify(canonical), limits.http.idempotencyLeaseMs, limits.http.idempotencyWindowMs],
+    ({ rows } = await tx.query<{ attempt: number | null }>(
+      {
+        name: "clearline.idempotency.claim",
+        text: `WITH claimed AS (
+                 INSERT INTO idempotency_record AS r
+                   (tenant_id, endpoint, idem_key, request_digest, request_canonical, state, lease_until, expires_at)
+                 VALUES ($1, $2, $3, $4, $5, 'in_progress', now() + make_interval(secs => $6 / 1000.0), now() + make_interval(secs => $7 / 1000.0))
+                 ON CONFLICT (tenant_id, endpoint, idem_key) DO UPDATE
+                    SET attempt = r.attempt + 1, lease_until = excluded.lease_until
+                  WHERE r.state = 'in_progress' AND r.lease_until < now() AND r.request_digest = excluded.request_digest
+                 RETURNING attempt)
+               SELECT max(attempt) AS attempt, ${RESTORE_LOCK_TIMEOUT_SQL} FROM claimed`,
+      },
+      [scope.tenantId, scope.endpoint, scope.key, digest, JSON.stringify(canonical), limits.http.idempotencyLeaseMs, limits.http.idempotencyWindowMs, SESSION_LOCK_TIMEOUT],
     ));
   } catch (error) {
     if (sqlState(error) === "55P03") return { kind: "busy" }; // lock_not_available
     throw error;
   }
-  await tx.query("RESET lock_timeout");
-  const claimed = rows[0];
-  if (claimed) return { kind: "claimed", attempt: claimed.attempt };
+  const attempt = rows[0]?.attempt;
+  if (attempt !== null && attempt !== undefined) return { kind: "claimed", attempt };
   const record = await findRecord(tx, scope);
   // The conflicting row was there a moment ago and only the expiry job deletes, long after.
   if (!record) throw new Error(`idempotency record ${scope.endpoint} ${scope.key} vanished during its claim`);
@@ -145,6 +159,41 @@ export async function complete(tx: Tx, scope: IdempotencyScope, attempt: number,
     [scope.tenantId, scope.endpoint, scope.key, attempt, response.status, response.body, response.effectRef],
   );
   return result.rowCount === 1;
+}
+
+/**
+ * `complete`, sent together with COMMIT (one round trip; docs/decisions/0051). A fenced-off
+ * attempt makes the statement raise, so nothing of the transaction commits, and this returns
+ * false; true when the attempt completed and the transaction committed. The caller's work must
+ * return right after, without another statement.
+ */
+export async function completeAndCommit(tx: Tx, scope: IdempotencyScope, attempt: number, response: StoredResponse): Promise<boolean> {
+  try {
+    await commitAfter(tx, () => tx.query(
+      {
+        name: "clearline.idempotency.complete-and-check",
+        text: `WITH done AS (
+                 UPDATE idempotency_record
+                    SET state = 'completed', response_status = $5, response_body = $6, effect_ref = $7, completed_at = now(), lease_until = now()
+                  WHERE tenant_id = $1 AND endpoint = $2 AND idem_key = $3 AND attempt = $4 AND state = 'in_progress'
+                 RETURNING 1)
+               SELECT expect_row_count((SELECT count(*) FROM done), 1, $8) AS completed`,
+      },
+      [scope.tenantId, scope.endpoint, scope.key, attempt, response.status, response.body, response.effectRef, FENCED_OFF_CHECK],
+    ));
+  } catch (error) {
+    if (isFencedOff(error)) return false;
+    throw error;
+  }
+  return true;
+}
+
+/** What a completion statement names its fencing check (the third argument of expect_row_count). */
+export const FENCED_OFF_CHECK = "idempotency attempts completed";
+
+/** A completion statement refused: an attempt it had to complete was taken over (its lease had expired). */
+export function isFencedOff(error: unknown): boolean {
+  return sqlState(error) === "CL001" && error instanceof Error && error.message.startsWith(`${FENCED_OFF_CHECK}:`);
 }
 
 /**

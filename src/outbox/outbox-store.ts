@@ -1,5 +1,6 @@
 import { currentConfig, type Config } from "../config/config.ts";
 import type { Queryable } from "../db/pool.ts";
+import { StatementParams } from "../db/statement-parts.ts";
 import type { Tx } from "../db/transaction.ts";
 import type { OutboxMessage } from "./deliverer.ts";
 
@@ -249,15 +250,25 @@ export function natsEventsEnabled(config: Pick<Config, "natsUrl"> = currentConfi
 /** Several events in one statement (a chunk's held records), fanned out as in enqueueEvent. */
 export async function enqueueEvents(db: Tx | Queryable, events: readonly OutboxEvent[], options: { nats: boolean } = { nats: natsEventsEnabled() }): Promise<void> {
   if (events.length === 0) return;
-  await db.query(
-    `INSERT INTO outbox_message (tenant_id, destination, message_type, message_key, payload)
+  const params = new StatementParams();
+  const text = enqueueEventsPart(params, events, options);
+  await db.query(text, params.values);
+}
+
+/**
+ * `enqueueEvents` as a part of a larger statement (a data-modifying CTE body; src/db/statement-parts.ts),
+ * for a writer that sends its rows, its events and its completion as one statement. Empty
+ * `events` insert nothing.
+ */
+export function enqueueEventsPart(params: StatementParams, events: readonly OutboxEvent[], options: { nats: boolean } = { nats: natsEventsEnabled() }): string {
+  return `INSERT INTO outbox_message (tenant_id, destination, message_type, message_key, payload)
      SELECT e.tenant_id, d.destination, e.event_type, e.event_key, e.data
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::jsonb[]) AS e(tenant_id, event_type, event_key, data)
+       FROM unnest(${params.add(events.map((e) => e.tenantId), "text[]")}, ${params.add(events.map((e) => e.eventType), "text[]")},
+                   ${params.add(events.map((e) => e.eventKey), "text[]")}, ${params.add(events.map((e) => payloadJson(e.data)), "jsonb[]")})
+            AS e(tenant_id, event_type, event_key, data)
        CROSS JOIN LATERAL (
              SELECT 'webhook:' || w.endpoint_id AS destination FROM webhook_endpoint w
               WHERE w.tenant_id = e.tenant_id AND w.disabled_at IS NULL AND e.event_type = ANY (w.event_types)
-             UNION ALL SELECT 'nats' WHERE $5) AS d
-     ON CONFLICT (tenant_id, destination, message_key) DO NOTHING`,
-    [events.map((e) => e.tenantId), events.map((e) => e.eventType), events.map((e) => e.eventKey), events.map((e) => payloadJson(e.data)), options.nats],
-  );
+             UNION ALL SELECT 'nats' WHERE ${params.add(options.nats, "boolean")}) AS d
+     ON CONFLICT (tenant_id, destination, message_key) DO NOTHING`;
 }

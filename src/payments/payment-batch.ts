@@ -2,7 +2,8 @@ import { assert } from "../assert.ts";
 import type { Tx } from "../db/transaction.ts";
 import type { Decision } from "../records/decision.ts";
 import { decideRecords } from "../records/decide-records.ts";
-import { enqueueEvents } from "../outbox/outbox-store.ts";
+import { StatementParams } from "../db/statement-parts.ts";
+import { enqueueEventsPart, type OutboxEvent } from "../outbox/outbox-store.ts";
 import { lockIntents } from "./intent-lock.ts";
 import { intentId, transferKeyOf, type Payment } from "./payment.ts";
 import {
@@ -36,23 +37,66 @@ export async function createPayment(tx: Tx, tenantId: string, request: PaymentRe
  * (docs/decisions/0043): one statement for the intent locks, ONE record-core call for all the
  * records (arrival "request", so each is decided as a request is: the funds of each transfer in
  * batch order, under the debtors' row locks), one read of the payments the repeats name, one
- * insert of the payment rows, one of the outbox events. The outcome of each is the one
+ * statement for the payment rows and their outbox events. The outcome of each is the one
  * `createPayment` would give it alone. The batch holds each client_reference at most once (the
  * core would take two as twins of one key).
  */
 export async function createPayments(tx: Tx, tenantId: string, scope: string, payments: readonly BatchPayment[]): Promise<PaymentOutcome[]> {
+  const transactionAt = await lockIntents(tx, tenantId, payments.map((p) => p.request.clientReference));
+  const decided = await decidePayments(tx, tenantId, scope, payments, transactionAt);
+  if (decided.rows.length > 0) {
+    const params = new StatementParams();
+    await tx.query({ name: "clearline.payments.record", text: `WITH ${paymentWritesPart(params, tenantId, decided)} SELECT 1` }, params.values);
+  }
+  return decided.outcomes;
+}
+
+/** What a batch of payments decided, before its payment rows and events are written. */
+export interface DecidedPayments {
+  outcomes: PaymentOutcome[];
+  rows: Payment[];          // to insert, as the resource will show them
+  events: OutboxEvent[];    // payment.applied of each succeeded one
+}
+
+/**
+ * The record core's decisions for a batch whose intents are locked (`lockIntents`, which gave
+ * `transactionAt`), and each caller's outcome. Writes the ledger postings, the record keys and
+ * their outcomes; the payment rows and their events are left to `paymentWritesPart`, so a caller
+ * can send them in one statement with what it writes itself (the group-committed batch's
+ * idempotency completions, then COMMIT; docs/decisions/0051).
+ */
+export async function decidePayments(tx: Tx, tenantId: string, scope: string, payments: readonly BatchPayment[], transactionAt: string): Promise<DecidedPayments> {
   assert(new Set(payments.map((p) => p.request.clientReference)).size === payments.length, "a payment batch holds each client_reference once");
-  await lockIntents(tx, tenantId, payments.map((p) => p.request.clientReference));
   const items = payments.map((p) => paymentRecordOf(tenantId, p.request, scope, p.idempotencyKey));
   const decisions = await decideRecords(tx, { tenantId, arrival: { kind: "request", channel: "http", scope }, suspectWindowHours: 0 }, items);
   assert(decisions.length === payments.length, "the core decides every payment of the batch");
   const existing = await findPaymentsByReference(tx, tenantId, payments.filter((_, i) => needsExisting(decisions[i] as Decision)).map((p) => p.request.clientReference));
-  const rows = payments.flatMap((p, i) => rowToInsert(p.request, decisions[i] as Decision));
-  const inserted = await insertPayments(tx, tenantId, rows);
-  const applied = rows.filter((row) => row.status === "succeeded").map((row) => inserted.get(row.request.clientReference) as Payment);
+  const rows = payments.flatMap((p, i) => rowToInsert(p.request, decisions[i] as Decision)).map((draft) => paymentOf(tenantId, draft, transactionAt));
+  const inserted = new Map(rows.map((payment) => [payment.clientReference, payment]));
   // Told in the posting's transaction, under a key derived from the intent's transfer key.
-  await enqueueEvents(tx, applied.map((payment) => ({ tenantId, eventType: "payment.applied", eventKey: `${transferKeyOf(payment.clientReference, "debit")}:applied`, data: payment })));
-  return payments.map((p, i) => outcomeOf(p.request, decisions[i] as Decision, inserted, existing));
+  const events = rows.filter((row) => row.status === "succeeded")
+    .map((payment) => ({ tenantId, eventType: "payment.applied", eventKey: `${transferKeyOf(payment.clientReference, "debit")}:applied`, data: payment }));
+  return { outcomes: payments.map((p, i) => outcomeOf(p.request, decisions[i] as Decision, inserted, existing)), rows, events };
+}
+
+/**
+ * The payment rows and their outbox events as two data-modifying CTEs, `paid` and `told`, of a
+ * larger statement (src/db/statement-parts.ts): "paid AS (...), told AS (...)". The rows carry
+ * every column the resource shows but created_at, whose default now() is the `transactionAt`
+ * they were built with.
+ */
+export function paymentWritesPart(params: StatementParams, tenantId: string, decided: DecidedPayments): string {
+  const column = <T>(f: (p: Payment) => T) => decided.rows.map(f);
+  const paid = `INSERT INTO payment (tenant_id, payment_id, client_reference, status, decline_code, amount_minor, currency, debtor_account, creditor_account, description, transfer_key)
+     SELECT ${params.add(tenantId)}, p.*
+       FROM unnest(${params.add(column((p) => p.paymentId), "text[]")}, ${params.add(column((p) => p.clientReference), "text[]")},
+                   ${params.add(column((p) => p.status), "text[]")}, ${params.add(column((p) => p.declineCode), "text[]")},
+                   ${params.add(column((p) => p.amountMinor.toString()), "bigint[]")}, ${params.add(column((p) => p.currency), "text[]")},
+                   ${params.add(column((p) => p.debtorAccount), "text[]")}, ${params.add(column((p) => p.creditorAccount), "text[]")},
+                   ${params.add(column((p) => p.description), "text[]")},
+                   ${params.add(column((p) => (p.status === "succeeded" ? transferKeyOf(p.clientReference, "debit") : null)), "text[]")}) AS p
+     RETURNING 1`;
+  return `paid AS (${paid}), told AS (${enqueueEventsPart(params, decided.events)})`;
 }
 
 function needsExisting(decision: Decision): boolean {
@@ -63,17 +107,26 @@ interface PaymentRowDraft {
   request: PaymentRequest;
   status: Payment["status"];
   declineCode: string | null;
-  transferKey: string | null;
 }
 
 function rowToInsert(request: PaymentRequest, decision: Decision): PaymentRowDraft[] {
   if (decision.outcome === "applied") {
     assert(decision.transferKey === transferKeyOf(request.clientReference, "debit"), `payment ${request.clientReference} posted under its intent's key, not ${decision.transferKey}`);
-    return [{ request, status: "succeeded", declineCode: null, transferKey: decision.transferKey }];
+    return [{ request, status: "succeeded", declineCode: null }];
   }
   // A decision about money: the intent is declined for good, and a caller who lost the response finds it by client_reference.
-  if (decision.outcome === "rejected" && decision.code === "INGEST_INSUFFICIENT_FUNDS") return [{ request, status: "declined", declineCode: "insufficient_funds", transferKey: null }];
+  if (decision.outcome === "rejected" && decision.code === "INGEST_INSUFFICIENT_FUNDS") return [{ request, status: "declined", declineCode: "insufficient_funds" }];
   return [];
+}
+
+/** The payment resource of a row to insert: what the insert will store, read back as PAYMENT_COLUMNS would read it. */
+function paymentOf(tenantId: string, draft: PaymentRowDraft, transactionAt: string): Payment {
+  const { request } = draft;
+  return {
+    paymentId: intentId("pay", tenantId, request.clientReference), clientReference: request.clientReference, status: draft.status,
+    declineCode: draft.declineCode, amountMinor: request.amountMinor, currency: request.currency, debtorAccount: request.debtorAccount,
+    creditorAccount: request.creditorAccount, description: request.description, refundedMinor: 0n, createdAt: transactionAt,
+  };
 }
 
 function outcomeOf(request: PaymentRequest, decision: Decision, inserted: Map<string, Payment>, existing: Map<string, Payment>): PaymentOutcome {
@@ -89,23 +142,5 @@ function outcomeOf(request: PaymentRequest, decision: Decision, inserted: Map<st
 async function findPaymentsByReference(tx: Tx, tenantId: string, clientReferences: readonly string[]): Promise<Map<string, Payment>> {
   if (clientReferences.length === 0) return new Map();
   const { rows } = await tx.query<PaymentRow>(`SELECT ${PAYMENT_COLUMNS} FROM payment WHERE tenant_id = $1 AND client_reference = ANY($2::text[])`, [tenantId, clientReferences]);
-  return new Map(rows.map((row) => [row.client_reference, toPayment(row)]));
-}
-
-async function insertPayments(tx: Tx, tenantId: string, drafts: readonly PaymentRowDraft[]): Promise<Map<string, Payment>> {
-  if (drafts.length === 0) return new Map();
-  const column = <T>(f: (d: PaymentRowDraft) => T) => drafts.map(f);
-  const { rows } = await tx.query<PaymentRow>(
-    {
-      name: "clearline.payments.insert-batch",
-      text: `INSERT INTO payment (tenant_id, payment_id, client_reference, status, decline_code, amount_minor, currency, debtor_account, creditor_account, description, transfer_key)
-             SELECT $1, p.* FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[]) AS p
-             RETURNING ${PAYMENT_COLUMNS}`,
-    },
-    [tenantId, column((d) => intentId("pay", tenantId, d.request.clientReference)), column((d) => d.request.clientReference), column((d) => d.status),
-      column((d) => d.declineCode), column((d) => d.request.amountMinor.toString()), column((d) => d.request.currency), column((d) => d.request.debtorAccount),
-      column((d) => d.request.creditorAccount), column((d) => d.request.description), column((d) => d.transferKey)],
-  );
-  assert(rows.length === drafts.length, "the insert returns every payment of the batch");
   return new Map(rows.map((row) => [row.client_reference, toPayment(row)]));
 }

@@ -1,14 +1,16 @@
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import { GroupCommitQueue } from "../db/group-commit-queue.ts";
-import { withTransaction } from "../db/transaction.ts";
-import { claimBatch, completeBatch, findBatchRecords } from "../idempotency/batch-claims.ts";
-import { claimTransactionSettings, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
+import { StatementParams } from "../db/statement-parts.ts";
+import { commitAfter, withTransaction, type Tx } from "../db/transaction.ts";
+import { claimBatch, completeBatchPart, findBatchRecords, type BatchCompletion } from "../idempotency/batch-claims.ts";
+import { claimTransactionSettings, FENCED_OFF_CHECK, isFencedOff, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
 import { paymentBatches, paymentBatchRequests } from "../observability/metrics.ts";
 import { faultPoint } from "../requests/fault-points.ts";
 import { answerHeld, runFirstTimeAlone, type IdempotentCall, type IdempotentReply } from "../requests/idempotent-request.ts";
 import type { Reply } from "../requests/reply.ts";
-import { createPayments } from "./payment-batch.ts";
+import { lockIntents } from "./intent-lock.ts";
+import { decidePayments, paymentWritesPart, type DecidedPayments } from "./payment-batch.ts";
 import type { PaymentOutcome, PaymentRequest } from "./payments.ts";
 
 /** A first-time payment past the replay fast path, waiting for a batch. */
@@ -111,33 +113,66 @@ function answerOf(waiting: Waiting, answer: BatchAnswer): Promise<IdempotentRepl
 class FencedOff extends Error {}
 
 /**
- * One transaction for the batch: one claim statement for every key, then the payments of the
- * claimed keys through `createPayments`, then one completion statement, then COMMIT. No retry here:
- * a batch that fails is not run again as a batch, its callers run alone (and retry alone).
+ * One transaction for the batch, in six round trips on a pipelining pool (docs/decisions/0051):
+ * BEGIN, the claim of every key and the intent locks go out together; the record core's four
+ * statements; then the payment rows, their events and the idempotency completions as ONE
+ * statement, with COMMIT behind it. A fenced-off attempt makes that statement raise, so the COMMIT
+ * rolls back. No retry here: a batch that fails is not run again as a batch, its callers run
+ * alone (and retry alone).
  */
 function decideBatch(pool: Pool, batch: readonly Waiting[]): Promise<BatchAnswer[]> {
   const { tenantId, endpoint } = (batch[0] as Waiting).scope;
   return withTransaction(pool, async (tx) => {
-    const attempts = await claimBatch(tx, tenantId, endpoint, batch.map((w) => ({ key: w.scope.key, digest: w.digest, canonical: w.call.canonical })));
+    const claiming = claimBatch(tx, tenantId, endpoint, batch.map((w) => ({ key: w.scope.key, digest: w.digest, canonical: w.call.canonical })));
+    // Sent behind the claim, not after its answer: a key found held only makes its intent locked for nothing.
+    const locking = lockIntents(tx, tenantId, batch.map((w) => w.request.clientReference));
+    const [attempts, transactionAt] = await bothInOrder(claiming, locking);
     faultPoint("after_claim");
     const claimed = batch.filter((w) => attempts.has(w.scope.key));
     const records = await findBatchRecords(tx, tenantId, endpoint, batch.filter((w) => !attempts.has(w.scope.key)).map((w) => w.scope.key));
-    const outcomes = claimed.length === 0 ? [] : await createPayments(tx, tenantId, endpoint, claimed.map((w) => ({ request: w.request, idempotencyKey: w.scope.key })));
+    if (claimed.length === 0) return batch.map((w) => heldAnswer(w, records, endpoint));
+    const decided = await decidePayments(tx, tenantId, endpoint, claimed.map((w) => ({ request: w.request, idempotencyKey: w.scope.key })), transactionAt);
     faultPoint("after_posting");
-    const replies = new Map(claimed.map((w, i) => [w, w.replyOf(outcomes[i] as PaymentOutcome)]));
+    const replies = new Map(claimed.map((w, i) => [w, w.replyOf(decided.outcomes[i] as PaymentOutcome)]));
     const completions = claimed.map((w) => {
       const reply = replies.get(w) as Reply;
       return { key: w.scope.key, attempt: attempts.get(w.scope.key) as number, response: { status: reply.status, body: reply.body, effectRef: reply.effectRef } };
     });
-    if ((await completeBatch(tx, tenantId, endpoint, completions)) !== completions.length) throw new FencedOff();
+    await writeAndCommit(tx, tenantId, endpoint, decided, completions);
     return batch.map((w): BatchAnswer => {
       const reply = replies.get(w);
-      if (reply) return { kind: "done", reply };
-      const record = records.get(w.scope.key);
-      if (!record) throw new Error(`idempotency record ${endpoint} ${w.scope.key} vanished during its claim`);
-      return { kind: "held", record };
+      return reply ? { kind: "done", reply } : heldAnswer(w, records, endpoint);
     });
   }, { localSettings: claimTransactionSettings, retriesMax: 0 });
+}
+
+function heldAnswer(waiting: Waiting, records: Map<string, IdempotencyRecord>, endpoint: string): BatchAnswer {
+  const record = records.get(waiting.scope.key);
+  if (!record) throw new Error(`idempotency record ${endpoint} ${waiting.scope.key} vanished during its claim`);
+  return { kind: "held", record };
+}
+
+/** Both answers of two statements sent back to back; the first one's failure wins (the second then only says the transaction is aborted). */
+async function bothInOrder<A, B>(first: Promise<A>, second: Promise<B>): Promise<[A, B]> {
+  const [a, b] = await Promise.allSettled([first, second]);
+  if (a.status === "rejected") throw a.reason;
+  if (b.status === "rejected") throw b.reason;
+  return [a.value, b.value];
+}
+
+/** The payment rows, their events and the completions in one statement, sent with COMMIT. */
+async function writeAndCommit(tx: Tx, tenantId: string, endpoint: string, decided: DecidedPayments, completions: readonly BatchCompletion[]): Promise<void> {
+  const params = new StatementParams();
+  const writes = paymentWritesPart(params, tenantId, decided);
+  const done = completeBatchPart(params, tenantId, endpoint, completions);
+  const text = `WITH ${writes}, done AS (${done})
+                SELECT expect_row_count((SELECT count(*) FROM done), ${params.add(completions.length, "bigint")}, ${params.add(FENCED_OFF_CHECK)}) AS completed`;
+  try {
+    await commitAfter(tx, () => tx.query({ name: "clearline.payments.write-complete-batch", text }, params.values));
+  } catch (error) {
+    if (isFencedOff(error)) throw new FencedOff();
+    throw error;
+  }
 }
 
 const writers = new WeakMap<Pool, PaymentGroupCommit>();

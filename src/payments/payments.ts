@@ -14,8 +14,13 @@ export interface PaymentRequest {
 
 export type PaymentOutcome = { kind: "created"; payment: Payment } | { kind: "refused"; refusal: Refusal; payment?: Payment };
 
+/** A timestamp as the payment resource shows it: UTC, milliseconds. */
+export function resourceTimeSql(expression: string): string {
+  return `to_char(${expression} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+}
+
 export const PAYMENT_COLUMNS = `payment_id, client_reference, status, decline_code, amount_minor, currency, debtor_account,
-  creditor_account, description, refunded_minor, to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
+  creditor_account, description, refunded_minor, ${resourceTimeSql("created_at")} AS created_at`;
 
 export interface PaymentRow {
   payment_id: string; client_reference: string; status: "succeeded" | "declined"; decline_code: string | null;

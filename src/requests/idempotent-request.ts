@@ -3,7 +3,7 @@ import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEventsCheaply } from "../dedup/dedup-event.ts";
 import { parseIdempotencyKey, type KeyParse } from "../idempotency/idempotency-key.ts";
-import { claim, claimTransactionSettings, complete, findRecordAuditingRepeat, repeatReasonOf, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
+import { claim, claimTransactionSettings, completeAndCommit, findRecordAuditingRepeat, repeatReasonOf, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
 import { differingFields, requestDigest, type Canonical } from "../idempotency/request-digest.ts";
 import { mutatingRequests } from "../observability/metrics.ts";
 import { faultPoint } from "./fault-points.ts";
@@ -75,7 +75,8 @@ export async function runFirstTimeAlone(call: IdempotentCall, scope: Idempotency
       faultPoint("after_claim");
       const reply = await call.effect(tx);
       faultPoint("after_posting");
-      if (!(await complete(tx, scope, claimed.attempt, { status: reply.status, body: reply.body, effectRef: reply.effectRef }))) throw new FencedOff();
+      // The completion goes out with COMMIT; a fenced-off attempt rolls the whole transaction back.
+      if (!(await completeAndCommit(tx, scope, claimed.attempt, { status: reply.status, body: reply.body, effectRef: reply.effectRef }))) throw new FencedOff();
       return { kind: "done" as const, reply };
     }, { localSettings: claimTransactionSettings });
   } catch (error) {

@@ -3,6 +3,8 @@ export const dbLimits = {
   poolConnectionsMax: 10,          // per process; PostgreSQL default max_connections is 100
   connectTimeoutMs: 10_000,        // a database that does not answer in 10 s is down for us
   statementTimeoutMs: 60_000,      // no single statement of ours should run a minute
+  sessionLockTimeoutMs: 60_000,    // our sessions' lock waits, bounded as statements are; set at connect (not
+                                   // left to the server's default) so a claim restores it in its own statement (0051)
   idleInTransactionTimeoutMs: 60_000, // a stuck transaction must not hold row locks forever
   migrationLockTimeoutMs: 120_000, // a second process waits this long for another's migration
   embeddedStartTimeoutMs: 60_000,  // initdb + start of the embedded server on a cold disk
