@@ -1,4 +1,3 @@
-import { assert } from "../assert.ts";
 import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
@@ -20,7 +19,7 @@ export interface Balance {
  * come from one snapshot. Every committed entry is in exactly one of the two halves in every
  * snapshot (docs/decisions/0012-exact-balances-from-delta-rows.md).
  */
-const BALANCES_SQL = `
+const balancesSql = (accountsWhere: string) => `
   SELECT a.account_id, a.kind, a.currency,
          (coalesce(p.debits_minor, 0) + coalesce(d.debits_minor, 0))::text AS debits_minor,
          (coalesce(p.credits_minor, 0) + coalesce(d.credits_minor, 0))::text AS credits_minor
@@ -31,7 +30,8 @@ const BALANCES_SQL = `
         FROM balance_delta
        WHERE tenant_id = a.tenant_id AND account_id = a.account_id
     ) d ON true
-   WHERE a.tenant_id = $1 AND a.account_id = ANY($2::text[])`;
+   WHERE ${accountsWhere}`;
+const BALANCES_SQL = balancesSql("a.tenant_id = $1 AND a.account_id = ANY($2::text[])");
 
 interface BalanceRow { account_id: string; kind: AccountKind; currency: string; debits_minor: string; credits_minor: string }
 
@@ -51,24 +51,38 @@ export async function balanceOf(db: Queryable, tenantId: string, accountId: stri
 }
 
 /**
- * The balances of accounts whose rows the caller has locked (FOR UPDATE, in sorted order, see
- * post-transfers.ts), read in a statement of their own: under READ COMMITTED its snapshot is
- * taken after the locks were granted, so it sees every transfer committed by an earlier holder of
- * the lock. (Locking and reading in one statement would not: its snapshot predates the wait.)
- * Every debit of an account that may not go negative takes this lock, so a balance read here can
- * only grow until the caller commits. Holds are ledger transfers, so it is net of them.
+ * Which accounts a posting locks before it spends them (post-transfers.ts): those of `debited`
+ * whose kind is in `debitGuardedKinds`, and those of `credited` whose kind is in
+ * `creditGuardedKinds`. $1 is the tenant; the four sets are $2..$5 in that order.
  */
-export async function balancesUnderLock(tx: Tx, tenantId: string, lockedAccountIds: readonly string[]): Promise<Map<string, bigint>> {
-  const sorted = [...new Set(lockedAccountIds)].sort();
-  if (sorted.length === 0) return new Map();
-  const balances = await balancesOf(tx, tenantId, sorted);
-  const available = new Map<string, bigint>();
-  for (const accountId of sorted) {
-    const balance = balances.get(accountId);
-    assert(balance, `account ${accountId} exists after it was checked`);
-    available.set(accountId, balance.balanceMinor);
-  }
-  return available;
+export const LOCKED_ACCOUNTS_PREDICATE = `tenant_id = $1
+  AND ((account_id = ANY($2::text[]) AND kind = ANY($3::text[])) OR (account_id = ANY($4::text[]) AND kind = ANY($5::text[])))`;
+
+export interface LockedAccounts {
+  debited: string[];
+  debitGuardedKinds: string[];
+  credited: string[];
+  creditGuardedKinds: string[];
+}
+
+export function lockedAccountsParams(tenantId: string, locked: LockedAccounts): unknown[] {
+  return [tenantId, locked.debited, locked.debitGuardedKinds, locked.credited, locked.creditGuardedKinds];
+}
+
+const LOCKED_BALANCES_SQL = balancesSql(`a.tenant_id = $1 AND a.account_id IN (SELECT account_id FROM account WHERE ${LOCKED_ACCOUNTS_PREDICATE})`);
+
+/**
+ * The balances of the accounts a posting locks (`LOCKED_ACCOUNTS_PREDICATE`), read in a statement
+ * of its own sent right behind the locking one (src/db/pipeline.ts; docs/decisions/0051): under
+ * READ COMMITTED its snapshot is taken when it starts, after the locking statement finished, so it
+ * sees every transfer committed by an earlier holder of a lock. (Locking and reading in one
+ * statement would not: its snapshot predates the wait; decision 0012.) Every debit of an account
+ * that may not go negative takes this lock, so a balance read here can only grow until the caller
+ * commits. Holds are ledger transfers, so it is net of them.
+ */
+export async function balancesOfLocked(tx: Tx, tenantId: string, locked: LockedAccounts): Promise<Map<string, bigint>> {
+  const { rows } = await tx.query<BalanceRow>({ name: "clearline.ledger.balances-of-locked", text: LOCKED_BALANCES_SQL }, lockedAccountsParams(tenantId, locked));
+  return new Map(rows.map((row) => [row.account_id, balanceOfRow(row).balanceMinor]));
 }
 
 export interface ProjectionAdvance {

@@ -4,7 +4,8 @@ import { sqlState, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { ledgerEntryUniqueHits, ledgerTransfers } from "../observability/metrics.ts";
 import { accountKinds, type AccountKind } from "./account-kinds.ts";
-import { balancesUnderLock } from "./balance.ts";
+import { balancesOfLocked, lockedAccountsParams, LOCKED_ACCOUNTS_PREDICATE, type LockedAccounts } from "./balance.ts";
+import { sentTogether } from "../db/pipeline.ts";
 import { LedgerUniqueIndexHit, type PostOutcome } from "./post-outcome.ts";
 import { compareStored, storedTransfers } from "./stored-transfers.ts";
 import { assertTransferWellFormed, entryKeyOf, type Transfer } from "./transfer.ts";
@@ -39,13 +40,13 @@ export async function postTransfers(tx: Tx, transfers: readonly Transfer[]): Pro
     return undefined;
   });
 
-  const accounts = await accountsOf(tx, tenantId, transfers);
+  const { accounts, lockedBalances } = await accountsOf(tx, tenantId, transfers);
   transfers.forEach((transfer, index) => {
     const problem = results[index] ? undefined : accountProblem(transfer, accounts);
     if (problem) results[index] = fail(problem);
   });
 
-  const { toInsert, compareLater } = await checkFunds(tx, tenantId, transfers, results, accounts);
+  const { toInsert, compareLater } = await checkFunds(tx, tenantId, transfers, results, accounts, lockedBalances);
 
   const inserted = await insertTransfers(tx, tenantId, toInsert.map((i) => transfers[i] as Transfer));
   for (const index of toInsert) {
@@ -88,28 +89,35 @@ interface AccountRow {
  */
 const ACCOUNTS_AND_LOCKS_SQL = `
   WITH spendable AS MATERIALIZED (
-    SELECT account_id FROM account
-     WHERE tenant_id = $1
-       AND ((account_id = ANY($3::text[]) AND kind = ANY($4::text[])) OR (account_id = ANY($5::text[]) AND kind = ANY($6::text[])))
+    SELECT account_id FROM account WHERE ${LOCKED_ACCOUNTS_PREDICATE}
      ORDER BY account_id FOR UPDATE
   )
   SELECT a.account_id, a.kind, a.currency, s.account_id IS NOT NULL AS locked
     FROM account a LEFT JOIN spendable s ON s.account_id = a.account_id
-   WHERE a.tenant_id = $1 AND a.account_id = ANY($2::text[])`;
+   WHERE a.tenant_id = $1 AND a.account_id = ANY($6::text[])`;
 
 const guardedKinds = (normalSide: "D" | "C") =>
   Object.entries(accountKinds).filter(([, k]) => !k.mayGoNegative && k.normalSide === normalSide).map(([kind]) => kind);
 
-async function accountsOf(tx: Queryable, tenantId: string, transfers: readonly Transfer[]): Promise<Map<string, AccountRow>> {
+/**
+ * The locking statement, and the balances of the accounts it locks sent right behind it (one round
+ * trip on a pipelining client; `balancesOfLocked` says why its snapshot is after the locks).
+ */
+async function accountsOf(tx: Tx, tenantId: string, transfers: readonly Transfer[]): Promise<{ accounts: Map<string, AccountRow>; lockedBalances: Map<string, bigint> }> {
   const legs = transfers.flatMap((t) => t.legs);
   const ids = [...new Set(legs.map((l) => l.accountId))];
-  const debited = [...new Set(legs.filter((l) => l.direction === "D").map((l) => l.accountId))];
-  const credited = [...new Set(legs.filter((l) => l.direction === "C").map((l) => l.accountId))];
-  const { rows } = await tx.query<{ account_id: string; kind: AccountKind; currency: string; locked: boolean }>(
-    { name: "clearline.ledger.accounts-and-locks", text: ACCOUNTS_AND_LOCKS_SQL },
-    [tenantId, ids, debited, guardedKinds("C"), credited, guardedKinds("D")],
-  );
-  return new Map(rows.map((r) => [r.account_id, { kind: r.kind, currency: r.currency, locked: r.locked }]));
+  const locked: LockedAccounts = {
+    debited: [...new Set(legs.filter((l) => l.direction === "D").map((l) => l.accountId))], debitGuardedKinds: guardedKinds("C"),
+    credited: [...new Set(legs.filter((l) => l.direction === "C").map((l) => l.accountId))], creditGuardedKinds: guardedKinds("D"),
+  };
+  const [{ rows }, lockedBalances] = await sentTogether(tx,
+    () => tx.query<{ account_id: string; kind: AccountKind; currency: string; locked: boolean }>(
+      { name: "clearline.ledger.accounts-and-locks", text: ACCOUNTS_AND_LOCKS_SQL }, [...lockedAccountsParams(tenantId, locked), ids]),
+    () => balancesOfLocked(tx, tenantId, locked));
+  const accounts = new Map(rows.map((r) => [r.account_id, { kind: r.kind, currency: r.currency, locked: r.locked }]));
+  // Accounts are never deleted and never change kind: every account the first statement locked is read by the second.
+  for (const [accountId, row] of accounts) if (row.locked) assert(lockedBalances.has(accountId), `account ${accountId} was locked and its balance read`);
+  return { accounts, lockedBalances };
 }
 
 function accountProblem(transfer: Transfer, accounts: Map<string, AccountRow>): Finding | undefined {
@@ -157,6 +165,7 @@ interface FundsPlan { toInsert: number[]; compareLater: number[]; refused: Map<n
  */
 async function checkFunds(
   tx: Tx, tenantId: string, transfers: readonly Transfer[], results: Array<Outcome | undefined>, accounts: Map<string, AccountRow>,
+  lockedBalances: ReadonlyMap<string, bigint>,
 ): Promise<{ toInsert: number[]; compareLater: number[] }> {
   const deltasByIndex = new Map<number, Map<string, bigint>>();
   const reduced: string[] = [];
@@ -166,8 +175,8 @@ async function checkFunds(
     deltasByIndex.set(index, deltas);
     for (const [accountId, delta] of deltas) if (delta < 0n) reduced.push(accountId);
   });
-  for (const accountId of reduced) assert(accounts.get(accountId)?.locked === true, `account ${accountId} is spent and was locked`);
-  const available = await balancesUnderLock(tx, tenantId, reduced);
+  for (const accountId of reduced) assert(accounts.get(accountId)?.locked === true && lockedBalances.has(accountId), `account ${accountId} is spent, was locked and its balance read after the lock`);
+  const available = new Map([...new Set(reduced)].map((accountId) => [accountId, lockedBalances.get(accountId) as bigint]));
   let plan = planFunds(transfers, results, deltasByIndex, available, new Set());
   if (plan.refused.size > 0 || fundsWithinBatch(deltasByIndex)) {
     const spent = new Set(reduced);

@@ -1,6 +1,7 @@
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import { GroupCommitQueue } from "../db/group-commit-queue.ts";
+import { sentTogether } from "../db/pipeline.ts";
 import { StatementParams } from "../db/statement-parts.ts";
 import { commitAfter, withTransaction, type Tx } from "../db/transaction.ts";
 import { claimBatch, completeBatchPart, findBatchRecords, type BatchCompletion } from "../idempotency/batch-claims.ts";
@@ -123,10 +124,10 @@ class FencedOff extends Error {}
 function decideBatch(pool: Pool, batch: readonly Waiting[]): Promise<BatchAnswer[]> {
   const { tenantId, endpoint } = (batch[0] as Waiting).scope;
   return withTransaction(pool, async (tx) => {
-    const claiming = claimBatch(tx, tenantId, endpoint, batch.map((w) => ({ key: w.scope.key, digest: w.digest, canonical: w.call.canonical })));
-    // Sent behind the claim, not after its answer: a key found held only makes its intent locked for nothing.
-    const locking = lockIntents(tx, tenantId, batch.map((w) => w.request.clientReference));
-    const [attempts, transactionAt] = await bothInOrder(claiming, locking);
+    // The intent locks go out behind the claim, not after its answer: a key found held only has its intent locked for nothing.
+    const [attempts, transactionAt] = await sentTogether(tx,
+      () => claimBatch(tx, tenantId, endpoint, batch.map((w) => ({ key: w.scope.key, digest: w.digest, canonical: w.call.canonical }))),
+      () => lockIntents(tx, tenantId, batch.map((w) => w.request.clientReference)));
     faultPoint("after_claim");
     const claimed = batch.filter((w) => attempts.has(w.scope.key));
     const records = await findBatchRecords(tx, tenantId, endpoint, batch.filter((w) => !attempts.has(w.scope.key)).map((w) => w.scope.key));
@@ -150,14 +151,6 @@ function heldAnswer(waiting: Waiting, records: Map<string, IdempotencyRecord>, e
   const record = records.get(waiting.scope.key);
   if (!record) throw new Error(`idempotency record ${endpoint} ${waiting.scope.key} vanished during its claim`);
   return { kind: "held", record };
-}
-
-/** Both answers of two statements sent back to back; the first one's failure wins (the second then only says the transaction is aborted). */
-async function bothInOrder<A, B>(first: Promise<A>, second: Promise<B>): Promise<[A, B]> {
-  const [a, b] = await Promise.allSettled([first, second]);
-  if (a.status === "rejected") throw a.reason;
-  if (b.status === "rejected") throw b.reason;
-  return [a.value, b.value];
 }
 
 /** The payment rows, their events and the completions in one statement, sent with COMMIT. */
