@@ -51,12 +51,15 @@ export async function balanceOf(db: Queryable, tenantId: string, accountId: stri
 }
 
 /**
- * Which accounts a posting locks before it spends them (post-transfers.ts): those of `debited`
- * whose kind is in `debitGuardedKinds`, and those of `credited` whose kind is in
- * `creditGuardedKinds`. $1 is the tenant; the four sets are $2..$5 in that order.
+ * Which accounts a posting locks before it spends them (post-transfers.ts), as a condition on the
+ * account table under `alias`: those of `debited` whose kind is in `debitGuardedKinds`, and those
+ * of `credited` whose kind is in `creditGuardedKinds`. $1 is the tenant; the four sets are $2..$5
+ * in that order. The account ids lead, so the primary key finds the rows.
  */
-export const LOCKED_ACCOUNTS_PREDICATE = `tenant_id = $1
-  AND ((account_id = ANY($2::text[]) AND kind = ANY($3::text[])) OR (account_id = ANY($4::text[]) AND kind = ANY($5::text[])))`;
+export function lockedAccountsCondition(alias: string): string {
+  return `${alias}.tenant_id = $1 AND ${alias}.account_id = ANY($2::text[] || $4::text[])
+    AND ((${alias}.account_id = ANY($2::text[]) AND ${alias}.kind = ANY($3::text[])) OR (${alias}.account_id = ANY($4::text[]) AND ${alias}.kind = ANY($5::text[])))`;
+}
 
 export interface LockedAccounts {
   debited: string[];
@@ -69,10 +72,10 @@ export function lockedAccountsParams(tenantId: string, locked: LockedAccounts): 
   return [tenantId, locked.debited, locked.debitGuardedKinds, locked.credited, locked.creditGuardedKinds];
 }
 
-const LOCKED_BALANCES_SQL = balancesSql(`a.tenant_id = $1 AND a.account_id IN (SELECT account_id FROM account WHERE ${LOCKED_ACCOUNTS_PREDICATE})`);
+const LOCKED_BALANCES_SQL = balancesSql(lockedAccountsCondition("a"));
 
 /**
- * The balances of the accounts a posting locks (`LOCKED_ACCOUNTS_PREDICATE`), read in a statement
+ * The balances of the accounts a posting locks (`lockedAccountsCondition`), read in a statement
  * of its own sent right behind the locking one (src/db/pipeline.ts; docs/decisions/0051): under
  * READ COMMITTED its snapshot is taken when it starts, after the locking statement finished, so it
  * sees every transfer committed by an earlier holder of a lock. (Locking and reading in one

@@ -4,7 +4,7 @@ import { sqlState, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { ledgerEntryUniqueHits, ledgerTransfers } from "../observability/metrics.ts";
 import { accountKinds, type AccountKind } from "./account-kinds.ts";
-import { balancesOfLocked, lockedAccountsParams, LOCKED_ACCOUNTS_PREDICATE, type LockedAccounts } from "./balance.ts";
+import { balancesOfLocked, lockedAccountsCondition, lockedAccountsParams, type LockedAccounts } from "./balance.ts";
 import { sentTogether } from "../db/pipeline.ts";
 import { LedgerUniqueIndexHit, type PostOutcome } from "./post-outcome.ts";
 import { compareStored, storedTransfers } from "./stored-transfers.ts";
@@ -89,8 +89,8 @@ interface AccountRow {
  */
 const ACCOUNTS_AND_LOCKS_SQL = `
   WITH spendable AS MATERIALIZED (
-    SELECT account_id FROM account WHERE ${LOCKED_ACCOUNTS_PREDICATE}
-     ORDER BY account_id FOR UPDATE
+    SELECT s.account_id FROM account s WHERE ${lockedAccountsCondition("s")}
+     ORDER BY s.account_id FOR UPDATE
   )
   SELECT a.account_id, a.kind, a.currency, s.account_id IS NOT NULL AS locked
     FROM account a LEFT JOIN spendable s ON s.account_id = a.account_id
