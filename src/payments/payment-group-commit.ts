@@ -114,7 +114,7 @@ function answerOf(waiting: Waiting, answer: BatchAnswer): Promise<IdempotentRepl
 class FencedOff extends Error {}
 
 /**
- * One transaction for the batch, in six round trips on a pipelining pool (docs/decisions/0051):
+ * One transaction for the batch, in five round trips on a pipelining pool (docs/decisions/0051):
  * BEGIN, the claim of every key and the intent locks go out together; the record core's four
  * statements; then the payment rows, their events and the idempotency completions as ONE
  * statement, with COMMIT behind it. A fenced-off attempt makes that statement raise, so the COMMIT
