@@ -115,8 +115,9 @@ class FencedOff extends Error {}
 
 /**
  * One transaction for the batch, in five round trips on a pipelining pool (docs/decisions/0051):
- * BEGIN, the claim of every key and the intent locks go out together; the record core's four
- * statements; then the payment rows, their events and the idempotency completions as ONE
+ * BEGIN, the claim of every key and the intent locks go out together; the record core's
+ * statements in three (record keys; the locks with the balances behind them; transfers and
+ * entries); then the payment rows, their events and the idempotency completions as ONE
  * statement, with COMMIT behind it. A fenced-off attempt makes that statement raise, so the COMMIT
  * rolls back. No retry here: a batch that fails is not run again as a batch, its callers run
  * alone (and retry alone).
