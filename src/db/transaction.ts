@@ -1,4 +1,5 @@
 import { limits } from "../config/limits.ts";
+import { sentTogether } from "./pipeline.ts";
 import type { Pool, PoolClient, Queryable } from "./pool.ts";
 
 declare const inTransaction: unique symbol;
@@ -97,15 +98,12 @@ async function settledAfter<B, T>(before: Promise<B>, work: Promise<T>): Promise
  */
 export async function commitAfter<T>(tx: Tx, statement: () => Promise<T>): Promise<T> {
   const client = tx as unknown as PoolClient;
-  const sent = statement();
-  const committed = client.query("COMMIT");
-  const [result, commit] = await Promise.allSettled([sent, committed]);
-  if (result.status === "rejected") throw result.reason;        // COMMIT rolled back
-  if (commit.status === "rejected") throw commit.reason;
+  // A failed statement's error wins: the COMMIT behind it was answered with a rollback.
+  const [result, commit] = await sentTogether(tx, statement, () => client.query("COMMIT"));
   // A COMMIT PostgreSQL turned into ROLLBACK (the transaction was already aborted) is no commit.
-  if (commit.value.command !== "COMMIT") throw new Error(`COMMIT answered ${commit.value.command}: the transaction was aborted before its last statement`);
+  if (commit.command !== "COMMIT") throw new Error(`COMMIT answered ${commit.command}: the transaction was aborted before its last statement`);
   committedEarly.add(client);
-  return result.value;
+  return result;
 }
 
 /** A transaction held open across awaits by the caller (streams, tests); commit or roll back. */

@@ -71,22 +71,11 @@ export interface BatchCompletion {
 }
 
 /**
- * Completes the claimed attempts with their responses in one statement. Returns how many were
- * completed: fewer than asked means an attempt was fenced off (taken over after its lease
- * expired), and the caller must roll the whole batch back, as `complete` says for one.
- */
-export async function completeBatch(tx: Tx, tenantId: string, endpoint: string, completions: readonly BatchCompletion[]): Promise<number> {
-  if (completions.length === 0) return 0;
-  const params = new StatementParams();
-  const result = await tx.query({ name: "clearline.idempotency.complete-batch", text: completeBatchPart(params, tenantId, endpoint, completions) }, params.values);
-  return result.rowCount ?? 0;
-}
-
-/**
- * `completeBatch` as a part of a larger statement (a data-modifying CTE body returning one row per
- * completed attempt; src/db/statement-parts.ts). The statement that holds it must refuse fewer
- * rows than `completions` (expect_row_count), as the caller of `completeBatch` refuses a smaller
- * count: see `isFencedOff`.
+ * The completions of the claimed attempts with their responses, as a part of a larger statement
+ * (a data-modifying CTE body returning one row per completed attempt; src/db/statement-parts.ts).
+ * Fewer rows than `completions` means an attempt was fenced off (taken over after its lease
+ * expired): the statement that holds it must then refuse (expect_row_count, `isFencedOff`), so the
+ * whole batch rolls back, as `complete` says for one.
  */
 export function completeBatchPart(params: StatementParams, tenantId: string, endpoint: string, completions: readonly BatchCompletion[]): string {
   return `UPDATE idempotency_record r
