@@ -33,14 +33,15 @@ export interface RawAuthorization {
 /** Lock the card's account and read its balance in the order the funds check needs: the read is sent right behind the lock. */
 async function lockedBalance(tx: Tx, a: RawAuthorization): Promise<{ accountId: string; balanceMinor: bigint }> {
   const [locked, { rows }] = await sentTogether(tx, () => tx.query<{ account_id: string }>(
-    `SELECT a.account_id FROM card c JOIN account a ON a.tenant_id = c.tenant_id AND a.account_id = c.account_id
-      WHERE c.tenant_id = $1 AND c.card_hash = $2 FOR UPDATE OF a`,
+    // Each row found by its primary key, as a hand-written lookup would be (docs/decisions/0052).
+    `SELECT a.account_id FROM card c
+      CROSS JOIN LATERAL (SELECT account_id FROM account WHERE tenant_id = $1 AND account_id = c.account_id FOR UPDATE) a
+      WHERE c.tenant_id = $1 AND c.card_hash = $2`,
     [a.tenantId, a.cardHash],
   ), () => tx.query<{ balance: string }>(
-    `SELECT (coalesce((SELECT b.credits_minor - b.debits_minor FROM card c JOIN account_balance b ON b.tenant_id = c.tenant_id AND b.account_id = c.account_id
-                        WHERE c.tenant_id = $1 AND c.card_hash = $2), 0)
-           + coalesce((SELECT sum(d.credits_minor - d.debits_minor) FROM card c JOIN balance_delta d ON d.tenant_id = c.tenant_id AND d.account_id = c.account_id
-                        WHERE c.tenant_id = $1 AND c.card_hash = $2), 0))::text AS balance`,
+    `SELECT (coalesce((SELECT credits_minor - debits_minor FROM account_balance WHERE tenant_id = $1 AND account_id = c.account_id), 0)
+           + coalesce((SELECT sum(credits_minor - debits_minor) FROM balance_delta WHERE tenant_id = $1 AND account_id = c.account_id), 0))::text AS balance
+       FROM card c WHERE c.tenant_id = $1 AND c.card_hash = $2`,
     [a.tenantId, a.cardHash],
   ));
   const accountId = locked.rows[0]?.account_id;

@@ -148,14 +148,16 @@ export async function routeCard(db: Queryable, keys: CardKeys, pan: string): Pro
 /**
  * The accounts (with their currency) of these cards of one tenant, in one statement: a batch of
  * inbound messages is routed at once. A card not registered is absent from the map. Prepared once
- * per connection (named): every inbound message runs it; the account's row is a primary-key
- * lookup per card, so a generic plan cannot turn it into a scan of the tenant's accounts.
+ * per connection (named): every inbound message runs it. The card and its account are each one
+ * primary-key probe per card, so no plan, generic or made without statistics, can turn it into a
+ * scan of the tenant's cards or accounts (docs/decisions/0052).
  */
 export async function cardAccountsOf(db: Queryable, tenantId: string, cardHashes: readonly string[]): Promise<Map<string, { accountId: string; currency: string }>> {
   const found = await db.query<{ card_hash: string; account_id: string; currency: string }>({
     name: "card_accounts",
-    text: `SELECT c.card_hash, c.account_id, (SELECT a.currency FROM account a WHERE a.tenant_id = c.tenant_id AND a.account_id = c.account_id) AS currency
-             FROM card c WHERE c.tenant_id = $1 AND c.card_hash = ANY($2::text[])`,
+    text: `SELECT c.card_hash, c.account_id, (SELECT a.currency FROM account a WHERE a.tenant_id = $1 AND a.account_id = c.account_id) AS currency
+             FROM unnest($2::text[]) AS w(card_hash)
+            CROSS JOIN LATERAL (SELECT card_hash, account_id FROM card WHERE tenant_id = $1 AND card_hash = w.card_hash OFFSET 0) c`,
     values: [tenantId, cardHashes],
   });
   return new Map(found.rows.map((row) => [row.card_hash, { accountId: row.account_id, currency: row.currency }]));

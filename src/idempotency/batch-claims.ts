@@ -78,13 +78,20 @@ export interface BatchCompletion {
  * whole batch rolls back, as `complete` says for one.
  */
 export function completeBatchPart(params: StatementParams, tenantId: string, endpoint: string, completions: readonly BatchCompletion[]): string {
+  // The tenant and endpoint come in arrays, like the keys, not as constants: the only index
+  // condition the planner is then given is the whole primary key of each completion, so it probes
+  // one row per completion. Given `r.tenant_id = $n` as a constant, a planner without statistics
+  // (a new table, autovacuum off) scanned every record of the endpoint for every batch
+  // (docs/decisions/0052).
+  const column = <T>(value: T) => completions.map(() => value);
   return `UPDATE idempotency_record r
              SET state = 'completed', response_status = c.status, response_body = c.body, effect_ref = c.effect_ref,
                  completed_at = now(), lease_until = now()
-            FROM unnest(${params.add(completions.map((c) => c.key), "text[]")}, ${params.add(completions.map((c) => c.attempt), "int[]")},
+            FROM unnest(${params.add(column(tenantId), "text[]")}, ${params.add(column(endpoint), "text[]")},
+                        ${params.add(completions.map((c) => c.key), "text[]")}, ${params.add(completions.map((c) => c.attempt), "int[]")},
                         ${params.add(completions.map((c) => c.response.status), "int[]")}, ${params.add(completions.map((c) => c.response.body), "text[]")},
-                        ${params.add(completions.map((c) => c.response.effectRef), "text[]")}) AS c(idem_key, attempt, status, body, effect_ref)
-           WHERE r.tenant_id = ${params.add(tenantId)} AND r.endpoint = ${params.add(endpoint)} AND r.idem_key = c.idem_key
+                        ${params.add(completions.map((c) => c.response.effectRef), "text[]")}) AS c(tenant_id, endpoint, idem_key, attempt, status, body, effect_ref)
+           WHERE r.tenant_id = c.tenant_id AND r.endpoint = c.endpoint AND r.idem_key = c.idem_key
              AND r.attempt = c.attempt AND r.state = 'in_progress'
           RETURNING r.idem_key`;
 }

@@ -41,7 +41,9 @@ export async function findAccount(tx: Queryable, tenantId: string, accountId: st
 export async function findAccounts(tx: Queryable, tenantId: string, accountIds: readonly string[]): Promise<Map<string, Account>> {
   if (accountIds.length === 0) return new Map();
   const { rows } = await tx.query<{ account_id: string; kind: AccountKind; currency: string }>(
-    "SELECT account_id, kind, currency FROM account WHERE tenant_id = $1 AND account_id = ANY($2::text[])",
+    // One probe per id (docs/decisions/0052).
+    `SELECT a.account_id, a.kind, a.currency FROM unnest($2::text[]) AS w(account_id)
+      CROSS JOIN LATERAL (SELECT account_id, kind, currency FROM account WHERE tenant_id = $1 AND account_id = w.account_id OFFSET 0) a`,
     [tenantId, [...new Set(accountIds)]],
   );
   return new Map(rows.map((r) => [r.account_id, { tenantId, accountId: r.account_id, kind: r.kind, currency: r.currency }]));

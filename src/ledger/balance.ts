@@ -18,20 +18,28 @@ export interface Balance {
  * The folded sums plus the account's delta rows not yet folded, in one statement, so both halves
  * come from one snapshot. Every committed entry is in exactly one of the two halves in every
  * snapshot (docs/decisions/0012-exact-balances-from-delta-rows.md).
+ *
+ * Each account of the list `accountIds` (a text[] expression) is probed by its primary key, and
+ * kept when it meets `accountCondition` (on alias `a`): a LATERAL subquery behind OFFSET 0, so the
+ * planner cannot turn the lookup into a scan of the tenant's accounts when it believes the tenant
+ * has few (no statistics yet; docs/decisions/0052).
  */
-const balancesSql = (accountsWhere: string) => `
+const balancesSql = (accountIds: string, accountCondition = "true") => `
   SELECT a.account_id, a.kind, a.currency,
          (coalesce(p.debits_minor, 0) + coalesce(d.debits_minor, 0))::text AS debits_minor,
          (coalesce(p.credits_minor, 0) + coalesce(d.credits_minor, 0))::text AS credits_minor
-    FROM account a
-    LEFT JOIN account_balance p ON p.tenant_id = a.tenant_id AND p.account_id = a.account_id
+    FROM (SELECT DISTINCT unnest(${accountIds})) AS w(account_id)
+   CROSS JOIN LATERAL (
+      SELECT a.account_id, a.kind, a.currency FROM account a
+       WHERE a.tenant_id = $1 AND a.account_id = w.account_id AND ${accountCondition} OFFSET 0) a
+    LEFT JOIN LATERAL (
+      SELECT debits_minor, credits_minor FROM account_balance WHERE tenant_id = $1 AND account_id = a.account_id OFFSET 0) p ON true
     LEFT JOIN LATERAL (
       SELECT sum(debits_minor) AS debits_minor, sum(credits_minor) AS credits_minor
         FROM balance_delta
-       WHERE tenant_id = a.tenant_id AND account_id = a.account_id
-    ) d ON true
-   WHERE ${accountsWhere}`;
-const BALANCES_SQL = balancesSql("a.tenant_id = $1 AND a.account_id = ANY($2::text[])");
+       WHERE tenant_id = $1 AND account_id = a.account_id
+    ) d ON true`;
+const BALANCES_SQL = balancesSql("$2::text[]");
 
 interface BalanceRow { account_id: string; kind: AccountKind; currency: string; debits_minor: string; credits_minor: string }
 
@@ -51,14 +59,16 @@ export async function balanceOf(db: Queryable, tenantId: string, accountId: stri
 }
 
 /**
- * Which accounts a posting locks before it spends them (post-transfers.ts), as a condition on the
- * account table under `alias`: those of `debited` whose kind is in `debitGuardedKinds`, and those
- * of `credited` whose kind is in `creditGuardedKinds`. $1 is the tenant; the four sets are $2..$5
- * in that order. The account ids lead, so the primary key finds the rows.
+ * Which accounts a posting locks before it spends them (post-transfers.ts): those of `debited`
+ * whose kind is in `debitGuardedKinds`, and those of `credited` whose kind is in
+ * `creditGuardedKinds`. $1 is the tenant; the four sets are $2..$5 in that order.
+ * `LOCKED_ACCOUNT_IDS` is the list to probe; `lockedAccountsCondition(alias)` keeps, of the probed
+ * rows, those to lock.
  */
+export const LOCKED_ACCOUNT_IDS = "$2::text[] || $4::text[]";
+
 export function lockedAccountsCondition(alias: string): string {
-  return `${alias}.tenant_id = $1 AND ${alias}.account_id = ANY($2::text[] || $4::text[])
-    AND ((${alias}.account_id = ANY($2::text[]) AND ${alias}.kind = ANY($3::text[])) OR (${alias}.account_id = ANY($4::text[]) AND ${alias}.kind = ANY($5::text[])))`;
+  return `((${alias}.account_id = ANY($2::text[]) AND ${alias}.kind = ANY($3::text[])) OR (${alias}.account_id = ANY($4::text[]) AND ${alias}.kind = ANY($5::text[])))`;
 }
 
 export interface LockedAccounts {
@@ -72,7 +82,7 @@ export function lockedAccountsParams(tenantId: string, locked: LockedAccounts): 
   return [tenantId, locked.debited, locked.debitGuardedKinds, locked.credited, locked.creditGuardedKinds];
 }
 
-const LOCKED_BALANCES_SQL = balancesSql(lockedAccountsCondition("a"));
+const LOCKED_BALANCES_SQL = balancesSql(LOCKED_ACCOUNT_IDS, lockedAccountsCondition("a"));
 
 /**
  * The balances of the accounts a posting locks (`lockedAccountsCondition`), read in a statement

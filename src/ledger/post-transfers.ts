@@ -4,7 +4,7 @@ import { sqlState, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { ledgerEntryUniqueHits, ledgerTransfers } from "../observability/metrics.ts";
 import { accountKinds, type AccountKind } from "./account-kinds.ts";
-import { balancesOfLocked, lockedAccountsCondition, lockedAccountsParams, type LockedAccounts } from "./balance.ts";
+import { balancesOfLocked, LOCKED_ACCOUNT_IDS, lockedAccountsCondition, lockedAccountsParams, type LockedAccounts } from "./balance.ts";
 import { sentTogether } from "../db/pipeline.ts";
 import { LedgerUniqueIndexHit, type PostOutcome } from "./post-outcome.ts";
 import { compareStored, storedTransfers } from "./stored-transfers.ts";
@@ -86,15 +86,24 @@ interface AccountRow {
  * superset of the accounts the funds check reads; the balances are read in a later statement,
  * whose snapshot comes after the locks (decision 0012). Accounts are never deleted and never
  * change kind or currency, so reading them in the locking statement's snapshot is exact.
+ *
+ * Each account is found by one probe of its primary key (docs/decisions/0052). The locks are taken
+ * by the probes, one after another in the order of the sorted id list (a nested loop runs its outer
+ * rows in their order), so every caller still locks in the same order.
  */
 const ACCOUNTS_AND_LOCKS_SQL = `
   WITH spendable AS MATERIALIZED (
-    SELECT s.account_id FROM account s WHERE ${lockedAccountsCondition("s")}
-     ORDER BY s.account_id FOR UPDATE
+    SELECT s.account_id
+      FROM (SELECT DISTINCT unnest(${LOCKED_ACCOUNT_IDS}) ORDER BY 1 OFFSET 0) AS w(account_id)
+     CROSS JOIN LATERAL (
+        SELECT s.account_id FROM account s
+         WHERE s.tenant_id = $1 AND s.account_id = w.account_id AND ${lockedAccountsCondition("s")}
+           FOR UPDATE) s
   )
   SELECT a.account_id, a.kind, a.currency, s.account_id IS NOT NULL AS locked
-    FROM account a LEFT JOIN spendable s ON s.account_id = a.account_id
-   WHERE a.tenant_id = $1 AND a.account_id = ANY($6::text[])`;
+    FROM (SELECT DISTINCT unnest($6::text[])) AS w(account_id)
+   CROSS JOIN LATERAL (SELECT account_id, kind, currency FROM account a WHERE a.tenant_id = $1 AND a.account_id = w.account_id OFFSET 0) a
+    LEFT JOIN spendable s ON s.account_id = a.account_id`;
 
 const guardedKinds = (normalSide: "D" | "C") =>
   Object.entries(accountKinds).filter(([, k]) => !k.mayGoNegative && k.normalSide === normalSide).map(([kind]) => kind);

@@ -49,8 +49,12 @@ export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fi
   const { rows: claimed } = await tx.query<{ what: "key" | "identity" | "account" | "stored"; value: string; currency: string | null; stored: StoredKeyJson | null }>({
     // Prepared once per connection: planning this statement costs more than running it for one record.
     name: "clearline.records.claim",
+    // Every lookup by a list of keys probes the index once per key (a LATERAL subquery behind
+    // OFFSET 0), whatever the planner believes of the table's size (docs/decisions/0052).
     text: `WITH named AS (
-       SELECT account_id, currency FROM account WHERE tenant_id = $1 AND account_id = ANY(array_cat($20::text[], $21::text[]))
+       SELECT a.account_id, a.currency
+         FROM (SELECT DISTINCT unnest(array_cat($20::text[], $21::text[]))) AS w(account_id)
+        CROSS JOIN LATERAL (SELECT account_id, currency FROM account WHERE tenant_id = $1 AND account_id = w.account_id OFFSET 0) a
      ), k AS (
        INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position,
                                       amount_minor, currency, value_date, transfer_key, link_id1, link_id2, original_ref, original_id1, original_id2, identity_key)
@@ -72,9 +76,9 @@ export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fi
        ON CONFLICT (tenant_id, identity_key) DO NOTHING
        RETURNING identity_key
      ), s AS (
-       SELECT k.natural_key, k.fingerprint, k.transfer_key, k.state, k.amount_minor::text AS amount_minor, k.file_id, k.record_index, k.position, f.original_name, f.identity_key
-         FROM ingest_record_key k LEFT JOIN ingest_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id
-        WHERE k.tenant_id = $1 AND k.natural_key = ANY(ARRAY(SELECT unnest($3::text[]) EXCEPT SELECT natural_key FROM k))
+       SELECT s.natural_key, s.fingerprint, s.transfer_key, s.state, s.amount_minor::text AS amount_minor, s.file_id, s.record_index, s.position, s.original_name, s.identity_key
+         FROM (SELECT unnest($3::text[]) EXCEPT SELECT natural_key FROM k) AS w(natural_key)
+        CROSS JOIN LATERAL (${STORED_KEY_PROBE_SQL}) s
      )
      SELECT 'key' AS what, natural_key AS value, NULL::text AS currency, NULL::jsonb AS stored FROM k
      UNION ALL SELECT 'identity', identity_key, NULL, NULL FROM i
@@ -100,6 +104,19 @@ export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fi
   return result;
 }
 
+/**
+ * The stored key `w.natural_key` of tenant $1 with the name and identity of the file it came in,
+ * as the body of a LATERAL subquery: one probe of the primary key, then one of the file's. OFFSET 0
+ * keeps the planner from folding it into a join it could run as a scan of the tenant's keys
+ * (docs/decisions/0052).
+ */
+const STORED_KEY_PROBE_SQL = `
+  SELECT k.natural_key, k.fingerprint, k.transfer_key, k.state, k.amount_minor, k.file_id, k.record_index, k.position, f.original_name, f.identity_key
+    FROM ingest_record_key k
+    LEFT JOIN LATERAL (SELECT original_name, identity_key FROM ingest_file WHERE tenant_id = $1 AND file_id = k.file_id OFFSET 0) f ON true
+   WHERE k.tenant_id = $1 AND k.natural_key = w.natural_key
+  OFFSET 0`;
+
 export interface StoredKey {
   natural_key: string; fingerprint: string; transfer_key: string | null; state: KeyState; amount_minor: bigint;
   file_id: string | null; record_index: number | null; position: string; original_name: string | null; identity_key: string | null;
@@ -111,9 +128,7 @@ type StoredKeyJson = Omit<StoredKey, "amount_minor"> & { amount_minor: string };
 /** The first arrival of keys seen before, with the name of the file it came in (when it did). */
 export async function selectKeys(tx: Queryable, tenantId: string, naturalKeys: readonly string[]): Promise<Map<string, StoredKey>> {
   const { rows } = await tx.query<StoredKey>(
-    `SELECT k.natural_key, k.fingerprint, k.transfer_key, k.state, k.amount_minor, k.file_id, k.record_index, k.position, f.original_name, f.identity_key
-       FROM ingest_record_key k LEFT JOIN ingest_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id
-      WHERE k.tenant_id = $1 AND k.natural_key = ANY($2::text[])`,
+    `SELECT s.* FROM unnest($2::text[]) AS w(natural_key) CROSS JOIN LATERAL (${STORED_KEY_PROBE_SQL}) s`,
     [tenantId, [...new Set(naturalKeys)]],
   );
   return new Map(rows.map((r) => [r.natural_key, r]));
@@ -125,9 +140,13 @@ export interface UetrRow { natural_key: string; link_id1: string; link_id2: stri
 /** Applied records carrying these UETRs under other keys, oldest first. */
 export async function selectAppliedByUetr(tx: Queryable, tenantId: string, uetrs: readonly string[], kinds: readonly string[], exceptKeys: readonly string[]): Promise<UetrRow[]> {
   const { rows } = await tx.query<UetrRow>(
-    `SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key FROM ingest_record_key
-      WHERE tenant_id = $1 AND link_id1 = ANY($2::text[]) AND kind = ANY($3::text[]) AND state = 'applied' AND NOT natural_key = ANY($4::text[])
-      ORDER BY created_at, natural_key`,
+    `SELECT k.natural_key, k.link_id1, k.link_id2, k.amount_minor, k.currency, k.transfer_key
+       FROM unnest($2::text[]) AS w(link_id1)
+      CROSS JOIN LATERAL (
+        SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key, created_at FROM ingest_record_key
+         WHERE tenant_id = $1 AND link_id1 = w.link_id1 AND kind = ANY($3::text[]) AND state = 'applied' AND NOT natural_key = ANY($4::text[])
+        OFFSET 0) k
+      ORDER BY k.created_at, k.natural_key`,
     [tenantId, [...new Set(uetrs)], kinds, exceptKeys],
   );
   return rows;
@@ -136,11 +155,14 @@ export async function selectAppliedByUetr(tx: Queryable, tenantId: string, uetrs
 /** The first record applied from another file than `fileId` with each of these fingerprints, inside the window (only file arrivals are compared). */
 export async function selectRecentlyApplied(tx: Queryable, tenantId: string, fingerprints: readonly string[], fileId: string, windowHours: number): Promise<Map<string, { natural_key: string; transfer_key: string | null }>> {
   const { rows } = await tx.query<{ fingerprint: string; natural_key: string; transfer_key: string | null }>(
-    `SELECT DISTINCT ON (fingerprint) fingerprint, natural_key, transfer_key FROM ingest_record_key
-      WHERE tenant_id = $1 AND fingerprint = ANY($2::text[]) AND file_id IS NOT NULL AND file_id <> $3 AND state = 'applied'
-        AND created_at > now() - make_interval(hours => $4)
-      ORDER BY fingerprint, created_at`,
-    [tenantId, fingerprints, fileId, windowHours],
+    `SELECT w.fingerprint, k.natural_key, k.transfer_key
+       FROM unnest($2::text[]) AS w(fingerprint)
+      CROSS JOIN LATERAL (
+        SELECT natural_key, transfer_key FROM ingest_record_key
+         WHERE tenant_id = $1 AND fingerprint = w.fingerprint AND file_id IS NOT NULL AND file_id <> $3 AND state = 'applied'
+           AND created_at > now() - make_interval(hours => $4)
+         ORDER BY created_at LIMIT 1) k`,
+    [tenantId, [...new Set(fingerprints)], fileId, windowHours],
   );
   return new Map(rows.map((r) => [r.fingerprint, r]));
 }

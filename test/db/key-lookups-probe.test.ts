@@ -1,0 +1,119 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Queryable } from "../../src/db/pool.ts";
+import { StatementParams } from "../../src/db/statement-parts.ts";
+import { withTransaction, type Tx } from "../../src/db/transaction.ts";
+import { completeBatchPart } from "../../src/idempotency/batch-claims.ts";
+import { findAccounts } from "../../src/ledger/accounts.ts";
+import { balancesOf } from "../../src/ledger/balance.ts";
+import { postTransfers } from "../../src/ledger/post-transfers.ts";
+import { selectKeys, selectRecentlyApplied } from "../../src/records/store/keys.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { transferOf } from "../support/ledger-fixtures.ts";
+
+/**
+ * docs/decisions/0052: a lookup by a list of keys reads the rows of those keys, however many rows
+ * the tenant has and whether or not the table has statistics. The tables here are filled with
+ * thousands of rows of one tenant and never analyzed (autovacuum off for them), the state in
+ * which a planner believed the tenant had a handful of rows and scanned all of them per lookup.
+ * Rows read are counted by the transaction's own statistics (pg_stat_xact_user_tables).
+ */
+const TENANT = "t1";
+const ROWS = 5_000;
+// Enough keys that one descent per key looks dearer than the few rows a planner without
+// statistics expects under the tenant's prefix: the case where it chose to scan the prefix.
+const ASKED = 200;
+const some = (prefix: string, start: number) => Array.from({ length: ASKED }, (_, i) => `${prefix}${start + i * 7}`);
+
+async function rowsRead(db: Queryable, table: string): Promise<number> {
+  const { rows } = await db.query<{ n: string }>(
+    "SELECT (coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0))::text AS n FROM pg_stat_xact_user_tables WHERE relname = $1", [table]);
+  return Number(rows[0]?.n ?? "0");
+}
+
+class RolledBack extends Error {}
+
+/** The rows of `table` that `lookup` reads, in a transaction rolled back afterwards. */
+async function rowsReadBy(db: TestDatabase, table: string, lookup: (tx: Tx) => Promise<unknown>): Promise<number> {
+  let read: number | undefined;
+  await withTransaction(db.pool, async (tx) => {
+    const before = await rowsRead(tx, table);
+    await lookup(tx);
+    read = (await rowsRead(tx, table)) - before;
+    throw new RolledBack();
+  }).catch((error: unknown) => {
+    if (!(error instanceof RolledBack)) throw error;
+  });
+  if (read === undefined) throw new Error("the lookup did not run");
+  return read;
+}
+
+describe("lookups by a list of keys on tables without statistics", () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    for (const table of ["ingest_record_key", "account", "idempotency_record"]) {
+      await db.pool.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
+    }
+    await db.pool.query(
+      `INSERT INTO account (tenant_id, account_id, kind, currency)
+       SELECT $1, 'cust-' || g, 'customer', 'USD' FROM generate_series(1, $2::int) g
+       UNION ALL SELECT $1, 'settlement', 'settlement', 'USD'`, [TENANT, ROWS]);
+    await db.pool.query(
+      `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position, amount_minor, currency, value_date)
+       SELECT $1, 'key-' || g, 'fp-' || g, 'ach', 'credit', 'applied', 'fil_seed', g, 'line ' || g, 100, 'USD', '2026-12-02' FROM generate_series(1, $2::int) g`,
+      [TENANT, ROWS]);
+    await db.pool.query(
+      `INSERT INTO idempotency_record (tenant_id, endpoint, idem_key, request_digest, request_canonical, state, lease_until, expires_at, response_status, response_body)
+       SELECT $1, 'POST /v1/payments', 'idem-' || g, 'd', '{}', CASE WHEN g <= 2 THEN 'in_progress' ELSE 'completed' END, now() + interval '1 minute',
+              now() + interval '1 day', CASE WHEN g <= 2 THEN NULL ELSE 201 END, CASE WHEN g <= 2 THEN NULL ELSE '{}' END
+         FROM generate_series(1, $2::int) g`, [TENANT, ROWS]);
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it("the stored keys of a chunk are found by probing each key", async () => {
+    const read = await rowsReadBy(db, "ingest_record_key", (tx) => selectKeys(tx, TENANT, [...some("key-", 3), "key-none"]));
+    expect(read).toBeLessThanOrEqual(ASKED);
+  });
+
+  it("the suspect probe reads only records with the chunk's fingerprints", async () => {
+    const read = await rowsReadBy(db, "ingest_record_key", (tx) => selectRecentlyApplied(tx, TENANT, [...some("fp-", 9), "fp-none"], "fil_other", 24));
+    expect(read).toBeLessThanOrEqual(ASKED);
+  });
+
+  it("accounts named by id are found by probing each id", async () => {
+    const read = await rowsReadBy(db, "account", (tx) => findAccounts(tx, TENANT, [...some("cust-", 1), "nobody"]));
+    expect(read).toBeLessThanOrEqual(ASKED);
+  });
+
+  it("balances are read for the accounts asked for, not for the tenant's other accounts", async () => {
+    const read = await rowsReadBy(db, "account", (tx) => balancesOf(tx, TENANT, some("cust-", 2)));
+    expect(read).toBeLessThanOrEqual(ASKED);
+  });
+
+  it("a batch of postings reads and locks its own accounts only", async () => {
+    const customers = some("cust-", 4);
+    await withTransaction(db.pool, (tx) => postTransfers(tx, customers.map((c) => transferOf(TENANT, `fund-${c}`, "settlement", c, 500n))));
+    const read = await rowsReadBy(db, "account", async (tx) => {
+      const outcomes = await postTransfers(tx, customers.map((c) => transferOf(TENANT, `spend-${c}`, c, "settlement", 200n)));
+      expect(outcomes.every((o) => o.ok)).toBe(true);
+    });
+    // A few reads per account of the batch (the lock, the balance, the ledger's checks at
+    // statement end), never the tenant's 5,000 per statement.
+    expect(read).toBeLessThanOrEqual(10 * ASKED);
+  });
+
+  it("a batch's completions update its own idempotency records by probing each key", async () => {
+    const read = await rowsReadBy(db, "idempotency_record", async (tx) => {
+      const params = new StatementParams();
+      const part = completeBatchPart(params, TENANT, "POST /v1/payments", [
+        { key: "idem-1", attempt: 1, response: { status: 201, body: "{}", effectRef: "pay_1" } },
+        { key: "idem-2", attempt: 1, response: { status: 201, body: "{}", effectRef: "pay_2" } },
+      ]);
+      const { rows } = await tx.query<{ n: number }>(`WITH done AS (${part}) SELECT count(*)::int AS n FROM done`, params.values);
+      expect(rows[0]?.n).toBe(2);
+    });
+    expect(read).toBeLessThanOrEqual(4);
+  });
+});
