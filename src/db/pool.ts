@@ -30,7 +30,11 @@ export function createPool(connectionString: string, options: { max?: number; ap
     connectionTimeoutMillis: limits.db.connectTimeoutMs,
     statement_timeout: limits.db.statementTimeoutMs,
     // A known session value, not the server's default: a claim puts it back itself (docs/decisions/0051).
-    options: `-c lock_timeout=${limits.db.sessionLockTimeoutMs}`,
+    // A named (prepared) statement is planned once per connection: its lookups probe each key
+    // (docs/decisions/0052), so its plan does not depend on the values; left to choose, PostgreSQL
+    // re-planned most of them on every call, because a plan for an unknown number of keys looks
+    // dearer than one for the two it was given. Unnamed statements are planned per call as before.
+    options: `-c lock_timeout=${limits.db.sessionLockTimeoutMs} -c plan_cache_mode=force_generic_plan`,
     // Statements sent without awaiting the one before go out together (BEGIN with the first
     // statement, the last statement with COMMIT; docs/decisions/0051). Awaited statements behave
     // as without it. No cursors or COPY streams on these clients: pg refuses them in this mode.

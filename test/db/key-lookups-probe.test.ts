@@ -47,6 +47,19 @@ async function rowsReadBy(db: TestDatabase, table: string, lookup: (tx: Tx) => P
   return read;
 }
 
+/** What `work` returns, run in one transaction (one connection) that is rolled back afterwards. */
+async function rowsOfOneConnection<T>(db: TestDatabase, work: (tx: Tx) => Promise<T>): Promise<T> {
+  let result: { value: T } | undefined;
+  await withTransaction(db.pool, async (tx) => {
+    result = { value: await work(tx) };
+    throw new RolledBack();
+  }).catch((error: unknown) => {
+    if (!(error instanceof RolledBack)) throw error;
+  });
+  if (!result) throw new Error("the work did not run");
+  return result.value;
+}
+
 describe("lookups by a list of keys on tables without statistics", () => {
   let db: TestDatabase;
   beforeAll(async () => {
@@ -102,6 +115,18 @@ describe("lookups by a list of keys on tables without statistics", () => {
     // A few reads per account of the batch (the lock, the balance, the ledger's checks at
     // statement end), never the tenant's 5,000 per statement.
     expect(read).toBeLessThanOrEqual(10 * ASKED);
+  });
+
+  it("the posting path's prepared statements are planned once per connection, not on every call", async () => {
+    const customers = some("cust-", 5).slice(0, 8);
+    const plans = await rowsOfOneConnection(db, async (tx) => {
+      for (const c of customers) await postTransfers(tx, [transferOf(TENANT, `plan-${c}`, "settlement", c, 100n)]);
+      const { rows } = await tx.query<{ name: string; generic_plans: string; custom_plans: string }>(
+        "SELECT name, generic_plans::text, custom_plans::text FROM pg_prepared_statements WHERE name LIKE 'clearline.ledger.%' ORDER BY name");
+      return rows;
+    });
+    expect(plans.map((p) => p.name)).toEqual(["clearline.ledger.accounts-and-locks", "clearline.ledger.balances-of-locked", "clearline.ledger.insert-transfers"]);
+    for (const p of plans) expect({ name: p.name, custom: Number(p.custom_plans) }).toEqual({ name: p.name, custom: 0 });
   });
 
   it("a batch's completions update its own idempotency records by probing each key", async () => {

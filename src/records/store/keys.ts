@@ -260,14 +260,22 @@ export interface ReturnTargetRow {
 export async function selectReturnTargets(tx: Queryable, tenantId: string, originalKeys: readonly string[], exceptKeys: readonly string[]): Promise<ReturnTargetRow[]> {
   const { rows } = await tx.query<ReturnTargetRow>({
     name: "clearline.records.return_targets",
-    text: `SELECT 'original' AS role, natural_key, NULL AS original_key, fingerprint, state, transfer_key, amount_minor, currency, created_at
-       FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = ANY($2::text[])
-     UNION ALL
-     SELECT 'return', natural_key, COALESCE(matched_key, original_ref), fingerprint, state, transfer_key, amount_minor, currency, created_at
-       FROM ingest_record_key
-      WHERE tenant_id = $1 AND NOT natural_key = ANY($3::text[])
-        AND ((matched_key = ANY($2::text[]) AND state = 'applied' AND original_ref IS NOT NULL) OR (original_ref = ANY($2::text[]) AND state = 'orphan'))
-     ORDER BY created_at, natural_key`,
+    // Per original key: a probe of the primary key and one of each return index (docs/decisions/0052).
+    text: `SELECT t.* FROM (SELECT DISTINCT unnest($2::text[])) AS w(original_key)
+      CROSS JOIN LATERAL (
+        SELECT * FROM (
+          SELECT 'original' AS role, natural_key, NULL AS original_key, fingerprint, state, transfer_key, amount_minor, currency, created_at
+            FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = w.original_key
+          UNION ALL
+          SELECT 'return', natural_key, COALESCE(matched_key, original_ref), fingerprint, state, transfer_key, amount_minor, currency, created_at
+            FROM ingest_record_key
+           WHERE tenant_id = $1 AND matched_key = w.original_key AND state = 'applied' AND original_ref IS NOT NULL AND NOT natural_key = ANY($3::text[])
+          UNION ALL
+          SELECT 'return', natural_key, COALESCE(matched_key, original_ref), fingerprint, state, transfer_key, amount_minor, currency, created_at
+            FROM ingest_record_key
+           WHERE tenant_id = $1 AND original_ref = w.original_key AND state = 'orphan' AND NOT natural_key = ANY($3::text[])
+        ) u OFFSET 0) t
+     ORDER BY t.created_at, t.natural_key`,
     values: [tenantId, originalKeys, exceptKeys],
   });
   return rows;

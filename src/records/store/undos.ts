@@ -22,13 +22,16 @@ export async function lockOriginals(tx: Queryable, tenantId: string, naturalKeys
   const { rows } = await tx.query<Omit<UndoOriginalRow, "legs"> & { accounts: string[] | null; directions: Array<"D" | "C"> | null }>({
     name: "clearline.records.undo-lock-originals",
     // The transfer's entries are read once, both columns in one aggregate.
+    // Each mark found and locked by a probe of its key, in key order (docs/decisions/0052).
     text: `SELECT k.natural_key, k.state, k.amount_minor, k.undone_minor, k.currency, k.transfer_key, e.accounts, e.directions
-             FROM ingest_record_key k
+             FROM (SELECT DISTINCT unnest($2::text[]) ORDER BY 1 OFFSET 0) AS w(natural_key)
+            CROSS JOIN LATERAL (
+               SELECT natural_key, state, amount_minor, undone_minor, currency, transfer_key FROM ingest_record_key
+                WHERE tenant_id = $1 AND natural_key = w.natural_key FOR UPDATE) k
              LEFT JOIN LATERAL (
                SELECT array_agg(x.account_id ORDER BY x.entry_key) AS accounts, array_agg(x.direction ORDER BY x.entry_key) AS directions
-                 FROM ledger_entry x WHERE x.tenant_id = k.tenant_id AND x.transfer_key = k.transfer_key
-             ) e ON true
-            WHERE k.tenant_id = $1 AND k.natural_key = ANY($2::text[]) ORDER BY k.natural_key FOR UPDATE OF k`,
+                 FROM ledger_entry x WHERE x.tenant_id = $1 AND x.transfer_key = k.transfer_key
+             ) e ON true`,
     values: [tenantId, [...new Set(naturalKeys)].sort()],
   });
   return new Map(rows.map((r) => [r.natural_key, {
