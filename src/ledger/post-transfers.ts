@@ -142,7 +142,11 @@ function accountProblem(transfer: Transfer, accounts: Map<string, AccountRow>): 
 
 async function existingKeys(tx: Queryable, tenantId: string, keys: string[]): Promise<Set<string>> {
   if (keys.length === 0) return new Set();
-  const { rows } = await tx.query<{ transfer_key: string }>("SELECT transfer_key FROM transfer WHERE tenant_id = $1 AND transfer_key = ANY($2::text[])", [tenantId, keys]);
+  const { rows } = await tx.query<{ transfer_key: string }>(
+    // One probe per key (docs/decisions/0052).
+    `SELECT t.transfer_key FROM unnest($2::text[]) AS w(transfer_key)
+      CROSS JOIN LATERAL (SELECT transfer_key FROM transfer WHERE tenant_id = $1 AND transfer_key = w.transfer_key OFFSET 0) t`,
+    [tenantId, [...new Set(keys)]]);
   return new Set(rows.map((r) => r.transfer_key));
 }
 

@@ -16,12 +16,17 @@ export interface StoredTransfer {
 export async function storedTransfers(tx: Queryable, tenantId: string, keys: string[]): Promise<Map<string, StoredTransfer>> {
   const unique = [...new Set(keys)];
   const heads = await tx.query<{ transfer_key: string; kind: string; value_date: string }>(
-    "SELECT transfer_key, kind, to_char(value_date, 'YYYY-MM-DD') AS value_date FROM transfer WHERE tenant_id = $1 AND transfer_key = ANY($2::text[])",
+    // One probe per key, here and below (docs/decisions/0052).
+    `SELECT t.transfer_key, t.kind, to_char(t.value_date, 'YYYY-MM-DD') AS value_date FROM unnest($2::text[]) AS w(transfer_key)
+      CROSS JOIN LATERAL (SELECT transfer_key, kind, value_date FROM transfer WHERE tenant_id = $1 AND transfer_key = w.transfer_key OFFSET 0) t`,
     [tenantId, unique],
   );
   const stored = new Map<string, StoredTransfer>(heads.rows.map((r) => [r.transfer_key, { kind: r.kind, valueDate: r.value_date, entries: new Map() }]));
   const entries = await tx.query<{ transfer_key: string; entry_key: string; account_id: string; direction: string; amount_minor: bigint; currency: string }>(
-    "SELECT transfer_key, entry_key, account_id, direction, amount_minor, currency FROM ledger_entry WHERE tenant_id = $1 AND transfer_key = ANY($2::text[])",
+    `SELECT e.* FROM unnest($2::text[]) AS w(transfer_key)
+      CROSS JOIN LATERAL (
+        SELECT transfer_key, entry_key, account_id, direction, amount_minor, currency FROM ledger_entry
+         WHERE tenant_id = $1 AND transfer_key = w.transfer_key OFFSET 0) e`,
     [tenantId, unique],
   );
   for (const row of entries.rows) stored.get(row.transfer_key)?.entries.set(row.entry_key, row);
@@ -55,7 +60,12 @@ export async function transferLegs(tx: Queryable, tenantId: string, keys: readon
   const legs = new Map<string, Array<{ accountId: string; direction: "D" | "C" }>>();
   if (keys.length === 0) return legs;
   const { rows } = await tx.query<{ transfer_key: string; account_id: string; direction: "D" | "C" }>(
-    "SELECT transfer_key, account_id, direction FROM ledger_entry WHERE tenant_id = $1 AND transfer_key = ANY($2::text[]) ORDER BY transfer_key, entry_key",
+    // One probe per key (docs/decisions/0052).
+    `SELECT e.transfer_key, e.account_id, e.direction FROM unnest($2::text[]) AS w(transfer_key)
+      CROSS JOIN LATERAL (
+        SELECT transfer_key, entry_key, account_id, direction FROM ledger_entry
+         WHERE tenant_id = $1 AND transfer_key = w.transfer_key OFFSET 0) e
+      ORDER BY e.transfer_key, e.entry_key`,
     [tenantId, [...new Set(keys)]],
   );
   for (const row of rows) {

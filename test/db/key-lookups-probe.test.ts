@@ -6,6 +6,7 @@ import { completeBatchPart } from "../../src/idempotency/batch-claims.ts";
 import { findAccounts } from "../../src/ledger/accounts.ts";
 import { balancesOf } from "../../src/ledger/balance.ts";
 import { postTransfers } from "../../src/ledger/post-transfers.ts";
+import { storedTransfers } from "../../src/ledger/stored-transfers.ts";
 import { selectKeys, selectRecentlyApplied } from "../../src/records/store/keys.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { transferOf } from "../support/ledger-fixtures.ts";
@@ -22,6 +23,7 @@ const ROWS = 5_000;
 // Enough keys that one descent per key looks dearer than the few rows a planner without
 // statistics expects under the tenant's prefix: the case where it chose to scan the prefix.
 const ASKED = 200;
+const TRANSFERS = 1_000;
 const some = (prefix: string, start: number) => Array.from({ length: ASKED }, (_, i) => `${prefix}${start + i * 7}`);
 
 async function rowsRead(db: Queryable, table: string): Promise<number> {
@@ -64,13 +66,17 @@ describe("lookups by a list of keys on tables without statistics", () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
-    for (const table of ["ingest_record_key", "account", "idempotency_record"]) {
+    for (const table of ["ingest_record_key", "account", "idempotency_record", "transfer", "ledger_entry"]) {
       await db.pool.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
     }
     await db.pool.query(
       `INSERT INTO account (tenant_id, account_id, kind, currency)
        SELECT $1, 'cust-' || g, 'customer', 'USD' FROM generate_series(1, $2::int) g
        UNION ALL SELECT $1, 'settlement', 'settlement', 'USD'`, [TENANT, ROWS]);
+    for (let start = 1; start <= TRANSFERS; start += 250) {
+      const batch = Array.from({ length: 250 }, (_, i) => transferOf(TENANT, `seed-${start + i}`, "settlement", `cust-${start + i}`, 100n));
+      await withTransaction(db.pool, (tx) => postTransfers(tx, batch));
+    }
     await db.pool.query(
       `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position, amount_minor, currency, value_date)
        SELECT $1, 'key-' || g, 'fp-' || g, 'ach', 'credit', 'applied', 'fil_seed', g, 'line ' || g, 100, 'USD', '2026-12-02' FROM generate_series(1, $2::int) g`,
@@ -127,6 +133,12 @@ describe("lookups by a list of keys on tables without statistics", () => {
     });
     expect(plans.map((p) => p.name)).toEqual(["clearline.ledger.accounts-and-locks", "clearline.ledger.balances-of-locked", "clearline.ledger.insert-transfers"]);
     for (const p of plans) expect({ name: p.name, custom: Number(p.custom_plans) }).toEqual({ name: p.name, custom: 0 });
+  });
+
+  it("stored transfers are read by probing each key, not the tenant's other transfers", async () => {
+    const keys = Array.from({ length: ASKED }, (_, i) => `seed-${1 + i * 3}`);
+    const read = await rowsReadBy(db, "transfer", async (tx) => expect((await storedTransfers(tx, TENANT, keys)).size).toBe(ASKED));
+    expect(read).toBeLessThanOrEqual(ASKED);
   });
 
   it("a batch's completions update its own idempotency records by probing each key", async () => {
