@@ -34,21 +34,6 @@ async function rowsRead(db: Queryable, table: string): Promise<number> {
 
 class RolledBack extends Error {}
 
-/** The rows of `table` that `lookup` reads, in a transaction rolled back afterwards. */
-async function rowsReadBy(db: TestDatabase, table: string, lookup: (tx: Tx) => Promise<unknown>): Promise<number> {
-  let read: number | undefined;
-  await withTransaction(db.pool, async (tx) => {
-    const before = await rowsRead(tx, table);
-    await lookup(tx);
-    read = (await rowsRead(tx, table)) - before;
-    throw new RolledBack();
-  }).catch((error: unknown) => {
-    if (!(error instanceof RolledBack)) throw error;
-  });
-  if (read === undefined) throw new Error("the lookup did not run");
-  return read;
-}
-
 /** What `work` returns, run in one transaction (one connection) that is rolled back afterwards. */
 async function rowsOfOneConnection<T>(db: TestDatabase, work: (tx: Tx) => Promise<T>): Promise<T> {
   let result: { value: T } | undefined;
@@ -60,6 +45,15 @@ async function rowsOfOneConnection<T>(db: TestDatabase, work: (tx: Tx) => Promis
   });
   if (!result) throw new Error("the work did not run");
   return result.value;
+}
+
+/** The rows of `table` that `lookup` reads, in a transaction rolled back afterwards. */
+function rowsReadBy(db: TestDatabase, table: string, lookup: (tx: Tx) => Promise<unknown>): Promise<number> {
+  return rowsOfOneConnection(db, async (tx) => {
+    const before = await rowsRead(tx, table);
+    await lookup(tx);
+    return (await rowsRead(tx, table)) - before;
+  });
 }
 
 describe("lookups by a list of keys on tables without statistics", () => {
