@@ -31,9 +31,12 @@ export interface RecordRow {
   attempt: number;
 }
 
+/** The columns of a record as `toRecord` reads them; `lease_expired` by the server's clock. */
+const RECORD_COLUMNS = `state, request_digest, request_canonical, response_status, response_body, effect_ref,
+         lease_until < now() AS lease_expired, attempt`;
+
 export const SELECT_RECORD = `
-  SELECT state, request_digest, request_canonical, response_status, response_body, effect_ref,
-         lease_until < now() AS lease_expired, attempt
+  SELECT ${RECORD_COLUMNS}
     FROM idempotency_record WHERE tenant_id = $1 AND endpoint = $2 AND idem_key = $3`;
 
 export function toRecord(row: RecordRow): IdempotencyRecord {
@@ -53,41 +56,69 @@ export async function findRecord(db: Queryable, scope: IdempotencyScope): Promis
 }
 
 /**
- * The replay fast path in ONE round trip: the record, and, when it answers the request (completed,
- * or still running under its lease), the dedup_event audit row of that answer, written by the same
- * statement with synchronous_commit off (docs/decisions/0005-cheap-audit-writes.md: an audit row
- * may be lost in the last moments before a crash, never a posting or a dedup mark). The reason is
- * the answer the caller gets: another request under this key (key_reuse, 422), still running
- * (in_progress, 409), or the stored response (replayed). A record whose lease expired is not
- * answered here (the caller claims it over) and leaves no row. dedup_event is otherwise written by
- * src/dedup/dedup-event.ts; this statement is the one other writer, for the round trip it saves.
+ * The replay fast path in ONE round trip, for one lookup or for a batch of them (the concurrent
+ * requests of one tenant and endpoint, src/idempotency/repeat-screen.ts): each key's record, and,
+ * when it answers the request (completed, or still running under its lease), the dedup_event
+ * audit row of that answer, written by the same statement with synchronous_commit off
+ * (docs/decisions/0005-cheap-audit-writes.md: an audit row may be lost in the last moments before
+ * a crash, never a posting or a dedup mark). The reason is the answer the caller gets: another
+ * request under this key (key_reuse, 422), still running (in_progress, 409), or the stored
+ * response (replayed). A record whose lease expired is not answered here (the caller claims it
+ * over) and leaves no row. Each lookup is its own element, so the same key asked twice in one
+ * batch is answered, and audited, twice. The records are found by one index probe per key
+ * (docs/decisions/0052). dedup_event is otherwise written by src/dedup/dedup-event.ts; this
+ * statement is the one other writer, for the round trip it saves.
  */
-const SELECT_RECORD_AUDITING_REPEAT = `
-  WITH r AS (${SELECT_RECORD}),
+const SELECT_RECORDS_AUDITING_REPEATS = `
+  WITH r AS (
+    SELECT l.ord, l.idem_key, l.digest, rec.*
+      FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS l(idem_key, digest, ord)
+      CROSS JOIN LATERAL (
+        SELECT ${RECORD_COLUMNS}
+          FROM idempotency_record WHERE tenant_id = $1 AND endpoint = $2 AND idem_key = l.idem_key OFFSET 0) rec),
   relaxed AS (SELECT set_config('synchronous_commit', 'off', true)),
   audit AS (
     INSERT INTO dedup_event (tenant_id, channel, scope, dedup_key, reason, original_ref)
-    SELECT $1, 'http', $2, $3,
-           CASE WHEN r.request_digest <> $4 THEN 'key_reuse' WHEN r.state = 'in_progress' THEN 'in_progress' ELSE 'replayed' END,
+    SELECT $1, 'http', $2, r.idem_key,
+           CASE WHEN r.request_digest <> r.digest THEN 'key_reuse' WHEN r.state = 'in_progress' THEN 'in_progress' ELSE 'replayed' END,
            CASE WHEN r.state = 'completed' THEN r.effect_ref END
       FROM r, relaxed
      WHERE r.state = 'completed' OR NOT r.lease_expired
   )
-  SELECT * FROM r`;
+  SELECT ord, state, request_digest, request_canonical, response_status, response_body, effect_ref, lease_expired, attempt FROM r`;
 
 export function repeatReasonOf(record: IdempotencyRecord, digest: string): "key_reuse" | "in_progress" | "replayed" {
   return record.digest !== digest ? "key_reuse" : record.state === "in_progress" ? "in_progress" : "replayed";
 }
 
-/** `findRecord` for the request it answers, with the audit row of that answer written in the same statement. */
-export async function findRecordAuditingRepeat(db: Queryable, scope: IdempotencyScope, digest: string): Promise<IdempotencyRecord | undefined> {
-  const { rows } = await db.query<RecordRow>(
-    { name: "clearline.idempotency.find-auditing-repeat", text: SELECT_RECORD_AUDITING_REPEAT },
-    [scope.tenantId, scope.endpoint, scope.key, digest],
+/** One request's key and the digest of its canonical body, as the repeat screen looks them up. */
+export interface RepeatLookup {
+  key: string;
+  digest: string;
+}
+
+/**
+ * `findRecord` for each request it answers, with the audit row of each answer written in the same
+ * statement; the records in the order of `lookups` (undefined: no record under that key).
+ */
+export async function findRecordsAuditingRepeats(db: Queryable, tenantId: string, endpoint: string, lookups: readonly RepeatLookup[]): Promise<Array<IdempotencyRecord | undefined>> {
+  const { rows } = await db.query<RecordRow & { ord: bigint }>(
+    { name: "clearline.idempotency.find-auditing-repeats", text: SELECT_RECORDS_AUDITING_REPEATS },
+    [tenantId, endpoint, lookups.map((l) => l.key), lookups.map((l) => l.digest)],
   );
-  const record = rows[0] ? toRecord(rows[0]) : undefined;
-  if (record && (record.state === "completed" || !record.leaseExpired)) dedupDecisions.inc({ channel: "http", reason: repeatReasonOf(record, digest) });
-  return record;
+  const records: Array<IdempotencyRecord | undefined> = new Array<IdempotencyRecord | undefined>(lookups.length).fill(undefined);
+  for (const row of rows) {
+    const index = Number(row.ord) - 1;
+    const record = toRecord(row);
+    records[index] = record;
+    if (record.state === "completed" || !record.leaseExpired) dedupDecisions.inc({ channel: "http", reason: repeatReasonOf(record, (lookups[index] as RepeatLookup).digest) });
+  }
+  return records;
+}
+
+/** `findRecordsAuditingRepeats` for one request. */
+export async function findRecordAuditingRepeat(db: Queryable, scope: IdempotencyScope, digest: string): Promise<IdempotencyRecord | undefined> {
+  return (await findRecordsAuditingRepeats(db, scope.tenantId, scope.endpoint, [{ key: scope.key, digest }]))[0];
 }
 
 export type Claim =

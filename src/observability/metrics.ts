@@ -101,6 +101,14 @@ export const paymentBatches = new Counter({
   registers: [registry],
 });
 
+/** Lookup statements of the replay fast path (docs/decisions/0054): one per batch of concurrent requests, or one per request looked up alone past the queue's bound. */
+export const repeatScreenBatches = new Counter({
+  name: "clearline_repeat_screen_statements_total",
+  help: "Statements of the idempotency replay fast path, by path (batch: the concurrent requests of one tenant and endpoint together; alone_queue_full: one request, the queue at its bound)",
+  labelNames: ["path"] as const,
+  registers: [registry],
+});
+
 export const paymentBatchRequests = new Counter({
   name: "clearline_payment_batch_requests_total",
   help: "First-time payment requests by how they were decided: in a committed batch, alone after a failed batch, or alone because the queue was full",

@@ -3,7 +3,8 @@ import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEventsCheaply } from "../dedup/dedup-event.ts";
 import { parseIdempotencyKey, type KeyParse } from "../idempotency/idempotency-key.ts";
-import { claim, claimTransactionSettings, completeAndCommit, findRecordAuditingRepeat, repeatReasonOf, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
+import { claim, claimTransactionSettings, completeAndCommit, repeatReasonOf, type IdempotencyRecord, type IdempotencyScope } from "../idempotency/records.ts";
+import { repeatScreenOf } from "../idempotency/repeat-screen.ts";
 import { differingFields, requestDigest, type Canonical } from "../idempotency/request-digest.ts";
 import { mutatingRequests } from "../observability/metrics.ts";
 import { faultPoint } from "./fault-points.ts";
@@ -48,7 +49,7 @@ export async function runIdempotent(call: IdempotentCall): Promise<IdempotentRep
 /** A request past the replay fast path: its key was not answered by a stored record, so it must claim. */
 export type Screened = { kind: "answered"; reply: IdempotentReply } | { kind: "first_time"; scope: IdempotencyScope; digest: string };
 
-/** The key's parse and the replay fast path: one statement, before any transaction. */
+/** The key's parse and the replay fast path: one statement (shared with concurrent requests), before any transaction. */
 export async function screenIdempotent(call: Pick<IdempotentCall, "pool" | "tenantId" | "endpoint" | "idempotencyKeyHeader" | "canonical">): Promise<Screened> {
   const parsed = idempotencyKeyOf(call.endpoint, call.idempotencyKeyHeader);
   if (!parsed.ok) return { kind: "answered", reply: { ...problemReply(parsed.code, parsed.message), replayed: false } };
@@ -56,8 +57,9 @@ export async function screenIdempotent(call: Pick<IdempotentCall, "pool" | "tena
   const scope: IdempotencyScope = { tenantId: call.tenantId, endpoint: call.endpoint, key: parsed.key };
   const digest = requestDigest(call.canonical);
 
-  // Fast path: a completed record is replayed after one statement (which writes the repeat's audit row), before any other write.
-  const seen = await findRecordAuditingRepeat(call.pool, scope, digest);
+  // Fast path: a completed record is replayed after one statement (which writes the repeat's audit
+  // row), before any other write; concurrent requests share that statement (docs/decisions/0054).
+  const seen = await repeatScreenOf(call.pool).find(scope, digest);
   if (seen && (seen.state === "completed" || !seen.leaseExpired)) return { kind: "answered", reply: heldReply(call, digest, seen) };
   return { kind: "first_time", scope, digest };
 }

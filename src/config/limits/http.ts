@@ -13,6 +13,9 @@ export const httpLimits = {
   paymentBatchRequestsMax: 64,          // first-time payments group-committed in one transaction (0043): a batch of 64 is one ledger statement of 128 legs, well under a file chunk
   paymentBatchesInFlightMax: 2,         // group-commit transactions open at once per process: one builds while one flushes its commit (2 cores); more only contend on debtors' row locks
   paymentBatchQueueMax: 512,            // callers waiting for the next batch; past it a caller runs alone on today's path (exact answer, no wait for several batches)
+  repeatScreenBatchLookupsMax: 128,     // replay fast-path lookups in one statement (0054): one index probe each, a few hundred microseconds for the batch
+  repeatScreenBatchesInFlightMax: 2,    // lookup statements in flight per process: one on the wire while the next batch gathers (2 cores)
+  repeatScreenQueueMax: 2_048,          // requests waiting for a lookup; past it a request is looked up alone (same answer, no wait behind several batches)
   tenantCacheEntriesMax: 1_000,         // API key -> tenant lookups cached in memory
   tenantCacheTtlMs: 60_000,             // a revoked key stops working within a minute
   descriptionCharsMax: 140,             // a payment description is a remittance line, not a document
