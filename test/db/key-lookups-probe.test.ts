@@ -3,6 +3,7 @@ import type { Queryable } from "../../src/db/pool.ts";
 import { StatementParams } from "../../src/db/statement-parts.ts";
 import { withTransaction, type Tx } from "../../src/db/transaction.ts";
 import { completeBatchPart } from "../../src/idempotency/batch-claims.ts";
+import { findRecordsAuditingRepeats } from "../../src/idempotency/records.ts";
 import { findAccounts } from "../../src/ledger/accounts.ts";
 import { balancesOf } from "../../src/ledger/balance.ts";
 import { postTransfers } from "../../src/ledger/post-transfers.ts";
@@ -132,6 +133,15 @@ describe("lookups by a list of keys on tables without statistics", () => {
   it("stored transfers are read by probing each key, not the tenant's other transfers", async () => {
     const keys = Array.from({ length: ASKED }, (_, i) => `seed-${1 + i * 3}`);
     const read = await rowsReadBy(db, "transfer", async (tx) => expect((await storedTransfers(tx, TENANT, keys)).size).toBe(ASKED));
+    expect(read).toBeLessThanOrEqual(ASKED);
+  });
+
+  it("the replay fast path of a batch of requests reads the idempotency records of its own keys only", async () => {
+    const keys = [...some("idem-", 3), "idem-none"];
+    const read = await rowsReadBy(db, "idempotency_record", async (tx) => {
+      const records = await findRecordsAuditingRepeats(tx, TENANT, "POST /v1/payments", keys.map((key) => ({ key, digest: "d" })));
+      expect(records.filter((r) => r !== undefined)).toHaveLength(ASKED);
+    });
     expect(read).toBeLessThanOrEqual(ASKED);
   });
 
