@@ -29,7 +29,22 @@ const INSERT_SQL = `INSERT INTO dedup_event (tenant_id, channel, scope, dedup_ke
 export async function recordDedupEvents(db: Queryable, events: DedupEvent[]): Promise<void> {
   if (events.length === 0) return;
   await db.query(INSERT_SQL, eventColumns(events));
-  for (const e of events) dedupDecisions.inc({ channel: e.channel, reason: e.reason });
+  countDedupDecisions(events);
+}
+
+/**
+ * Counts dedup decisions by channel and reason: those written here, and a file's repeats, whose
+ * record is their outcome row (docs/decisions/0053). One increment per label pair, not per repeat.
+ */
+export function countDedupDecisions(dedups: ReadonlyArray<{ channel: DedupChannel; reason: string }>): void {
+  const counts = new Map<string, { channel: DedupChannel; reason: string; n: number }>();
+  for (const d of dedups) {
+    const label = `${d.channel}\u0000${d.reason}`;
+    const count = counts.get(label);
+    if (count) count.n++;
+    else counts.set(label, { channel: d.channel, reason: d.reason, n: 1 });
+  }
+  for (const c of counts.values()) dedupDecisions.inc({ channel: c.channel, reason: c.reason }, c.n);
 }
 
 /**
@@ -96,7 +111,7 @@ async function insertRelaxed(pool: Pool, events: DedupEvent[]): Promise<void> {
      SELECT e.* FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[]) AS e, relaxed`,
     eventColumns(events),
   );
-  for (const e of events) dedupDecisions.inc({ channel: e.channel, reason: e.reason });
+  countDedupDecisions(events);
 }
 
 export interface DedupEventRow { dedup_key: string; channel: string; scope: string; reason: string; original_ref: string | null; position: string | null; at: string }

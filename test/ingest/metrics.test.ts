@@ -20,6 +20,16 @@ describe("ingest metrics", () => {
     expect(text).toMatch(/clearline_ingest_records_total\{channel="ach",outcome="conflict"\} 1/);
   });
 
+  it("counts a file's repeats as dedup decisions by channel and reason, though they leave no dedup_event (decision 0053)", async () => {
+    const scene = await givenScene(db.pool, "dedup-metric");
+    const count = async (reason: string) => Number(new RegExp(`clearline_dedup_decisions_total\\{channel="ach",reason="${reason}"\\} (\\d+)`)
+      .exec(await registry.getSingleMetricAsString("clearline_dedup_decisions_total"))?.[1] ?? 0);
+    const before = { duplicate: await count("duplicate"), conflict: await count("conflict") };
+    await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
+    await ingest(db.pool, scene, fixture("ach/corrected.ach"), "corrected.ach");
+    expect({ duplicate: await count("duplicate") - before.duplicate, conflict: await count("conflict") - before.conflict }).toEqual({ duplicate: 3, conflict: 1 });
+  });
+
   it("gauges files by status and the age of the oldest file not yet finished", async () => {
     const scene = await givenScene(db.pool, "gauges");
     const waiting = await receiveFile(db.pool, { tenantId: scene.tenantId, partnerId: scene.partner.partnerId, source: "cli", name: "w.ach", content: fixture("ach/original.ach") });

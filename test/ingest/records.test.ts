@@ -70,13 +70,25 @@ describe("records: counterparties, funds, record-level rejections, ISO 20022, re
     expect(oneBad).toMatchObject({ status: "done", outcomes: { ...noOutcomes, applied: 1, rejected: 1 }, errors: [{ code: "ISO20022_UETR_INVALID", xmlPath: "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[2]" }] });
   });
 
-  it("leaves a dedup event for every duplicate, conflict and suspect, naming the original effect", async () => {
+  it("leaves one outcome row per duplicate, conflict and suspect of a file, with its reason, position and original effect, and no dedup_event", async () => {
     const scene = await givenScene(db.pool, "events");
-    await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
+    const original = await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
     const corrected = await ingest(db.pool, scene, fixture("ach/corrected.ach"), "corrected.ach");
-    const { rows } = await db.pool.query<{ reason: string; n: bigint }>(
-      "SELECT reason, count(*) AS n FROM dedup_event WHERE tenant_id = $1 AND scope = $2 AND original_ref IS NOT NULL GROUP BY reason ORDER BY reason", [scene.tenantId, corrected.file_id]);
-    expect(rows).toEqual([{ reason: "conflict", n: 1n }, { reason: "duplicate", n: 3n }]);
+    const renumbered = await ingest(db.pool, scene, fixture("ach/original-renumbered.ach"), "renumbered.ach");
+    // Each repeat's row names, as its original, the posting of the record it repeats (decision 0053).
+    const { rows } = await db.pool.query<{ outcome: string; code: string; n: bigint }>(
+      `SELECT o.outcome, o.code, count(*) AS n FROM ingest_outcome o
+         JOIN ingest_outcome first ON first.tenant_id = o.tenant_id AND first.file_id = $2 AND first.transfer_key = o.original_ref
+        WHERE o.tenant_id = $1 AND o.file_id = ANY($3::text[]) AND o.outcome IN ('duplicate', 'conflict', 'suspect')
+          AND o.position ~ '^line [0-9]+$' AND o.natural_key IS NOT NULL
+        GROUP BY o.outcome, o.code ORDER BY o.outcome`, [scene.tenantId, original.file_id, [corrected.file_id, renumbered.file_id]]);
+    expect(rows).toEqual([
+      { outcome: "conflict", code: "INGEST_RECORD_CONFLICT", n: 1n }, { outcome: "duplicate", code: "INGEST_RECORD_DUPLICATE", n: 3n },
+      { outcome: "suspect", code: "INGEST_RECORD_SUSPECT", n: BigInt(renumbered.outcomes.suspect) },
+    ]);
+    expect(renumbered.outcomes.suspect).toBeGreaterThan(0);
+    const events = await db.pool.query("SELECT 1 FROM dedup_event WHERE tenant_id = $1", [scene.tenantId]);
+    expect(events.rowCount).toBe(0);
   });
 
   it("posts a suspect applied as new once under a key derived from the record and the review, and records a refusal with its reason", async () => {

@@ -15,12 +15,6 @@ async function outcomeRows(pool: Pool, scene: Scene, fileId: string): Promise<un
   return rows.map((row) => ({ ...row, detail: typeof row.detail === "string" ? row.detail.replace(/fil_[0-9a-f]+/g, "FILE") : row.detail }));
 }
 
-async function dedupEvents(pool: Pool, scene: Scene, fileId: string): Promise<unknown[]> {
-  const { rows } = await pool.query<{ dedup_key: string; reason: string; original_ref: string | null }>(
-    "SELECT dedup_key, reason, original_ref FROM dedup_event WHERE tenant_id = $1 AND scope = $2 ORDER BY dedup_key, reason", [scene.tenantId, fileId]);
-  return rows;
-}
-
 describe("a re-upload read key-first decides every record as the claim would", () => {
   let db: TestDatabase;
   beforeAll(async () => { db = await createTestDatabase(); });
@@ -35,18 +29,17 @@ describe("a re-upload read key-first decides every record as the claim would", (
     expect(perRecord.outcomes).toEqual({ ...noOutcomes, applied: 1, duplicate: 3, conflict: 1 });
     expect(perRecord.outcomes).toEqual(inOne.outcomes);
     expect(await outcomeRows(db.pool, split, perRecord.file_id)).toEqual(await outcomeRows(db.pool, whole, inOne.file_id));
-    expect(await dedupEvents(db.pool, split, perRecord.file_id)).toEqual(await dedupEvents(db.pool, whole, inOne.file_id));
     expect(await transferCount(db.pool, split.tenantId)).toBe(6);
     expect(Object.values(await balances(db.pool, split.tenantId))).toEqual(Object.values(await balances(db.pool, whole.tenantId)));
   });
 
-  it("answers identical bytes in chunks of two with every record duplicate, each with its dedup event, and posts nothing", async () => {
+  it("answers identical bytes in chunks of two with every record duplicate, each with its outcome row naming the original, and posts nothing", async () => {
     const scene = await givenScene(db.pool, "again");
     const first = await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
     const before = await balances(db.pool, scene.tenantId);
     const again = await ingest(db.pool, scene, fixture("ach/original.ach"), "copy.ach", { chunkRecordsMax: 2 });
     expect(again.outcomes).toEqual({ ...noOutcomes, duplicate: 5 });
-    expect((await dedupEvents(db.pool, scene, again.file_id)).map((e) => (e as { reason: string }).reason)).toEqual(Array(5).fill("duplicate"));
+    expect((await outcomeRows(db.pool, scene, again.file_id)).map((o) => (o as { code: string }).code)).toEqual(Array(5).fill("INGEST_RECORD_DUPLICATE"));
     expect((await outcomeRows(db.pool, scene, again.file_id)).map((o) => (o as { original_ref: string }).original_ref))
       .toEqual((await outcomeRows(db.pool, scene, first.file_id)).map((o) => (o as { transfer_key: string }).transfer_key));
     expect(await transferCount(db.pool, scene.tenantId)).toBe(5);

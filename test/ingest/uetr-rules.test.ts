@@ -17,6 +17,16 @@ describe("records sharing a UETR", () => {
     return rows;
   }
 
+  async function transferKeys(tenantId: string, fileId: string) {
+    return (await outcomeRows(tenantId, fileId)).map((r) => r.transfer_key);
+  }
+
+  async function originalRefs(tenantId: string, fileId: string) {
+    const { rows } = await db.pool.query<{ original_ref: string | null }>(
+      "SELECT original_ref FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index", [tenantId, fileId]);
+    return rows.map((r) => r.original_ref);
+  }
+
   it("posts the first leg of a payment and links the next leg (same UETR and EndToEndId, other agents) from another file without posting it", async () => {
     const scene = await givenScene(db.pool, "legs");
     const first = await ingest(db.pool, scene, fixture("iso20022/pacs008-chain-a-b.xml"), "chain-a-b.xml");
@@ -29,8 +39,8 @@ describe("records sharing a UETR", () => {
     }]);
     expect(await transferCount(db.pool, scene.tenantId)).toBe(1);
     expect((await balances(db.pool, scene.tenantId))[`partner.${scene.partner.name}.settlement.EUR`]).toBe(250_000n);
-    const { rows } = await db.pool.query("SELECT reason FROM dedup_event WHERE tenant_id = $1 AND scope = $2", [scene.tenantId, second.file_id]);
-    expect(rows).toEqual([{ reason: "payment_leg" }]);
+    // The linked leg's dedup record is its outcome row (docs/decisions/0053): it names the first leg's posting.
+    expect(await originalRefs(scene.tenantId, second.file_id)).toEqual(await transferKeys(scene.tenantId, first.file_id));
   });
 
   it("holds a record whose UETR already names another payment, with a finding naming both, and posts nothing for it", async () => {

@@ -163,9 +163,11 @@ async function dedupDecisionsRecorded({ world, pool }: InvariantInput): Promise<
     let found: bigint;
     let wanted = BigInt(seen);
     if (channel === "ach-file") {
+      // A file's record is its own dedup record: its outcome row, with the reason and the original (decision 0053).
       const [fileId, naturalKey] = key.split("|");
-      found = await countDedup(pool, "scope = $2 AND dedup_key = $3 AND reason = $4", [world.tenantId, fileId, naturalKey, reason]);
-      wanted = 1n;
+      found = await countFileDedup(pool, [world.tenantId, fileId, naturalKey, reason]);
+      if (found !== 1n) violations.push({ invariant: "dedupDecisionsRecorded", subject: `${channel} ${key}`, expected: `one ingest_outcome ${reason} with its code and original_ref`, found: String(found) });
+      continue;
     } else if (channel === "review") {
       found = await countDedup(pool, "scope = $2", [world.tenantId, `review:${key}`]);
       wanted = 1n;
@@ -184,6 +186,13 @@ async function dedupDecisionsRecorded({ world, pool }: InvariantInput): Promise<
     if (!kept.has(key)) violations.push({ invariant: "dedupDecisionsRecorded", subject: `idempotency record ${key}`, expected: "completed (its answer was given)", found: "absent" });
   }
   return violations;
+}
+
+async function countFileDedup(pool: Pool, values: [string, string | undefined, string | undefined, string]): Promise<bigint> {
+  const { rows } = await pool.query<{ n: bigint }>(
+    `SELECT count(*) AS n FROM ingest_outcome
+      WHERE tenant_id = $1 AND file_id = $2 AND natural_key = $3 AND outcome = $4 AND code IS NOT NULL AND original_ref IS NOT NULL`, values);
+  return rows[0]?.n ?? 0n;
 }
 
 async function countDedup(pool: Pool, where: string, values: unknown[]): Promise<bigint> {

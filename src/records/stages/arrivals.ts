@@ -1,24 +1,27 @@
 import { assert } from "../../assert.ts";
 import type { Tx } from "../../db/transaction.ts";
-import { recordDedupEvents, type DedupChannel, type DedupEvent } from "../../dedup/dedup-event.ts";
+import { countDedupDecisions, recordDedupEvents, type DedupChannel, type DedupEvent } from "../../dedup/dedup-event.ts";
 import { enqueueEvents } from "../../outbox/outbox-store.ts";
-import type { Decision, FileArrival, RecordContext } from "../decision.ts";
+import type { Decision, FileArrival, RecordContext, RequestArrival } from "../decision.ts";
 import { insertOutcomes, insertReviews } from "../store/arrivals.ts";
 import { reviewIdOf, type ReviewRecord } from "../review-id.ts";
 
 /**
- * What an arrival leaves behind: for a file, one outcome row per record and a review item (with
- * its outbox event) per held record; for every arrival, a dedup_event row per repeat, link or hold
- * (every dedup leaves a record). In the decisions' own transaction.
+ * What an arrival leaves behind, in the decisions' own transaction (every dedup leaves a record).
+ * For a file: one outcome row per record, which IS the dedup record of a repeat, link or hold (its
+ * key, time, file and position, reason and original: docs/decisions/0053), and a review item (with
+ * its outbox event) per held record. For a request or message: a dedup_event row per repeat, link
+ * or hold.
  */
 export async function writeArrivals(tx: Tx, context: RecordContext, decisions: readonly Decision[]): Promise<void> {
   if (context.arrival.kind === "file") {
     await writeOutcomes(tx, context.tenantId, context.arrival, decisions);
     await writeReviews(tx, context.tenantId, context.arrival, decisions);
-  } else if (context.arrival.callerRecordsRepeats) {
+    countDedupDecisions(dedupsOf(decisions));
     return;
   }
-  await recordDedupEvents(tx, dedupEventsOf(context, decisions));
+  if (context.arrival.callerRecordsRepeats) return;
+  await recordDedupEvents(tx, dedupEventsOf(context, context.arrival, decisions));
 }
 
 async function writeOutcomes(tx: Tx, tenantId: string, arrival: FileArrival, decisions: readonly Decision[]): Promise<void> {
@@ -68,16 +71,23 @@ function dedupReasonOf(decision: Decision): string | undefined {
   return outcome === "duplicate" || outcome === "conflict" || outcome === "suspect" ? outcome : undefined;
 }
 
-function dedupEventsOf(context: RecordContext, decisions: readonly Decision[]): DedupEvent[] {
-  const arrival = context.arrival;
+/** The channel and reason of each repeat, link or hold among the decisions, for the dedup counter. */
+function dedupsOf(decisions: readonly Decision[]): Array<{ channel: DedupChannel; reason: string }> {
+  const dedups: Array<{ channel: DedupChannel; reason: string }> = [];
+  for (const decision of decisions) {
+    const reason = dedupReasonOf(decision);
+    if (decision.record && reason !== undefined) dedups.push({ channel: decision.record.channel as DedupChannel, reason });
+  }
+  return dedups;
+}
+
+function dedupEventsOf(context: RecordContext, arrival: RequestArrival, decisions: readonly Decision[]): DedupEvent[] {
   const events: DedupEvent[] = [];
   for (const decision of decisions) {
     const record = decision.record;
     const reason = dedupReasonOf(decision);
     if (!record || reason === undefined) continue;
-    const event: DedupEvent = arrival.kind === "file"
-      ? { tenantId: context.tenantId, channel: record.channel as DedupChannel, scope: arrival.fileId, dedupKey: record.naturalKey, reason, position: `${arrival.fileId}:${decision.item.position}` }
-      : { tenantId: context.tenantId, channel: arrival.channel, scope: arrival.scope, dedupKey: record.naturalKey, reason, position: decision.item.position };
+    const event: DedupEvent = { tenantId: context.tenantId, channel: arrival.channel, scope: arrival.scope, dedupKey: record.naturalKey, reason, position: decision.item.position };
     if (decision.originalRef !== undefined) event.originalRef = decision.originalRef;
     events.push(event);
   }

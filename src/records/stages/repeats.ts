@@ -4,7 +4,7 @@ import { achFileCreationOfKey } from "../../normalize/from-ach.ts";
 import { decide, fileIdOf, undecided, type Candidate, type Decision, type RecordContext } from "../decision.ts";
 import { reviewIdOf } from "../review-id.ts";
 import type { ClaimedKeys } from "./claim-keys.ts";
-import { selectKeys, type StoredKey } from "../store/keys.ts";
+import { selectFileNames, selectKeys, type FileName, type StoredKey } from "../store/keys.ts";
 import { selectPostedReviews } from "../store/reviews.ts";
 
 /**
@@ -20,6 +20,7 @@ export async function compareRepeats(tx: Queryable, context: RecordContext, deci
   const stored = await storedKeysOf(tx, context.tenantId, repeats, claimed.stored);
   const freshByKey = new Map([...fresh].map((d) => [d.record.naturalKey, d]));
   const fileId = fileIdOf(context);
+  const changed: Array<{ decision: Candidate; first: StoredKey }> = [];
   for (const decision of repeats) {
     const first = stored.get(decision.record.naturalKey);
     // The insert said the key exists, and dedup marks are never deleted.
@@ -29,14 +30,16 @@ export async function compareRepeats(tx: Queryable, context: RecordContext, deci
       continue;
     }
     decision.originalRef = first.transfer_key ?? (first.file_id === null ? first.natural_key : `${first.file_id}#${first.record_index}`);
-    if (first.fingerprint === decision.record.fingerprint) {
-      decide(decision, "duplicate", "INGEST_RECORD_DUPLICATE");
-    } else {
-      decide(decision, "conflict", "INGEST_RECORD_CONFLICT", `key first seen in ${describeFirst(first)} with other content`);
-      decision.review = { reason: "conflict", matchedRef: decision.originalRef };
-    }
+    if (first.fingerprint === decision.record.fingerprint) decide(decision, "duplicate", "INGEST_RECORD_DUPLICATE");
+    else changed.push({ decision, first });
   }
-  await answerDecidedConflicts(tx, context, repeats.filter((d) => d.outcome === "conflict"));
+  // Only a conflict's detail names the file its key came in: the names are read for those alone.
+  const names = await selectFileNames(tx, context.tenantId, changed.flatMap((c) => (c.first.file_id === null ? [] : [c.first.file_id])));
+  for (const { decision, first } of changed) {
+    decide(decision, "conflict", "INGEST_RECORD_CONFLICT", `key first seen in ${describeFirst(first, names)} with other content`);
+    decision.review = { reason: "conflict", matchedRef: decision.originalRef as string };
+  }
+  await answerDecidedConflicts(tx, context, changed.map((c) => c.decision));
 }
 
 /**
@@ -51,10 +54,11 @@ async function storedKeysOf(tx: Queryable, tenantId: string, repeats: readonly C
 }
 
 /** Names the first arrival: the file (name, creation time) and record, so an operator can tell a correction from a reused trace; or the request. */
-function describeFirst(first: StoredKey): string {
+function describeFirst(first: StoredKey, names: ReadonlyMap<string, FileName>): string {
   if (first.file_id === null) return first.position;
-  const created = achFileCreationOfKey(first.identity_key ?? "");
-  return `${first.original_name ?? first.file_id} (${first.file_id}${created ? `, created ${created}` : ""}) record ${first.record_index}`;
+  const file = names.get(first.file_id);
+  const created = achFileCreationOfKey(file?.identity_key ?? "");
+  return `${file?.original_name ?? first.file_id} (${first.file_id}${created ? `, created ${created}` : ""}) record ${first.record_index}`;
 }
 
 /**

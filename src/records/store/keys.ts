@@ -76,7 +76,7 @@ export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fi
        ON CONFLICT (tenant_id, identity_key) DO NOTHING
        RETURNING identity_key
      ), s AS (
-       SELECT s.natural_key, s.fingerprint, s.transfer_key, s.state, s.amount_minor::text AS amount_minor, s.file_id, s.record_index, s.position, s.original_name, s.identity_key
+       SELECT s.natural_key, s.fingerprint, s.transfer_key, s.state, s.amount_minor::text AS amount_minor, s.file_id, s.record_index, s.position
          FROM (SELECT unnest($3::text[]) EXCEPT SELECT natural_key FROM k) AS w(natural_key)
         CROSS JOIN LATERAL (${STORED_KEY_PROBE_SQL}) s
      )
@@ -105,27 +105,26 @@ export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fi
 }
 
 /**
- * The stored key `w.natural_key` of tenant $1 with the name and identity of the file it came in,
- * as the body of a LATERAL subquery: one probe of the primary key, then one of the file's. OFFSET 0
- * keeps the planner from folding it into a join it could run as a scan of the tenant's keys
- * (docs/decisions/0052).
+ * The stored key `w.natural_key` of tenant $1, as the body of a LATERAL subquery: one probe of the
+ * primary key. OFFSET 0 keeps the planner from folding it into a join it could run as a scan of
+ * the tenant's keys (docs/decisions/0052). The name of the file it came in is read only for the
+ * keys that need it (a conflict's detail: selectFileNames), not per repeat (docs/decisions/0053).
  */
 const STORED_KEY_PROBE_SQL = `
-  SELECT k.natural_key, k.fingerprint, k.transfer_key, k.state, k.amount_minor, k.file_id, k.record_index, k.position, f.original_name, f.identity_key
+  SELECT k.natural_key, k.fingerprint, k.transfer_key, k.state, k.amount_minor, k.file_id, k.record_index, k.position
     FROM ingest_record_key k
-    LEFT JOIN LATERAL (SELECT original_name, identity_key FROM ingest_file WHERE tenant_id = $1 AND file_id = k.file_id OFFSET 0) f ON true
    WHERE k.tenant_id = $1 AND k.natural_key = w.natural_key
   OFFSET 0`;
 
 export interface StoredKey {
   natural_key: string; fingerprint: string; transfer_key: string | null; state: KeyState; amount_minor: bigint;
-  file_id: string | null; record_index: number | null; position: string; original_name: string | null; identity_key: string | null;
+  file_id: string | null; record_index: number | null; position: string;
 }
 
 /** A stored key as to_jsonb gives it, the amount as text (a JSON number would pass through a float). */
 type StoredKeyJson = Omit<StoredKey, "amount_minor"> & { amount_minor: string };
 
-/** The first arrival of keys seen before, with the name of the file it came in (when it did). */
+/** The first arrival of keys seen before. */
 export async function selectKeys(tx: Queryable, tenantId: string, naturalKeys: readonly string[]): Promise<Map<string, StoredKey>> {
   const { rows } = await tx.query<StoredKey>(
     `SELECT s.* FROM unnest($2::text[]) AS w(natural_key) CROSS JOIN LATERAL (${STORED_KEY_PROBE_SQL}) s`,
@@ -134,6 +133,15 @@ export async function selectKeys(tx: Queryable, tenantId: string, naturalKeys: r
   return new Map(rows.map((r) => [r.natural_key, r]));
 }
 
+export interface FileName { original_name: string; identity_key: string | null }
+
+/** The name and identity of these files, for a detail that names where a key was first seen. */
+export async function selectFileNames(tx: Queryable, tenantId: string, fileIds: readonly string[]): Promise<Map<string, FileName>> {
+  if (fileIds.length === 0) return new Map();
+  const { rows } = await tx.query<FileName & { file_id: string }>(
+    "SELECT file_id, original_name, identity_key FROM ingest_file WHERE tenant_id = $1 AND file_id = ANY($2::text[])", [tenantId, [...new Set(fileIds)]]);
+  return new Map(rows.map((r) => [r.file_id, r]));
+}
 
 export interface UetrRow { natural_key: string; link_id1: string; link_id2: string | null; amount_minor: bigint; currency: string; transfer_key: string | null }
 
