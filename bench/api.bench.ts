@@ -25,13 +25,27 @@ const ROUNDS = 3;
 
 interface LoadResult { opsPerSecond: number; latenciesMs: number[]; failure?: string }
 
-/** HTTP load from a worker thread (bench/support/http-load-worker.mjs: a minimal keep-alive HTTP/1.1 client, docs/decisions/0047). */
-function httpLoad(data: { url: string; headers: Record<string, string>; bodies: string[]; keys: string[]; concurrency: number; expectStatus: number; expectReplay: boolean }): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL("./support/http-load-worker.mjs", import.meta.url), { workerData: data, execArgv: [] });
-    worker.once("message", (result: LoadResult) => (result.failure ? reject(new Error(result.failure)) : resolve(result)));
-    worker.once("error", reject);
-  });
+type LoadJob = { url: string; headers: Record<string, string>; bodies: string[]; keys: string[]; concurrency: number; expectStatus: number; expectReplay: boolean };
+
+/**
+ * HTTP load from one worker thread that serves every load of the run, one at a time, so it runs
+ * warm (bench/support/http-load-worker.mjs: a minimal keep-alive HTTP/1.1 client, docs/decisions/0047, 0054).
+ */
+function httpLoader(): { load(job: LoadJob): Promise<LoadResult>; close(): Promise<number> } {
+  const worker = new Worker(new URL("./support/http-load-worker.mjs", import.meta.url), { execArgv: [] });
+  return {
+    load: (job) => new Promise<LoadResult>((resolve, reject) => {
+      const failed = (error: unknown) => reject(error instanceof Error ? error : new Error(String(error)));
+      worker.once("message", (result: LoadResult) => {
+        worker.off("error", failed);
+        if (result.failure) reject(new Error(result.failure));
+        else resolve(result);
+      });
+      worker.once("error", failed);
+      worker.postMessage(job);
+    }),
+    close: () => worker.terminate(),
+  };
 }
 const CONCURRENCY = 16;
 const GROUP_CONCURRENCY = 64;   // issue 15's group-commit row: 64 clients
@@ -46,6 +60,7 @@ const DEBTORS = 64;   // spread over many customers so row locks on one debtor d
 export async function run(): Promise<BenchReport> {
   const db = await benchDatabase(GROUP_CONCURRENCY + 4); // the raw side at 64 clients holds 64 connections
   const app = buildHttpServer({ pool: db.pool, logger: createLogger({ level: "error" }) });
+  const loader = httpLoader();
   try {
     const tenant = await createTenant(db.pool, "bench");
     if (!tenant.ok) throw new Error(tenant.error.message);
@@ -54,7 +69,7 @@ export async function run(): Promise<BenchReport> {
     await app.listen({ host: "127.0.0.1", port: 0 });
     const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     const body = (label: string, i: number) => ({ client_reference: `${label}-${i}`, amount: "1.00", currency: "USD", debtor_account: `payer-${i % DEBTORS}`, creditor_account: "merchant" });
-    const load = (label: string, expectReplay: boolean, concurrency = CONCURRENCY) => httpLoad({
+    const load = (label: string, expectReplay: boolean, concurrency = CONCURRENCY) => loader.load({
       url: `${baseUrl}/v1/payments`,
       headers: { "content-type": "application/json", authorization: `Bearer ${tenant.value.apiKey}` },
       bodies: Array.from({ length: REQUESTS }, (_, i) => JSON.stringify(body(label, i))),
@@ -137,9 +152,10 @@ export async function run(): Promise<BenchReport> {
         { case: "replayed POST latency p50", value: percentile(replayLatencies, 50), unit: "ms" },
         { case: "replayed POST latency p99", value: percentile(replayLatencies, 99), unit: "ms" },
       ],
-      notes: [`${REQUESTS} requests per side and round, ${ROUNDS} rounds alternated (baseline first) after one untimed pass of each side; the HTTP load comes from a worker thread (a minimal keep-alive HTTP/1.1 client, one connection per client; docs/decisions/0047); server, load and PostgreSQL share the machine's cores`],
+      notes: [`${REQUESTS} requests per side and round, ${ROUNDS} rounds alternated (baseline first) after one untimed pass of each side; the HTTP load comes from one worker thread serving every load of the run, warm (a minimal keep-alive HTTP/1.1 client, one connection per client; docs/decisions/0047, 0054); server, load and PostgreSQL share the machine's cores`],
     };
   } finally {
+    await loader.close();
     await app.close();
     await db.close();
   }

@@ -7,16 +7,15 @@
 // cost about 0.5-0.75 ms of CPU per request here, more than the server spent answering a replay.
 // The request bytes are the same (method, path, headers, body); every response is read in full
 // and its status and Idempotent-Replayed header are checked, as before.
+//
+// One worker serves every load of a benchmark run, one job at a time (a message in, a result
+// out), as a load generator runs warm: a worker started for each load ran its client code cold,
+// which cost a short fast load (1,000 replays in a fifth of a second) about a quarter of its rate
+// (4,398 against 5,856 replays/s in two runs a minute apart; docs/decisions/0054).
 import net from "node:net";
-import { parentPort, workerData } from "node:worker_threads";
+import { parentPort } from "node:worker_threads";
 
-const { url, headers, bodies, keys, concurrency, expectStatus, expectReplay } = workerData;
-const target = new URL(url);
-const head = [`POST ${target.pathname}${target.search} HTTP/1.1`, `host: ${target.host}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)].join("\r\n");
 const HEADER_END = Buffer.from("\r\n\r\n");
-let next = 0;
-const latenciesMs = [];
-let failure;
 
 /** Reads one response from the connection's buffered bytes: { status, headers, rest } once complete, else undefined. */
 function parseResponse(buffer) {
@@ -35,51 +34,65 @@ function parseResponse(buffer) {
   return { status, fields, rest: buffer.subarray(end + 4 + bodyBytes) };
 }
 
-/** A keep-alive connection whose received bytes accumulate in `buffer`; `wait()` resolves at the next chunk, error or close. */
-function connection() {
-  return new Promise((resolve, reject) => {
-    const socket = net.connect({ host: target.hostname, port: Number(target.port), noDelay: true });
-    const state = { socket, buffer: Buffer.alloc(0), wake: undefined };
-    const wake = () => { const resume = state.wake; state.wake = undefined; if (resume) resume(); };
-    socket.on("data", (chunk) => { state.buffer = state.buffer.length === 0 ? chunk : Buffer.concat([state.buffer, chunk]); wake(); });
-    socket.on("error", (error) => { failure ??= String(error); wake(); });
-    socket.on("close", wake);
-    state.wait = () => new Promise((resume) => { state.wake = resume; });
-    socket.once("connect", () => resolve(state));
-    socket.once("error", reject);
-  });
-}
+/** One load: `concurrency` clients send `bodies` with their `keys`, each response checked. */
+async function runLoad({ url, headers, bodies, keys, concurrency, expectStatus, expectReplay }) {
+  const target = new URL(url);
+  const head = [`POST ${target.pathname}${target.search} HTTP/1.1`, `host: ${target.host}`, ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`)].join("\r\n");
+  let next = 0;
+  const latenciesMs = [];
+  let failure;
 
-/** One client: a keep-alive connection sending the next request once the previous response arrived. */
-async function client() {
-  let conn = await connection();
-  while (next < bodies.length && !failure) {
-    const i = next++;
-    const started = performance.now();
-    conn.socket.write(`${head}\r\nidempotency-key: ${keys[i]}\r\ncontent-length: ${Buffer.byteLength(bodies[i])}\r\n\r\n${bodies[i]}`);
-    let response;
-    while (!(response = parseResponse(conn.buffer)) && !failure) {
-      if (conn.socket.destroyed) { failure = `request ${i}: the server closed the connection`; break; }
-      await conn.wait();
-    }
-    if (!response) break;
-    conn.buffer = response.rest;
-    latenciesMs.push(performance.now() - started);
-    const replayed = response.fields.get("idempotent-replayed") === "true";
-    if (response.status !== expectStatus || replayed !== expectReplay) failure = `request ${i}: status ${response.status}, replayed ${replayed}`;
-    if (response.fields.get("connection") === "close") {
-      conn.socket.destroy();
-      conn = await connection();
-    }
+  /** A keep-alive connection whose received bytes accumulate in `buffer`; `wait()` resolves at the next chunk, error or close. */
+  function connection() {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host: target.hostname, port: Number(target.port), noDelay: true });
+      const state = { socket, buffer: Buffer.alloc(0), wake: undefined };
+      const wake = () => { const resume = state.wake; state.wake = undefined; if (resume) resume(); };
+      socket.on("data", (chunk) => { state.buffer = state.buffer.length === 0 ? chunk : Buffer.concat([state.buffer, chunk]); wake(); });
+      socket.on("error", (error) => { failure ??= String(error); wake(); });
+      socket.on("close", wake);
+      state.wait = () => new Promise((resume) => { state.wake = resume; });
+      socket.once("connect", () => resolve(state));
+      socket.once("error", reject);
+    });
   }
-  conn.socket.destroy();
+
+  /** One client: a keep-alive connection sending the next request once the previous response arrived. */
+  async function client() {
+    let conn = await connection();
+    while (next < bodies.length && !failure) {
+      const i = next++;
+      const started = performance.now();
+      conn.socket.write(`${head}\r\nidempotency-key: ${keys[i]}\r\ncontent-length: ${Buffer.byteLength(bodies[i])}\r\n\r\n${bodies[i]}`);
+      let response;
+      while (!(response = parseResponse(conn.buffer)) && !failure) {
+        if (conn.socket.destroyed) { failure = `request ${i}: the server closed the connection`; break; }
+        await conn.wait();
+      }
+      if (!response) break;
+      conn.buffer = response.rest;
+      latenciesMs.push(performance.now() - started);
+      const replayed = response.fields.get("idempotent-replayed") === "true";
+      if (response.status !== expectStatus || replayed !== expectReplay) failure = `request ${i}: status ${response.status}, replayed ${replayed}`;
+      if (response.fields.get("connection") === "close") {
+        conn.socket.destroy();
+        conn = await connection();
+      }
+    }
+    conn.socket.destroy();
+  }
+
+  const started = performance.now();
+  try {
+    await Promise.all(Array.from({ length: concurrency }, client));
+  } catch (error) {
+    failure ??= String(error);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  return { opsPerSecond: bodies.length / seconds, latenciesMs, failure };
 }
 
-const started = performance.now();
-try {
-  await Promise.all(Array.from({ length: concurrency }, client));
-} catch (error) {
-  failure ??= String(error);
-}
-const seconds = (performance.now() - started) / 1000;
-parentPort.postMessage({ opsPerSecond: bodies.length / seconds, latenciesMs, failure });
+// Jobs come one at a time; the benchmark closes the worker when its run ends.
+parentPort.on("message", (job) => {
+  runLoad(job).then((result) => parentPort.postMessage(result), (error) => parentPort.postMessage({ failure: String(error) }));
+});
