@@ -26,7 +26,7 @@ export async function compareRepeats(tx: Queryable, context: RecordContext, deci
     // The insert said the key exists, and dedup marks are never deleted.
     assert(first, `dedup mark ${decision.record.naturalKey} exists after the insert conflicted`);
     if (fileId !== null && first.file_id === fileId) {
-      holdKeyReusedInFile(decision, first.record_index ?? 0, freshByKey.get(decision.record.naturalKey));
+      holdKeyReusedInFile(decision, fileId, first, freshByKey.get(decision.record.naturalKey));
       continue;
     }
     decision.originalRef = first.transfer_key ?? (first.file_id === null ? first.natural_key : `${first.file_id}#${first.record_index}`);
@@ -79,14 +79,23 @@ async function answerDecidedConflicts(tx: Queryable, context: RecordContext, con
   }
 }
 
-/** Two records of one file under one natural key: the later one held, and the first too while it is still in this chunk (not yet posted). */
-function holdKeyReusedInFile(later: Candidate, firstIndex: number, first: Candidate | undefined): void {
+/**
+ * Two records of one file under one natural key: the later one held, and the first too while it
+ * is still in this chunk (not yet posted). Each one's outcome row names the other as its original
+ * (the first's posting when an earlier chunk applied it, else `<file>#<record>`): the row is the
+ * dedup record of a file's record (docs/decisions/0053).
+ */
+function holdKeyReusedInFile(later: Candidate, fileId: string, stored: StoredKey, first: Candidate | undefined): void {
   const naturalKey = later.record.naturalKey;
+  const firstIndex = stored.record_index ?? 0;
   const stillOpen = first !== undefined && (first.outcome === undefined || first.code === "INGEST_KEY_REUSED_IN_FILE");
   decide(later, "suspect", "INGEST_KEY_REUSED_IN_FILE",
     `record ${firstIndex} of this file has the same natural key (the originator reused a trace): ${stillOpen ? "both held for review" : "that one was applied in an earlier chunk; this one is held for review"}`);
   later.review = { reason: "suspect", matchedRef: naturalKey, inFile: true };
+  // A key is claimed with its transfer key before it posts: only an applied key names a posting.
+  later.originalRef = !stillOpen && stored.state === "applied" && stored.transfer_key !== null ? stored.transfer_key : `${fileId}#${firstIndex}`;
   if (!stillOpen) return;
   decide(first, "suspect", "INGEST_KEY_REUSED_IN_FILE", `record ${later.item.index} of this file has the same natural key (the originator reused a trace): both held for review`);
   first.review = { reason: "suspect", matchedRef: naturalKey, inFile: true };
+  first.originalRef = `${fileId}#${later.item.index}`;
 }
