@@ -35,12 +35,16 @@ function httpLoader(): { load(job: LoadJob): Promise<LoadResult>; close(): Promi
   const worker = new Worker(new URL("./support/http-load-worker.mjs", import.meta.url), { execArgv: [] });
   return {
     load: (job) => new Promise<LoadResult>((resolve, reject) => {
-      const failed = (error: unknown) => reject(error instanceof Error ? error : new Error(String(error)));
-      worker.once("message", (result: LoadResult) => {
+      const answered = (result: LoadResult) => {
         worker.off("error", failed);
         if (result.failure) reject(new Error(result.failure));
         else resolve(result);
-      });
+      };
+      const failed = (error: unknown) => {
+        worker.off("message", answered);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      };
+      worker.once("message", answered);
       worker.once("error", failed);
       worker.postMessage(job);
     }),
@@ -146,7 +150,7 @@ export async function run(): Promise<BenchReport> {
         roundsRow(`the service's group-committed payments in-process (no HTTP), ${GROUP_CONCURRENCY} clients`, "payments/s", `the same rows by hand via pg, one transaction per payment, ${GROUP_CONCURRENCY} clients`, groupInProcessRounds),
         roundsRow(`the service's payment transaction in-process (no HTTP), ${CONCURRENCY} clients`, "payments/s", "the same rows by hand via pg (4 statements, 2 round trips)", transactionRounds),
         roundsRow(`the service's group-committed payments in-process (no HTTP), ${CONCURRENCY} clients`, "payments/s", "the same rows by hand via pg (4 statements, 2 round trips)", groupInProcess16Rounds),
-        roundsRow(`replayed POST, ${CONCURRENCY} clients`, "req/s", "first-time POST of the keys replayed, 16 clients", replayRounds, ">= 5"),
+        roundsRow(`replayed POST, ${CONCURRENCY} clients`, "req/s", `first-time POST of the keys replayed, ${CONCURRENCY} clients`, replayRounds, ">= 5"),
         { case: "first-time POST latency p50", value: percentile(latencies, 50), unit: "ms" },
         { case: "first-time POST latency p99", value: percentile(latencies, 99), unit: "ms" },
         { case: "replayed POST latency p50", value: percentile(replayLatencies, 50), unit: "ms" },

@@ -139,7 +139,11 @@ export interface FileName { original_name: string; identity_key: string | null }
 export async function selectFileNames(tx: Queryable, tenantId: string, fileIds: readonly string[]): Promise<Map<string, FileName>> {
   if (fileIds.length === 0) return new Map();
   const { rows } = await tx.query<FileName & { file_id: string }>(
-    "SELECT file_id, original_name, identity_key FROM ingest_file WHERE tenant_id = $1 AND file_id = ANY($2::text[])", [tenantId, [...new Set(fileIds)]]);
+    // One probe of the primary key per file, whatever the planner believes of the table (docs/decisions/0052).
+    `SELECT f.file_id, f.original_name, f.identity_key
+       FROM unnest($2::text[]) AS w(file_id)
+      CROSS JOIN LATERAL (SELECT file_id, original_name, identity_key FROM ingest_file WHERE tenant_id = $1 AND file_id = w.file_id OFFSET 0) f`,
+    [tenantId, [...new Set(fileIds)]]);
   return new Map(rows.map((r) => [r.file_id, r]));
 }
 
