@@ -44,7 +44,12 @@ export function countDedupDecisions(dedups: ReadonlyArray<{ channel: DedupChanne
     if (count) count.n++;
     else counts.set(label, { channel: d.channel, reason: d.reason, n: 1 });
   }
-  for (const c of counts.values()) dedupDecisions.inc({ channel: c.channel, reason: c.reason }, c.n);
+  for (const c of counts.values()) countDedupDecisionsOf(c.channel, c.reason, c.n);
+}
+
+/** Counts `n` dedup decisions of one channel and reason (a range of a file answered at once). */
+export function countDedupDecisionsOf(channel: DedupChannel, reason: string, n: number): void {
+  if (n > 0) dedupDecisions.inc({ channel, reason }, n);
 }
 
 /**

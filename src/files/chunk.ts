@@ -1,3 +1,4 @@
+import { assert } from "../assert.ts";
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
@@ -41,14 +42,8 @@ export type ChunkResult = { kind: "committed"; counts: OutcomeCounts } | { kind:
  * `chunkStart` is the progress this chunk expects to find: if the file moved on (another worker
  * resumed it), the chunk is fenced off and nothing is written.
  */
-export function commitChunk(pool: Pool, context: ChunkContext, items: readonly IngestRecord[], chunkStart: number): Promise<ChunkResult> {
-  return withTransaction(pool, async (tx) => {
-    await lockTenantIngestion(tx, context.tenantId);
-    const file = await tx.query<{ records_done: number; status: string }>(
-      "SELECT records_done, status FROM ingest_file WHERE tenant_id = $1 AND file_id = $2 FOR UPDATE", [context.tenantId, context.fileId]);
-    const row = file.rows[0];
-    if (!row || row.status !== "processing" || row.records_done !== chunkStart) return { kind: "fenced" } as const;
-
+export async function commitChunk(pool: Pool, context: ChunkContext, items: readonly IngestRecord[], chunkStart: number): Promise<ChunkResult> {
+  const result = await inChunkTransaction(pool, context, { chunkStart, records: items.length }, async (tx) => {
     const decisions = await decideRecords(tx, {
       tenantId: context.tenantId, suspectWindowHours: context.suspectWindowHours, repeatsExpected: context.repeatsExpected,
       arrival: { kind: "file", fileId: context.fileId, partnerId: context.partner.partnerId, accounts: context.accounts },
@@ -56,17 +51,53 @@ export function commitChunk(pool: Pool, context: ChunkContext, items: readonly I
     }, items);
     await recordReturnEntries(tx, returnsOf(context, decisions));
     await addKeyReuseFindings(tx, context, decisions);
-
     const counts = zeroCounts();
     for (const decision of decisions) counts[decision.outcome ?? "rejected"]++;
-    await tx.query(
-      `UPDATE ingest_file SET records_done = $3, applied = applied + $4, duplicate = duplicate + $5, conflict = conflict + $6,
-              suspect = suspect + $7, rejected = rejected + $8, orphan = orphan + $9, updated_at = now()
-        WHERE tenant_id = $1 AND file_id = $2`,
-      [context.tenantId, context.fileId, chunkStart + items.length, counts.applied, counts.duplicate, counts.conflict, counts.suspect, counts.rejected, counts.orphan],
-    );
-    return { kind: "committed", counts } as const;
+    return counts;
   });
+  assert(result.kind !== "undecided", "the record core decides every record of a chunk");
+  return result;
+}
+
+/** Thrown inside a chunk's transaction to roll it back when its records were not all decided. */
+const undecidedChunk = Symbol("undecided chunk");
+
+/**
+ * The frame of every chunk transaction: the tenant's ingestion lock, the file's row locked and its
+ * progress checked against `chunkStart` (fenced off if another worker moved it on), then `decide`,
+ * then the file's progress and counts advanced by what it decided. `decide` may answer undefined:
+ * it could not decide every record this way, and the transaction is rolled back (`undecided`).
+ */
+export async function inChunkTransaction(
+  pool: Pool, context: Pick<ChunkContext, "tenantId" | "fileId">, chunk: { chunkStart: number; records: number },
+  decide: (tx: Tx) => Promise<OutcomeCounts | undefined>,
+): Promise<ChunkResult | { kind: "undecided" }> {
+  try {
+    return await withTransaction(pool, async (tx) => {
+      await lockTenantIngestion(tx, context.tenantId);
+      const file = await tx.query<{ records_done: number; status: string }>(
+        "SELECT records_done, status FROM ingest_file WHERE tenant_id = $1 AND file_id = $2 FOR UPDATE", [context.tenantId, context.fileId]);
+      const row = file.rows[0];
+      if (!row || row.status !== "processing" || row.records_done !== chunk.chunkStart) return { kind: "fenced" } as const;
+      const counts = await decide(tx);
+      if (!counts) throw undecidedChunk;
+      assert(outcomeTotal(counts) === chunk.records, `a chunk of ${chunk.records} records has as many outcomes`);
+      await tx.query(
+        `UPDATE ingest_file SET records_done = $3, applied = applied + $4, duplicate = duplicate + $5, conflict = conflict + $6,
+                suspect = suspect + $7, rejected = rejected + $8, orphan = orphan + $9, updated_at = now()
+          WHERE tenant_id = $1 AND file_id = $2`,
+        [context.tenantId, context.fileId, chunk.chunkStart + chunk.records, counts.applied, counts.duplicate, counts.conflict, counts.suspect, counts.rejected, counts.orphan],
+      );
+      return { kind: "committed", counts } as const;
+    });
+  } catch (error) {
+    if (error === undecidedChunk) return { kind: "undecided" };
+    throw error;
+  }
+}
+
+function outcomeTotal(counts: OutcomeCounts): number {
+  return Object.values(counts).reduce((sum, n) => sum + n, 0);
 }
 
 /**

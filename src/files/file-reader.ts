@@ -24,6 +24,7 @@ export interface FileScan {
   findings: Finding[];          // file-scope (and batch-scope) errors and warnings, bounded
   findingsDropped: number;
   recordsTotal: number;
+  recordsRejected: number;      // records the reader refuses (entry- or transaction-scope errors): rejected one by one in the second pass
 }
 
 async function firstBytes(content: ContentSource): Promise<Uint8Array> {
@@ -39,7 +40,7 @@ function keep(scan: FileScan, found: Finding): void {
 export async function scanFile(content: ContentSource, options: { format?: FileFormat; fileName?: string; achSeverityOverrides?: SeverityOverrides } = {}): Promise<FileScan> {
   const head = await firstBytes(content);
   const format = options.format ?? detectFormat(head);
-  const scan: FileScan = { rejected: false, findings: [], findingsDropped: 0, recordsTotal: 0 };
+  const scan: FileScan = { rejected: false, findings: [], findingsDropped: 0, recordsTotal: 0, recordsRejected: 0 };
   if (head.byteLength === 0) {
     keep(scan, { code: "INPUT_EMPTY", severity: "error", message: "the file is empty", position: {} });
     return { ...scan, rejected: true };
@@ -66,6 +67,7 @@ async function scanAch(content: ContentSource, scan: FileScan, options: { fileNa
   scan.findingsDropped += summary.findingsDropped;
   scan.rejected = summary.fileRejected || summary.rejectedBatchCount > 0;
   scan.recordsTotal = summary.entryCount;
+  scan.recordsRejected = summary.rejectedEntryCount;
   return scan;
 }
 
@@ -83,6 +85,7 @@ async function scanIso20022(content: ContentSource, scan: FileScan, options: { f
     if (event.type === "header") scan.identityKey = isoIdentity(event.header);
     else if (event.type === "transaction") {
       scan.recordsTotal++;
+      if (event.transaction.findings.some((found) => found.severity === "error")) scan.recordsRejected++;
       for (const found of event.transaction.findings) if (found.severity === "warning") keep(scan, found);
     }
     else if (event.type === "finding") {

@@ -12,6 +12,7 @@ import { ingestFaultPoint } from "./fault-points.ts";
 import { fileRecords, scanFile, type ContentSource, type FileScan } from "./file-reader.ts";
 import { ensurePartnerAccounts, findPartner } from "../partners/partners.ts";
 import { receiveFile, storedContent, type Arrival } from "./receipt.ts";
+import { answerFromSameBytesFile, findSameBytesFile } from "./same-bytes-file.ts";
 import { fileReport, type FileReport } from "./report.ts";
 import { reportFileRejection } from "./rejection-report.ts";
 import { reportFileStatus } from "./status-report.ts";
@@ -73,15 +74,33 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
     [tenantId, fileId, scan.format, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
   );
 
+  const finishing = { tenantId, fileId, partnerId: partner.partnerId, format: scan.format };
+  let recordsDone = file.records_done;
+  // Identical bytes to a file that applied every record: answered from it, not read (0055).
+  const sameBytes = options.achSeverityOverrides ? undefined : await findSameBytesFile(pool, { tenantId, fileId }, scan);
+  if (sameBytes) {
+    const answered = await answerFromSameBytesFile(pool, { tenantId, fileId, format: scan.format }, sameBytes, {
+      recordsDone, recordsTotal: scan.recordsTotal, chunkRecordsMax: options.chunkRecordsMax ?? limits.ingest.chunkRecordsMax,
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+    });
+    if (answered.kind === "fenced") return reportOf(pool, tenantId, fileId);
+    if (answered.kind === "complete") {
+      ingestFaultPoint("ingest_before_finish");
+      await finish(pool, finishing, scan.recordsTotal, sameBytes.contentHash, { everyRecordRepeatsSameBytes: true });
+      return reportOf(pool, tenantId, fileId);
+    }
+    recordsDone = answered.recordsDone;
+  }
+
   const context: ChunkContext = {
     tenantId, fileId, partner, accounts: new Map(),
-    suspectWindowHours: options.suspectWindowHours ?? limits.ingest.suspectWindowHours, repeatsExpected: false,
+    suspectWindowHours: options.suspectWindowHours ?? limits.ingest.suspectWindowHours, repeatsExpected: sameBytes !== undefined,
   };
   const stream = fileRecords(content, scan.format, { tenantId, fileId, ...readOptions });
-  const applied = await applyInChunks(pool, context, stream.records, { recordsDone: file.records_done, recordsTotal: scan.recordsTotal, channel: scan.format }, options);
+  const applied = await applyInChunks(pool, context, stream.records, { recordsDone, recordsTotal: scan.recordsTotal, channel: scan.format }, options);
   if (!applied.complete) return reportOf(pool, tenantId, fileId);
   ingestFaultPoint("ingest_before_finish");
-  await finish(pool, { tenantId, fileId, partnerId: partner.partnerId, format: scan.format }, applied.lastIndex, stream.contentHash());
+  await finish(pool, finishing, applied.lastIndex, stream.contentHash());
   return reportOf(pool, tenantId, fileId);
 }
 
@@ -166,7 +185,10 @@ async function openChunkAccounts(pool: Pool, context: ChunkContext, chunk: reado
  * with other content, from which this one repeats the most natural keys (as duplicates or
  * conflicts), when those are at least half of this file's keyed records.
  */
-async function finish(pool: Pool, file: { tenantId: string; fileId: string; partnerId: string; format: FileFormat }, recordsTotal: number, contentHash: string): Promise<void> {
+async function finish(
+  pool: Pool, file: { tenantId: string; fileId: string; partnerId: string; format: FileFormat }, recordsTotal: number, contentHash: string,
+  options: { everyRecordRepeatsSameBytes?: boolean } = {},
+): Promise<void> {
   const { tenantId, fileId } = file;
   const finished = await withTransaction(pool, async (tx) => {
     const updated = await tx.query(
@@ -183,12 +205,15 @@ async function finish(pool: Pool, file: { tenantId: string; fileId: string; part
                     AND k.file_id <> f.file_id AND e.content_hash IS DISTINCT FROM $3
                     -- necessary, and free: a file mostly new (every fresh file) skips both scans
                     AND 2 * (f.duplicate + f.conflict) >= f.records_done - f.rejected
+                    -- every record answered from a file with the same bytes (0055): each key's file is that
+                    -- file, whose content is this file's, so no row can qualify; the scan is skipped
+                    AND NOT $5::boolean
                   GROUP BY k.file_id
                  HAVING 2 * count(*) >= (SELECT count(*) FROM ingest_outcome c WHERE c.tenant_id = f.tenant_id AND c.file_id = f.file_id AND c.natural_key IS NOT NULL)
                   ORDER BY count(*) DESC, k.file_id LIMIT 1))
         WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = $4
        RETURNING partner_id, original_name, format, applied, duplicate, conflict, suspect, rejected, orphan, correction_of`,
-      [tenantId, fileId, contentHash, recordsTotal],
+      [tenantId, fileId, contentHash, recordsTotal, options.everyRecordRepeatsSameBytes === true],
     );
     const row = updated.rows[0] as Record<string, unknown> | undefined;
     if (!row) return false;

@@ -31,6 +31,8 @@ export interface FileReport {
   received_at: string;
   identity: string | null;
   correction_of: string | null;
+  /** The earlier file with the same bytes whose records answered this file's (docs/decisions/0055). */
+  same_bytes_as: string | null;
   /** A correction's report (not a listing's): what the file it corrects applied and it leaves out. */
   dropped_records?: DroppedRecords | null;
 }
@@ -75,10 +77,11 @@ interface FileRow {
   received_at: Date;
   identity_key: string | null;
   correction_of: string | null;
+  same_bytes_as: string | null;
 }
 
 const FILE_COLUMNS = `f.file_id, f.original_name, f.format, f.status, f.records_total, f.records_done, f.applied, f.duplicate, f.conflict,
-  f.suspect, f.rejected, f.orphan, f.findings, p.name AS partner_name, f.source, f.size_bytes, f.received_at, f.identity_key, f.correction_of`;
+  f.suspect, f.rejected, f.orphan, f.findings, p.name AS partner_name, f.source, f.size_bytes, f.received_at, f.identity_key, f.correction_of, f.same_bytes_as`;
 
 function reported(found: Finding): ReportedFinding {
   const out: ReportedFinding = { code: found.code, message: found.message };
@@ -112,6 +115,7 @@ function reportFromRow(row: FileRow, recordErrors: ReportedFinding[]): FileRepor
     received_at: row.received_at.toISOString(),
     identity: row.identity_key,
     correction_of: row.correction_of,
+    same_bytes_as: row.same_bytes_as,
   };
 }
 

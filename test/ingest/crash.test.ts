@@ -61,6 +61,24 @@ describe("crash safety: killed at every fault point, resumed, the ledger equals 
     }, timeoutMs);
   }
 
+  it("answers the rest of a same-bytes file after a kill between its chunks, every record once, nothing posted (decision 0055)", async () => {
+    const tenant = "crash-same-bytes";
+    const scene = await givenTwin(db.pool, tenant);
+    const first = await ingest(db.pool, scene, readFileSync(file), "payroll.ach");
+    const killed = await ingestInChild({ ...env, CLEARLINE_FAULT_POINT: "ingest_chunk_after_commit", CLEARLINE_FAULT_AFTER: "1" }, file, tenant);
+    expect(killed.signal).toBe("SIGKILL");
+    const { rows: [cut] } = await db.pool.query<{ file_id: string; records_done: number; same_bytes_as: string }>(
+      "SELECT file_id, records_done, same_bytes_as FROM ingest_file WHERE tenant_id = $1 AND status = 'processing'", [scene.tenantId]);
+    expect(cut).toMatchObject({ records_done: 2_000, same_bytes_as: first.file_id });
+
+    await resumeUnfinished(db.pool);
+    const { rows } = await db.pool.query<{ status: string; duplicate: number; outcomes: bigint }>(
+      `SELECT f.status, f.duplicate, (SELECT count(*) FROM ingest_outcome o WHERE o.tenant_id = f.tenant_id AND o.file_id = f.file_id AND o.outcome = 'duplicate') AS outcomes
+         FROM ingest_file f WHERE f.tenant_id = $1 AND f.file_id = $2`, [scene.tenantId, cut?.file_id]);
+    expect(rows).toEqual([{ status: "done", duplicate: entries, outcomes: BigInt(entries) }]);
+    expect(await ledgerLines(db.pool, scene.tenantId)).toEqual(clean.lines);
+  }, timeoutMs);
+
   it("passes clearline ledger verify after all of it", async () => {
     const verify = await runCliInProcess(["ledger", "verify"], env);
     expect(verify.exitCode).toBe(0);

@@ -56,6 +56,7 @@ export function registerFilesCommands(program: Command): void {
       const o = shown.outcomes;
       printLine(`${shown.file_id} ${shown.name}: ${shown.status} (${shown.format ?? "unknown format"}, ${shown.records} records, from ${shown.source}, partner ${shown.partner}, received ${shown.received_at})`);
       if (shown.correction_of) printLine(`  a correction of ${shown.correction_of}`);
+      if (shown.same_bytes_as) printLine(`  the same bytes as ${shown.same_bytes_as}: its records answered this file's`);
       printLine(`  ${o.applied} applied, ${o.duplicate} duplicate, ${o.conflict} conflict, ${o.suspect} suspect, ${o.rejected} rejected, ${o.orphan} orphan`);
       for (const e of shown.errors) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xmlPath ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
       for (const w of shown.warnings) printLine(`  warning ${w.code} ${w.line !== undefined ? `line ${w.line}` : w.xmlPath ?? ""}: ${w.message}`);

@@ -48,7 +48,7 @@ function progressBar(name: string): { update(done: number, total: number): void;
 
 function summaryLine(report: FileReport): string {
   const o = report.outcomes;
-  return `${report.name}: ${report.status} (${report.format ?? "unknown format"}, ${report.records} records): ${o.applied} applied, ${o.duplicate} duplicate, ${o.conflict} conflict, ${o.suspect} suspect, ${o.rejected} rejected, ${o.orphan} orphan  [file ${report.file_id}]${report.correction_of ? ` a correction of ${report.correction_of}` : ""}`;
+  return `${report.name}: ${report.status} (${report.format ?? "unknown format"}, ${report.records} records): ${o.applied} applied, ${o.duplicate} duplicate, ${o.conflict} conflict, ${o.suspect} suspect, ${o.rejected} rejected, ${o.orphan} orphan  [file ${report.file_id}]${report.correction_of ? ` a correction of ${report.correction_of}` : ""}${report.same_bytes_as ? ` the same bytes as ${report.same_bytes_as}` : ""}`;
 }
 
 /** Records the corrected file applied and the correction leaves out: listed with key and amount, never reversed. */

@@ -26,6 +26,37 @@ export async function insertOutcomes(tx: Queryable, tenantId: string, fileId: st
   );
 }
 
+/**
+ * The outcome rows of records (fromIndex, fromIndex + records] of a file whose bytes equal those
+ * of `sameBytesFileId`, each a duplicate of the same record of that file (docs/decisions/0055),
+ * written in ONE statement from the stored rows: the earlier file's outcome row gives the record's
+ * position, key, kind and amount, its dedup mark the original it names (as compareRepeats does:
+ * the mark's posting, else `<file>#<record>`). A record is answered only where the earlier file
+ * applied it itself and its mark still stands for that arrival: claimed by that file and record,
+ * with the posting its outcome row names. A review replace gives a mark new content and always a
+ * new posting (`<key>:replace:<review>`, or none), so an unchanged posting means an unchanged
+ * fingerprint. Returns the rows written; fewer than `records` means some record is not answered
+ * here and the caller must roll back and read the records.
+ */
+export async function insertSameBytesRepeats(tx: Queryable, tenantId: string, fileId: string, sameBytesFileId: string, fromIndex: number, records: number): Promise<number> {
+  const { rowCount } = await tx.query({
+    name: "clearline.records.same-bytes-repeats",
+    text: `INSERT INTO ingest_outcome (tenant_id, file_id, record_index, position, natural_key, outcome, code, kind, amount_minor, currency, original_ref)
+           SELECT o.tenant_id, $2, o.record_index, o.position, o.natural_key, 'duplicate', 'INGEST_RECORD_DUPLICATE', o.kind, o.amount_minor, o.currency,
+                  coalesce(k.transfer_key, k.file_id || '#' || k.record_index)
+             FROM ingest_outcome o
+            CROSS JOIN LATERAL (
+                  SELECT k.transfer_key, k.file_id, k.record_index FROM ingest_record_key k
+                   WHERE k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
+                     AND k.file_id = o.file_id AND k.record_index = o.record_index AND k.transfer_key IS NOT DISTINCT FROM o.transfer_key
+                  OFFSET 0) k
+            WHERE o.tenant_id = $1 AND o.file_id = $3 AND o.record_index > $4 AND o.record_index <= $4 + $5 AND o.outcome = 'applied'
+           ON CONFLICT (tenant_id, file_id, record_index) DO NOTHING`,
+    values: [tenantId, fileId, sameBytesFileId, fromIndex, records],
+  });
+  return rowCount ?? 0;
+}
+
 export interface ReviewRow { reviewId: string; reason: "conflict" | "suspect"; naturalKey: string; fingerprint: string; recordIndex: number; record: string; matchedRef: string | null }
 
 /** Review items, one per (key, content): the same changed record uploaded twice is one item. */
