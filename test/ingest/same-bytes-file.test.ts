@@ -116,6 +116,17 @@ describe("a file with the same bytes as one that applied every record is answere
     expect(answered).toMatchObject({ outcomes: { ...noOutcomes, duplicate: 4, conflict: 1 }, same_bytes_as: first.file_id });
   });
 
+  it("answers an ISO 20022 file with the same bytes the same way, with the rows reading it writes", async () => {
+    const [same, read] = await givenTwoTenants(db.pool, "pacs008");
+    for (const scene of [same, read]) expect((await ingest(db.pool, scene, fixture("iso20022/pacs008-multi.xml"), "pacs008.xml")).outcomes.applied).toBeGreaterThan(1);
+    const answered = await ingest(db.pool, same, fixture("iso20022/pacs008-multi.xml"), "again.xml");
+    const reread = await ingest(db.pool, read, crlf(fixture("iso20022/pacs008-multi.xml")), "again.xml");
+    expect(answered.same_bytes_as).not.toBeNull();
+    expect(reread.same_bytes_as).toBeNull();
+    expect(answered.outcomes).toEqual(reread.outcomes);
+    expect(await outcomeRows(db.pool, same, answered.file_id)).toEqual(await outcomeRows(db.pool, read, reread.file_id));
+  });
+
   it("reads a file whose earlier copy did not apply every record, and decides it as reading decides", async () => {
     const [same, read] = await givenTwoTenants(db.pool, "not-all-applied");
     for (const scene of [same, read]) {
