@@ -9,7 +9,8 @@ import { recordReturnEntries, type ReturnEntryDraft } from "../partners/returns/
 import { returnReasonFor } from "../protocols/ach/return-reasons.ts";
 import type { Decision } from "../records/decision.ts";
 import { decideRecords } from "../records/decide-records.ts";
-import { zeroCounts, type OutcomeCounts } from "../records/record-states.ts";
+import { recordOutcomes, zeroCounts, type OutcomeCounts } from "../records/record-states.ts";
+import { ingestRecords } from "../observability/metrics-ingest.ts";
 import { lockTenantIngestion } from "../records/tenant-lock.ts";
 import { ingestFaultPoint, type IngestFaultPoint } from "./fault-points.ts";
 import type { Partner } from "../partners/partners.ts";
@@ -94,6 +95,11 @@ export async function inChunkTransaction(
     if (error === undecidedChunk) return { kind: "undecided" };
     throw error;
   }
+}
+
+/** A committed chunk's records by outcome, on the records counter of its channel. */
+export function countChunkRecords(channel: string, counts: OutcomeCounts): void {
+  for (const outcome of recordOutcomes) if (counts[outcome] > 0) ingestRecords.inc({ channel, outcome }, counts[outcome]);
 }
 
 function outcomeTotal(counts: OutcomeCounts): number {

@@ -6,8 +6,8 @@ import { ok, type Finding, type Result } from "../errors/finding.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import type { SeverityOverrides } from "../protocols/ach/types.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
-import { ingestFilesByStatus, ingestFilesFinished, ingestOldestProcessingAge, ingestRecords } from "../observability/metrics-ingest.ts";
-import { commitChunk, outcomes, type ChunkContext } from "./chunk.ts";
+import { ingestFilesByStatus, ingestFilesFinished, ingestOldestProcessingAge } from "../observability/metrics-ingest.ts";
+import { commitChunk, countChunkRecords, type ChunkContext } from "./chunk.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
 import { fileRecords, scanFile, type ContentSource, type FileScan } from "./file-reader.ts";
 import { ensurePartnerAccounts, findPartner } from "../partners/partners.ts";
@@ -139,7 +139,7 @@ async function applyInChunks(
     done += chunk.length;
     // A chunk mostly of repeats (a re-upload): the next one reads its keys before claiming (0046).
     context.repeatsExpected = 2 * (result.counts.duplicate + result.counts.conflict) >= chunk.length;
-    for (const outcome of outcomes) if (result.counts[outcome] > 0) ingestRecords.inc({ channel: progress.channel, outcome }, result.counts[outcome]);
+    countChunkRecords(progress.channel, result.counts);
     options.onProgress?.(done, progress.recordsTotal);
     ingestFaultPoint("ingest_chunk_after_commit");
     return true;

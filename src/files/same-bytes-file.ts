@@ -1,10 +1,7 @@
 import type { Pool } from "../db/pool.ts";
-import type { DedupChannel } from "../dedup/dedup-event.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
 import { decideSameBytesRange } from "../records/same-bytes-file.ts";
-import { recordOutcomes, type OutcomeCounts } from "../records/record-states.ts";
-import { ingestRecords } from "../observability/metrics-ingest.ts";
-import { inChunkTransaction } from "./chunk.ts";
+import { countChunkRecords, inChunkTransaction } from "./chunk.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
 import type { FileScan } from "./file-reader.ts";
 
@@ -54,7 +51,7 @@ export async function answerFromSameBytesFile(
     const fromIndex = done;
     const result = await inChunkTransaction(pool, file, { chunkStart: fromIndex, records }, async (tx) => {
       const counts = await decideSameBytesRange(tx, {
-        tenantId: file.tenantId, fileId: file.fileId, sameBytesFileId: earlier.fileId, channel: file.format as DedupChannel, fromIndex, records,
+        tenantId: file.tenantId, fileId: file.fileId, sameBytesFileId: earlier.fileId, channel: file.format, fromIndex, records,
       });
       // The receipt names the file whose records answered this one's, with the first answers.
       if (counts) await tx.query("UPDATE ingest_file SET same_bytes_as = $3 WHERE tenant_id = $1 AND file_id = $2", [file.tenantId, file.fileId, earlier.fileId]);
@@ -63,13 +60,9 @@ export async function answerFromSameBytesFile(
     if (result.kind === "fenced") return { kind: "fenced" };
     if (result.kind === "undecided") return { kind: "read", recordsDone: done };
     done += records;
-    countRecords(file.format, result.counts);
+    countChunkRecords(file.format, result.counts);
     progress.onProgress?.(done, progress.recordsTotal);
     ingestFaultPoint("ingest_chunk_after_commit");
   }
   return { kind: "complete" };
-}
-
-function countRecords(channel: FileFormat, counts: OutcomeCounts): void {
-  for (const outcome of recordOutcomes) if (counts[outcome] > 0) ingestRecords.inc({ channel, outcome }, counts[outcome]);
 }
