@@ -15,7 +15,7 @@ import { lockTenantIngestion } from "../records/tenant-lock.ts";
 import { ingestFaultPoint, type IngestFaultPoint } from "./fault-points.ts";
 import type { Partner } from "../partners/partners.ts";
 
-export { recordOutcomes as outcomes, zeroCounts, type OutcomeCounts, type RecordOutcome as Outcome } from "../records/record-states.ts";
+export { zeroCounts, type OutcomeCounts, type RecordOutcome as Outcome } from "../records/record-states.ts";
 
 export interface ChunkContext {
   tenantId: string;

@@ -53,8 +53,11 @@ export async function answerFromSameBytesFile(
       const counts = await decideSameBytesRange(tx, {
         tenantId: file.tenantId, fileId: file.fileId, sameBytesFileId: earlier.fileId, channel: file.format, fromIndex, records,
       });
-      // The receipt names the file whose records answered this one's, with the first answers.
-      if (counts) await tx.query("UPDATE ingest_file SET same_bytes_as = $3 WHERE tenant_id = $1 AND file_id = $2", [file.tenantId, file.fileId, earlier.fileId]);
+      // The receipt names the file whose records answered this one's, with the first answers of
+      // this run (a resumed run writes it again: the same value).
+      if (counts && fromIndex === progress.recordsDone) {
+        await tx.query("UPDATE ingest_file SET same_bytes_as = $3 WHERE tenant_id = $1 AND file_id = $2", [file.tenantId, file.fileId, earlier.fileId]);
+      }
       return counts;
     });
     if (result.kind === "fenced") return { kind: "fenced" };
