@@ -1,0 +1,6 @@
+import { writeFileSync } from "node:fs";
+import { renderDataElements } from "./data-elements-source.ts";
+import { shippedDictionaries } from "./dictionaries.ts";
+
+// `npm run gen:iso8583`: regenerate data-elements.ts from the shipped field dictionaries.
+writeFileSync(new URL("./data-elements.ts", import.meta.url), renderDataElements([...shippedDictionaries.values()]));
