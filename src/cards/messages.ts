@@ -1,80 +1,36 @@
 import { createHash } from "node:crypto";
 import { assert } from "../assert.ts";
-import { institutionCode } from "../normalize/from-iso8583.ts";
-import { alwaysSensitiveFields, responseCode, type FieldValue, type Message, type Subfields } from "../protocols/iso8583/index.ts";
-import responseEcho from "../../protocols/iso8583/response-echo.json" with { type: "json" };
+import {
+  de, responseCode, responseOf, textField, type FieldValue, type Message,
+} from "../protocols/iso8583/index.ts";
 import { unsupportedProcessingResponse } from "./processing-codes.ts";
 
 /**
- * What the gateway reads from and writes into ISO 8583 messages: the response MTI, the fields a
- * response echoes, the codes its decisions map to. The key rules (natural key, fingerprint) are
+ * What the card channel reads from and writes into ISO 8583 messages beyond the standard's own
+ * rules (src/protocols/iso8583/responses.ts): the codes its decisions are answered with, the card
+ * number a message carries, the authorization id. The key rules (natural key, fingerprint) are
  * the normalizer's (src/normalize/from-iso8583.ts). Pure: no database, no socket.
  */
 
-/** Field value as text; undefined when absent or not a plain text field. */
-export function textField(message: Message, fieldNumber: number): string | undefined {
-  const value = message.fields[fieldNumber];
-  return typeof value === "string" ? value : undefined;
-}
-
-export function isRepeatMti(mti: string): boolean {
-  return mti[3] === "1" || mti[3] === "3";
-}
-
-/** Request MTI + 10, origin digit cleared: 0100 and 0101 -> 0110, 0420 -> 0430, 0800 -> 0810. */
-export function responseMtiOf(mti: string): string {
-  const functionDigit = Number(mti[2]);
-  assert(functionDigit % 2 === 0 && functionDigit < 9, `MTI ${mti} is a request or an advice`);
-  return `${mti.slice(0, 2)}${functionDigit + 1}0`;
-}
-
-/** Requests (function 0) and advices (function 2) are answered; responses and notifications are not. */
-export function expectsResponse(mti: string): boolean {
-  return /^\d\d[02]\d$/.test(mti);
-}
-
-/** Field 90 for a reversal of `original` (the original MTI, 11, 7, 32 and 33). */
-export function originalDataElements(original: Message): Subfields {
-  return {
-    originalMessageTypeIdentifier: original.mti,
-    originalSystemTraceAuditNumber: textField(original, 11) ?? "000000",
-    originalTransmissionDateTime: textField(original, 7) ?? "0000000000",
-    originalAcquiringInstitutionIdentificationCode: institutionCode(textField(original, 32)),
-    originalForwardingInstitutionIdentificationCode: institutionCode(textField(original, 33)),
-  };
-}
-
 /** The PAN from field 2, else from the start of track 2 (35). */
 export function panOf(message: Message): string | undefined {
-  const pan = textField(message, 2);
+  const pan = textField(message, de.primaryAccountNumber);
   if (pan !== undefined) return pan;
-  const track2 = textField(message, 35);
+  const track2 = textField(message, de.track2Data);
   const match = track2 === undefined ? null : /^;?(\d{12,19})[=D]/.exec(track2);
   return match?.[1];
 }
 
-// Fields a response echoes from its request, by message class: data in protocols/iso8583/response-echo.json.
-const echoedFields: Readonly<Record<string, readonly number[]>> = responseEcho.byMessageClass;
-const formatErrorEchoedFields: readonly number[] = responseEcho.formatError;
-for (const fields of [...Object.values(echoedFields), formatErrorEchoedFields]) {
-  assert(fields.every((n) => Number.isInteger(n) && n >= 2 && n <= 128), "echoed fields are data element numbers 2..128");
+/** The response to `request` for a decision: what its class echoes, `extra`, the DE 39 code. */
+export function buildResponse(
+  request: Message, code: ResponseCodeName, extra: Record<number, FieldValue> = {},
+): Message {
+  const echo = code === "formatError" ? "formatError" : "messageClass";
+  return responseOf(request, decisionCodes[code], extra, echo);
 }
 
-export function buildResponse(request: Message, code: ResponseCodeName, extra: Record<number, FieldValue> = {}): Message {
-  const responseCodeValue = decisionCodes[code];
-  const echo = echoedFields[request.mti.slice(0, 2)] ?? formatErrorEchoedFields;
-  const fields: Record<number, FieldValue> = {};
-  for (const fieldNumber of code === "formatError" ? formatErrorEchoedFields : echo) {
-    const value = request.fields[fieldNumber];
-    if (value !== undefined) fields[fieldNumber] = value;
-  }
-  Object.assign(fields, extra);
-  fields[39] = responseCodeValue;
-  return { mti: responseMtiOf(request.mti), fields };
-}
-
-// What the gateway decides, and the DE 39 code each decision is answered with (the meanings live
-// in protocols/iso8583/response-codes.json; every code used here is checked to be there).
+// What the card channel decides, and the DE 39 code each decision is answered with (the meanings
+// live in protocols/iso8583/response-codes.json; every code used here is checked to be there).
 export const decisionCodes = {
   approved: "00",
   acknowledged: "00",              // advices, reversals (applied, nothing to reverse, or orphan), network management
@@ -94,30 +50,6 @@ export const decisionCodes = {
 } as const;
 export type ResponseCodeName = keyof typeof decisionCodes;
 for (const [name, code] of Object.entries(decisionCodes)) assert(responseCode(code) !== undefined, `decision ${name} answers with a code of the response-code table`);
-
-/** Stored responses drop card data; field 2 is echoed again from the repeat that is being answered. */
-export function storableFields(message: Message): Record<string, FieldValue> {
-  const stored: Record<string, FieldValue> = {};
-  for (const [key, value] of Object.entries(message.fields)) if (alwaysSensitiveFields[Number(key)] === undefined) stored[key] = value;
-  return stored;
-}
-
-/**
- * The stored decision answered to THIS request: the stored fields (response code, authorization
- * id...), with every field the response echoes taken from the request being answered. A repeat
- * carries the same echoed fields as its original, so it reads the same; a second reversal of one
- * original under a new STAN gets its own STAN back, or the acquirer could never match it
- * (regression: found by the seeded simulation, seed 3 step 7). Field 2 is never stored.
- */
-export function replayedResponse(mti: string, storedFields: Record<string, FieldValue>, request: Message): Message {
-  const fields: Record<number, FieldValue> = {};
-  for (const [key, value] of Object.entries(storedFields)) fields[Number(key)] = value;
-  for (const fieldNumber of echoedFields[request.mti.slice(0, 2)] ?? []) {
-    const value = request.fields[fieldNumber];
-    if (value !== undefined) fields[fieldNumber] = value;
-  }
-  return { mti, fields };
-}
 
 /** A deterministic six-character authorization id (DE 38) from the transaction's key. */
 export function authorizationIdOf(naturalKey: string): string {

@@ -14,22 +14,23 @@ export function renderDataElements(dictionaries: readonly Dictionary[]): string 
     for (const field of dictionary.fields) {
       if (field === undefined || field.number < 2) continue;   // 0 is the MTI, 1 the bitmap
       const known = byNumber.get(field.number);
-      assert(known === undefined || known.name === field.name,
-        `DE ${field.number} is ${known?.name} in ${known?.from} and ${field.name} in ${dictionary.name}`);
-      if (known === undefined) byNumber.set(field.number, { name: field.name, title: field.title, from: dictionary.name });
+      const { number, name, title } = field;
+      assert(known === undefined || known.name === name,
+        `DE ${number} is ${known?.name} in ${known?.from} and ${name} in ${dictionary.name}`);
+      if (known === undefined) byNumber.set(number, { name, title, from: dictionary.name });
     }
   }
   const names = [...byNumber.values()].map((entry) => entry.name);
   assert(new Set(names).size === names.length, "every data element has a name of its own");
-  const entries = [...byNumber.entries()].sort(([a], [b]) => a - b).flatMap(([number, { name, title }]) => [
-    `  /** DE ${number}: ${title} */`,
-    `  ${name}: ${number},`,
+  const entries = [...byNumber.entries()].sort(([a], [b]) => a - b).flatMap(([number, entry]) => [
+    `  /** DE ${number}: ${entry.title} */`,
+    `  ${entry.name}: ${number},`,
   ]);
   return [
-    "// Generated from the field dictionaries in protocols/iso8583/ by `npm run gen:iso8583`; do not edit.",
-    "// test/protocols/iso8583/data-elements.test.ts fails when this file and the dictionaries differ.",
+    "// Generated from the field dictionaries in protocols/iso8583/ by `npm run gen:iso8583`;",
+    "// do not edit: test/protocols/iso8583/data-elements.test.ts fails when it and they differ.",
     "",
-    "/** ISO 8583 data element numbers by their standard names: `de.retrievalReferenceNumber` is 37. */",
+    "/** ISO 8583 data element numbers by standard name: `de.retrievalReferenceNumber` is 37. */",
     "export const de = {",
     ...entries,
     "} as const;",

@@ -1,7 +1,7 @@
-// Generated from the field dictionaries in protocols/iso8583/ by `npm run gen:iso8583`; do not edit.
-// test/protocols/iso8583/data-elements.test.ts fails when this file and the dictionaries differ.
+// Generated from the field dictionaries in protocols/iso8583/ by `npm run gen:iso8583`;
+// do not edit: test/protocols/iso8583/data-elements.test.ts fails when it and they differ.
 
-/** ISO 8583 data element numbers by their standard names: `de.retrievalReferenceNumber` is 37. */
+/** ISO 8583 data element numbers by standard name: `de.retrievalReferenceNumber` is 37. */
 export const de = {
   /** DE 2: Primary account number (PAN) */
   primaryAccountNumber: 2,

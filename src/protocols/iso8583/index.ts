@@ -19,4 +19,7 @@ export { responseCode, responseCodes, type ResponseCode, type ResponseOutcome } 
 export { messageFromJson } from "./message-json.ts";
 export { de, type DataElementName } from "./data-elements.ts";
 export { textField } from "./fields.ts";
+export {
+  expectsResponse, isRepeatMti, replayedResponse, responseMtiOf, responseOf, storableFields,
+} from "./responses.ts";
 export { bytesFromHex, hexFromBytes } from "./hex.ts";

@@ -3,4 +3,5 @@ import { renderDataElements } from "./data-elements-source.ts";
 import { shippedDictionaries } from "./dictionaries.ts";
 
 // `npm run gen:iso8583`: regenerate data-elements.ts from the shipped field dictionaries.
-writeFileSync(new URL("./data-elements.ts", import.meta.url), renderDataElements([...shippedDictionaries.values()]));
+const source = renderDataElements([...shippedDictionaries.values()]);
+writeFileSync(new URL("./data-elements.ts", import.meta.url), source);
