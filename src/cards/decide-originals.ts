@@ -51,7 +51,7 @@ interface RoutedOriginal {
 const isAdvice = (kind: MessageKind) => kind === "authorizationAdvice" || kind === "financialAdvice";
 const isHold = (kind: MessageKind) => kind === "authorization" || kind === "authorizationAdvice";
 
-/** What the batch writes after the core decided: the stored answers and the gateway's dedup records. */
+/** What the batch writes after the core decided: the stored answers and the channel's dedup records. */
 interface Writes {
   rows: InboundRow[];
   events: DedupEvent[];

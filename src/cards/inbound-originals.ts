@@ -10,12 +10,12 @@ import { buildResponse, panOf } from "./messages.ts";
 import { processingRuleOf } from "./processing-codes.ts";
 
 /**
- * Originals (0100/0101, 0120/0121, 0200/0201, 0220/0221): the adapter checks the format, routes
+ * Originals (0100/0101, 0120/0121, 0200/0201, 0220/0221): the issuer side checks the format, routes
  * the card, turns the message into a canonical record (src/normalize/from-iso8583.ts) and hands it
  * to the decision (decide-originals.ts): through the endpoint's batching writer (group commit,
  * docs/decisions/0045), else alone as a batch of one. The record core claims the key, compares a
  * repeat's fingerprint, posts under the processing code's rule and records every repeat; the
- * channel's contract (the stored response, the RRN link, 94, 05, response codes) is the gateway's.
+ * channel's contract (the stored response, the RRN link, 94, 05, response codes) is this room's.
  */
 
 function amountOf(message: Message, absentIsZero: boolean): { amountMinor: bigint; currency: string } | undefined {

@@ -12,7 +12,7 @@ import { buildResponse, panOf } from "./messages.ts";
 import { replacementAmountOf } from "./replacement-amounts.ts";
 
 /**
- * Reversals (0400/0401, 0420/0421): the adapter checks the format, places the reversal with its
+ * Reversals (0400/0401, 0420/0421): the issuer side checks the format, places the reversal with its
  * tenant, turns it into a canonical record (src/normalize/from-iso8583.ts) and lets the record
  * core decide it as a request of one (docs/decisions/0039): the core claims the reversal's key,
  * matches it with the original its field 90 names, reverses an original at most once and posts

@@ -9,7 +9,7 @@ import type { InboundContext, InboundDependencies, InboundResult } from "./inbou
 import { buildResponse } from "./messages.ts";
 
 /**
- * The adapter of ISO 8583 reconciliation messages (0500 request, 0520 advice; their repeats):
+ * ISO 8583 reconciliation messages (0500 request, 0520 advice; their repeats) on the issuer side:
  * reads the totals out of the fields, routes the tenant, and leaves the comparison to
  * src/recon/scheme-reconciliation.ts. The answer (0510, 0530) carries field 66, the settlement
  * code: 1 in balance, 2 out of balance, with field 39 00 (the totals were received and compared).
