@@ -1,15 +1,15 @@
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { assert } from "../src/assert.ts";
-import { frameMessage, iso87AsciiDictionary, pack, unpack, type Message } from "../src/protocols/iso8583/index.ts";
+import { de, frameMessage, iso87AsciiDictionary, pack, storableFields, textField, unpack, type Message } from "../src/protocols/iso8583/index.ts";
 import { randomBytes } from "node:crypto";
 import { CardKeys } from "../src/cards/card-key.ts";
 import { addCard, withLuhnCheckDigit } from "../src/cards/cards.ts";
 import { limits } from "../src/config/limits.ts";
 import { withTransaction } from "../src/db/transaction.ts";
-import { handleInbound } from "../src/gateway/inbound.ts";
+import { cardIssuer, handleInbound } from "../src/cards/inbound.ts";
 import { startInboundEndpoint } from "../src/gateway/inbound-endpoint.ts";
-import { cardRequest, networkRequest, SchemeClient } from "../src/gateway/scheme-simulator.ts";
+import { cardRequest, networkRequest, SchemeClient } from "../test/support/scheme-simulator.ts";
 import { openAccount } from "../src/ledger/accounts.ts";
 import { advanceProjection } from "../src/ledger/balance.ts";
 import { postTransfers } from "../src/ledger/post-transfers.ts";
@@ -19,7 +19,7 @@ import { createTenant } from "../src/tenants/tenants.ts";
 import { alternate, percentile, roundsRow, throughput, type BenchReport, type BenchRow, type Benchmark } from "./harness.ts";
 import { benchDatabase, type BenchDatabase } from "./support/database.ts";
 import { rawAuthorization, type RawAuthorization } from "./support/raw-authorization.ts";
-import { authorizationIdOf, buildResponse, storableFields, textField } from "../src/gateway/messages.ts";
+import { authorizationIdOf, buildResponse } from "../src/cards/messages.ts";
 import { identityOf, naturalKeyOf, originalFingerprintOf } from "../src/normalize/from-iso8583.ts";
 
 /**
@@ -135,14 +135,14 @@ async function givenCards(pool: BenchDatabase["pool"], keys: CardKeys): Promise<
 /** What the raw transaction needs, computed from the message before the clock starts. */
 function rawOf(keys: CardKeys, tenantId: string, message: Message): RawAuthorization {
   const identity = identityOf(message);
-  const pan = textField(message, 2);
+  const pan = textField(message, de.primaryAccountNumber);
   assert(identity !== undefined && pan !== undefined, "bench 0100 has its identity and PAN");
   const naturalKey = naturalKeyOf(identity);
   const cardHash = keys.cardHash(tenantId, pan);
-  const amountMinor = BigInt(textField(message, 4) ?? "0");
-  const response = buildResponse(message, "approved", { 38: authorizationIdOf(naturalKey) });
+  const amountMinor = BigInt(textField(message, de.amountTransaction) ?? "0");
+  const response = buildResponse(message, "approved", { [de.authorizationIdentificationResponse]: authorizationIdOf(naturalKey) });
   return {
-    tenantId, cardHash, naturalKey, rrn: textField(message, 37) ?? "", mti: message.mti,
+    tenantId, cardHash, naturalKey, rrn: textField(message, de.retrievalReferenceNumber) ?? "", mti: message.mti,
     fingerprint: originalFingerprintOf({ mtiClass: identity.mtiClass, cardHash, amountMinor, currency: "EUR", transactionType: "00" }), amountMinor, currency: "EUR",
     responseMti: response.mti, responseFields: storableFields(response), valueDate: new Date().toISOString().slice(0, 10), connection: "bench-raw",
   };
@@ -195,7 +195,7 @@ async function endpointSection(args: string[]): Promise<{ rows: BenchRow[]; note
     await assertSameRows(database, keys, tenantId, requestOf);
 
     const codec = { dictionary: iso87AsciiDictionary, framing: "binary-2" as const, frameBytesMax: limits.iso8583.frameBytesMax };
-    const endpoint = await startInboundEndpoint({ pool: database.pool, keys, logger }, {
+    const endpoint = await startInboundEndpoint({ issuer: cardIssuer({ pool: database.pool, keys }), logger }, {
       host: "127.0.0.1", port: 0, codec, connectionsMax: limits.iso8583.inboundConnectionsMax,
       inflightPerConnectionMax: limits.iso8583.inboundInflightPerConnectionMax, idleTimeoutMs: limits.iso8583.inboundIdleTimeoutMs,
     });

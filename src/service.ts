@@ -6,6 +6,7 @@ import { limits } from "./config/limits.ts";
 import { openDatabase, type Database } from "./db/database.ts";
 import type { Pool } from "./db/pool.ts";
 import { migrate, pendingMigrations } from "./db/migrate.ts";
+import { loadCardKeys, openCardChannel } from "./cards/index.ts";
 import { startCardGateway, type CardGateway } from "./gateway/gateway.ts";
 import { deleteExpired, oldestInProgressAgeSeconds } from "./idempotency/records.ts";
 import { startIngestSources, type IngestSources } from "./sources/sources.ts";
@@ -41,7 +42,10 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   const migrated = await migrate(database.pool);
   logger.info({ applied: migrated.applied, embedded: database.embedded }, "database ready");
 
-  const cardGateway = await startCardGateway(config, database.pool, logger);
+  // The card channel: the ISO 8583 adapter over the card-messages service (src/cards/).
+  const cardKeys = loadCardKeys({ home: config.home, secretHex: config.cardHashSecret });
+  const cardChannel = openCardChannel(database.pool, cardKeys);
+  const cardGateway = await startCardGateway(config, cardChannel, logger);
   // /readyz answers from the moment HTTP listens; the sources start after it.
   const started: { sources?: IngestSources } = {};
   const checks = readinessChecks(database, cardGateway, () => started.sources);

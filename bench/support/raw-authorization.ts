@@ -1,4 +1,4 @@
-import { gatewayAccounts } from "../../src/cards/cards.ts";
+import { gatewayAccounts } from "../../src/normalize/from-iso8583.ts";
 import { sentTogether } from "../../src/db/pipeline.ts";
 import { commitAfter, type Tx } from "../../src/db/transaction.ts";
 import type { FieldValue } from "../../src/protocols/iso8583/index.ts";

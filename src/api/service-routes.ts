@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Pool } from "../db/pool.ts";
-import type { CardAuthorizationSender } from "../cards/card-authorization.ts";
+import type { CardAuthorizationSender } from "../cards/index.ts";
 import { registerCardAuthorizationRoutes } from "./routes/card-authorizations.ts";
 import { registerFileRoutes } from "./routes/files.ts";
 import { registerPaymentRequestRoutes } from "./routes/payment-requests.ts";

@@ -1,10 +1,10 @@
 import type { StoredResponse } from "../idempotency/records.ts";
 
 /**
- * A card authorization as the acquirer side asks for it: the contract between the channel that
+ * A card authorization as the acquirer side asks for it: the contract between the route that
  * takes the request (POST /v1/card-authorizations, src/api/routes/card-authorizations.ts) and the
- * one that carries it to the card scheme as an ISO 8583 0100 (src/gateway/card-authorizations.ts).
- * Neither adapter imports the other: the composition root hands the gateway's sender to the route.
+ * CardAuthorizer (card-authorizer.ts) that sends it to the card scheme as an ISO 8583 0100 over
+ * the adapter's outbound link. The composition root hands the authorizer to the route.
  */
 export const cardAuthorizationEndpoint = "POST /v1/card-authorizations";
 

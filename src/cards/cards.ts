@@ -3,6 +3,7 @@ import type { Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { findAccount, openAccount } from "../ledger/accounts.ts";
 import { limits } from "../config/limits.ts";
+import { gatewayAccounts } from "../normalize/from-iso8583.ts";
 import { maskPan } from "../protocols/iso8583/index.ts";
 import type { CardKeys } from "./card-key.ts";
 
@@ -50,13 +51,6 @@ export function withLuhnCheckDigit(body: string): string {
 export function cardIdentity(keys: CardKeys, tenantId: string, pan: string): CardIdentity {
   return { cardHash: keys.cardHash(tenantId, pan), bin: pan.slice(0, binDigits), lastFour: pan.slice(-4), panMasked: maskPan(pan) };
 }
-
-/** Ledger accounts the gateway posts against, one per currency and tenant. */
-export const gatewayAccounts = {
-  holds: (currency: string) => `iso8583-holds-${currency}`,          // kind holds: authorized, not yet settled
-  scheme: (currency: string) => `iso8583-scheme-${currency}`,        // kind clearing: owed to the scheme for settlement
-  suspense: (currency: string) => `iso8583-suspense-${currency}`,    // kind suspense: advices the customer account could not cover
-};
 
 export async function openGatewayAccounts(tx: Queryable, tenantId: string, currency: string): Promise<void> {
   for (const [accountId, kind] of [[gatewayAccounts.holds(currency), "holds"], [gatewayAccounts.scheme(currency), "clearing"], [gatewayAccounts.suspense(currency), "suspense"]] as const) {

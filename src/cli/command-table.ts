@@ -5,7 +5,7 @@ type Register = (program: Command) => void;
 /**
  * Every top-level command, the module that defines it, and a one-line summary for the help
  * screen. The CLI loads only the module of the command it runs (serve loads fastify and pg,
- * inspect the XML stack, scheme-sim neither), so `clearline --help` loads none of them.
+ * inspect the XML stack, iso8583 neither), so `clearline --help` loads none of them.
  */
 export interface TopLevelCommand {
   name: string;
@@ -46,7 +46,6 @@ export const topLevelCommands: readonly TopLevelCommand[] = [
   { name: "outbox", summary: "messages leaving clearline (webhooks, NATS, partners): list, show, retry dead letters", load: outbox },
   { name: "webhook", summary: "webhook endpoints and their event subscriptions", load: outbox },
   { name: "card", summary: "cards of the ISO 8583 channel", load: async () => (await import("./commands/card.ts")).registerCardCommands },
-  { name: "scheme-sim", summary: "a card scheme simulator for trying the ISO 8583 gateway", load: async () => (await import("./commands/scheme-sim.ts")).registerSchemeSimCommand },
 ];
 
 /** The command named first in `args`, if it is one of ours. */

@@ -1,11 +1,9 @@
 import { readFileSync } from "node:fs";
-import { loadCardKeys, type CardKeys } from "../cards/card-key.ts";
+import type { CardAuthorizer, CardChannel } from "../cards/index.ts";
 import type { Config } from "../config/config.ts";
 import { limits } from "../config/limits.ts";
-import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
 import { dictionaryByName, isFraming, type Framing } from "../protocols/iso8583/index.ts";
-import { CardAuthorizer } from "./card-authorizations.ts";
 import type { Codec } from "./framed-socket.ts";
 import { startInboundEndpoint, type InboundEndpoint } from "./inbound-endpoint.ts";
 import { OutboundConnection } from "./outbound-connection.ts";
@@ -14,9 +12,9 @@ import { OutboundConnection } from "./outbound-connection.ts";
  * The card channel as `clearline serve` runs it: the scheme endpoint when a port is configured,
  * the outbound scheme connection when one is configured, and the authorizer behind
  * POST /v1/card-authorizations (which answers iso8583_scheme_unavailable without a connection).
+ * What each message comes to is the card-messages service's (src/cards/), handed in as `cards`.
  */
 export interface CardGateway {
-  keys: CardKeys;
   authorizer: CardAuthorizer;
   iso8583Port: number | undefined;
   /** The outbound scheme link: undefined when none is configured, else signed on or why not. */
@@ -34,12 +32,13 @@ function readTlsFiles(files: NonNullable<Config["iso8583Admission"]["tls"]>): { 
   return { cert: readFileSync(files.certPath), key: readFileSync(files.keyPath), clientCa: readFileSync(files.clientCaPath) };
 }
 
-export async function startCardGateway(config: Config, pool: Pool, logger: Logger): Promise<CardGateway> {
-  const keys = loadCardKeys({ home: config.home, secretHex: config.cardHashSecret });
+export async function startCardGateway(
+  config: Config, cards: CardChannel, logger: Logger,
+): Promise<CardGateway> {
   const bounds = limits.iso8583;
   let endpoint: InboundEndpoint | undefined;
   if (config.iso8583Port !== undefined) {
-    endpoint = await startInboundEndpoint({ pool, keys, logger }, {
+    endpoint = await startInboundEndpoint({ issuer: cards.issuer(), logger }, {
       host: config.iso8583Host, port: config.iso8583Port, codec: codecOf(config.iso8583Dictionary, config.iso8583Framing),
       connectionsMax: bounds.inboundConnectionsMax, inflightPerConnectionMax: bounds.inboundInflightPerConnectionMax, idleTimeoutMs: bounds.inboundIdleTimeoutMs,
       connectionsPerPeerMax: bounds.inboundConnectionsPerPeerMax, frameStartedTimeoutMs: bounds.inboundFrameStartedTimeoutMs,
@@ -50,7 +49,7 @@ export async function startCardGateway(config: Config, pool: Pool, logger: Logge
   let outbound: OutboundConnection | undefined;
   const target = config.iso8583Outbound;
   if (target !== undefined) {
-    outbound = new OutboundConnection(pool, logger, {
+    outbound = new OutboundConnection(cards.linkStore, logger, {
       name: `${target.host}:${target.port}`, host: target.host, port: target.port, codec: codecOf(target.dictionary, target.framing),
       acquirerId: target.acquirerId, responseTimeoutMs: target.responseTimeoutMs, inflightMax: bounds.outboundInflightMax, slotWaitMs: bounds.outboundSlotWaitMs,
       echoIdleMs: bounds.outboundEchoIdleMs, reconnectBackoffMs: bounds.outboundReconnectBackoffMs, reconnectBackoffMaxMs: bounds.outboundReconnectBackoffMaxMs,
@@ -58,10 +57,9 @@ export async function startCardGateway(config: Config, pool: Pool, logger: Logge
       reversalJobIntervalMs: bounds.reversalJobIntervalMs, reversalBatchRowsMax: bounds.reversalBatchRowsMax, stanBlockSize: bounds.stanBlockSize,
     });
   }
-  const authorizer = new CardAuthorizer(pool, keys, outbound, logger);
+  const authorizer = cards.authorizer(outbound, logger);
   outbound?.start();
   return {
-    keys,
     authorizer,
     iso8583Port: endpoint?.port,
     schemeLinkHealth() {

@@ -1,14 +1,13 @@
 import { createServer as createTcpServer, type Server, type Socket } from "node:net";
 import type { AddressInfo } from "node:net";
 import { createServer as createTlsServer } from "node:tls";
+import type { CardIssuer } from "../cards/index.ts";
 import { limits } from "../config/limits.ts";
 import type { Logger } from "../observability/logger.ts";
 import { iso8583InboundConnections, iso8583InboundRefusedConnections } from "../observability/metrics-gateway.ts";
 import { Admission } from "./admission.ts";
 import type { Codec } from "./framed-socket.ts";
-import type { InboundDependencies } from "./inbound.ts";
 import { runInboundSession } from "./inbound-session.ts";
-import { OriginalsGroupCommit } from "./originals-group-commit.ts";
 
 /**
  * The scheme endpoint (issuer side): the scheme connects here and sends authorizations,
@@ -16,7 +15,8 @@ import { OriginalsGroupCommit } from "./originals-group-commit.ts";
  * outside the allowed networks, past its own connection bound or past the total is refused at
  * once (and counted by reason), so a flood from one peer never takes the slots of another. With
  * TLS, a client certificate signed by the configured CA is required. Then bounded in in-flight
- * messages per connection, frame size, the time a started frame may take, and idle time.
+ * messages per connection, frame size, the time a started frame may take, and idle time. What
+ * each message is answered is the issuer side's (src/cards/), but for network management.
  */
 export interface InboundEndpointOptions {
   host: string;
@@ -47,10 +47,10 @@ export interface InboundEndpoint {
   close(): Promise<void>;
 }
 
-export async function startInboundEndpoint(deps: InboundDependencies & { logger: Logger }, given: InboundEndpointOptions): Promise<InboundEndpoint> {
+export async function startInboundEndpoint(
+  deps: { issuer: CardIssuer; logger: Logger }, given: InboundEndpointOptions,
+): Promise<InboundEndpoint> {
   const options = withDefaults(given);
-  // The endpoint's originals are group-committed (decision 0045): one writer for all its connections.
-  const sessionDeps = { ...deps, originalsWriter: deps.originalsWriter ?? new OriginalsGroupCommit(deps.pool) };
   const logger = deps.logger.child({ component: "iso8583-inbound" });
   const admission = new Admission({ allowedPeers: options.allowedPeers, connectionsMax: options.connectionsMax, connectionsPerPeerMax: options.connectionsPerPeerMax });
   const sockets = new Set<Socket>();
@@ -87,7 +87,7 @@ export async function startInboundEndpoint(deps: InboundDependencies & { logger:
   const onSession = (socket: Socket) => {
     if (socket.destroyed) return;
     const connection = `inbound:${socket.remoteAddress ?? "?"}:${socket.remotePort ?? 0}#${++connectionCount}`;
-    runInboundSession({ ...sessionDeps, logger }, socket, connection, options, running);
+    runInboundSession({ issuer: deps.issuer, logger }, socket, connection, options, running);
   };
   if (options.tls) server.on("secureConnection", onSession);
   else server.on("connection", onSession);

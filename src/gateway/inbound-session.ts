@@ -1,11 +1,17 @@
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
+import { buildResponse, type CardIssuer } from "../cards/index.ts";
 import type { Logger } from "../observability/logger.ts";
 import { iso8583InboundClosedConnections, iso8583InboundMessages, iso8583InboundRejected, iso8583MessageDuration, messageClassOf } from "../observability/metrics-gateway.ts";
-import { maskMessage, type Message } from "../protocols/iso8583/index.ts";
+import { de, expectsResponse, maskMessage, textField, type Message } from "../protocols/iso8583/index.ts";
 import { FramedSocket, type Codec } from "./framed-socket.ts";
-import { handleInbound, type InboundDependencies } from "./inbound.ts";
-import { buildResponse, expectsResponse, textField } from "./messages.ts";
+import { answerInbound } from "./network-management.ts";
+
+/** What a session needs: the issuer side that decides its messages, and where it logs. */
+export interface SessionDependencies {
+  issuer: CardIssuer;
+  logger: Logger;
+}
 
 export interface SessionOptions {
   codec: Codec;
@@ -22,7 +28,7 @@ export interface SessionOptions {
  * stalls half-sent. With sign-on required, financial messages before a 0800 sign-on are answered
  * 91 and have no effect.
  */
-export function runInboundSession(deps: InboundDependencies & { logger: Logger }, socket: Socket, connection: string, options: SessionOptions, running: Set<Promise<void>>): void {
+export function runInboundSession(deps: SessionDependencies, socket: Socket, connection: string, options: SessionOptions, running: Set<Promise<void>>): void {
   const { logger, codec } = { logger: deps.logger, codec: options.codec };
   const close = (reason: string) => {
     iso8583InboundClosedConnections.inc({ reason });
@@ -33,7 +39,8 @@ export function runInboundSession(deps: InboundDependencies & { logger: Logger }
     logger.info({ connection }, "scheme connection idle past its timeout; closing");
     close("idle");
   });
-  const session: SessionContext = { deps, logger, codec, connection, send: (message) => framed.send(message) };
+  const send = (message: Message) => framed.send(message);
+  const session: SessionContext = { issuer: deps.issuer, logger, codec, connection, send };
   let signedOn = false;
   let inflight = 0;
   const waiting: Message[] = [];
@@ -62,7 +69,7 @@ export function runInboundSession(deps: InboundDependencies & { logger: Logger }
   /** Sign-on and sign-off take effect in arrival order, before any later message is decided. */
   function signOnBefore(message: Message): boolean {
     if (message.mti.startsWith("08")) {
-      const code = textField(message, 70);
+      const code = textField(message, de.networkManagementInformationCode);
       if (code === "001") signedOn = true;
       if (code === "002") signedOn = false;
       return true;
@@ -89,7 +96,7 @@ export function runInboundSession(deps: InboundDependencies & { logger: Logger }
 
 /** What answering one message needs of its connection. */
 interface SessionContext {
-  deps: InboundDependencies;
+  issuer: CardIssuer;
   logger: Logger;
   codec: Codec;
   connection: string;
@@ -98,31 +105,35 @@ interface SessionContext {
 
 /** Decides one message and sends its response; a message before sign-on (when required) is answered 91. */
 async function answerMessage(session: SessionContext, message: Message, admitted: boolean): Promise<void> {
-  const { deps, logger, codec, connection } = session;
+  const { issuer, logger, codec, connection } = session;
   const startedMs = performance.now();
   const observe = (outcome: string) => iso8583MessageDuration.observe({ direction: "inbound", message_class: messageClassOf(message.mti), outcome }, (performance.now() - startedMs) / 1_000);
   if (!admitted) {
-    logger.warn({ connection, mti: message.mti, stan: textField(message, 11) }, "financial message before sign-on; answered 91, no effect");
+    const stan = textField(message, de.systemTraceAuditNumber);
+    logger.warn({ connection, mti: message.mti, stan }, "financial message before sign-on; answered 91, no effect");
     if (expectsResponse(message.mti)) session.send(buildResponse(message, "signOnRequired"));
     observe("not_signed_on");
     return;
   }
   try {
-    const result = await handleInbound(deps, message, { connection });
+    const result = await answerInbound(issuer, message, { connection });
     if (logger.isLevelEnabled("debug")) logger.debug({ connection, message: maskMessage(message, codec.dictionary), decision: result.decision, tenantId: result.tenantId }, "inbound message");
     if (result.response === undefined) {
-      logger.info({ connection, mti: message.mti, stan: textField(message, 11) }, "message needs no answer; not answered");
+      const stan = textField(message, de.systemTraceAuditNumber);
+      logger.info({ connection, mti: message.mti, stan }, "message needs no answer; not answered");
       return;
     }
-    if (textField(result.response, 39) === "30") {
+    if (textField(result.response, de.responseCode) === "30") {
       logger.warn({ connection, message: maskMessage(message, codec.dictionary), decision: result.decision }, "format error");
     }
-    iso8583InboundMessages.inc({ mti: message.mti, response_code: String(result.response.fields[39]) });
+    const responseCode = String(result.response.fields[de.responseCode]);
+    iso8583InboundMessages.inc({ mti: message.mti, response_code: responseCode });
     session.send(result.response);
     observe("answered");
   } catch (error) {
     // Nothing was committed: the scheme repeats, or stands in for us.
-    logger.error({ connection, mti: message.mti, stan: textField(message, 11), err: error instanceof Error ? error.message : String(error) }, "inbound message failed");
+    const err = error instanceof Error ? error.message : String(error);
+    logger.error({ connection, mti: message.mti, stan: textField(message, de.systemTraceAuditNumber), err }, "inbound message failed");
     if (expectsResponse(message.mti)) session.send(buildResponse(message, "systemMalfunction"));
     observe("failed");
   }

@@ -1,13 +1,14 @@
 import { connect, type Socket } from "node:net";
 import { assert } from "../assert.ts";
-import type { Pool } from "../db/pool.ts";
+import type {
+  CardAuthorizationRequest, Exchange, OutboundRow, SchemeLink, SchemeLinkStore, UndecidedHandler,
+} from "../cards/index.ts";
 import type { Logger } from "../observability/logger.ts";
 import { performance } from "node:perf_hooks";
 import { iso8583LateResponses, iso8583MessageDuration, iso8583OutboundInflight, iso8583ReversalSends, iso8583ReversalsPending, messageClassOf } from "../observability/metrics-gateway.ts";
-import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
+import { currencyByCode } from "../protocols/iso4217/currency.ts";
+import { de, textField, type FieldValue, type Message } from "../protocols/iso8583/index.ts";
 import { FramedSocket, type Codec } from "./framed-socket.ts";
-import { textField } from "./messages.ts";
-import { acknowledgeReversal, dueReversals, markReversalSent, pendingReversalCount, recordLateResponse, undecidedSends, type OutboundRow } from "./outbound-store.ts";
 import { StanAllocator } from "./stan.ts";
 
 /**
@@ -15,7 +16,9 @@ import { StanAllocator } from "./stan.ts";
  * matched to its response by MTI class + STAN + terminal + transmission time. Signs on at
  * connect, echoes when idle, reconnects with backoff. A periodic job resends pending reversals
  * from the database (0400, then 0401 repeats with backoff) until each is acknowledged by a 0410,
- * across reconnects and restarts, and reverses authorizations whose caller died mid-wait.
+ * across reconnects and restarts, and reverses authorizations whose caller died mid-wait. What it
+ * keeps in the database (STAN counter, pending reversals, late responses) it keeps through the
+ * card-messages service's SchemeLinkStore, handed in by the composition root.
  */
 export interface OutboundOptions {
   name: string;                     // the connection's name: STAN counter, rows' connection column
@@ -36,20 +39,18 @@ export interface OutboundOptions {
   stanBlockSize: number;
 }
 
-export type Exchange = { kind: "response"; response: Message } | { kind: "timeout" } | { kind: "connection_lost" } | { kind: "not_sent" };
-
 interface Pending {
   settle(exchange: Exchange): void;
   settled: boolean;
   late: Message[];   // responses that arrived after a timeout, before the caller finished deciding
 }
 
-/** Decides an authorization that nobody is waiting for any more (its caller died): persist its reversal. */
-export type UndecidedHandler = (row: OutboundRow) => Promise<void>;
-
 /** MTI class digit + STAN + terminal + transmission time: what a response echoes of its request. */
 export function matchKeyOf(message: Message): string {
-  return `${message.mti[1]}:${textField(message, 11) ?? ""}:${textField(message, 41) ?? ""}:${textField(message, 7) ?? ""}`;
+  const stan = textField(message, de.systemTraceAuditNumber) ?? "";
+  const terminal = textField(message, de.cardAcceptorTerminalIdentification) ?? "";
+  const transmission = textField(message, de.transmissionDateTime) ?? "";
+  return `${message.mti[1]}:${stan}:${terminal}:${transmission}`;
 }
 
 export function transmissionDateTime(at: Date = new Date()): string {
@@ -64,7 +65,14 @@ export function retrievalReferenceNumber(stan: string, at: Date = new Date()): s
   return `${at.getUTCFullYear() % 10}${String(dayOfYear).padStart(3, "0")}${String(at.getUTCHours()).padStart(2, "0")}${stan}`;
 }
 
-export class OutboundConnection {
+/** What a reversal repeats of its original authorization, beside its own 7, 11 and 90. */
+const reversalEchoedFields = [
+  de.processingCode, de.amountTransaction,
+  de.acquiringInstitutionIdentificationCode, de.forwardingInstitutionIdentificationCode, de.retrievalReferenceNumber,
+  de.cardAcceptorTerminalIdentification, de.cardAcceptorIdentificationCode, de.currencyCodeTransaction,
+];
+
+export class OutboundConnection implements SchemeLink {
   private framed: FramedSocket | undefined;
   private socket: Socket | undefined;
   private signedOn = false;
@@ -82,10 +90,12 @@ export class OutboundConnection {
   private readonly logger: Logger;
   undecidedHandler: UndecidedHandler | undefined;
 
-  constructor(private readonly pool: Pool, logger: Logger, readonly options: OutboundOptions) {
+  constructor(
+    private readonly store: SchemeLinkStore, logger: Logger, readonly options: OutboundOptions,
+  ) {
     assert(options.inflightMax > 0 && options.responseTimeoutMs > 0, "outbound bounds are positive");
     this.logger = logger.child({ component: "iso8583-outbound", connection: options.name });
-    this.stans = new StanAllocator(pool, options.name, options.stanBlockSize);
+    this.stans = new StanAllocator(store, options.name, options.stanBlockSize);
   }
 
   get isSignedOn(): boolean {
@@ -197,18 +207,19 @@ export class OutboundConnection {
   /** A response nobody waits for: a reversal acknowledgement, a late answer, or noise. */
   private async unmatched(message: Message, key: string): Promise<void> {
     try {
-      const code = String(message.fields[39] ?? "");
+      const code = String(message.fields[de.responseCode] ?? "");
+      const stan = textField(message, de.systemTraceAuditNumber);
       if (message.mti.startsWith("041") || message.mti.startsWith("043")) {
-        const acknowledged = await acknowledgeReversal(this.pool, this.options.name, key);
-        this.logger.info({ mti: message.mti, stan: textField(message, 11), acknowledged }, acknowledged ? "reversal acknowledged" : "reversal response matches no pending reversal");
+        const acknowledged = await this.store.acknowledgeReversal(this.options.name, key);
+        this.logger.info({ mti: message.mti, stan, acknowledged }, acknowledged ? "reversal acknowledged" : "reversal response matches no pending reversal");
         return;
       }
       if (message.mti.startsWith("011") || message.mti.startsWith("021")) {
         const recorded = await this.recordLate(message);
-        this.logger.warn({ mti: message.mti, stan: textField(message, 11), responseCode: code, recorded }, "late response after the reversal was decided; recorded, not approved");
+        this.logger.warn({ mti: message.mti, stan, responseCode: code, recorded }, "late response after the reversal was decided; recorded, not approved");
         return;
       }
-      this.logger.info({ mti: message.mti, stan: textField(message, 11) }, "unmatched message from the scheme; ignored");
+      this.logger.info({ mti: message.mti, stan }, "unmatched message from the scheme; ignored");
     } catch (error) {
       this.logger.error({ err: error instanceof Error ? error.message : String(error), mti: message.mti }, "recording an unmatched response failed");
     }
@@ -216,30 +227,66 @@ export class OutboundConnection {
 
   async recordLate(message: Message): Promise<boolean> {
     iso8583LateResponses.inc();
-    return recordLateResponse(this.pool, this.options.name, matchKeyOf(message), String(message.fields[39] ?? ""));
+    const code = String(message.fields[de.responseCode] ?? "");
+    return this.store.recordLateResponse(this.options.name, matchKeyOf(message), code);
+  }
+
+  matchKeyOf(message: Message): string {
+    return matchKeyOf(message);
   }
 
   // --- messages we build ---------------------------------------------------------------------
 
   async networkMessage(code: "001" | "002" | "301"): Promise<Message> {
-    return { mti: "0800", fields: { 7: transmissionDateTime(), 11: await this.stans.next(), 70: code } };
+    const stan = await this.stans.next();
+    const fields = {
+      [de.transmissionDateTime]: transmissionDateTime(),
+      [de.systemTraceAuditNumber]: stan,
+      [de.networkManagementInformationCode]: code,
+    };
+    return { mti: "0800", fields };
+  }
+
+  /** The 0100 for a card authorization the acquirer side sends (POST /v1/card-authorizations). */
+  authorizationRequest(request: CardAuthorizationRequest, stan: string): Message {
+    const currency = currencyByCode(request.currency);
+    if (currency === undefined) throw new Error(`currency ${request.currency} is validated by the route`);
+    const transmission = transmissionDateTime();
+    return {
+      mti: "0100",
+      fields: {
+        [de.primaryAccountNumber]: request.pan,
+        [de.processingCode]: "000000",
+        [de.amountTransaction]: request.amountMinor.toString().padStart(12, "0"),
+        [de.transmissionDateTime]: transmission,
+        [de.systemTraceAuditNumber]: stan,
+        [de.timeLocalTransaction]: transmission.slice(4),
+        [de.dateLocalTransaction]: transmission.slice(0, 4),
+        [de.acquiringInstitutionIdentificationCode]: this.options.acquirerId,
+        [de.retrievalReferenceNumber]: retrievalReferenceNumber(stan),
+        [de.cardAcceptorTerminalIdentification]: request.terminal.padEnd(8, " "),
+        [de.cardAcceptorIdentificationCode]: request.merchant.padEnd(15, " "),
+        [de.currencyCodeTransaction]: currency.numeric,
+      },
+    };
   }
 
   /** The 0400 for an authorization whose outcome is unknown: field 90 names the original. */
   reversalFor(original: Record<string, FieldValue>, stan: string): Message {
     const fields: Record<number, FieldValue> = {};
-    for (const fieldNumber of [3, 4, 32, 33, 37, 41, 42, 49]) {
-      const value = original[String(fieldNumber)];
+    for (const fieldNumber of reversalEchoedFields) {
+      const value = original[fieldNumber];
       if (value !== undefined) fields[fieldNumber] = value;
     }
-    fields[7] = transmissionDateTime();
-    fields[11] = stan;
-    fields[90] = {
+    fields[de.transmissionDateTime] = transmissionDateTime();
+    fields[de.systemTraceAuditNumber] = stan;
+    const institution = (fieldNumber: number) => String(original[fieldNumber] ?? "").padStart(11, "0");
+    fields[de.originalDataElements] = {
       originalMessageTypeIdentifier: "0100",
-      originalSystemTraceAuditNumber: String(original["11"]),
-      originalTransmissionDateTime: String(original["7"]),
-      originalAcquiringInstitutionIdentificationCode: String(original["32"] ?? "").padStart(11, "0"),
-      originalForwardingInstitutionIdentificationCode: String(original["33"] ?? "").padStart(11, "0"),
+      originalSystemTraceAuditNumber: String(original[de.systemTraceAuditNumber]),
+      originalTransmissionDateTime: String(original[de.transmissionDateTime]),
+      originalAcquiringInstitutionIdentificationCode: institution(de.acquiringInstitutionIdentificationCode),
+      originalForwardingInstitutionIdentificationCode: institution(de.forwardingInstitutionIdentificationCode),
     };
     return { mti: "0400", fields };
   }
@@ -299,7 +346,7 @@ export class OutboundConnection {
     const request = await this.networkMessage("001");
     const exchange = await this.exchange(request);
     this.finish(request);
-    if (exchange.kind !== "response" || exchange.response.fields[39] !== "00") {
+    if (exchange.kind !== "response" || exchange.response.fields[de.responseCode] !== "00") {
       this.logger.warn({ outcome: exchange.kind }, "sign-on not acknowledged; reconnecting");
       return false;
     }
@@ -346,17 +393,18 @@ export class OutboundConnection {
   private async reversalJob(): Promise<void> {
     if (this.stopped) return;
     if (this.undecidedHandler !== undefined) {
-      const stale = await undecidedSends(this.pool, this.options.name, this.options.responseTimeoutMs * 2, this.options.reversalBatchRowsMax);
+      const { name, responseTimeoutMs, reversalBatchRowsMax } = this.options;
+      const stale = await this.store.undecidedSends(name, responseTimeoutMs * 2, reversalBatchRowsMax);
       const waitedFor = new Set(this.pending.keys());
       for (const row of stale) if (!waitedFor.has(row.matchKey)) await this.undecidedHandler(row);
     }
     if (this.signedOn) {
-      for (const row of await dueReversals(this.pool, this.options.name, this.options.reversalBatchRowsMax)) {
+      for (const row of await this.store.dueReversals(this.options.name, this.options.reversalBatchRowsMax)) {
         if (!this.signedOn || this.stopped) break;
         await this.sendReversal(row);
       }
     }
-    iso8583ReversalsPending.set(await pendingReversalCount(this.pool, this.options.name));
+    iso8583ReversalsPending.set(await this.store.pendingReversalCount(this.options.name));
   }
 
   private async sendReversal(row: OutboundRow): Promise<void> {
@@ -368,7 +416,8 @@ export class OutboundConnection {
     this.lastTrafficMs = Date.now();
     iso8583ReversalSends.inc({ mti });
     const nextInMs = Math.min(this.options.reversalRetryBackoffMs * 2 ** Math.min(row.reversalSends, 30), this.options.reversalRetryBackoffMaxMs);
-    await markReversalSent(this.pool, row.tenantId, row.idemKey, nextInMs);
-    this.logger.info({ tenantId: row.tenantId, mti, stan: fields[11], originalStan: row.stan, sends: row.reversalSends + 1 }, "reversal sent");
+    await this.store.markReversalSent(row.tenantId, row.idemKey, nextInMs);
+    const stan = fields[de.systemTraceAuditNumber];
+    this.logger.info({ tenantId: row.tenantId, mti, stan, originalStan: row.stan, sends: row.reversalSends + 1 }, "reversal sent");
   }
 }

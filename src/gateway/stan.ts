@@ -1,9 +1,10 @@
-import type { Pool } from "../db/pool.ts";
+import type { SchemeLinkStore } from "../cards/index.ts";
 
 /**
  * System trace audit numbers (DE 11) for one connection: unique per day and connection, wrapping
  * from 999999 to 000001. Numbers come from a database counter in blocks (one write per block),
  * so a restart never reuses a number handed out before it; the unused rest of a block is skipped.
+ * The counter is kept by the card-messages service (iso8583_stan_counter).
  */
 export const stanMax = 999_999;
 
@@ -12,7 +13,11 @@ export class StanAllocator {
   private blockEnd = 0n;
   private refilling: Promise<void> | undefined;
 
-  constructor(private readonly pool: Pool, private readonly connection: string, private readonly blockSize: number) {}
+  constructor(
+    private readonly counter: Pick<SchemeLinkStore, "reserveStans">,
+    private readonly connection: string,
+    private readonly blockSize: number,
+  ) {}
 
   async next(): Promise<string> {
     while (this.nextValue === 0n || this.nextValue > this.blockEnd) {
@@ -26,12 +31,7 @@ export class StanAllocator {
   }
 
   private async refill(): Promise<void> {
-    const { rows } = await this.pool.query<{ allocated: bigint }>(
-      `INSERT INTO iso8583_stan_counter (connection, allocated) VALUES ($1, $2)
-       ON CONFLICT (connection) DO UPDATE SET allocated = iso8583_stan_counter.allocated + $2 RETURNING allocated`,
-      [this.connection, this.blockSize],
-    );
-    const allocated = rows[0]?.allocated ?? 0n;
+    const allocated = await this.counter.reserveStans(this.connection, this.blockSize);
     this.nextValue = allocated - BigInt(this.blockSize) + 1n;
     this.blockEnd = allocated;
   }

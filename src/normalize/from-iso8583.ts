@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { finding, type Finding } from "../errors/finding.ts";
 import { currencyByNumeric } from "../protocols/iso4217/currency.ts";
-import type { Message, Subfields } from "../protocols/iso8583/index.ts";
+import { de, textField, type Message, type Subfields } from "../protocols/iso8583/index.ts";
 import type { IngestRecord } from "./ingest-record.ts";
 
 /**
@@ -18,12 +18,6 @@ export interface TransactionIdentity {
   forwarding: string;      // DE 33, padded to 11 ("00000000000" when absent)
   stan: string;            // DE 11
   transmission: string;    // DE 7 MMDDhhmmss
-}
-
-/** Field value as text; undefined when absent or not a plain text field. */
-function text(message: Message, fieldNumber: number): string | undefined {
-  const value = message.fields[fieldNumber];
-  return typeof value === "string" ? value : undefined;
 }
 
 // Institution identification codes (32, 33) are LL numeric fields of up to 11 digits; field 90
@@ -43,16 +37,17 @@ export function naturalKeyOf(identity: TransactionIdentity): string {
 }
 
 export function identityOf(message: Message): TransactionIdentity | undefined {
-  const stan = text(message, 11);
-  const transmission = text(message, 7);
-  const acquirer = text(message, 32);
+  const stan = textField(message, de.systemTraceAuditNumber);
+  const transmission = textField(message, de.transmissionDateTime);
+  const acquirer = textField(message, de.acquiringInstitutionIdentificationCode);
   if (stan === undefined || transmission === undefined || acquirer === undefined) return undefined;
-  return { mtiClass: mtiClassOf(message.mti), acquirer: institutionCode(acquirer), forwarding: institutionCode(text(message, 33)), stan, transmission };
+  const forwarding = institutionCode(textField(message, de.forwardingInstitutionIdentificationCode));
+  return { mtiClass: mtiClassOf(message.mti), acquirer: institutionCode(acquirer), forwarding, stan, transmission };
 }
 
 /** The original's identity from a reversal's field 90 (original data elements). */
 export function originalIdentityOf(message: Message): TransactionIdentity | undefined {
-  const value = message.fields[90];
+  const value = message.fields[de.originalDataElements];
   if (value === undefined || typeof value === "string" || Array.isArray(value)) return undefined;
   const sub = value as Subfields;
   const mti = sub.originalMessageTypeIdentifier;
@@ -89,6 +84,17 @@ export type ProcessingRule =
   | { action: "post"; kind: string; debit: ProcessingAccount; credit: ProcessingAccount }
   | { action: "approve" }
   | { action: "balance" };
+
+/**
+ * The ledger accounts the card channel posts against, one of each per tenant and currency, opened
+ * with the tenant's first card of that currency. Named here, below the card-messages service and
+ * reconciliation, because both post to them (the scheme totals correct the clearing account).
+ */
+export const gatewayAccounts = {
+  holds: (currency: string) => `iso8583-holds-${currency}`,          // kind holds: authorized, not yet settled
+  scheme: (currency: string) => `iso8583-scheme-${currency}`,        // kind clearing: owed to the scheme for settlement
+  suspense: (currency: string) => `iso8583-suspense-${currency}`,    // kind suspense: advices the customer account could not cover
+};
 
 /** An original whose format the gateway checked, with what routing found for its card. */
 export interface CardOriginal {

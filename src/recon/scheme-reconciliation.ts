@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import { gatewayAccounts } from "../cards/cards.ts";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { findAccount } from "../ledger/accounts.ts";
+import { gatewayAccounts } from "../normalize/from-iso8583.ts";
 import { outcomeOrder, type MatchResult, type Outcome } from "./matching.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";
 import { storeRun, type RunSummary } from "./runs.ts";

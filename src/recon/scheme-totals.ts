@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/pool.ts";
+import { de } from "../protocols/iso8583/index.ts";
 
 /**
  * Settlement totals of the card channel for one date, as ISO 8583 reconciliation messages carry
@@ -58,12 +59,12 @@ export interface CategoryRecord {
  */
 export async function ourRecords(db: Queryable, tenantId: string, settlementDate: string, currency: string): Promise<CategoryRecord[]> {
   const { rows } = await db.query<{ category: TotalsCategory; transfer_key: string; amount_minor: string }>(
-    `SELECT CASE WHEN i.response_fields->>'3' LIKE '2%' THEN 'credits' ELSE 'debits' END AS category, i.effect_key AS transfer_key, i.amount_minor::text
+    `SELECT CASE WHEN i.response_fields->>'${de.processingCode}' LIKE '2%' THEN 'credits' ELSE 'debits' END AS category, i.effect_key AS transfer_key, i.amount_minor::text
        FROM iso8583_inbound i
       WHERE i.tenant_id = $1 AND i.created_at >= ($2::date::timestamp AT TIME ZONE 'UTC') AND i.created_at < (($2::date + 1)::timestamp AT TIME ZONE 'UTC') AND i.currency = $3
         AND i.mti_class IN ('020', '022') AND i.outcome IN ('posted', 'posted_to_suspense') AND i.effect_key IS NOT NULL
      UNION ALL
-     SELECT CASE WHEN o.response_fields->>'3' LIKE '2%' THEN 'creditReversals' ELSE 'debitReversals' END, r.effect_key, o.amount_minor::text
+     SELECT CASE WHEN o.response_fields->>'${de.processingCode}' LIKE '2%' THEN 'creditReversals' ELSE 'debitReversals' END, r.effect_key, o.amount_minor::text
        FROM iso8583_inbound_reversal r
        JOIN iso8583_inbound o ON o.tenant_id = r.tenant_id AND o.natural_key = r.original_key
       WHERE r.tenant_id = $1 AND r.created_at >= ($2::date::timestamp AT TIME ZONE 'UTC') AND r.created_at < (($2::date + 1)::timestamp AT TIME ZONE 'UTC') AND o.currency = $3

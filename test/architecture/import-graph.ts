@@ -16,12 +16,31 @@ export interface Room {
   layer: Layer;
   /** Under src/: a folder ("ingest/") or a file ("assert.ts"); the longest match wins. */
   paths: readonly string[];
+  /** Under src/: the room's front door ("cards/index.ts"); other rooms import no other file. */
+  entry?: string;
 }
 
-/** One import: both paths relative to the repository, "src/...". */
+/**
+ * One import: `from` a file of src/ ("src/..."), `to` a file ("src/...") or a package ("pg",
+ * "node:net"). `typeOnly`: an `import type` or `export type ... from`, which loads nothing.
+ */
 export interface ImportEdge {
   from: string;
   to: string;
+  typeOnly?: boolean;
+}
+
+/**
+ * Modules that some rooms may not import: a package ("pg") or a folder or file under src/
+ * ("db/", "records/store/"), less the paths under src/ in `except`, and less the paths in
+ * `typesFrom` when only their types are imported (a handle passed through, never opened).
+ */
+export interface ImportBan {
+  rooms: readonly string[];
+  target: string;
+  except?: readonly string[];
+  typesFrom?: readonly string[];
+  why: string;
 }
 
 /** An import tolerated for now, with the reason; an allowance that matches no import is itself reported. */
@@ -41,6 +60,41 @@ export function importSpecifiers(sourceText: string): string[] {
 export function resolveImport(fromFile: string, specifier: string): string | undefined {
   if (!specifier.startsWith("./") && !specifier.startsWith("../")) return undefined;
   return path.posix.normalize(path.posix.join(path.posix.dirname(fromFile), specifier));
+}
+
+/** The package a bare specifier names ("pg", "@nats-io/jetstream", "node:fs"); else undefined. */
+export function packageOf(specifier: string): string | undefined {
+  if (specifier.startsWith(".")) return undefined;
+  const parts = specifier.split("/");
+  return (specifier.startsWith("@") ? parts.slice(0, 2) : parts.slice(0, 1)).join("/");
+}
+
+/**
+ * The specifiers a file imports for their types only: every import or re-export of them is
+ * `import type` / `export type`, or a `typeof import("...")`. Under verbatimModuleSyntax an
+ * `import { type A }` still loads its module at run time, so it is not type-only.
+ */
+export function typeOnlySpecifiers(sourceText: string): Set<string> {
+  const file = ts.createSourceFile("imports.ts", sourceText, ts.ScriptTarget.Latest, false);
+  const types = new Set<string>();
+  const values = new Set<string>();
+  const visit = (node: ts.Node): void => {
+    const declaration = ts.isImportDeclaration(node) || ts.isExportDeclaration(node) ? node : undefined;
+    if (declaration?.moduleSpecifier !== undefined && ts.isStringLiteral(declaration.moduleSpecifier)) {
+      const typeOnly = ts.isImportDeclaration(declaration)
+        ? declaration.importClause?.isTypeOnly === true
+        : declaration.isTypeOnly;
+      (typeOnly ? types : values).add(declaration.moduleSpecifier.text);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [argument] = node.arguments;
+      if (argument !== undefined && ts.isStringLiteral(argument)) values.add(argument.text);
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
+      if (ts.isStringLiteral(node.argument.literal)) types.add(node.argument.literal.text);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return new Set([...types].filter((specifier) => !values.has(specifier)));
 }
 
 export function roomOf(file: string, rooms: readonly Room[]): Room | undefined {
@@ -93,6 +147,42 @@ export function checkImportGraph(files: readonly string[], imports: readonly Imp
   }
   for (const { path: cycle, members } of cycles(inGraph)) violations.push(`cycle between files: ${cycle.join(" -> ")}${tangled(cycle, members)}`);
   return violations;
+}
+
+/**
+ * The rules a room table adds over the layers: an import into a room with an entry, from another
+ * room, names that entry; a banned import is reported with the ban's reason. Bans name rooms of
+ * the table. Returns one message per violation, empty when the imports hold.
+ */
+export function checkEntriesAndBans(
+  imports: readonly ImportEdge[], rooms: readonly Room[], bans: readonly ImportBan[],
+): string[] {
+  const violations: string[] = [];
+  const names = new Set(rooms.map((room) => room.name));
+  for (const ban of bans) {
+    for (const name of ban.rooms) if (!names.has(name)) violations.push(`an import ban names ${name}, which is no room`);
+  }
+  for (const edge of imports) {
+    const from = roomOf(edge.from, rooms);
+    if (from === undefined) continue;
+    const to = edge.to.startsWith("src/") ? roomOf(edge.to, rooms) : undefined;
+    if (to !== undefined && to !== from && to.entry !== undefined && edge.to !== `src/${to.entry}`) {
+      violations.push(`import past the entry of ${to.name} (src/${to.entry}): ${edgeName(edge)}`);
+    }
+    for (const ban of bans) {
+      if (!ban.rooms.includes(from.name) || !isBanned(edge, ban)) continue;
+      violations.push(`banned import, ${from.name} -> ${ban.target} (${ban.why}): ${edgeName(edge)}`);
+    }
+  }
+  return violations;
+}
+
+function isBanned(edge: ImportEdge, ban: ImportBan): boolean {
+  const underSrc = (target: string) =>
+    edge.to === `src/${target}` || (target.endsWith("/") && edge.to.startsWith(`src/${target}`));
+  if (!(edge.to === ban.target || underSrc(ban.target))) return false;
+  if ((ban.except ?? []).some(underSrc)) return false;
+  return !(edge.typeOnly === true && (ban.typesFrom ?? []).some(underSrc));
 }
 
 /** When more nodes than the cycle's reach each other, name them all: the next cycle is among them. */

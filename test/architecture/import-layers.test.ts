@@ -1,13 +1,17 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkImportGraph, importSpecifiers, resolveImport, type AllowedImport, type ImportEdge, type Room } from "./import-graph.ts";
+import {
+  checkEntriesAndBans, checkImportGraph, importSpecifiers, packageOf, resolveImport, typeOnlySpecifiers,
+  type AllowedImport, type ImportBan, type ImportEdge, type Room,
+} from "./import-graph.ts";
 
 /**
  * The rooms of src/ and their layers (docs/decisions/0034). Composition roots may import
  * anything; adapters translate a channel and import services and core, never each other;
  * services hold the business and import core and other services (without cycles); core imports
  * only core. A new top-level folder of src/ must be placed here before its first import passes.
+ * A room with an `entry` is entered only through it (docs/decisions/0056).
  */
 const rooms: Room[] = [
   // Composition roots: wire everything together; nothing imports them.
@@ -15,7 +19,7 @@ const rooms: Room[] = [
   { name: "cli", layer: "composition", paths: ["cli/"] },                  // the `clearline` command: each subcommand composes what it runs
   // Adapters: turn a channel's input into service calls and the answers back into the channel's protocol.
   { name: "api", layer: "adapter", paths: ["api/"] },                      // HTTP: the API, the operations API and the operators' console (api/console/)
-  { name: "gateway", layer: "adapter", paths: ["gateway/"] },              // ISO 8583 over TCP, in and out
+  { name: "gateway", layer: "adapter", paths: ["gateway/"] },              // ISO 8583 over TCP: framing, sessions, admission, STAN/RRN, the outbound link, replies
   { name: "sources", layer: "adapter", paths: ["sources/"] },              // inputs pulled from outside: drop folders, SFTP, the JetStream inbox
   // Services: what the business does, each owning its tables' SQL.
   { name: "files", layer: "service", paths: ["files/"] },                  // received files: receipt, reading, processing, reports, status files to partners
@@ -26,7 +30,7 @@ const rooms: Room[] = [
   { name: "partners", layer: "service", paths: ["partners/"] },            // clearing partners, their accounts and aliases, outbound files
   { name: "operators", layer: "service", paths: ["operators/"] },          // console operators, sessions, four-eyes decisions
   { name: "payments", layer: "service", paths: ["payments/"] },            // payments and refunds; the payment instruction every channel reads
-  { name: "cards", layer: "service", paths: ["cards/"] },                  // card identity (keyed hash, BIN, last four)
+  { name: "cards", layer: "service", paths: ["cards/"], entry: "cards/index.ts" }, // card messages: card identity, issuer and acquirer decisions, their stores (gateway/ -> cards/)
   { name: "idempotency", layer: "service", paths: ["idempotency/"] },      // idempotency records: claim, complete, expire
   { name: "requests", layer: "service", paths: ["requests/"] },            // a mutating request run once per key, whatever channel carried it, and its stored reply
   { name: "tenants", layer: "service", paths: ["tenants/"] },              // tenants and their API keys
@@ -51,6 +55,22 @@ const rooms: Room[] = [
 const allowedDuringMove: AllowedImport[] = [
 ];
 
+/**
+ * What adapters may not import (docs/decisions/0056): they translate, and reach the database, the
+ * ledger and the record core through services. Measured before the rules were written: no
+ * adapter imports pg; api/ and sources/ import from db/ only the Pool or Queryable type they pass
+ * to services, and api/ the test of a failure's kind (503 or 500); none reads records/store/.
+ * api/ still reads balances and statements from ledger/ directly, so the ledger ban names the
+ * adapters it holds for today; the ledger's front door is where api/ moves to.
+ */
+const adapters = rooms.filter((room) => room.layer === "adapter").map((room) => room.name);
+const bans: ImportBan[] = [
+  { rooms: adapters, target: "pg", why: "the database driver is db/'s" },
+  { rooms: adapters, target: "db/", except: ["db/failure-kind.ts"], typesFrom: ["db/pool.ts"], why: "an adapter passes a handle through, it opens no transaction" },
+  { rooms: adapters, target: "records/store/", why: "the record core's store is private" },
+  { rooms: ["gateway", "sources"], target: "ledger/", why: "balances and postings are a service's" },
+];
+
 const root = path.resolve(import.meta.dirname, "../..");
 
 function sourceFiles(folder: string): string[] {
@@ -62,14 +82,22 @@ function sourceFiles(folder: string): string[] {
 }
 
 const files = sourceFiles("src");
-const imports: ImportEdge[] = files.flatMap((from) => importSpecifiers(readFileSync(path.join(root, from), "utf8"))
-  .map((specifier) => resolveImport(from, specifier))
-  .filter((to): to is string => to !== undefined)
-  .map((to) => ({ from, to })));
+const imports: ImportEdge[] = files.flatMap((from) => {
+  const text = readFileSync(path.join(root, from), "utf8");
+  const typeOnly = typeOnlySpecifiers(text);
+  return importSpecifiers(text).flatMap((specifier) => {
+    const to = resolveImport(from, specifier) ?? packageOf(specifier);
+    return to === undefined ? [] : [{ from, to, typeOnly: typeOnly.has(specifier) }];
+  });
+});
 
 describe("the import graph of src/", () => {
   it("holds the rooms' layers, keeps adapters apart and has no cycle", () => {
     expect(checkImportGraph(files, imports, rooms, allowedDuringMove)).toEqual([]);
+  });
+
+  it("enters a room with an entry only through it, and no adapter imports what it is banned", () => {
+    expect(checkEntriesAndBans(imports, rooms, bans)).toEqual([]);
   });
 });
 
@@ -141,6 +169,70 @@ describe("the import checker", () => {
       `const text = 'import("./quoted.ts")';`,
     ].join("\n");
     expect(importSpecifiers(source)).toEqual(["./a.ts", "../b.ts", "./c.ts", "./d.ts", "./e.ts"]);
+  });
+
+  describe("entries and bans", () => {
+    // The small house again, with a front door for billing and the adapters' bans of the real table.
+    const withEntry = house.map((room) => (room.name === "billing" ? { ...room, entry: "billing/index.ts" } : room));
+    const houseBans: ImportBan[] = [
+      { rooms: ["http", "tcp"], target: "pg", why: "driver" },
+      { rooms: ["http", "tcp"], target: "base/db/", except: ["base/db/failure.ts"], typesFrom: ["base/db/pool.ts"], why: "handles only" },
+      { rooms: ["http", "tcp"], target: "billing/store/", why: "private store" },
+      { rooms: ["tcp"], target: "base/ledger/", why: "services post" },
+    ];
+    const checkRules = (edges: Array<{ from: string; to: string; typeOnly?: boolean }>, bans = houseBans) =>
+      checkEntriesAndBans(edges.map((e) => ({ ...e, from: `src/${e.from}`, to: e.to.endsWith(".ts") ? `src/${e.to}` : e.to })), withEntry, bans);
+
+    it("reports an adapter that imports the driver, opens a transaction or reads a private store, and lets a handle's type pass", () => {
+      expect(checkRules([
+        { from: "tcp/link.ts", to: "pg" },
+        { from: "tcp/link.ts", to: "base/db/tx.ts" },
+        { from: "tcp/link.ts", to: "base/db/pool.ts" },
+        { from: "tcp/link.ts", to: "billing/store/rows.ts" },
+        { from: "tcp/link.ts", to: "base/ledger/balance.ts" },
+        { from: "tcp/link.ts", to: "base/db/pool.ts", typeOnly: true },
+        { from: "http/route.ts", to: "base/db/failure.ts" },
+        { from: "http/route.ts", to: "base/ledger/balance.ts" },
+        { from: "billing/charge.ts", to: "base/db/tx.ts" },
+      ])).toEqual([
+        "banned import, tcp -> pg (driver): src/tcp/link.ts imports pg",
+        "banned import, tcp -> base/db/ (handles only): src/tcp/link.ts imports src/base/db/tx.ts",
+        "banned import, tcp -> base/db/ (handles only): src/tcp/link.ts imports src/base/db/pool.ts",
+        "import past the entry of billing (src/billing/index.ts): src/tcp/link.ts imports src/billing/store/rows.ts",
+        "banned import, tcp -> billing/store/ (private store): src/tcp/link.ts imports src/billing/store/rows.ts",
+        "banned import, tcp -> base/ledger/ (services post): src/tcp/link.ts imports src/base/ledger/balance.ts",
+      ]);
+    });
+
+    it("reports an import past a room's entry from another room, and lets the entry and the room's own files pass", () => {
+      expect(checkRules([
+        { from: "http/route.ts", to: "billing/index.ts" },
+        { from: "main.ts", to: "billing/invoice.ts" },
+        { from: "billing/index.ts", to: "billing/invoice.ts" },
+      ])).toEqual(["import past the entry of billing (src/billing/index.ts): src/main.ts imports src/billing/invoice.ts"]);
+    });
+
+    it("reports a ban that names no room", () => {
+      expect(checkRules([], [{ rooms: ["smtp"], target: "pg", why: "driver" }])).toEqual(["an import ban names smtp, which is no room"]);
+    });
+  });
+
+  it("tells imports for types only from imports that load a module", () => {
+    const source = [
+      `import type { Pool } from "./pool.ts";`,
+      `import { type Tx } from "./tx.ts";`,
+      `import type { A } from "./both.ts";`,
+      `import { b } from "./both.ts";`,
+      `export type { C } from "./c.ts";`,
+      `type D = typeof import("./d.ts");`,
+      `const e = async () => (await import("./e.ts")).e;`,
+    ].join("\n");
+    expect([...typeOnlySpecifiers(source)].sort()).toEqual(["./c.ts", "./d.ts", "./pool.ts"]);
+  });
+
+  it("names the package of a bare specifier", () => {
+    expect(["pg", "pg/lib/client", "@nats-io/jetstream", "node:net", "./local.ts"].map(packageOf))
+      .toEqual(["pg", "pg", "@nats-io/jetstream", "node:net", undefined]);
   });
 
   it("resolves relative specifiers against the importing file and leaves packages out", () => {

@@ -16,9 +16,8 @@ function leaves(command: Command, prefix = ""): Array<[string, Command]> {
   return command.commands.flatMap((child) => leaves(child, `${prefix} ${child.name()}`));
 }
 
-// Commands that run rather than read: the service and the scheme simulator (which prints JSON lines anyway).
-// serve and the simulator run until stopped; review release only refuses, naming the decisions that replaced it.
-const notReadCommands = new Set(["serve", "scheme-sim send", "scheme-sim listen", "review release"]);
+// Commands that run rather than read: serve runs until stopped; review release only refuses, naming the decisions that replaced it.
+const notReadCommands = new Set(["serve", "review release"]);
 
 describe("clearline's manners", () => {
   let db: TestDatabase;

@@ -8,10 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
 import { limits } from "../../src/config/limits.ts";
 import { startInboundEndpoint, type InboundEndpoint, type InboundEndpointOptions } from "../../src/gateway/inbound-endpoint.ts";
-import { cardRequest, networkRequest, SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { cardRequest, networkRequest, SchemeClient } from "../support/scheme-simulator.ts";
 import { iso8583InboundClosedConnections, iso8583InboundRefusedConnections } from "../../src/observability/metrics-gateway.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { balance, capturedLogger, codec, connectClient, givenIssuer, patient, testKeys, testPan, type Issuer } from "./support.ts";
+import { cardIssuer } from "../../src/cards/index.ts";
 
 async function counted(counter: typeof iso8583InboundRefusedConnections, reason: string): Promise<number> {
   return (await counter.get()).values.find((v) => v.labels.reason === reason)?.value ?? 0;
@@ -49,7 +50,7 @@ describe("admission on the ISO 8583 scheme endpoint", () => {
   });
 
   async function endpointWith(overrides: Partial<InboundEndpointOptions> = {}): Promise<InboundEndpoint> {
-    const endpoint = await startInboundEndpoint({ pool: db.pool, keys, logger: capturedLogger("warn").logger }, {
+    const endpoint = await startInboundEndpoint({ issuer: cardIssuer({ pool: db.pool, keys }), logger: capturedLogger("warn").logger }, {
       host: "127.0.0.1", port: 0, codec,
       connectionsMax: limits.iso8583.inboundConnectionsMax, inflightPerConnectionMax: limits.iso8583.inboundInflightPerConnectionMax,
       idleTimeoutMs: limits.iso8583.inboundIdleTimeoutMs, ...overrides,

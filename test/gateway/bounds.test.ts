@@ -1,7 +1,7 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
-import { cardRequest, networkRequest, SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { cardRequest, networkRequest, SchemeClient } from "../support/scheme-simulator.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { codec, connectClient, givenIssuer, patient, startTestEndpoint, testKeys, testPan } from "./support.ts";
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/transaction.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";
-import { runCliInProcess } from "../support/cli.ts";
+import { runCliInProcess, runSchemeSim } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { testPan } from "./support.ts";
 
@@ -22,7 +22,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-describe("clearline card add, serve --iso8583-port and scheme-sim", () => {
+describe("clearline card add, serve --iso8583-port and the scheme simulator", () => {
   let db: TestDatabase;
   let home: string;
   let env: Record<string, string>;
@@ -77,7 +77,7 @@ describe("clearline card add, serve --iso8583-port and scheme-sim", () => {
       });
       serve?.once("exit", (code) => reject(new Error(`serve exited with ${code}: ${seen}`)));
     });
-    const run = await runCliInProcess(["scheme-sim", "send", "--port", String(port), "--pan", pan, "--amount", "2500", "--sign-on", "--repeat", "--reverse", "--stan", "500", "--currency", "978"], env);
+    const run = await runSchemeSim(["send", "--port", String(port), "--pan", pan, "--amount", "2500", "--sign-on", "--repeat", "--reverse", "--stan", "500", "--currency", "978"], env);
     expect(run.exitCode).toBe(0);
     const received = run.stdout.trim().split("\n").map((line) => JSON.parse(line)).filter((m) => m.direction === "received");
     expect(received.map((m) => `${m.mti}/${m.fields["39"]}`)).toEqual(["0810/00", "0110/00", "0110/00", "0410/00", "0410/00"]);

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
-import { gatewayAccounts } from "../../src/cards/cards.ts";
+import { gatewayAccounts } from "../../src/normalize/from-iso8583.ts";
 import type { InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
-import { cardRequest, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { cardRequest, type SchemeClient } from "../support/scheme-simulator.ts";
 import type { Message } from "../../src/protocols/iso8583/index.ts";
 import { advanceProjection } from "../../src/ledger/balance.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";

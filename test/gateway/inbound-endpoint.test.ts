@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { gatewayAccounts } from "../../src/cards/cards.ts";
-import { cardRequest, networkRequest, reversalOf } from "../../src/gateway/scheme-simulator.ts";
+import { gatewayAccounts } from "../../src/normalize/from-iso8583.ts";
+import { cardRequest, networkRequest, reversalOf } from "../support/scheme-simulator.ts";
 import { iso8583MessageDuration } from "../../src/observability/metrics-gateway.ts";
 import { iso87AsciiDictionary, pack, unpackTolerant } from "../../src/protocols/iso8583/index.ts";
 import { balance, testPan, useSchemeScene } from "./support.ts";

@@ -4,7 +4,8 @@ import { registerCardAuthorizationRoutes } from "../../src/api/routes/card-autho
 import type { CardKeys } from "../../src/cards/card-key.ts";
 import { limits } from "../../src/config/limits.ts";
 import type { Pool } from "../../src/db/pool.ts";
-import { CardAuthorizer } from "../../src/gateway/card-authorizations.ts";
+import { CardAuthorizer } from "../../src/cards/card-authorizer.ts";
+import { schemeLinkStore } from "../../src/cards/outbound-store.ts";
 import { OutboundConnection, type OutboundOptions } from "../../src/gateway/outbound-connection.ts";
 import type { Logger } from "../../src/observability/logger.ts";
 import { codec, eventually } from "./support.ts";
@@ -28,7 +29,7 @@ export const impatient: Partial<OutboundOptions> = { responseTimeoutMs: 400 };
  * answered request into a reversal); tests of the timeout pass `impatient`.
  */
 export async function startTestGateway(pool: Pool, keys: CardKeys, logger: Logger, schemePort: number, overrides: Partial<OutboundOptions> = {}): Promise<TestGateway> {
-  const connection = new OutboundConnection(pool, logger, {
+  const connection = new OutboundConnection(schemeLinkStore(pool), logger, {
     name: "scheme-test", host: "127.0.0.1", port: schemePort, codec, acquirerId: "423935",
     responseTimeoutMs: 120_000, inflightMax: limits.iso8583.outboundInflightMax, slotWaitMs: 200, echoIdleMs: 60_000,
     reconnectBackoffMs: 25, reconnectBackoffMaxMs: 200, reversalRetryBackoffMs: 50, reversalRetryBackoffMaxMs: 200,

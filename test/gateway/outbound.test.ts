@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
-import { approveEverything, SchemeServer } from "../../src/gateway/scheme-simulator.ts";
+import { approveEverything, SchemeServer } from "../support/scheme-simulator.ts";
 import type { Message } from "../../src/protocols/iso8583/index.ts";
 import { iso8583MessageDuration } from "../../src/observability/metrics-gateway.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";

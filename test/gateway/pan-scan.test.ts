@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
 import type { InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
-import { cardRequest, reversalOf, SchemeServer, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { cardRequest, reversalOf, SchemeServer, type SchemeClient } from "../support/scheme-simulator.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { authorizeOverHttp, impatient, startTestGateway, type TestGateway } from "./outbound-support.ts";

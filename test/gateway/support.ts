@@ -4,12 +4,13 @@ import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { Writable } from "node:stream";
 import { CardKeys } from "../../src/cards/card-key.ts";
 import { addCard, withLuhnCheckDigit } from "../../src/cards/cards.ts";
+import { cardIssuer } from "../../src/cards/index.ts";
 import type { Pool } from "../../src/db/pool.ts";
 import { withTransaction } from "../../src/db/transaction.ts";
 import { limits } from "../../src/config/limits.ts";
 import { startInboundEndpoint, type InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
 import type { Codec } from "../../src/gateway/framed-socket.ts";
-import { networkRequest, SchemeClient, SchemeServer } from "../../src/gateway/scheme-simulator.ts";
+import { networkRequest, SchemeClient, SchemeServer } from "../support/scheme-simulator.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { balanceOf } from "../../src/ledger/balance.ts";
 import { postTransfer } from "../../src/ledger/post-transfers.ts";
@@ -71,7 +72,7 @@ export async function balance(pool: Pool, tenantId: string, accountId: string): 
 }
 
 export async function startTestEndpoint(pool: Pool, keys: CardKeys, logger: Logger = capturedLogger().logger, overrides: Partial<{ connectionsMax: number; inflightPerConnectionMax: number; idleTimeoutMs: number; frameBytesMax: number }> = {}): Promise<InboundEndpoint> {
-  return startInboundEndpoint({ pool, keys, logger }, {
+  return startInboundEndpoint({ issuer: cardIssuer({ pool, keys }), logger }, {
     host: "127.0.0.1", port: 0,
     codec: { ...codec, frameBytesMax: overrides.frameBytesMax ?? codec.frameBytesMax },
     connectionsMax: overrides.connectionsMax ?? limits.iso8583.inboundConnectionsMax,

@@ -1,9 +1,9 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
-import { gatewayAccounts } from "../../src/cards/cards.ts";
+import { gatewayAccounts } from "../../src/normalize/from-iso8583.ts";
 import type { InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
-import { cardRequest, reversalOf, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { cardRequest, reversalOf, type SchemeClient } from "../support/scheme-simulator.ts";
 import { compensateIncident } from "../../src/incidents/compensate.ts";
 import { openIncident } from "../../src/incidents/perimeter.ts";
 import { balanceOf } from "../../src/ledger/balance.ts";

@@ -5,7 +5,7 @@ import { openIncident } from "../../src/incidents/perimeter.ts";
 import { isSourcePaused, pauseSource, resumeSource } from "../../src/incidents/source-pause.ts";
 import { createPartner } from "../../src/partners/partners.ts";
 import { balanceOf } from "../../src/ledger/balance.ts";
-import { cardRequest } from "../../src/gateway/scheme-simulator.ts";
+import { cardRequest } from "../support/scheme-simulator.ts";
 import { fund, givenApiWorld, paymentRequest, type ApiWorld } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { fixture, ingest } from "../ingest/support.ts";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { processingRuleOf } from "../../src/gateway/processing-codes.ts";
-import { cardRequest } from "../../src/gateway/scheme-simulator.ts";
+import { processingRuleOf } from "../../src/cards/processing-codes.ts";
+import { cardRequest } from "../support/scheme-simulator.ts";
 import { cardOriginalRecord, identityOf, naturalKeyOf, type CardOriginal, type MessageKind } from "../../src/normalize/from-iso8583.ts";
 import { loadPostingRules, postingRuleFor, suspenseTransferFor, transferFor } from "../../src/normalize/posting-rules.ts";
 import type { Message } from "../../src/protocols/iso8583/index.ts";

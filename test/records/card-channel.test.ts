@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { addCard, gatewayAccounts } from "../../src/cards/cards.ts";
+import { addCard } from "../../src/cards/cards.ts";
+import { gatewayAccounts } from "../../src/normalize/from-iso8583.ts";
 import { withTransaction } from "../../src/db/transaction.ts";
-import { processingRuleOf } from "../../src/gateway/processing-codes.ts";
-import { cardRequest } from "../../src/gateway/scheme-simulator.ts";
+import { processingRuleOf } from "../../src/cards/processing-codes.ts";
+import { cardRequest } from "../support/scheme-simulator.ts";
 import { cardOriginalRecord, identityOf, type MessageKind } from "../../src/normalize/from-iso8583.ts";
 import type { CanonicalRecord } from "../../src/normalize/canonical-record.ts";
 import type { Message } from "../../src/protocols/iso8583/index.ts";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { cardRequest, reversalOf } from "../../src/gateway/scheme-simulator.ts";
+import { cardRequest, reversalOf } from "../support/scheme-simulator.ts";
 import { identityOf, naturalKeyOf } from "../../src/normalize/from-iso8583.ts";
 import type { Message } from "../../src/protocols/iso8583/index.ts";
 import { balance, testPan, useSchemeScene } from "../gateway/support.ts";

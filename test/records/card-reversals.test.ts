@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { cardRequest, reversalOf } from "../../src/gateway/scheme-simulator.ts";
+import { cardRequest, reversalOf } from "../support/scheme-simulator.ts";
 import { identityOf, naturalKeyOf, originalIdentityOf, reversalFingerprintOf } from "../../src/normalize/from-iso8583.ts";
 import type { Message } from "../../src/protocols/iso8583/index.ts";
 import { recordHistory } from "../../src/records/record-history.ts";

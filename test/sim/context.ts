@@ -1,7 +1,7 @@
 import type { Pool } from "../../src/db/pool.ts";
 import { limits } from "../../src/config/limits.ts";
 import type { Codec } from "../../src/gateway/framed-socket.ts";
-import { networkRequest, SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { networkRequest, SchemeClient } from "../support/scheme-simulator.ts";
 import { defaultFraming, iso87AsciiDictionary, type Message } from "../../src/protocols/iso8583/index.ts";
 import { simBounds } from "./bounds.ts";
 import type { Prng } from "./prng.ts";

@@ -19,6 +19,18 @@ export function runCli(args: string[], env: Record<string, string> = {}): Promis
   });
 }
 
+const SCHEME_SIM = fileURLToPath(new URL("./scheme-sim.ts", import.meta.url));
+
+/** Runs the scheme simulator (`npm run scheme-sim -- ...`, ./scheme-sim.ts) in a child process, as a person trying the gateway would. */
+export function runSchemeSim(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ["--import", "tsx", SCHEME_SIM, ...args], { env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+      const exitCode = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+      resolve({ exitCode, stdout, stderr });
+    });
+  });
+}
+
 /**
  * Runs a `clearline` command's function in this process (src/cli/run.ts, the same program the bin
  * runs), capturing what it writes: for tests of what a command does, where starting a Node process

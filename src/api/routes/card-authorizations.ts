@@ -1,7 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import { z } from "zod";
-import { isPanWellFormed } from "../../cards/cards.ts";
-import { cardAuthorizationEndpoint, type CardAuthorizationSender } from "../../cards/card-authorization.ts";
+import { cardAuthorizationEndpoint, isPanWellFormed, type CardAuthorizationSender } from "../../cards/index.ts";
 import { currencyByCode, decimalToMinor } from "../../protocols/iso4217/currency.ts";
 import { maskPan } from "../../protocols/iso8583/index.ts";
 import { send, tenantOf } from "../http-context.ts";

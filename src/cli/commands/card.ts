@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import type { Command } from "commander";
-import { loadCardKeys } from "../../cards/card-key.ts";
-import { addCard } from "../../cards/cards.ts";
+import { addCard, loadCardKeys } from "../../cards/index.ts";
 import { withTransaction } from "../../db/transaction.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";

@@ -1,4 +1,5 @@
-// The public face of the ISO 8583 codec: dictionaries, pack/unpack, framing, masking, response codes.
+// The public face of the ISO 8583 codec: dictionaries, pack/unpack, framing, masking, response codes,
+// the data element numbers by name.
 export type {
   BcdLayout, BitmapEncoding, Composite, Dictionary, FieldDefinition, FieldEncoding, FieldPrefix, FieldType, FieldValue,
   Message, MtiEncoding, PositionalSubfield, PrefixEncoding, Sensitivity, Subfields, TlvElement,
@@ -16,4 +17,9 @@ export {
 export { alwaysSensitiveFields, maskDigitRuns, maskFieldValue, maskMessage, maskPan, maskSecret, maskTrack } from "./masking.ts";
 export { responseCode, responseCodes, type ResponseCode, type ResponseOutcome } from "./response-codes.ts";
 export { messageFromJson } from "./message-json.ts";
+export { de, type DataElementName } from "./data-elements.ts";
+export { textField } from "./fields.ts";
+export {
+  expectsResponse, isRepeatMti, replayedResponse, responseMtiOf, responseOf, storableFields,
+} from "./responses.ts";
 export { bytesFromHex, hexFromBytes } from "./hex.ts";

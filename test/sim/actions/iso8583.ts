@@ -1,5 +1,5 @@
-import { cardRequest, reversalOf } from "../../../src/gateway/scheme-simulator.ts";
-import { textField } from "../../../src/gateway/messages.ts";
+import { cardRequest, reversalOf } from "../../support/scheme-simulator.ts";
+import { de, textField } from "../../../src/protocols/iso8583/index.ts";
 import { identityOf, naturalKeyOf } from "../../../src/normalize/from-iso8583.ts";
 import type { Message } from "../../../src/protocols/iso8583/index.ts";
 import { simBounds } from "../bounds.ts";
@@ -22,7 +22,7 @@ function transmissionOf(stan: number): string {
 
 /** The service was up and the socket open: an unanswered request is a finding, not a fault we injected. */
 function noAnswer(ctx: SimContext, message: Message, naturalKey: string): void {
-  const stan = textField(message, 11) ?? "";
+  const stan = textField(message, de.systemTraceAuditNumber) ?? "";
   ctx.world.isoUnanswered.push({ mti: message.mti, stan, naturalKey, step: ctx.world.step, strays: ctx.iso.strayAnswers() });
   ctx.log(`no answer to ${message.mti} STAN ${stan} (${naturalKey})`);
 }
@@ -47,7 +47,7 @@ async function sendOriginal(ctx: SimContext, original: IsoOriginal, message: Mes
   const answeredBefore = original.responseCode !== undefined;
   const response = await ctx.iso.request(message);
   if (!response) noAnswer(ctx, message, original.naturalKey);
-  const code = response ? textField(response, 39) : undefined;
+  const code = response ? textField(response, de.responseCode) : undefined;
   if (code === undefined) return;
   if (original.responseCode === undefined) original.responseCode = code;
   // The record core records a repeat or a retransmission alike: a duplicate of the key (the MTI is in its position).
@@ -86,7 +86,7 @@ export async function isoReverse(ctx: SimContext): Promise<void> {
   for (let i = 0; i < times; i++) {
     const response = await ctx.iso.request(i === 0 ? message : { ...message, mti: "0401" });
     if (!response) noAnswer(ctx, i === 0 ? message : { ...message, mti: "0401" }, `reversal-of:${original.naturalKey}`);
-    if (response && textField(response, 39) === "00") {
+    if (response && textField(response, de.responseCode) === "00") {
       if (reversal.acknowledged) sawDedup(ctx.world, "iso8583", `reversal-of:${original.naturalKey}`, "repeat");
       reversal.acknowledged = true;
     }

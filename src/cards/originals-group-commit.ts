@@ -3,7 +3,7 @@ import { GroupCommitQueue } from "../db/group-commit-queue.ts";
 import type { Pool } from "../db/pool.ts";
 import { iso8583OriginalBatches, iso8583OriginalBatchMessages } from "../observability/metrics-gateway.ts";
 import { withTransaction } from "../db/transaction.ts";
-import { cardAccountsOf } from "../cards/cards.ts";
+import { cardAccountsOf } from "./cards.ts";
 import { cardHashesOf, decideAlone, decideOriginals, type PendingOriginal } from "./decide-originals.ts";
 import type { InboundResult } from "./inbound-types.ts";
 

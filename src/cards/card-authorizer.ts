@@ -1,7 +1,4 @@
 import { createHash } from "node:crypto";
-import { cardAuthorizationEndpoint, type AuthorizeOutcome, type CardAuthorizationRequest, type CardAuthorizationSender } from "../cards/card-authorization.ts";
-import type { CardKeys } from "../cards/card-key.ts";
-import { cardIdentity } from "../cards/cards.ts";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEventsCheaply } from "../dedup/dedup-event.ts";
@@ -9,10 +6,13 @@ import { claim, complete, findRecord, type IdempotencyRecord, type IdempotencySc
 import { differingFields, requestDigest, type Canonical } from "../idempotency/request-digest.ts";
 import type { Logger } from "../observability/logger.ts";
 import { iso8583OutboundOutcomes } from "../observability/metrics-gateway.ts";
-import { currencyByCode, minorToDecimal } from "../protocols/iso4217/currency.ts";
-import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
+import { minorToDecimal } from "../protocols/iso4217/currency.ts";
+import { de, type FieldValue, type Message } from "../protocols/iso8583/index.ts";
+import { cardAuthorizationEndpoint, type AuthorizeOutcome, type CardAuthorizationRequest, type CardAuthorizationSender } from "./card-authorization.ts";
+import type { CardKeys } from "./card-key.ts";
+import { cardIdentity } from "./cards.ts";
 import { findOutbound, insertOutbound, persistReversal, recordResponse, type OutboundRow } from "./outbound-store.ts";
-import { matchKeyOf, retrievalReferenceNumber, transmissionDateTime, type Exchange, type OutboundConnection } from "./outbound-connection.ts";
+import type { Exchange, SchemeLink } from "./scheme-link.ts";
 
 class FencedOff extends Error {}
 
@@ -23,10 +23,11 @@ class FencedOff extends Error {}
  * reversal, and complete the key, fenced by the claim's attempt. The caller always gets a
  * definite answer: approved, declined, or reversed (the outcome was unknown, so it was undone).
  * A takeover of a key whose earlier attempt died never sends a second 0100: it answers from
- * that attempt's row, reversing it if it was never decided.
+ * that attempt's row, reversing it if it was never decided. The link (numbering, message
+ * building, matching, sending) is the ISO 8583 adapter's, handed in by the composition root.
  */
 export class CardAuthorizer implements CardAuthorizationSender {
-  constructor(private readonly pool: Pool, private readonly keys: CardKeys, private readonly outbound: OutboundConnection | undefined, private readonly logger: Logger) {
+  constructor(private readonly pool: Pool, private readonly keys: CardKeys, private readonly outbound: SchemeLink | undefined, private readonly logger: Logger) {
     if (outbound !== undefined) outbound.undecidedHandler = (row) => this.reverseUndecided(row);
   }
 
@@ -50,8 +51,7 @@ export class CardAuthorizer implements CardAuthorizationSender {
       const stan = await outbound.stans.next();
       const earlier = seen === undefined ? undefined : await findOutbound(this.pool, request.tenantId, request.idempotencyKey);
       const reversalStan = earlier?.state === "sent" ? await outbound.stans.next() : undefined;
-      const transmission = transmissionDateTime();
-      const message = this.authorizationMessage(request, stan, transmission);
+      const message = outbound.authorizationRequest(request, stan);
 
       let phase1: { kind: "send"; attempt: number } | { kind: "done"; response: StoredResponse } | { kind: "held"; record: IdempotencyRecord } | { kind: "busy" };
       try {
@@ -66,7 +66,7 @@ export class CardAuthorizer implements CardAuthorizationSender {
           }
           await insertOutbound(tx, {
             tenantId: request.tenantId, idemKey: request.idempotencyKey, attempt: claimed.attempt, connection: outbound.options.name,
-            matchKey: matchKeyOf(message), request: message, cardHash: card.cardHash, cardBin: card.bin, cardLastFour: card.lastFour,
+            matchKey: outbound.matchKeyOf(message), request: message, cardHash: card.cardHash, cardBin: card.bin, cardLastFour: card.lastFour,
             amountMinor: request.amountMinor, currency: request.currency,
           });
           return { kind: "send" as const, attempt: claimed.attempt };
@@ -93,7 +93,7 @@ export class CardAuthorizer implements CardAuthorizationSender {
    * connection, the reversal) is recorded and the key completed in one transaction, fenced by the
    * claim's attempt.
    */
-  private async sendAndDecide(request: CardAuthorizationRequest, scope: IdempotencyScope, outbound: OutboundConnection, message: Message, attempt: number): Promise<AuthorizeOutcome> {
+  private async sendAndDecide(request: CardAuthorizationRequest, scope: IdempotencyScope, outbound: SchemeLink, message: Message, attempt: number): Promise<AuthorizeOutcome> {
     const exchange = await outbound.exchange(message);
     const needsReversal = exchange.kind !== "response";
     const secondStan = needsReversal ? await outbound.stans.next() : undefined;
@@ -115,41 +115,20 @@ export class CardAuthorizer implements CardAuthorizationSender {
       for (const late of outbound.finish(message)) await outbound.recordLate(late);
     }
     if (needsReversal) outbound.kickReversals();
-    this.logger.info({ tenantId: request.tenantId, stan: message.fields[11], outcome: JSON.parse(response.body).status, exchange: exchange.kind }, "card authorization decided");
+    this.logger.info({ tenantId: request.tenantId, stan: message.fields[de.systemTraceAuditNumber], outcome: JSON.parse(response.body).status, exchange: exchange.kind }, "card authorization decided");
     return { kind: "answer", response, replayed: false };
-  }
-
-  private authorizationMessage(request: CardAuthorizationRequest, stan: string, transmission: string): Message {
-    const currency = currencyByCode(request.currency);
-    if (currency === undefined) throw new Error(`currency ${request.currency} was validated by the route`);
-    return {
-      mti: "0100",
-      fields: {
-        2: request.pan,
-        3: "000000",
-        4: request.amountMinor.toString().padStart(12, "0"),
-        7: transmission,
-        11: stan,
-        12: transmission.slice(4),
-        13: transmission.slice(0, 4),
-        32: this.outbound?.options.acquirerId ?? "0",
-        37: retrievalReferenceNumber(stan),
-        41: request.terminal.padEnd(8, " "),
-        42: request.merchant.padEnd(15, " "),
-        49: currency.numeric,
-      },
-    };
   }
 
   private async decide(tx: Tx, request: CardAuthorizationRequest, message: Message, exchange: Exchange, reversalStan: string | undefined): Promise<void> {
     if (exchange.kind === "response") {
       const decided = await recordResponse(tx, request.tenantId, request.idempotencyKey, exchange.response);
-      iso8583OutboundOutcomes.inc({ outcome: decided ? (exchange.response.fields[39] === "00" ? "approved" : "declined") : "too_late" });
+      const approved = exchange.response.fields[de.responseCode] === "00";
+      iso8583OutboundOutcomes.inc({ outcome: decided ? (approved ? "approved" : "declined") : "too_late" });
       return;
     }
     if (reversalStan === undefined || this.outbound === undefined) throw new Error("a reversal needs its STAN and the connection");
     const reversal = this.outbound.reversalFor(storedRequestFields(message), reversalStan);
-    await persistReversal(tx, request.tenantId, request.idempotencyKey, reversal, matchKeyOf(reversal));
+    await persistReversal(tx, request.tenantId, request.idempotencyKey, reversal, this.outbound.matchKeyOf(reversal));
     iso8583OutboundOutcomes.inc({ outcome: "reversed" });
   }
 
@@ -157,17 +136,18 @@ export class CardAuthorizer implements CardAuthorizationSender {
   private async decideEarlier(tx: Tx, row: OutboundRow, reversalStan: string): Promise<StoredResponse> {
     if (row.state !== "sent" || this.outbound === undefined) return storedResponseOf(row);
     const reversal = this.outbound.reversalFor(row.requestFields, reversalStan);
-    await persistReversal(tx, row.tenantId, row.idemKey, reversal, matchKeyOf(reversal));
+    await persistReversal(tx, row.tenantId, row.idemKey, reversal, this.outbound.matchKeyOf(reversal));
     const decided = await findOutbound(tx, row.tenantId, row.idemKey);
     return storedResponseOf(decided ?? row);
   }
 
   /** The reversal job found a sent authorization nobody is deciding (its process stopped): reverse it. */
   async reverseUndecided(row: OutboundRow): Promise<void> {
-    if (this.outbound === undefined) return;
-    const reversal = this.outbound.reversalFor(row.requestFields, await this.outbound.stans.next());
+    const outbound = this.outbound;
+    if (outbound === undefined) return;
+    const reversal = outbound.reversalFor(row.requestFields, await outbound.stans.next());
     await withTransaction(this.pool, async (tx) => {
-      if (!(await persistReversal(tx, row.tenantId, row.idemKey, reversal, matchKeyOf(reversal)))) return;
+      if (!(await persistReversal(tx, row.tenantId, row.idemKey, reversal, outbound.matchKeyOf(reversal)))) return;
       const decided = await findOutbound(tx, row.tenantId, row.idemKey);
       // False when a newer attempt holds the key: it will answer from this row.
       if (decided !== undefined) await complete(tx, { tenantId: row.tenantId, endpoint: cardAuthorizationEndpoint, key: row.idemKey }, row.attempt, storedResponseOf(decided));
@@ -198,7 +178,7 @@ export class CardAuthorizer implements CardAuthorizationSender {
 
 function storedRequestFields(message: Message): Record<string, FieldValue> {
   const fields: Record<string, FieldValue> = {};
-  for (const [key, value] of Object.entries(message.fields)) if (key !== "2") fields[key] = value;
+  for (const [key, value] of Object.entries(message.fields)) if (Number(key) !== de.primaryAccountNumber) fields[key] = value;
   return fields;
 }
 
@@ -209,13 +189,13 @@ export function authorizationView(row: OutboundRow): Record<string, unknown> {
     id: authorizationIdOf(row.tenantId, row.idemKey),
     status,
     response_code: row.state === "reversed" ? null : row.responseCode,
-    authorization_code: row.state === "approved" ? (row.responseFields?.["38"] ?? null) : null,
+    authorization_code: row.state === "approved" ? (row.responseFields?.[de.authorizationIdentificationResponse] ?? null) : null,
     reversal: row.reversalState === null ? null : { state: row.reversalState },
     card: { bin: row.cardBin, last_four: row.cardLastFour },
     amount: minorToDecimal(row.amountMinor, row.currency),
     currency: row.currency,
-    terminal: String(row.requestFields["41"] ?? "").trimEnd(),
-    merchant: String(row.requestFields["42"] ?? "").trimEnd(),
+    terminal: String(row.requestFields[de.cardAcceptorTerminalIdentification] ?? "").trimEnd(),
+    merchant: String(row.requestFields[de.cardAcceptorIdentificationCode] ?? "").trimEnd(),
     stan: row.stan,
     rrn: row.rrn,
   };

@@ -3,17 +3,17 @@ import type { CardKeys } from "../../src/cards/card-key.ts";
 import { addCard } from "../../src/cards/cards.ts";
 import { limits } from "../../src/config/limits.ts";
 import { openTransaction, withTransaction } from "../../src/db/transaction.ts";
-import { handleInbound } from "../../src/gateway/inbound.ts";
+import { cardIssuer, handleInbound } from "../../src/cards/inbound.ts";
 import { startInboundEndpoint, type InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
-import { OriginalsGroupCommit, type OriginalsGroupCommitBounds } from "../../src/gateway/originals-group-commit.ts";
-import { cardRequest, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { OriginalsGroupCommit, type OriginalsGroupCommitBounds } from "../../src/cards/originals-group-commit.ts";
+import { cardRequest, type SchemeClient } from "../support/scheme-simulator.ts";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { postTransfer } from "../../src/ledger/post-transfers.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { iso8583OriginalBatches } from "../../src/observability/metrics-gateway.ts";
 import { pack, type Message } from "../../src/protocols/iso8583/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { balance, capturedLogger, codec, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "./support.ts";
+import { balance, capturedLogger, codec, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "../gateway/support.ts";
 
 const transmission = "1203101500";
 
@@ -65,7 +65,7 @@ async function givenWorld(db: TestDatabase, keys: CardKeys, name: string, bin: s
 /** An endpoint whose writer runs one batch at a time (bounds given), with one signed-on client. */
 async function startBatchingEndpoint(db: TestDatabase, keys: CardKeys, bounds: Partial<OriginalsGroupCommitBounds> = {}): Promise<{ writer: OriginalsGroupCommit; endpoint: InboundEndpoint; client: SchemeClient }> {
   const writer = new OriginalsGroupCommit(db.pool, { batchMessagesMax: 64, batchesInFlightMax: 1, queueMax: 64, ...bounds });
-  const endpoint = await startInboundEndpoint({ pool: db.pool, keys, logger: capturedLogger().logger, originalsWriter: writer }, {
+  const endpoint = await startInboundEndpoint({ issuer: cardIssuer({ pool: db.pool, keys, originalsWriter: writer }), logger: capturedLogger().logger }, {
     host: "127.0.0.1", port: 0, codec, connectionsMax: limits.iso8583.inboundConnectionsMax,
     inflightPerConnectionMax: limits.iso8583.inboundInflightPerConnectionMax, idleTimeoutMs: limits.iso8583.inboundIdleTimeoutMs,
   });

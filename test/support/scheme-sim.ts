@@ -1,15 +1,17 @@
-import type { Command } from "commander";
-import { codecOf } from "../../gateway/gateway.ts";
-import { cardRequest, networkRequest, reversalOf, SchemeServer, type SchemeAction, type SchemeBehaviour, SchemeClient } from "../../gateway/scheme-simulator.ts";
-import { defaultFraming, maskMessage, type Message } from "../../protocols/iso8583/index.ts";
-import { CliError, exitCodes } from "../exit-codes.ts";
-import { printLine } from "../output.ts";
+import { Command, CommanderError } from "commander";
+import { CliError, exitCodes } from "../../src/cli/exit-codes.ts";
+import { printLine } from "../../src/cli/output.ts";
+import { describeFailure } from "../../src/cli/run.ts";
+import { codecOf } from "../../src/gateway/gateway.ts";
+import { defaultFraming, maskMessage, type Message } from "../../src/protocols/iso8583/index.ts";
+import { cardRequest, networkRequest, reversalOf, SchemeServer, type SchemeAction, type SchemeBehaviour, SchemeClient } from "./scheme-simulator.ts";
 
 /**
- * `clearline scheme-sim`: a card scheme for trying the gateway by hand. `send` plays the
- * acquiring side against our endpoint (authorizations, repeats, reversals, unknown reversals);
- * `listen` plays the scheme for our outbound connection (answers, declines, late answers, drops,
- * duplicates, out-of-order answers). Every message is printed as one masked JSON line.
+ * `npm run scheme-sim -- send|listen ...`: a card scheme for trying the gateway by hand. `send`
+ * plays the acquiring side against our endpoint (authorizations, repeats, reversals, unknown
+ * reversals); `listen` plays the scheme for our outbound connection (answers, declines, late
+ * answers, drops, duplicates, out-of-order answers). Every message is printed as one masked JSON
+ * line. A tool beside the tests, not a clearline command: it stands in for the card scheme.
  */
 interface CodecOptions {
   dictionary: string;
@@ -29,7 +31,7 @@ function codecFrom(options: CodecOptions): ReturnType<typeof codecOf> {
 }
 
 /** approve | decline:CODE | silent | delay:MS | duplicate | drop-every:N | reverse-order:N */
-export function behaviourOf(spec: string, server: () => SchemeServer | undefined): SchemeBehaviour {
+function behaviourOf(spec: string, server: () => SchemeServer | undefined): SchemeBehaviour {
   const [name, argument] = spec.split(":");
   const number = Number(argument ?? "0");
   switch (name) {
@@ -55,8 +57,8 @@ export function behaviourOf(spec: string, server: () => SchemeServer | undefined
   }
 }
 
-export function registerSchemeSimCommand(program: Command): void {
-  const sim = program.command("scheme-sim").description("a card scheme simulator for trying the ISO 8583 gateway by hand");
+function schemeSimProgram(): Command {
+  const sim = new Command("scheme-sim").description("a card scheme simulator for trying the ISO 8583 gateway by hand").exitOverride();
   const withCodec = (command: Command) => command
     .option("--dictionary <name>", "iso87-ascii or iso87-binary", "iso87-ascii")
     .option("--framing <framing>", "binary-2, ascii-4, bcd-2 or vml-4", defaultFraming);
@@ -124,4 +126,19 @@ export function registerSchemeSimCommand(program: Command): void {
       });
       await server.close();
     });
+  return sim;
 }
+
+/** Runs the simulator with these arguments (as in process.argv); answers its exit code. */
+async function runSchemeSim(argv: string[]): Promise<number> {
+  try {
+    await schemeSimProgram().parseAsync(argv);
+    return exitCodes.ok;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
+    process.stderr.write(`scheme-sim: ${describeFailure(error)}\n`);
+    return error instanceof CliError ? error.exitCode : exitCodes.failure;
+  }
+}
+
+process.exitCode = await runSchemeSim(process.argv);

@@ -1,8 +1,7 @@
-import type { Queryable } from "../db/pool.ts";
+import type { Pool, Queryable } from "../db/pool.ts";
 import { enqueueEvent } from "../outbox/outbox-store.ts";
 import type { Tx } from "../db/transaction.ts";
-import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
-import { storableFields } from "./messages.ts";
+import { de, storableFields, type FieldValue, type Message } from "../protocols/iso8583/index.ts";
 
 /**
  * The outbound authorization rows (acquirer side). Every state change is a conditional UPDATE on
@@ -75,8 +74,9 @@ export async function insertOutbound(tx: Tx, outbound: NewOutbound): Promise<voi
     `INSERT INTO iso8583_outbound (tenant_id, idem_key, attempt, connection, match_key, system_trace_audit_number, retrieval_reference_number,
        card_hash, card_bin, card_last_four, amount_minor, currency, request_fields, state)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, 'sent')`,
-    [outbound.tenantId, outbound.idemKey, outbound.attempt, outbound.connection, outbound.matchKey, outbound.request.fields[11],
-      outbound.request.fields[37], outbound.cardHash, outbound.cardBin, outbound.cardLastFour, outbound.amountMinor.toString(), outbound.currency,
+    [outbound.tenantId, outbound.idemKey, outbound.attempt, outbound.connection, outbound.matchKey,
+      outbound.request.fields[de.systemTraceAuditNumber], outbound.request.fields[de.retrievalReferenceNumber],
+      outbound.cardHash, outbound.cardBin, outbound.cardLastFour, outbound.amountMinor.toString(), outbound.currency,
       JSON.stringify(storableFields(outbound.request))],
   );
 }
@@ -88,7 +88,7 @@ export async function findOutbound(db: Queryable, tenantId: string, idemKey: str
 
 /** The scheme's answer decides a sent authorization; false when a reversal decided it first. */
 export async function recordResponse(tx: Tx, tenantId: string, idemKey: string, response: Message): Promise<boolean> {
-  const code = String(response.fields[39] ?? "");
+  const code = String(response.fields[de.responseCode] ?? "");
   const result = await tx.query(
     `UPDATE iso8583_outbound SET state = $3, response_code = $4, response_fields = $5, decided_at = now()
       WHERE tenant_id = $1 AND idem_key = $2 AND state = 'sent'`,
@@ -160,4 +160,47 @@ export async function undecidedSends(db: Queryable, connection: string, olderTha
     [connection, olderThanMs, rowsMax],
   );
   return rows.map(toRow);
+}
+
+/**
+ * The next block of system trace audit numbers of one outbound connection: the counter's new end
+ * (iso8583_stan_counter, one write per block), so that a restart never hands out a number again.
+ */
+export async function reserveStanBlock(
+  db: Queryable, connection: string, blockSize: number,
+): Promise<bigint> {
+  const { rows } = await db.query<{ allocated: bigint }>(
+    `INSERT INTO iso8583_stan_counter (connection, allocated) VALUES ($1, $2)
+     ON CONFLICT (connection) DO UPDATE SET allocated = iso8583_stan_counter.allocated + $2
+     RETURNING allocated`,
+    [connection, blockSize],
+  );
+  return rows[0]?.allocated ?? 0n;
+}
+
+/**
+ * What the outbound scheme link (src/gateway/outbound-connection.ts) keeps in the database, by
+ * connection name: its STAN counter, and the reversals and late responses of the authorizations
+ * sent on it. The composition root hands it to the link, so the adapter holds no SQL.
+ */
+export interface SchemeLinkStore {
+  reserveStans(connection: string, blockSize: number): Promise<bigint>;
+  acknowledgeReversal(connection: string, reversalMatchKey: string): Promise<boolean>;
+  recordLateResponse(connection: string, matchKey: string, responseCode: string): Promise<boolean>;
+  dueReversals(connection: string, rowsMax: number): Promise<OutboundRow[]>;
+  markReversalSent(tenantId: string, idemKey: string, nextInMs: number): Promise<void>;
+  pendingReversalCount(connection: string): Promise<number>;
+  undecidedSends(connection: string, olderThanMs: number, rowsMax: number): Promise<OutboundRow[]>;
+}
+
+export function schemeLinkStore(pool: Pool): SchemeLinkStore {
+  return {
+    reserveStans: (connection, blockSize) => reserveStanBlock(pool, connection, blockSize),
+    acknowledgeReversal: (connection, matchKey) => acknowledgeReversal(pool, connection, matchKey),
+    recordLateResponse: (connection, matchKey, code) => recordLateResponse(pool, connection, matchKey, code),
+    dueReversals: (connection, rowsMax) => dueReversals(pool, connection, rowsMax),
+    markReversalSent: (tenantId, idemKey, nextInMs) => markReversalSent(pool, tenantId, idemKey, nextInMs),
+    pendingReversalCount: (connection) => pendingReversalCount(pool, connection),
+    undecidedSends: (connection, olderMs, rowsMax) => undecidedSends(pool, connection, olderMs, rowsMax),
+  };
 }

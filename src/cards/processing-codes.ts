@@ -1,6 +1,6 @@
 import { assert } from "../assert.ts";
 import type { MessageKind, ProcessingAccount, ProcessingRule } from "../normalize/from-iso8583.ts";
-import { responseCode, type Message } from "../protocols/iso8583/index.ts";
+import { de, responseCode, textField, type Message } from "../protocols/iso8583/index.ts";
 import processingCodesJson from "../../protocols/iso8583/processing-codes.json" with { type: "json" };
 
 /**
@@ -55,8 +55,7 @@ export const unsupportedProcessingResponse = table.unsupportedResponse;
 
 /** Field 3 as sent; an absent field 3 is a purchase from the default account (as before this table). */
 export function processingCodeOf(message: Message): string {
-  const value = message.fields[3];
-  return typeof value === "string" ? value : "000000";
+  return textField(message, de.processingCode) ?? "000000";
 }
 
 /** The rule for this message, or undefined: the code (or this kind of message with it) is not served. */

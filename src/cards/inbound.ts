@@ -1,8 +1,9 @@
 import { mtiClassOf, type MessageKind } from "../normalize/from-iso8583.ts";
-import type { Message } from "../protocols/iso8583/index.ts";
+import { expectsResponse, type Message } from "../protocols/iso8583/index.ts";
 import { handleOriginal } from "./inbound-originals.ts";
 import { handleReversal } from "./inbound-reversals.ts";
-import { buildResponse, expectsResponse, textField } from "./messages.ts";
+import { buildResponse } from "./messages.ts";
+import { OriginalsGroupCommit } from "./originals-group-commit.ts";
 import { handleReconciliation } from "./reconciliation-messages.ts";
 
 /**
@@ -11,6 +12,7 @@ import { handleReconciliation } from "./reconciliation-messages.ts";
  * to the socket; a repeat or a retransmission is answered from the stored response and never
  * makes a second effect; each such repeat leaves a dedup_event row. Originals and reversals are decided by the
  * record core (inbound-originals.ts, inbound-reversals.ts); this module only dispatches by MTI.
+ * Network management (08xx) is the link's own: the scheme endpoint (src/gateway/) answers it.
  */
 import type { InboundContext, InboundDependencies, InboundResult } from "./inbound-types.ts";
 
@@ -19,19 +21,28 @@ export type { InboundContext, InboundDependencies, InboundResult } from "./inbou
 const originalKinds: Readonly<Record<string, MessageKind>> = {
   "010": "authorization", "012": "authorizationAdvice", "020": "financial", "022": "financialAdvice",
 };
-const networkManagementCodes = new Set(["001", "002", "301"]); // DE 70: sign-on, sign-off, echo test
 
 export async function handleInbound(deps: InboundDependencies, message: Message, context: InboundContext): Promise<InboundResult> {
   if (!expectsResponse(message.mti)) return { response: undefined, decision: "unanswered_message_class" };
   const messageClass = mtiClassOf(message.mti);
-  if (message.mti.startsWith("08")) {
-    const code = textField(message, 70);
-    if (code === undefined || !networkManagementCodes.has(code)) return { response: buildResponse(message, "formatError"), decision: "network_code_unknown" };
-    return { response: buildResponse(message, "acknowledged"), decision: `network_${code}` };
-  }
   const kind = originalKinds[messageClass];
   if (kind !== undefined) return handleOriginal(deps, message, context, kind);
   if (messageClass === "040" || messageClass === "042") return handleReversal(deps, message, context);
   if (messageClass === "050" || messageClass === "052") return handleReconciliation(deps, message, context);
   return { response: buildResponse(message, "formatError"), decision: "mti_unsupported" };
+}
+
+/** What a scheme endpoint asks of the issuer side: the answer to a message it does not answer. */
+export interface CardIssuer {
+  answer(message: Message, context: InboundContext): Promise<InboundResult>;
+}
+
+/**
+ * The issuer side for one scheme endpoint. Its originals are group-committed (decision 0045): one
+ * writer for all the endpoint's connections, unless the caller brings its own.
+ */
+export function cardIssuer(deps: InboundDependencies): CardIssuer {
+  const originalsWriter = deps.originalsWriter ?? new OriginalsGroupCommit(deps.pool);
+  const withWriter = { ...deps, originalsWriter };
+  return { answer: (message, context) => handleInbound(withWriter, message, context) };
 }

@@ -1,26 +1,26 @@
-import { gatewayAccounts, issuerOfPan } from "../cards/cards.ts";
 import { isSourcePaused } from "../incidents/source-pause.ts";
-import { identityOf, naturalKeyOf, type MessageKind } from "../normalize/from-iso8583.ts";
+import { gatewayAccounts, identityOf, naturalKeyOf, type MessageKind } from "../normalize/from-iso8583.ts";
 import { currencyByNumeric } from "../protocols/iso4217/currency.ts";
-import type { Message } from "../protocols/iso8583/index.ts";
+import { de, textField, type Message } from "../protocols/iso8583/index.ts";
+import { issuerOfPan } from "./cards.ts";
 import { decideAlone, type PendingOriginal } from "./decide-originals.ts";
 import type { InboundContext, InboundDependencies, InboundResult } from "./inbound-types.ts";
 import { positionOf } from "./inbound-store.ts";
-import { buildResponse, panOf, textField } from "./messages.ts";
+import { buildResponse, panOf } from "./messages.ts";
 import { processingRuleOf } from "./processing-codes.ts";
 
 /**
- * Originals (0100/0101, 0120/0121, 0200/0201, 0220/0221): the adapter checks the format, routes
+ * Originals (0100/0101, 0120/0121, 0200/0201, 0220/0221): the issuer side checks the format, routes
  * the card, turns the message into a canonical record (src/normalize/from-iso8583.ts) and hands it
  * to the decision (decide-originals.ts): through the endpoint's batching writer (group commit,
  * docs/decisions/0045), else alone as a batch of one. The record core claims the key, compares a
  * repeat's fingerprint, posts under the processing code's rule and records every repeat; the
- * channel's contract (the stored response, the RRN link, 94, 05, response codes) is the gateway's.
+ * channel's contract (the stored response, the RRN link, 94, 05, response codes) is this room's.
  */
 
 function amountOf(message: Message, absentIsZero: boolean): { amountMinor: bigint; currency: string } | undefined {
-  const amount = textField(message, 4) ?? (absentIsZero ? "0" : undefined);
-  const currency = currencyByNumeric(textField(message, 49) ?? "");
+  const amount = textField(message, de.amountTransaction) ?? (absentIsZero ? "0" : undefined);
+  const currency = currencyByNumeric(textField(message, de.currencyCodeTransaction) ?? "");
   if (amount === undefined || !/^\d{1,12}$/.test(amount) || currency === undefined) return undefined;
   return { amountMinor: BigInt(amount), currency: currency.code };
 }
@@ -42,10 +42,10 @@ export async function handleOriginal(deps: InboundDependencies, message: Message
   const pending: PendingOriginal = {
     message, naturalKey: naturalKeyOf(identity),
     original: {
-      tenantId, mti: message.mti, messageKind: kind, identity, retrievalReferenceNumber: textField(message, 37),
+      tenantId, mti: message.mti, messageKind: kind, identity, retrievalReferenceNumber: textField(message, de.retrievalReferenceNumber),
       cardHash: deps.keys.cardHash(tenantId, pan), amountMinor: amount.amountMinor, currency,
       // The transaction type is part of what a message says (a refund is not a purchase).
-      transactionType: (textField(message, 3) ?? "00").slice(0, 2), rule,
+      transactionType: (textField(message, de.processingCode) ?? "00").slice(0, 2), rule,
       gatewayAccounts: { holds: gatewayAccounts.holds(currency), scheme: gatewayAccounts.scheme(currency), suspense: gatewayAccounts.suspense(currency) },
       position: positionOf(message), connection: context.connection, valueDate: new Date().toISOString().slice(0, 10),
     },

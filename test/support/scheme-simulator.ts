@@ -1,13 +1,15 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from "node:net";
-import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
-import { FramedSocket, type Codec } from "./framed-socket.ts";
-import { buildResponse, expectsResponse, originalDataElements, responseMtiOf, textField } from "./messages.ts";
-import { replacementAmountsField } from "./replacement-amounts.ts";
+import { buildResponse } from "../../src/cards/index.ts";
+import { replacementAmountsField } from "../../src/cards/replacement-amounts.ts";
+import { FramedSocket, type Codec } from "../../src/gateway/framed-socket.ts";
+import { institutionCode } from "../../src/normalize/from-iso8583.ts";
+import { de, expectsResponse, responseMtiOf, textField, type FieldValue, type Message, type Subfields } from "../../src/protocols/iso8583/index.ts";
 
 /**
- * A card scheme for tests and for trying the gateway by hand (`clearline scheme-sim`). As an
- * acquirer it connects to our endpoint and sends authorizations, repeats and reversals; as a
- * scheme it listens for our outbound messages and answers, late, never, twice or out of order.
+ * A card scheme for tests, benchmarks and trying the gateway by hand (`npm run scheme-sim`,
+ * ./scheme-sim.ts). As an acquirer it connects to our endpoint and sends authorizations, repeats
+ * and reversals; as a scheme it listens for our outbound messages and answers, late, never, twice
+ * or out of order. It is not part of clearline: it stands in for the card scheme.
  */
 
 // ---------------------------------------------------------------------------------------------
@@ -37,44 +39,66 @@ export function cardRequest(request: CardRequest): Message {
   return {
     mti: request.mti ?? "0100",
     fields: {
-      2: request.pan,
-      3: request.processingCode ?? "000000",
-      4: request.amountMinor.toString().padStart(12, "0"),
-      7: transmission,
-      11: stan,
-      12: transmission.slice(4),
-      13: transmission.slice(0, 4),
-      32: request.acquirer ?? "423935",
-      37: request.rrn ?? `${transmission.slice(0, 6)}${stan}`,
-      41: request.terminal ?? "TERM0001",
-      42: "MERCHANT0000001",
-      49: request.currencyNumeric ?? "978",
+      [de.primaryAccountNumber]: request.pan,
+      [de.processingCode]: request.processingCode ?? "000000",
+      [de.amountTransaction]: request.amountMinor.toString().padStart(12, "0"),
+      [de.transmissionDateTime]: transmission,
+      [de.systemTraceAuditNumber]: stan,
+      [de.timeLocalTransaction]: transmission.slice(4),
+      [de.dateLocalTransaction]: transmission.slice(0, 4),
+      [de.acquiringInstitutionIdentificationCode]: request.acquirer ?? "423935",
+      [de.retrievalReferenceNumber]: request.rrn ?? `${transmission.slice(0, 6)}${stan}`,
+      [de.cardAcceptorTerminalIdentification]: request.terminal ?? "TERM0001",
+      [de.cardAcceptorIdentificationCode]: "MERCHANT0000001",
+      [de.currencyCodeTransaction]: request.currencyNumeric ?? "978",
     },
   };
 }
+
+/** Field 90 for a reversal of `original` (the original MTI, 11, 7, 32 and 33). */
+export function originalDataElements(original: Message): Subfields {
+  return {
+    originalMessageTypeIdentifier: original.mti,
+    originalSystemTraceAuditNumber: textField(original, de.systemTraceAuditNumber) ?? "000000",
+    originalTransmissionDateTime: textField(original, de.transmissionDateTime) ?? "0000000000",
+    originalAcquiringInstitutionIdentificationCode: institutionCode(textField(original, de.acquiringInstitutionIdentificationCode)),
+    originalForwardingInstitutionIdentificationCode: institutionCode(textField(original, de.forwardingInstitutionIdentificationCode)),
+  };
+}
+
+/** What a reversal repeats of its original, beside its own 7, 11, 90 (and 95 when partial). */
+const reversalEchoedFields = [
+  de.primaryAccountNumber, de.processingCode, de.amountTransaction, de.acquiringInstitutionIdentificationCode,
+  de.forwardingInstitutionIdentificationCode, de.retrievalReferenceNumber, de.cardAcceptorTerminalIdentification,
+  de.cardAcceptorIdentificationCode, de.currencyCodeTransaction,
+];
 
 /** A reversal (0400, or 0401/0420/0421) of `original`, with its own STAN; field 90 names the original. */
 export function reversalOf(original: Message, options: { stan: number; mti?: string; transmission?: string; withPan?: boolean; actualMinor?: bigint }): Message {
   const transmission = options.transmission ?? transmissionNow();
   const fields: Record<number, FieldValue> = {};
-  for (const fieldNumber of [2, 3, 4, 32, 33, 37, 41, 42, 49]) {
+  for (const fieldNumber of reversalEchoedFields) {
     const value = original.fields[fieldNumber];
-    if (value !== undefined && (fieldNumber !== 2 || options.withPan !== false)) fields[fieldNumber] = value;
+    if (value !== undefined && (fieldNumber !== de.primaryAccountNumber || options.withPan !== false)) fields[fieldNumber] = value;
   }
-  fields[7] = transmission;
-  fields[11] = String(options.stan).padStart(6, "0");
-  fields[90] = originalDataElements(original);
+  fields[de.transmissionDateTime] = transmission;
+  fields[de.systemTraceAuditNumber] = String(options.stan).padStart(6, "0");
+  fields[de.originalDataElements] = originalDataElements(original);
   // A partial reversal: the transaction stands at the actual amount (field 95).
-  if (options.actualMinor !== undefined) fields[95] = replacementAmountsField(options.actualMinor);
+  if (options.actualMinor !== undefined) fields[de.replacementAmounts] = replacementAmountsField(options.actualMinor);
   return { mti: options.mti ?? "0400", fields };
 }
 
 export function networkRequest(code: "001" | "002" | "301", stan: number): Message {
-  return { mti: "0800", fields: { 7: transmissionNow(), 11: String(stan).padStart(6, "0"), 70: code } };
+  const fields = {
+    [de.transmissionDateTime]: transmissionNow(), [de.systemTraceAuditNumber]: String(stan).padStart(6, "0"), [de.networkManagementInformationCode]: code,
+  };
+  return { mti: "0800", fields };
 }
 
 function matchKey(responseMti: string, message: Message): string {
-  return `${responseMti}:${textField(message, 11) ?? ""}:${(textField(message, 41) ?? "").trimEnd()}`; // DE 41 is space-padded on the wire
+  const terminal = textField(message, de.cardAcceptorTerminalIdentification) ?? "";
+  return `${responseMti}:${textField(message, de.systemTraceAuditNumber) ?? ""}:${terminal.trimEnd()}`; // DE 41 is space-padded on the wire
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -122,7 +146,7 @@ export class SchemeClient {
       waiter(message);
       return;
     }
-    if (textField(message, 11) === undefined) {
+    if (textField(message, de.systemTraceAuditNumber) === undefined) {
       if (this.unmatchedWaiter !== undefined) {
         const resolve = this.unmatchedWaiter;
         this.unmatchedWaiter = undefined;
@@ -145,7 +169,7 @@ export class SchemeClient {
       };
       const timer = setTimeout(() => {
         this.waiters.set(key, (this.waiters.get(key) ?? []).filter((w) => w !== waiter));
-        reject(new Error(`no response to ${message.mti} STAN ${textField(message, 11)} within ${timeoutMs} ms`));
+        reject(new Error(`no response to ${message.mti} STAN ${textField(message, de.systemTraceAuditNumber)} within ${timeoutMs} ms`));
       }, timeoutMs);
       this.waiters.set(key, [...(this.waiters.get(key) ?? []), waiter]);
     });
@@ -296,7 +320,7 @@ export class SchemeServer {
 /** A scheme's answer: the request's echo fields, an authorization id when approved, DE 39. */
 export function schemeResponse(request: Message, responseCode: string): Message {
   const response = buildResponse(request, "approved");
-  const fields: Record<number, FieldValue> = { ...response.fields, 39: responseCode };
-  if (responseCode === "00" && request.mti.startsWith("01")) fields[38] = "SIM001";
+  const fields: Record<number, FieldValue> = { ...response.fields, [de.responseCode]: responseCode };
+  if (responseCode === "00" && request.mti.startsWith("01")) fields[de.authorizationIdentificationResponse] = "SIM001";
   return { mti: response.mti, fields };
 }

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { availableBalanceAmount, loadProcessingCodes, processingRuleOf } from "../../src/gateway/processing-codes.ts";
-import { replacementAmountOf, replacementAmountsField } from "../../src/gateway/replacement-amounts.ts";
+import { availableBalanceAmount, loadProcessingCodes, processingRuleOf } from "../../src/cards/processing-codes.ts";
+import { replacementAmountOf, replacementAmountsField } from "../../src/cards/replacement-amounts.ts";
 import {
   iso87AsciiDictionary, iso87BinaryDictionary, jposIso87aDictionary, jposIso87bDictionary, pack, unpack, type Message,
 } from "../../src/protocols/iso8583/index.ts";

@@ -1,18 +1,18 @@
 import { assert } from "../assert.ts";
-import { gatewayAccounts, routeCard } from "../cards/cards.ts";
 import type { Tx } from "../db/transaction.ts";
 import { recordDedupEvents } from "../dedup/dedup-event.ts";
-import { cardReversalRecord, identityOf, naturalKeyOf, originalIdentityOf, reversalFingerprintOf, type CardReversal } from "../normalize/from-iso8583.ts";
-import type { Message } from "../protocols/iso8583/index.ts";
+import { cardReversalRecord, gatewayAccounts, identityOf, naturalKeyOf, originalIdentityOf, reversalFingerprintOf, type CardReversal } from "../normalize/from-iso8583.ts";
+import { de, isRepeatMti, replayedResponse, responseMtiOf, textField, type Message } from "../protocols/iso8583/index.ts";
 import type { Decision } from "../records/decision.ts";
 import { decideRecords } from "../records/decide-records.ts";
+import { routeCard } from "./cards.ts";
 import type { InboundContext, InboundDependencies, InboundResult } from "./inbound-types.ts";
 import { inTransaction, insertReversal, lockOriginal, positionOf, selectReversalSeen, type ReversalRow, type StoredResponse } from "./inbound-store.ts";
-import { buildResponse, isRepeatMti, panOf, replayedResponse, responseMtiOf, textField } from "./messages.ts";
+import { buildResponse, panOf } from "./messages.ts";
 import { replacementAmountOf } from "./replacement-amounts.ts";
 
 /**
- * Reversals (0400/0401, 0420/0421): the adapter checks the format, places the reversal with its
+ * Reversals (0400/0401, 0420/0421): the issuer side checks the format, places the reversal with its
  * tenant, turns it into a canonical record (src/normalize/from-iso8583.ts) and lets the record
  * core decide it as a request of one (docs/decisions/0039): the core claims the reversal's key,
  * matches it with the original its field 90 names, reverses an original at most once and posts
@@ -42,13 +42,13 @@ export async function handleReversal(deps: InboundDependencies, message: Message
   const originalKey = naturalKeyOf(originalIdentity);
   const placed = await placeReversal(deps, message, originalKey);
   if ("refused" in placed) return placed.refused;
-  const amountText = textField(message, 4) ?? "";
+  const amountText = textField(message, de.amountTransaction) ?? "";
   if (!/^\d{1,12}$/.test(amountText)) return { response: buildResponse(message, "invalidAmount"), decision: "amount_invalid" };
   const replacement = replacementAmountOf(message);
   if (replacement.kind === "malformed") return { response: buildResponse(message, "formatError"), decision: "replacement_amounts_malformed" };
   const reversal: Placed = {
-    tenantId: placed.tenantId, mti: message.mti, identity, originalIdentity, retrievalReferenceNumber: textField(message, 37), cardHash: placed.cardHash,
-    amountMinor: BigInt(amountText), currencyField: textField(message, 49) ?? "",
+    tenantId: placed.tenantId, mti: message.mti, identity, originalIdentity, retrievalReferenceNumber: textField(message, de.retrievalReferenceNumber), cardHash: placed.cardHash,
+    amountMinor: BigInt(amountText), currencyField: textField(message, de.currencyCodeTransaction) ?? "",
     // A partial reversal's actual amount is part of what it says: another actual amount is another reversal.
     actualMinor: replacement.kind === "actual" ? replacement.actualMinor : undefined,
     suspenseAccount: gatewayAccounts.suspense, position: positionOf(message), connection: context.connection, valueDate: new Date().toISOString().slice(0, 10),

@@ -1,4 +1,4 @@
-import type { Message } from "../protocols/iso8583/index.ts";
+import { de, type Message } from "../protocols/iso8583/index.ts";
 
 /**
  * Field 95 (replacement amounts, ISO 8583:1987 an 42): actual transaction amount n12, actual
@@ -14,7 +14,7 @@ export type ReplacementAmount =
 const FIELD_95 = /^(\d{12})(\d{12})[CD]\d{8}[CD]\d{8}$/;
 
 export function replacementAmountOf(message: Message): ReplacementAmount {
-  const value = message.fields[95];
+  const value = message.fields[de.replacementAmounts];
   if (value === undefined) return { kind: "absent" };
   if (typeof value !== "string") return { kind: "malformed" };
   const match = FIELD_95.exec(value);

@@ -1,8 +1,7 @@
 import { assert } from "../assert.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { sqlState, withTransaction, type Tx } from "../db/transaction.ts";
-import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
-import { storableFields, textField } from "./messages.ts";
+import { de, storableFields, textField, type FieldValue, type Message } from "../protocols/iso8583/index.ts";
 
 /**
  * The issuer side's response store (iso8583_inbound): one row per original answered, its
@@ -46,7 +45,8 @@ export async function inTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T>)
 
 /** Where a message came from, for dedup_event.position and the record's position: identifiers only. */
 export function positionOf(message: Message): string {
-  return `mti=${message.mti} stan=${textField(message, 11) ?? ""} rrn=${textField(message, 37) ?? ""}`;
+  const stan = textField(message, de.systemTraceAuditNumber) ?? "";
+  return `mti=${message.mti} stan=${stan} rrn=${textField(message, de.retrievalReferenceNumber) ?? ""}`;
 }
 
 export interface StoredResponse {
@@ -135,7 +135,7 @@ export async function insertInbounds(tx: Tx, rows: readonly InboundRow[]): Promi
                  amount_minor, currency, outcome, response_code, response_mti, response_fields, effect_key, connection)`,
     values: [column((r) => r.tenantId), column((r) => r.naturalKey), column((r) => r.mtiClass), column((r) => r.rrn ?? null), column((r) => r.mti),
       column((r) => r.fingerprint), column((r) => r.cardHash), column((r) => r.accountId), column((r) => r.amountMinor.toString()), column((r) => r.currency),
-      column((r) => r.outcome), column((r) => String(r.response.fields[39])), column((r) => r.response.mti), column((r) => JSON.stringify(storableFields(r.response))),
+      column((r) => r.outcome), column((r) => String(r.response.fields[de.responseCode])), column((r) => r.response.mti), column((r) => JSON.stringify(storableFields(r.response))),
       column((r) => r.effectKey), column((r) => r.connection)],
   });
 }
@@ -185,7 +185,7 @@ export async function insertReversal(tx: Tx, row: ReversalRow): Promise<void> {
     text: `INSERT INTO iso8583_inbound_reversal (tenant_id, original_key, natural_key, mti, fingerprint, amount_minor, outcome, response_code, response_mti, response_fields,
        effect_key, connection, actual_minor, undone_minor)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-    values: [row.tenantId, row.originalKey, row.naturalKey, row.mti, row.fingerprint, row.amountMinor.toString(), row.outcome, row.response.fields[39], row.response.mti,
+    values: [row.tenantId, row.originalKey, row.naturalKey, row.mti, row.fingerprint, row.amountMinor.toString(), row.outcome, row.response.fields[de.responseCode], row.response.mti,
       JSON.stringify(storableFields(row.response)), row.effectKey, row.connection, row.actualMinor?.toString() ?? null, row.undoneMinor.toString()],
   });
 }

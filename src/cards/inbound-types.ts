@@ -1,4 +1,4 @@
-import type { CardKeys } from "../cards/card-key.ts";
+import type { CardKeys } from "./card-key.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Message } from "../protocols/iso8583/index.ts";
 import type { CardOriginal } from "../normalize/from-iso8583.ts";

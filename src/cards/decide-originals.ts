@@ -3,19 +3,19 @@ import type { Pool } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import { recordDedupEvents, type DedupEvent } from "../dedup/dedup-event.ts";
 import { balanceOf } from "../ledger/balance.ts";
-import { cardAccountsOf } from "../cards/cards.ts";
 import { cardOriginalRecord, originalFingerprintOf, type CardOriginal, type MessageKind } from "../normalize/from-iso8583.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import { currencyByCode } from "../protocols/iso4217/currency.ts";
-import type { FieldValue, Message } from "../protocols/iso8583/index.ts";
+import { de, isRepeatMti, replayedResponse, type FieldValue, type Message } from "../protocols/iso8583/index.ts";
 import type { Decision } from "../records/decision.ts";
 import { decideRecords } from "../records/decide-records.ts";
 import { selectKeys } from "../records/store/keys.ts";
+import { cardAccountsOf } from "./cards.ts";
 import type { InboundResult, PendingOriginal } from "./inbound-types.ts";
 
 export type { PendingOriginal } from "./inbound-types.ts";
 import { inTransaction, insertInbounds, lockOriginals, selectSeenOriginals, type InboundRow, type StoredResponse } from "./inbound-store.ts";
-import { authorizationIdOf, buildResponse, isRepeatMti, replayedResponse, type ResponseCodeName } from "./messages.ts";
+import { authorizationIdOf, buildResponse, type ResponseCodeName } from "./messages.ts";
 import { availableBalanceAmount } from "./processing-codes.ts";
 
 /**
@@ -51,7 +51,7 @@ interface RoutedOriginal {
 const isAdvice = (kind: MessageKind) => kind === "authorizationAdvice" || kind === "financialAdvice";
 const isHold = (kind: MessageKind) => kind === "authorization" || kind === "authorizationAdvice";
 
-/** What the batch writes after the core decided: the stored answers and the gateway's dedup records. */
+/** What the batch writes after the core decided: the stored answers and the channel's dedup records. */
 interface Writes {
   rows: InboundRow[];
   events: DedupEvent[];
@@ -154,8 +154,9 @@ async function answerApplied(tx: Tx, writes: Writes, message: Message, routed: R
   const account = original.account;
   assert(rule !== undefined && account !== undefined, "an applied card original has its rule and account");
   const code: ResponseCodeName = isAdvice(original.messageKind) ? "acknowledged" : "approved";
-  const extra: Record<number, FieldValue> = code === "approved" && original.messageKind === "authorization" ? { 38: authorizationIdOf(naturalKey) } : {};
-  if (rule.action === "balance") extra[54] = await availableBalance(tx, message, original.tenantId, account.accountId, account.currency);
+  const extra: Record<number, FieldValue> = {};
+  if (code === "approved" && original.messageKind === "authorization") extra[de.authorizationIdentificationResponse] = authorizationIdOf(naturalKey);
+  if (rule.action === "balance") extra[de.additionalAmounts] = await availableBalance(tx, message, original.tenantId, account.accountId, account.currency);
   const outcome: InboundRow["outcome"] = rule.action === "approve" ? "approved" : rule.action === "balance" ? "answered"
     : decision.code === "RECORD_POSTED_FROM_SUSPENSE" ? "posted_to_suspense" : isHold(original.messageKind) ? "held" : "posted";
   const response = buildResponse(message, code, extra);

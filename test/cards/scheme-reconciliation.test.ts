@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
-import { gatewayAccounts } from "../../src/cards/cards.ts";
+import { gatewayAccounts } from "../../src/normalize/from-iso8583.ts";
 import type { InboundEndpoint } from "../../src/gateway/inbound-endpoint.ts";
-import { cardRequest, reversalOf, transmissionNow, type SchemeClient } from "../../src/gateway/scheme-simulator.ts";
+import { cardRequest, reversalOf, transmissionNow, type SchemeClient } from "../support/scheme-simulator.ts";
 import type { Message } from "../../src/protocols/iso8583/index.ts";
 import { correctDifference } from "../../src/recon/differences.ts";
 import { showRun } from "../../src/recon/runs.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "./support.ts";
+import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan, type Issuer } from "../gateway/support.ts";
 
 /**
  * ISO 8583 reconciliation over a real socket: the scheme sends its totals for a settlement date

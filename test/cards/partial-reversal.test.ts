@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { gatewayAccounts } from "../../src/cards/cards.ts";
-import { cardRequest, reversalOf } from "../../src/gateway/scheme-simulator.ts";
-import { balance, testPan, useSchemeScene } from "./support.ts";
+import { gatewayAccounts } from "../../src/normalize/from-iso8583.ts";
+import { cardRequest, reversalOf } from "../support/scheme-simulator.ts";
+import { balance, testPan, useSchemeScene } from "../gateway/support.ts";
 
 describe("partial reversals through field 95 (replacement amounts), docs/decisions/0028", () => {
   let stan = 500;
