@@ -45,7 +45,10 @@ function partnerAccountsOf(context: RecordContext, decision: Candidate): Partner
  * from the suspense account the record names, under the same key.
  */
 export async function postAndDecide(tx: Tx, decisions: readonly Decision[]): Promise<void> {
-  const results = await postTransfers(tx, decisions.map((d) => d.transfer as Transfer));
+  const posted = await postTransfers(tx, decisions.map((d) => ({
+    transfer: d.transfer as Transfer,
+  })));
+  const results = posted.map((p) => p.outcome);
   const toSuspense = decisions.flatMap((decision, index) => {
     const result = results[index] as Result<PostOutcome, Finding>;
     const short = !result.ok && result.error.code === "LEDGER_INSUFFICIENT_FUNDS";
@@ -57,7 +60,8 @@ export async function postAndDecide(tx: Tx, decisions: readonly Decision[]): Pro
       decision.transfer = suspenseTransferFor(decision.record, decision.rule, decision.transfer as Transfer);
       return decision.transfer;
     });
-    const second = await postTransfers(tx, retried);
+    const second = (await postTransfers(tx, retried.map((transfer) => ({ transfer }))))
+      .map((p) => p.outcome);
     toSuspense.forEach((index, i) => { results[index] = second[i] as Result<PostOutcome, Finding>; });
   }
   for (const [index, decision] of decisions.entries()) decideFromPosting(decision, results[index] as Result<PostOutcome, Finding>);

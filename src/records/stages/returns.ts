@@ -43,9 +43,11 @@ export async function matchReturns(tx: Tx, context: RecordContext, decisions: re
   pending.push(...await matchWaitingOrphans(tx, context, decisions, fresh, reversedOriginals));
   if (pending.length === 0) return states;
   await buildReversals(tx, context, fresh, pending);
-  const results = await postTransfers(tx, pending.map((p) => p.transfer as Transfer));
-  for (const [index, item] of pending.entries()) {
-    states.push(...await settleReversal(tx, context, item, results[index] as Result<PostOutcome, Finding>));
+  const posted = await postTransfers(tx, pending.map((p) => ({
+    ...p, transfer: p.transfer as Transfer,
+  })));
+  for (const { outcome, ...item } of posted) {
+    states.push(...await settleReversal(tx, context, item, outcome));
   }
   return states;
 }
