@@ -118,11 +118,11 @@ async function givenCards(pool: BenchDatabase["pool"], keys: CardKeys): Promise<
     for (let i = 0; i < cards; i++) {
       assert((await openAccount(tx, { tenantId, accountId: `cust-${i}`, kind: "customer", currency: "EUR" })).ok, "customer account opened");
     }
-    const funded = await postTransfers(tx, Array.from({ length: cards }, (_, i) => ({
+    const funded = await postTransfers(tx, Array.from({ length: cards }, (_, i) => ({ transfer: {
       tenantId, transferKey: `fund-${i}`, kind: "funding", valueDate: "2026-12-01",
       legs: [{ accountId: "bank", direction: "D" as const, amountMinor: 10n ** 12n, currency: "EUR" }, { accountId: `cust-${i}`, direction: "C" as const, amountMinor: 10n ** 12n, currency: "EUR" }],
-    })));
-    assert(funded.every((r) => r.ok), "customers funded");
+    } })));
+    assert(funded.every((r) => r.outcome.ok), "customers funded");
     for (let i = 0; i < cards; i++) {
       const pan = withLuhnCheckDigit(`4999${String(i).padStart(11, "0")}`);
       assert((await addCard(tx, keys, { tenantId, pan, accountId: `cust-${i}` })).ok, "card added");

@@ -98,8 +98,11 @@ async function postByApplication(pool: Parameters<typeof withTransaction>[0], fi
         { accountId: "customer", direction: "C", amountMinor: 100n, currency: "USD" },
       ],
     }));
-    const outcomes = await withTransaction(pool, (tx) => postTransfers(tx, transfers));
-    if (outcomes.some((o) => !o.ok || o.value !== "applied")) throw new Error("every benchmark transfer must apply");
+    const posted = await withTransaction(pool,
+      (tx) => postTransfers(tx, transfers.map((transfer) => ({ transfer }))));
+    if (posted.some(({ outcome: o }) => !o.ok || o.value !== "applied")) {
+      throw new Error("every benchmark transfer must apply");
+    }
   }
 }
 

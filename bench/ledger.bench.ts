@@ -69,7 +69,7 @@ async function givenFundedCustomers(pool: Parameters<typeof withTransaction>[0],
         { accountId: `customer-${i}`, direction: "C", amountMinor: FUNDING_MINOR, currency: "USD" },
       ],
     }));
-    await postTransfers(tx, funding);
+    await postTransfers(tx, funding.map((transfer) => ({ transfer })));
   });
 }
 

@@ -67,7 +67,8 @@ async function givenLedger(db: BenchDatabase, tenantId: string, entries: number)
         { accountId: "customers", direction: "C", amountMinor, currency: "USD" },
       ] };
     });
-    await withTransaction(db.pool, (tx) => postTransfers(tx, batch));
+    await withTransaction(db.pool,
+      (tx) => postTransfers(tx, batch.map((transfer) => ({ transfer }))));
   }
 }
 

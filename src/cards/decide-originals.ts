@@ -7,7 +7,7 @@ import { cardOriginalRecord, originalFingerprintOf, type CardOriginal, type Mess
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import { currencyByCode } from "../protocols/iso4217/currency.ts";
 import { de, isRepeatMti, replayedResponse, type FieldValue, type Message } from "../protocols/iso8583/index.ts";
-import type { Decision } from "../records/decision.ts";
+import { appliedTransferKeyOf, type Decision } from "../records/decision.ts";
 import { decideRecords } from "../records/decide-records.ts";
 import { selectKeys } from "../records/store/keys.ts";
 import { cardAccountsOf } from "./cards.ts";
@@ -130,7 +130,7 @@ async function answerDecided(tx: Tx, writes: Writes, message: Message, routed: R
   const { original, naturalKey } = routed;
   assert(decision.outcome !== undefined, `card original ${naturalKey} was decided`);
   const result = { tenantId: original.tenantId, naturalKey };
-  switch (decision.outcome) {
+  switch (decision.outcome.kind) {
     case "applied":
       assert(stored === undefined, `${naturalKey} was claimed by the core although its response was stored`);
       return answerApplied(tx, writes, message, routed, decision);
@@ -143,7 +143,8 @@ async function answerDecided(tx: Tx, writes: Writes, message: Message, routed: R
     case "rejected":
       return answerRejected(writes, message, routed, decision, stored);
     default:
-      throw new Error(`card original ${naturalKey} decided ${decision.outcome} (${decision.code ?? ""}): the card channel holds nothing for review`);
+      throw new Error(`card original ${naturalKey} decided ${decision.outcome.kind} `
+        + `(${decision.outcome.code}): the card channel holds nothing for review`);
   }
 }
 
@@ -158,9 +159,11 @@ async function answerApplied(tx: Tx, writes: Writes, message: Message, routed: R
   if (code === "approved" && original.messageKind === "authorization") extra[de.authorizationIdentificationResponse] = authorizationIdOf(naturalKey);
   if (rule.action === "balance") extra[de.additionalAmounts] = await availableBalance(tx, message, original.tenantId, account.accountId, account.currency);
   const outcome: InboundRow["outcome"] = rule.action === "approve" ? "approved" : rule.action === "balance" ? "answered"
-    : decision.code === "RECORD_POSTED_FROM_SUSPENSE" ? "posted_to_suspense" : isHold(original.messageKind) ? "held" : "posted";
+    : decision.outcome.code === "RECORD_POSTED_FROM_SUSPENSE" ? "posted_to_suspense"
+    : isHold(original.messageKind) ? "held" : "posted";
   const response = buildResponse(message, code, extra);
-  writes.rows.push(rowOf(routed, { outcome, response, effectKey: decision.transferKey ?? null, accountId: account.accountId }));
+  const effectKey = appliedTransferKeyOf(decision.outcome);
+  writes.rows.push(rowOf(routed, { outcome, response, effectKey, accountId: account.accountId }));
   return { response, decision: outcome, tenantId: original.tenantId, naturalKey };
 }
 
@@ -191,13 +194,16 @@ const inputDeclines: Readonly<Record<string, ResponseCodeName>> = {
  */
 function answerRejected(writes: Writes, message: Message, routed: Routed, decision: Decision, stored: StoredResponse | undefined): InboundResult {
   const { original, naturalKey } = routed;
-  if (decision.code === "INGEST_INSUFFICIENT_FUNDS") {
+  if (decision.outcome.code === "INGEST_INSUFFICIENT_FUNDS") {
     const response = buildResponse(message, "insufficientFunds");
     writes.rows.push(rowOf(routed, { outcome: "declined", response, effectKey: null, accountId: original.account?.accountId ?? null }));
     return { response, decision: "declined", tenantId: original.tenantId, naturalKey };
   }
-  const code = inputDeclines[decision.code ?? ""];
-  if (code === undefined) throw new Error(`card original ${naturalKey} rejected for an unexpected reason: ${decision.code ?? ""} ${decision.detail ?? ""}`);
+  const code = inputDeclines[decision.outcome.code ?? ""];
+  const reason = `${decision.outcome.code ?? ""} ${decision.outcome.detail ?? ""}`;
+  if (code === undefined) {
+    throw new Error(`card original ${naturalKey} rejected for an unexpected reason: ${reason}`);
+  }
   if (stored !== undefined) return answerFromStore(writes, message, routed, stored);
   const response = buildResponse(message, code);
   writes.rows.push(rowOf(routed, { outcome: "declined", response, effectKey: null, accountId: original.account?.accountId ?? null }));

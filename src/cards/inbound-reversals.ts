@@ -3,7 +3,7 @@ import type { Tx } from "../db/transaction.ts";
 import { recordDedupEvents } from "../dedup/dedup-event.ts";
 import { cardReversalRecord, gatewayAccounts, identityOf, naturalKeyOf, originalIdentityOf, reversalFingerprintOf, type CardReversal } from "../normalize/from-iso8583.ts";
 import { de, isRepeatMti, replayedResponse, responseMtiOf, textField, type Message } from "../protocols/iso8583/index.ts";
-import type { Decision } from "../records/decision.ts";
+import { originalRefOf, type Decision } from "../records/decision.ts";
 import { decideRecords } from "../records/decide-records.ts";
 import { routeCard } from "./cards.ts";
 import type { InboundContext, InboundDependencies, InboundResult } from "./inbound-types.ts";
@@ -68,7 +68,7 @@ async function decideReversal(tx: Tx, message: Message, reversal: Placed): Promi
     tenantId, arrival: { kind: "request", channel: "iso8583", scope: reversal.connection, callerRecordsRepeats: true }, suspectWindowHours: 0,
   }, [item]);
   assert(decision?.outcome !== undefined, `card reversal ${naturalKey} was decided`);
-  switch (decision.outcome) {
+  switch (decision.outcome.kind) {
     case "applied":
       return answerApplied(tx, message, reversal, decision);
     case "orphan":
@@ -77,19 +77,23 @@ async function decideReversal(tx: Tx, message: Message, reversal: Placed): Promi
     case "conflict":
       // A reversal key the core holds belongs to an original with a stored first reversal; the same key naming another original has none: 94.
       if (seen.stored === undefined) return answerOtherOriginal(tx, message, reversal, decision);
-      return answerRepeat(tx, message, reversal, seen.stored, decision.outcome === "duplicate");
+      return answerRepeat(tx, message, reversal, seen.stored,
+        decision.outcome.kind === "duplicate");
     case "rejected":
       return { response: buildResponse(message, "invalidAmount"), decision: "reversal_refused", tenantId, naturalKey };
     default:
-      throw new Error(`card reversal ${naturalKey} decided ${decision.outcome} (${decision.code ?? ""}): the card channel holds nothing for review`);
+      throw new Error(`card reversal ${naturalKey} decided ${decision.outcome.kind} `
+        + `(${decision.outcome.code}): the card channel holds nothing for review`);
   }
 }
 
 /** The first reversal of a known original: what it undid (or that there was nothing to undo), stored with its effect. */
 async function answerApplied(tx: Tx, message: Message, reversal: Placed, decision: Decision): Promise<InboundResult> {
-  const transfer = decision.code === "RECORD_NOTHING_TO_REVERSE" ? undefined : decision.transfer;
+  const applied = decision.outcome.kind === "applied" ? decision.outcome : undefined;
+  const transfer = applied?.code === "RECORD_NOTHING_TO_REVERSE" ? undefined : applied?.transfer;
   const outcome: ReversalRow["outcome"] = transfer === undefined ? "nothing_to_reverse"
-    : decision.code === "RECORD_POSTED_FROM_SUSPENSE" ? "reversed_to_suspense" : transfer.kind === "card_hold_release" ? "released" : "reversed";
+    : decision.outcome.code === "RECORD_POSTED_FROM_SUSPENSE" ? "reversed_to_suspense"
+    : transfer.kind === "card_hold_release" ? "released" : "reversed";
   const response = buildResponse(message, "acknowledged");
   await insertReversal(tx, rowOf(reversal, { outcome, response, effectKey: transfer?.transferKey ?? null, undoneMinor: transfer === undefined ? 0n : (decision.record?.amount ?? 0n) }));
   return { response, decision: `reversal_${outcome}`, tenantId: reversal.tenantId, naturalKey: reversal.naturalKey };
@@ -119,7 +123,8 @@ async function answerRepeat(tx: Tx, message: Message, reversal: Placed, stored: 
 async function answerOtherOriginal(tx: Tx, message: Message, reversal: Placed, decision: Decision): Promise<InboundResult> {
   await recordDedupEvents(tx, [{
     tenantId: reversal.tenantId, channel: "iso8583", scope: reversal.connection, dedupKey: `reversal-of:${reversal.originalKey}`, reason: "duplicate_transmission",
-    originalRef: decision.originalRef ?? reversal.naturalKey, position: reversal.position,
+    originalRef: originalRefOf(decision.outcome) ?? reversal.naturalKey,
+    position: reversal.position,
   }]);
   return { response: buildResponse(message, "duplicateTransmission"), decision: "reversal_duplicate_transmission", tenantId: reversal.tenantId, naturalKey: reversal.naturalKey };
 }

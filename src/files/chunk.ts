@@ -7,7 +7,7 @@ import type { IngestRecord } from "../normalize/ingest-record.ts";
 import type { PartnerAccounts } from "../normalize/posting-rules.ts";
 import { recordReturnEntries, type ReturnEntryDraft } from "../partners/returns/return-store.ts";
 import { returnReasonFor } from "../protocols/ach/return-reasons.ts";
-import type { Decision } from "../records/decision.ts";
+import { recordOutcomeOf, type Decision } from "../records/decision.ts";
 import { decideRecords } from "../records/decide-records.ts";
 import { recordOutcomes, zeroCounts, type OutcomeCounts } from "../records/record-states.ts";
 import { ingestRecords } from "../observability/metrics-ingest.ts";
@@ -53,7 +53,7 @@ export async function commitChunk(pool: Pool, context: ChunkContext, items: read
     await recordReturnEntries(tx, returnsOf(context, decisions));
     await addKeyReuseFindings(tx, context, decisions);
     const counts = zeroCounts();
-    for (const decision of decisions) counts[decision.outcome ?? "rejected"]++;
+    for (const decision of decisions) counts[recordOutcomeOf(decision.outcome)]++;
     return counts;
   });
   assert(result.kind !== "undecided", "the record core decides every record of a chunk");
@@ -113,8 +113,8 @@ function outcomeTotal(counts: OutcomeCounts): number {
 function returnsOf(context: ChunkContext, decisions: readonly Decision[]): ReturnEntryDraft[] {
   const drafts: ReturnEntryDraft[] = [];
   for (const decision of decisions) {
-    const record = decision.record;
-    const reasonCode = decision.outcome === "rejected" && decision.code !== undefined ? returnReasonFor(decision.code) : undefined;
+    const { record, outcome } = decision;
+    const reasonCode = outcome.kind === "rejected" ? returnReasonFor(outcome.code) : undefined;
     const line = /^line (\d+)$/.exec(decision.item.position)?.[1];
     if (!record || record.channel !== "ach" || reasonCode === undefined || line === undefined) continue;
     drafts.push({ tenantId: context.tenantId, naturalKey: record.naturalKey, partnerId: context.partner.partnerId, fileId: context.fileId, line: Number(line), reasonCode });
@@ -124,11 +124,13 @@ function returnsOf(context: ChunkContext, decisions: readonly Decision[]): Retur
 
 /** One file-level warning per record held because another record of the file has its key: the report shows them with the file. */
 async function addKeyReuseFindings(tx: Tx, context: ChunkContext, decisions: readonly Decision[]): Promise<void> {
-  const held = decisions.filter((d) => d.code === "INGEST_KEY_REUSED_IN_FILE" && d.record !== undefined);
+  const held = decisions.filter((d) => d.outcome.code === "INGEST_KEY_REUSED_IN_FILE"
+    && d.record !== undefined);
   if (held.length === 0) return;
   const findings: Finding[] = held.map((d) => ({
     code: "INGEST_KEY_REUSED_IN_FILE", severity: "warning",
-    message: `${d.item.position}: natural key ${d.record?.naturalKey ?? ""}: ${d.detail ?? ""}`,
+    message: `${d.item.position}: natural key ${d.record?.naturalKey ?? ""}: `
+      + `${d.outcome.detail ?? ""}`,
     position: /^line \d+$/.test(d.item.position) ? { line: Number(d.item.position.slice(5)) } : { xmlPath: d.item.position },
   }));
   await tx.query(

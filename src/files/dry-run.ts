@@ -2,8 +2,9 @@ import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { openTransaction, type Tx } from "../db/transaction.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
-import type { Decision } from "../records/decision.ts";
-import { previewRecords } from "../records/decide-records.ts";
+import { recordOutcomeOf } from "../records/decision.ts";
+import type { RecordOutcome } from "../records/record-states.ts";
+import { previewRecords, type Preview } from "../records/decide-records.ts";
 import { selectAppliedOutcomesPage } from "../records/store/arrivals.ts";
 import { selectKeys } from "../records/store/keys.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
@@ -84,11 +85,17 @@ async function dryRunIn(db: Tx, tenantId: string, content: ContentSource, option
   return report;
 }
 
-function verdictOf(decision: Decision): DryRunVerdict {
-  if (!decision.record || decision.outcome === "rejected") return "rejected";
-  if (decision.outcome === "duplicate") return "already_applied";
-  if (decision.outcome === "conflict") return "changed";
-  if (decision.outcome === "suspect") return "suspect";
+/** The outcome ingesting would store; undefined: the record would be posted or recorded. */
+function storedOutcomeOf(preview: Preview): RecordOutcome | undefined {
+  return preview.outcome === undefined ? undefined : recordOutcomeOf(preview.outcome);
+}
+
+function verdictOf(preview: Preview): DryRunVerdict {
+  const outcome = storedOutcomeOf(preview);
+  if (!preview.record || outcome === "rejected") return "rejected";
+  if (outcome === "duplicate") return "already_applied";
+  if (outcome === "conflict") return "changed";
+  if (outcome === "suspect") return "suspect";
   return "new";   // would be posted or recorded (or linked as a later leg)
 }
 
@@ -97,12 +104,17 @@ async function classify(db: Tx, tenantId: string, chunk: IngestRecord[], report:
     tenantId, suspectWindowHours: limits.ingest.suspectWindowHours,
     arrival: { kind: "file", fileId: PREVIEW_FILE_ID, partnerId: "", accounts: new Map() },
   }, chunk);
-  const repeated = decisions.filter((d) => d.outcome === "duplicate" || d.outcome === "conflict").flatMap((d) => (d.record ? [d.record.naturalKey] : []));
+  const repeated = decisions.flatMap((d) => {
+    const outcome = storedOutcomeOf(d);
+    const repeat = outcome === "duplicate" || outcome === "conflict";
+    return d.record && repeat ? [d.record.naturalKey] : [];
+  });
   const known = await selectKeys(db, tenantId, repeated);
   for (const decision of decisions) {
     const item = decision.item;
     const verdict = verdictOf(decision);
-    const detail = decision.record ? decision.detail : item.rejection ? `${item.rejection.code}: ${item.rejection.message}` : decision.detail;
+    const rejection = decision.record ? undefined : item.rejection;
+    const detail = rejection ? `${rejection.code}: ${rejection.message}` : decision.outcome?.detail;
     if (!decision.record && item.rejection) report.errors.push({ ...positionOf(item.position), ...(item.rejection.position.field ? { field: item.rejection.position.field } : {}), code: item.rejection.code, message: item.rejection.message });
     const first = decision.record ? known.get(decision.record.naturalKey) : undefined;
     if (decision.record) noteEvidence(evidence, decision.record.naturalKey, decision.record.fingerprint, verdict, first?.file_id ?? undefined);

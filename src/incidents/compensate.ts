@@ -45,8 +45,10 @@ export async function compensateIncident(
     // Read again in the transaction that posts: what was undone meanwhile lowers the compensation.
     const planned = (await planOf(tx, input.tenantId, input.incidentId)) ?? [];
     const toPost = planned.filter((p) => p.outcome === undefined);
-    const outcomes = await postTransfers(tx, toPost.map((p) => netCompensationOf(p)));
-    const posted = new Map(toPost.map((p, index) => [p.transferKey, outcomes[index]]));
+    const results = await postTransfers(tx, toPost.map((compensation) => ({
+      compensation, transfer: netCompensationOf(compensation),
+    })));
+    const posted = new Map(results.map((r) => [r.compensation.transferKey, r.outcome]));
     const rows = planned.map((p): CompensationLine => {
       if (p.outcome !== undefined) return lineOf(p, p.outcome);
       const outcome = posted.get(p.transferKey);

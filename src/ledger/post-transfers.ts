@@ -12,7 +12,12 @@ import { assertTransferWellFormed, entryKeyOf, type Transfer } from "./transfer.
 
 export { LedgerUniqueIndexHit, type PostOutcome };
 
-type Outcome = Result<PostOutcome, Finding>;
+/** What the ledger said of a transfer: posted, a replay, a conflict, or refused with a finding. */
+export type PostResult = Result<PostOutcome, Finding>;
+type Outcome = PostResult;
+
+/** An item handed to `postTransfers`, given back with its transfer's outcome. */
+export type Posted<T> = T & { readonly outcome: PostResult };
 
 /**
  * THE posting path: every channel posts through here, a single transfer being a batch of one.
@@ -29,8 +34,22 @@ type Outcome = Result<PostOutcome, Finding>;
  *   4. one replay comparison, where there are replays: `exists` or `exists_with_different_<field>`.
  * The transfer primary key arbitrates concurrent posts of one key: the loser waits for the winner
  * to commit and then compares like any replay. Never check-then-act.
+ *
+ * Each item comes back with its transfer's outcome (the caller's own fields kept), in batch order,
+ * so a caller reads an item and its outcome together and indexes no array beside the batch.
  */
-export async function postTransfers(tx: Tx, transfers: readonly Transfer[]): Promise<Outcome[]> {
+export async function postTransfers<T extends { readonly transfer: Transfer }>(
+  tx: Tx, items: readonly T[],
+): Promise<Array<Posted<T>>> {
+  const outcomes = await postBatch(tx, items.map((item) => item.transfer));
+  return items.map((item, index) => {
+    const outcome = outcomes[index];
+    assert(outcome !== undefined, "every transfer of a batch has an outcome");
+    return { ...item, outcome };
+  });
+}
+
+async function postBatch(tx: Tx, transfers: readonly Transfer[]): Promise<Outcome[]> {
   if (transfers.length === 0) return [];
   const tenantId = transfers[0]?.tenantId ?? "";
   const results: Array<Outcome | undefined> = transfers.map((transfer) => {
@@ -68,9 +87,9 @@ export async function postTransfers(tx: Tx, transfers: readonly Transfer[]): Pro
 
 /** One transfer: a batch of one through the same path. */
 export async function postTransfer(tx: Tx, transfer: Transfer): Promise<Outcome> {
-  const [result] = await postTransfers(tx, [transfer]);
-  assert(result, "a batch of one has one outcome");
-  return result;
+  const [posted] = await postTransfers(tx, [{ transfer }]);
+  assert(posted, "a batch of one has one outcome");
+  return posted.outcome;
 }
 
 interface AccountRow {

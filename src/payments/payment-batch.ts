@@ -1,6 +1,6 @@
 import { assert } from "../assert.ts";
 import type { Tx } from "../db/transaction.ts";
-import type { Decision } from "../records/decision.ts";
+import { appliedTransferKeyOf, originalRefOf, type Outcome } from "../records/decision.ts";
 import { decideRecords } from "../records/decide-records.ts";
 import { StatementParams } from "../db/statement-parts.ts";
 import { enqueueEventsPart, type OutboxEvent } from "../outbox/outbox-store.ts";
@@ -69,14 +69,24 @@ export async function decidePayments(tx: Tx, tenantId: string, scope: string, pa
   assert(new Set(payments.map((p) => p.request.clientReference)).size === payments.length, "a payment batch holds each client_reference once");
   const items = payments.map((p) => paymentRecordOf(tenantId, p.request, scope, p.idempotencyKey));
   const decisions = await decideRecords(tx, { tenantId, arrival: { kind: "request", channel: "http", scope }, suspectWindowHours: 0 }, items);
-  assert(decisions.length === payments.length, "the core decides every payment of the batch");
-  const existing = await findPaymentsByReference(tx, tenantId, payments.filter((_, i) => needsExisting(decisions[i] as Decision)).map((p) => p.request.clientReference));
-  const rows = payments.flatMap((p, i) => rowToInsert(p.request, decisions[i] as Decision)).map((draft) => paymentOf(tenantId, draft, transactionAt));
+  // The core answers its records in the order it was given them.
+  const decided = payments.map(({ request }, index) => {
+    const decision = decisions[index];
+    const decidedAll = decision !== undefined && decisions.length === payments.length;
+    assert(decidedAll, "the core decides every payment of the batch");
+    return { request, outcome: decision.outcome };
+  });
+  const repeated = decided.filter((d) => needsExisting(d.outcome))
+    .map((d) => d.request.clientReference);
+  const existing = await findPaymentsByReference(tx, tenantId, repeated);
+  const rows = decided.flatMap((d) => rowToInsert(d.request, d.outcome))
+    .map((draft) => paymentOf(tenantId, draft, transactionAt));
   const inserted = new Map(rows.map((payment) => [payment.clientReference, payment]));
   // Told in the posting's transaction, under a key derived from the intent's transfer key.
   const events = rows.filter((row) => row.status === "succeeded")
     .map((payment) => ({ tenantId, eventType: "payment.applied", eventKey: `${transferKeyOf(payment.clientReference, "debit")}:applied`, data: payment }));
-  return { outcomes: payments.map((p, i) => outcomeOf(p.request, decisions[i] as Decision, inserted, existing)), rows, events };
+  const outcomes = decided.map((d) => outcomeOf(d.request, d.outcome, inserted, existing));
+  return { outcomes, rows, events };
 }
 
 /**
@@ -99,8 +109,8 @@ export function paymentWritesPart(params: StatementParams, tenantId: string, dec
   return `paid AS (${paid}), told AS (${enqueueEventsPart(params, decided.events)})`;
 }
 
-function needsExisting(decision: Decision): boolean {
-  return decision.outcome !== "applied" && decision.outcome !== "rejected" && !isOtherChannel(decision.code);
+function needsExisting(outcome: Outcome): boolean {
+  return outcome.kind !== "applied" && outcome.kind !== "rejected" && !isOtherChannel(outcome.code);
 }
 
 interface PaymentRowDraft {
@@ -109,13 +119,19 @@ interface PaymentRowDraft {
   declineCode: string | null;
 }
 
-function rowToInsert(request: PaymentRequest, decision: Decision): PaymentRowDraft[] {
-  if (decision.outcome === "applied") {
-    assert(decision.transferKey === transferKeyOf(request.clientReference, "debit"), `payment ${request.clientReference} posted under its intent's key, not ${decision.transferKey}`);
+function rowToInsert(request: PaymentRequest, outcome: Outcome): PaymentRowDraft[] {
+  if (outcome.kind === "applied") {
+    const transferKey = appliedTransferKeyOf(outcome);
+    const intentKey = transferKeyOf(request.clientReference, "debit");
+    const reference = request.clientReference;
+    const why = `payment ${reference} posted under its intent's key, not ${transferKey}`;
+    assert(transferKey === intentKey, why);
     return [{ request, status: "succeeded", declineCode: null }];
   }
   // A decision about money: the intent is declined for good, and a caller who lost the response finds it by client_reference.
-  if (decision.outcome === "rejected" && decision.code === "INGEST_INSUFFICIENT_FUNDS") return [{ request, status: "declined", declineCode: "insufficient_funds" }];
+  if (outcome.kind === "rejected" && outcome.code === "INGEST_INSUFFICIENT_FUNDS") {
+    return [{ request, status: "declined", declineCode: "insufficient_funds" }];
+  }
   return [];
 }
 
@@ -129,14 +145,21 @@ function paymentOf(tenantId: string, draft: PaymentRowDraft, transactionAt: stri
   };
 }
 
-function outcomeOf(request: PaymentRequest, decision: Decision, inserted: Map<string, Payment>, existing: Map<string, Payment>): PaymentOutcome {
-  assert(decision.outcome !== undefined, `payment ${request.clientReference} was decided`);
+function outcomeOf(
+  request: PaymentRequest, outcome: Outcome, inserted: Map<string, Payment>,
+  existing: Map<string, Payment>,
+): PaymentOutcome {
   const payment = inserted.get(request.clientReference);
-  if (decision.outcome === "applied") return { kind: "created", payment: payment as Payment };
-  if (decision.outcome === "rejected") {
-    return payment ? declinedPayment(request, payment) : { kind: "refused", refusal: invalidPaymentRefusal(request, decision.code, decision.detail) };
+  if (outcome.kind === "applied") return { kind: "created", payment: payment as Payment };
+  if (outcome.kind === "rejected") {
+    if (payment) return declinedPayment(request, payment);
+    const refusal = invalidPaymentRefusal(request, outcome.code, outcome.detail);
+    return { kind: "refused", refusal };
   }
-  return { kind: "refused", refusal: repeatRefusal(request, decision.code, decision.originalRef, decision.detail, existing.get(request.clientReference)) };
+  const stored = existing.get(request.clientReference);
+  const originalRef = originalRefOf(outcome);
+  const refusal = repeatRefusal(request, outcome.code, originalRef, outcome.detail, stored);
+  return { kind: "refused", refusal };
 }
 
 async function findPaymentsByReference(tx: Tx, tenantId: string, clientReferences: readonly string[]): Promise<Map<string, Payment>> {

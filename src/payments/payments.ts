@@ -1,4 +1,5 @@
 import type { Queryable } from "../db/pool.ts";
+import type { ErrorCode } from "../errors/catalog.ts";
 import { apiPaymentKeyOf, apiPaymentRecord } from "../normalize/from-api.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import { intentId, type Payment, type Refusal } from "./payment.ts";
@@ -59,18 +60,23 @@ export function declinedPayment(request: PaymentRequest, payment: Payment): Paym
 }
 
 /** The answer to a payment naming an account that is not there in its currency: nothing stored. */
-export function invalidPaymentRefusal(request: PaymentRequest, code: string | undefined, detail: string | undefined): Refusal {
+export function invalidPaymentRefusal(
+  request: PaymentRequest, code: ErrorCode | undefined, detail: string | undefined,
+): Refusal {
   if (code === "RECORD_ACCOUNT_UNKNOWN") return { code: "ACCOUNT_NOT_FOUND", detail: detail ?? "no such account" };
   if (code === "RECORD_ACCOUNT_CURRENCY_MISMATCH") return { code: "CURRENCY_MISMATCH", detail: detail ?? "currency mismatch" };
   throw new Error(`unexpected refusal of payment ${request.clientReference}: ${code ?? "(none)"} ${detail ?? ""}`);
 }
 
-export function isOtherChannel(code: string | undefined): boolean {
+export function isOtherChannel(code: ErrorCode | undefined): boolean {
   return code === "RECORD_SAME_PAYMENT" || code === "RECORD_IDENTITY_CONFLICT";
 }
 
 /** The answer to a repeated intent, given the payment stored under its client_reference (looked up unless `isOtherChannel`). */
-export function repeatRefusal(request: PaymentRequest, code: string | undefined, originalRef: string | undefined, detail: string | undefined, existing: Payment | undefined): Refusal {
+export function repeatRefusal(
+  request: PaymentRequest, code: ErrorCode | undefined, originalRef: string | undefined,
+  detail: string | undefined, existing: Payment | undefined,
+): Refusal {
   if (isOtherChannel(code)) {
     return { code: "PAYMENT_ARRIVED_BY_OTHER_CHANNEL", detail: detail ?? "arrived through another channel", extensions: { natural_key: apiPaymentKeyOf(request.clientReference), original_ref: originalRef ?? null } };
   }

@@ -4,7 +4,7 @@ import type { Tx } from "../db/transaction.ts";
 import { apiRefundRecord } from "../normalize/from-api.ts";
 import { decimalToMinor } from "../protocols/iso4217/currency.ts";
 import { decideRecords } from "../records/decide-records.ts";
-import type { Decision } from "../records/decision.ts";
+import { appliedTransferKeyOf, type Rejected } from "../records/decision.ts";
 import { lockIntent } from "./intent-lock.ts";
 import { intentId, transferKeyOf, type Payment, type Refund, type Refusal } from "./payment.ts";
 import { findPayment } from "./payments.ts";
@@ -63,14 +63,17 @@ export async function createRefund(tx: Tx, tenantId: string, request: RefundRequ
     sourceRef: `http:${payment.paymentId}`, valueDate: new Date().toISOString().slice(0, 10),
   });
   const [decision] = await decideRecords(tx, { tenantId, arrival: { kind: "request", channel: "http", scope }, suspectWindowHours: 0 }, [item]);
-  assert(decision?.outcome !== undefined, `refund ${request.clientReference} was decided`);
-  if (decision.outcome === "applied") {
-    const transferKey = decision.transferKey;
+  assert(decision !== undefined, `refund ${request.clientReference} was decided`);
+  const outcome = decision.outcome;
+  if (outcome.kind === "applied") {
+    const transferKey = appliedTransferKeyOf(outcome);
     assert(transferKey === transferKeyOf(request.clientReference, "refund"), `refund ${request.clientReference} posted under its intent's key, not ${transferKey}`);
     await tx.query("UPDATE payment SET refunded_minor = refunded_minor + $3 WHERE tenant_id = $1 AND payment_id = $2", [tenantId, payment.paymentId, amount.value.toString()]);
     return { kind: "created", refund: await insertRefund(tx, tenantId, request.clientReference, payment, amount.value, "succeeded", transferKey) };
   }
-  if (decision.outcome === "rejected") return rejectedRefund(tx, tenantId, request.clientReference, payment, amount.value, decision);
+  if (outcome.kind === "rejected") {
+    return rejectedRefund(tx, tenantId, request.clientReference, payment, amount.value, outcome);
+  }
   const existing = await findRefund(tx, tenantId, request.clientReference);
   const refundId = existing?.refundId ?? intentId("ref", tenantId, request.clientReference);
   return { kind: "refused", refusal: { code: "DUPLICATE_CLIENT_REFERENCE", detail: `refund ${refundId} has client_reference ${request.clientReference}`, extensions: { refund_id: refundId } } };
@@ -81,8 +84,11 @@ function currencyMismatch(payment: Payment): Refusal {
 }
 
 /** The core's refusals: declined for good (funds: stored, like a declined payment), or input that claimed nothing. */
-async function rejectedRefund(tx: Tx, tenantId: string, clientReference: string, payment: Payment, amountMinor: bigint, decision: Decision): Promise<RefundOutcome> {
-  switch (decision.code) {
+async function rejectedRefund(
+  tx: Tx, tenantId: string, clientReference: string, payment: Payment, amountMinor: bigint,
+  rejected: Rejected,
+): Promise<RefundOutcome> {
+  switch (rejected.code) {
     case "INGEST_INSUFFICIENT_FUNDS": {
       const refund = await insertRefund(tx, tenantId, clientReference, payment, amountMinor, "declined", null);
       return { kind: "refused", refusal: { code: "INSUFFICIENT_FUNDS", detail: `account ${payment.creditorAccount} cannot cover the refund`, extensions: { refund_id: refund.refundId } } };
@@ -94,12 +100,14 @@ async function rejectedRefund(tx: Tx, tenantId: string, clientReference: string,
     case "RECORD_UNDO_CURRENCY_MISMATCH":
       return { kind: "refused", refusal: currencyMismatch(payment) };
     case "RECORD_UNDO_EXCEEDS_ORIGINAL": {
-      const refundableMinor = decision.undoableMinor;
+      const refundableMinor = rejected.undoableMinor;
       assert(refundableMinor !== undefined, "an undo refused for exceeding says what remains");
       return { kind: "refused", refusal: { code: "REFUND_EXCEEDS_PAYMENT", detail: `at most ${refundableMinor} minor units of payment ${payment.paymentId} remain refundable`, extensions: { refundable_minor: refundableMinor.toString() } } };
     }
-    default:
-      throw new Error(`unexpected refusal of refund ${clientReference}: ${decision.code ?? "(none)"} ${decision.detail ?? ""}`);
+    default: {
+      const refusal = `${rejected.code} ${rejected.detail}`;
+      throw new Error(`unexpected refusal of refund ${clientReference}: ${refusal}`);
+    }
   }
 }
 

@@ -1,4 +1,6 @@
+import { assert } from "../assert.ts";
 import type { DedupChannel } from "../dedup/dedup-event.ts";
+import type { ErrorCode } from "../errors/catalog.ts";
 import type { Transfer } from "../ledger/transfer.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
@@ -46,50 +48,148 @@ export interface RecordContext {
   faultPoint?: (name: string) => void;
 }
 
-/** A held record: why, what it collided with, and whether it is one of a file's own twins. */
-export interface HoldForReview {
-  reason: "conflict" | "suspect";
-  matchedRef?: string;
-  inFile?: true;
+/** A record the stages decide: what it is, read-only, built once by the first stage. */
+export interface Candidate {
+  readonly item: IngestRecord;
+  readonly record: CanonicalRecord;
+  readonly rule: PostingRule;
+  /** The payment identity the record carries across channels (cross-channel key rules). */
+  readonly identityKey?: string;
 }
 
-/** One record's decision, filled in by the stages in order; `outcome` set means decided. */
+/** Codes of the error catalog: a code the catalog does not hold does not compile. */
+type Codes<T extends ErrorCode> = T;
+
+/** A held record's review item: what it collided with. */
+export interface Review {
+  readonly matchedRef: string;
+  /** One of a file's own records sharing a key: each such record is a review item of its own. */
+  readonly inFile?: true;
+}
+
+/** Posted, or recorded (a record rule, a zero amount, a return with nothing to reverse). */
+export interface Applied {
+  readonly kind: "applied";
+  readonly transfer?: Transfer;         // what it posted (its key is the outcome's transfer key)
+  readonly code?: Codes<"INGEST_COUNTERPARTY_UNRESOLVED" | "INGEST_RETURN_LINK_WARNING"
+    | "RECORD_NOTHING_TO_REVERSE" | "RECORD_POSTED_FROM_SUSPENSE">;
+  readonly detail?: string;
+  readonly originalRef?: string;        // the original a return or undo undid
+}
+
+/** Its key (or its transfer's) was applied before with the same content: nothing posted. */
+export interface Duplicate {
+  readonly kind: "duplicate";
+  readonly code: Codes<"INGEST_RECORD_DUPLICATE">;
+  readonly originalRef: string;
+  readonly detail?: string;
+}
+
+/** Its key was seen with other content: held for a person (`review`), or refused to its sender. */
+export interface Conflict {
+  readonly kind: "conflict";
+  readonly code: Codes<"INGEST_RECORD_CONFLICT" | "RECORD_IDENTITY_CONFLICT"
+    | "RECORD_ORIGINAL_ALREADY_REVERSED">;
+  readonly detail: string;
+  readonly originalRef: string;
+  readonly review?: Review;             // absent: a request's conflict no person is asked about
+}
+
+/** A new key that looks like a record seen before: held for a person. */
+export interface Suspect {
+  readonly kind: "suspect";
+  readonly code: Codes<"INGEST_RECORD_SUSPECT" | "INGEST_UETR_REUSED"
+    | "INGEST_KEY_REUSED_IN_FILE">;
+  readonly detail: string;
+  readonly originalRef: string;
+  readonly review: Review;
+}
+
+/**
+ * Another arrival of a payment already applied: a later leg (UETR rules; stored `applied`) or the
+ * same payment through another channel (stored `duplicate`). Recorded and linked, never posted.
+ */
+export interface Linked {
+  readonly kind: "linked";
+  readonly code: Codes<"INGEST_PAYMENT_LEG_LINKED" | "RECORD_SAME_PAYMENT">;
+  readonly detail: string;
+  readonly originalRef: string;
+  readonly legOf: string;               // the natural key of the arrival it is linked to
+}
+
+/** Invalid input, or refused by the ledger for funds. */
+export interface Rejected {
+  readonly kind: "rejected";
+  readonly code: ErrorCode;
+  readonly detail: string;
+  readonly field?: string;
+  readonly originalRef?: string;        // a return or undo refused for funds: its original
+  readonly undoableMinor?: bigint;      // RECORD_UNDO_EXCEEDS_ORIGINAL: what remains to undo
+}
+
+/** A return or reversal whose original is unknown: recorded, nothing posted. */
+export interface Orphan {
+  readonly kind: "orphan";
+  readonly code: Codes<"INGEST_RECORD_ORPHAN" | "INGEST_RETURN_AMOUNT_MISMATCH">;
+  readonly detail: string;
+}
+
+/** What one record came to, written once (docs/decisions/0058). */
+export type Outcome = Applied | Duplicate | Conflict | Suspect | Linked | Rejected | Orphan;
+
+/** One record and its outcome, as the core answers its caller. */
 export interface Decision {
-  item: IngestRecord;
-  record?: CanonicalRecord;
-  rule?: PostingRule;
-  outcome?: RecordOutcome;
-  code?: string;
-  field?: string;
-  detail?: string;
-  originalRef?: string;
-  transferKey?: string;
-  transfer?: Transfer;
-  counterparty?: string;      // the ledger account a post rule's counterparty leg resolved to
-  identityKey?: string;       // the payment identity the record carries across channels
-  identityClaimed?: true;     // this record claimed it first
-  review?: HoldForReview;
-  linkNotes?: string[];       // a return linked to its forward despite these disagreements (warnings)
-  legOf?: string;             // a later leg (or another channel's arrival) of this payment: recorded, not posted
-  undoableMinor?: bigint;     // an undo refused for exceeding its original: what of the original remains to undo
+  readonly item: IngestRecord;
+  readonly record?: CanonicalRecord;   // absent when the reader rejected the record
+  readonly outcome: Outcome;
 }
 
-/** A record the stages work on: it has a canonical record and a posting rule. */
-export type Candidate = Decision & { record: CanonicalRecord; rule: PostingRule };
+/** What a stage decided: each record it decided, with its outcome. */
+export type Decided = Map<Candidate, Outcome>;
 
-export function isCandidate(decision: Decision): decision is Candidate {
-  return decision.record !== undefined && decision.rule !== undefined;
+/** The outcomes the stages wrote so far, to read: a record without one is still undecided. */
+export interface OutcomesSoFar {
+  of(candidate: Candidate): Outcome | undefined;
 }
 
-/** Candidates that still need a decision. */
-export function undecided(decisions: readonly Decision[]): Candidate[] {
-  return decisions.filter((d): d is Candidate => isCandidate(d) && d.outcome === undefined);
+/**
+ * The outcome of each record of a batch, written once: the stages return what they decided and
+ * the core writes it here. A second outcome for one record is a broken invariant.
+ */
+export class Outcomes implements OutcomesSoFar {
+  private readonly written = new Map<Candidate, Outcome>();
+
+  write(decided: ReadonlyMap<Candidate, Outcome>): void {
+    for (const [candidate, outcome] of decided) {
+      assert(!this.written.has(candidate), `record ${candidate.item.index} is decided once`);
+      this.written.set(candidate, outcome);
+    }
+  }
+
+  of(candidate: Candidate): Outcome | undefined {
+    return this.written.get(candidate);
+  }
+
+  /** The candidates of `among` that have no outcome yet, in `among`'s order. */
+  undecided(among: Iterable<Candidate>): Candidate[] {
+    return [...among].filter((candidate) => !this.written.has(candidate));
+  }
 }
 
-export function decide(decision: Decision, outcome: RecordOutcome, code: string, detail?: string): void {
-  decision.outcome = outcome;
-  decision.code = code;
-  if (detail !== undefined) decision.detail = detail;
+/** The stored outcome (ingest_outcome.outcome, the counts): a link is applied or a duplicate. */
+export function recordOutcomeOf(outcome: Outcome): RecordOutcome {
+  if (outcome.kind !== "linked") return outcome.kind;
+  return outcome.code === "RECORD_SAME_PAYMENT" ? "duplicate" : "applied";
+}
+
+/** The original an outcome names (a posting, a key, or `<file>#<record>`), if any. */
+export function originalRefOf(outcome: Outcome): string | undefined {
+  return outcome.kind === "orphan" ? undefined : outcome.originalRef;
+}
+
+/** The transfer key of what an applied record posted, else null. */
+export function appliedTransferKeyOf(outcome: Outcome): string | null {
+  return outcome.kind === "applied" ? (outcome.transfer?.transferKey ?? null) : null;
 }
 
 /** The file an arrival belongs to, or null for a request. */

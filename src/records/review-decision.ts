@@ -101,11 +101,11 @@ function answerDecided(earlier: DecidedReview, decision: ReviewDecisionKind): Re
 async function postAllOrNothing(tx: Tx, postings: DecisionPostings): Promise<Result<true, Finding>> {
   if (postings.ordered.length === 0) return ok(true);
   await tx.query("SAVEPOINT review_decision");
-  const results = await postTransfers(tx, postings.ordered);
-  for (const [index, result] of results.entries()) {
+  const posted = await postTransfers(tx, postings.ordered.map((transfer) => ({ transfer })));
+  for (const { transfer, outcome: result } of posted) {
     if (result.ok && result.value === "applied") continue;
     await tx.query("ROLLBACK TO SAVEPOINT review_decision");
-    const key = postings.ordered[index]?.transferKey ?? "";
+    const key = transfer.transferKey;
     if (!result.ok && result.error.code === "LEDGER_INSUFFICIENT_FUNDS") {
       return fail(finding("INGEST_REVIEW_INSUFFICIENT_FUNDS", `${result.error.message} for ${key}: nothing posted, the review stays open`, { field: "amount" }));
     }

@@ -70,7 +70,8 @@ describe("lookups by a list of keys on tables without statistics", () => {
        UNION ALL SELECT $1, 'settlement', 'settlement', 'USD'`, [TENANT, ROWS]);
     for (let start = 1; start <= TRANSFERS; start += 250) {
       const batch = Array.from({ length: 250 }, (_, i) => transferOf(TENANT, `seed-${start + i}`, "settlement", `cust-${start + i}`, 100n));
-      await withTransaction(db.pool, (tx) => postTransfers(tx, batch));
+      await withTransaction(db.pool,
+        (tx) => postTransfers(tx, batch.map((transfer) => ({ transfer }))));
     }
     await db.pool.query(
       `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position, amount_minor, currency, value_date)
@@ -108,10 +109,14 @@ describe("lookups by a list of keys on tables without statistics", () => {
 
   it("a batch of postings reads and locks its own accounts only", async () => {
     const customers = some("cust-", 4);
-    await withTransaction(db.pool, (tx) => postTransfers(tx, customers.map((c) => transferOf(TENANT, `fund-${c}`, "settlement", c, 500n))));
+    await withTransaction(db.pool, (tx) => postTransfers(tx, customers.map((c) => ({
+      transfer: transferOf(TENANT, `fund-${c}`, "settlement", c, 500n),
+    }))));
     const read = await rowsReadBy(db, "account", async (tx) => {
-      const outcomes = await postTransfers(tx, customers.map((c) => transferOf(TENANT, `spend-${c}`, c, "settlement", 200n)));
-      expect(outcomes.every((o) => o.ok)).toBe(true);
+      const posted = await postTransfers(tx, customers.map((c) => ({
+        transfer: transferOf(TENANT, `spend-${c}`, c, "settlement", 200n),
+      })));
+      expect(posted.every((p) => p.outcome.ok)).toBe(true);
     });
     // A few reads per account of the batch (the lock, the balance, the ledger's checks at
     // statement end), never the tenant's 5,000 per statement.
@@ -121,7 +126,10 @@ describe("lookups by a list of keys on tables without statistics", () => {
   it("the posting path's prepared statements are planned once per connection, not on every call", async () => {
     const customers = some("cust-", 5).slice(0, 8);
     const plans = await rowsOfOneConnection(db, async (tx) => {
-      for (const c of customers) await postTransfers(tx, [transferOf(TENANT, `plan-${c}`, "settlement", c, 100n)]);
+      for (const c of customers) {
+        const transfer = transferOf(TENANT, `plan-${c}`, "settlement", c, 100n);
+        await postTransfers(tx, [{ transfer }]);
+      }
       const { rows } = await tx.query<{ name: string; generic_plans: string; custom_plans: string }>(
         "SELECT name, generic_plans::text, custom_plans::text FROM pg_prepared_statements WHERE name LIKE 'clearline.ledger.%' ORDER BY name");
       return rows;

@@ -31,7 +31,10 @@ async function sequential(pool: Pool, transfers: Transfer[]): Promise<string[]> 
 }
 
 async function batched(pool: Pool, transfers: Transfer[]): Promise<string[]> {
-  return withTransaction(pool, async (tx) => (await postTransfers(tx, transfers)).map(outcomeOf));
+  return withTransaction(pool, async (tx) => {
+    const posted = await postTransfers(tx, transfers.map((transfer) => ({ transfer })));
+    return posted.map((p) => outcomeOf(p.outcome));
+  });
 }
 
 async function ledgerOf(pool: Pool, tenantId: string): Promise<string[]> {

@@ -35,10 +35,11 @@ describe("postTransfer", () => {
   it("lets a replayed credit in a batch fund nothing: the debit after it is refused", async () => {
     await givenAccounts(db.pool, "t4", [["settlement", "settlement"], ["dora", "customer"]]);
     await post(db.pool, transferOf("t4", "funding:1", "settlement", "dora", 100n));
-    const outcomes = await withTransaction(db.pool, (tx) => postTransfers(tx, [
-      transferOf("t4", "funding:1", "settlement", "dora", 100n),   // a replay: dora still has 100
-      transferOf("t4", "spend:1", "dora", "settlement", 150n),
-    ]));
+    const outcomes = (await withTransaction(db.pool, (tx) => postTransfers(tx, [
+      // a replay: dora still has 100
+      { transfer: transferOf("t4", "funding:1", "settlement", "dora", 100n) },
+      { transfer: transferOf("t4", "spend:1", "dora", "settlement", 150n) },
+    ]))).map((posted) => posted.outcome);
     expect(outcomes[0]).toEqual({ ok: true, value: "exists" });
     expect(outcomes[1]).toMatchObject({ ok: false, error: { code: "LEDGER_INSUFFICIENT_FUNDS" } });
     expect((await balanceOf(db.pool, "t4", "dora"))?.balanceMinor).toBe(100n);
@@ -57,10 +58,11 @@ describe("postTransfer", () => {
     await givenAccounts(db.pool, "t6", [["settlement", "settlement"], ["finn", "customer"]]);
     await post(db.pool, transferOf("t6", "funding:1", "settlement", "finn", 100n));
     await post(db.pool, transferOf("t6", "spend:1", "finn", "settlement", 60n));
-    const outcomes = await withTransaction(db.pool, (tx) => postTransfers(tx, [
-      transferOf("t6", "spend:1", "finn", "settlement", 60n),      // a replay: finn has 40 left
-      transferOf("t6", "spend:2", "finn", "settlement", 40n),
-    ]));
+    const outcomes = (await withTransaction(db.pool, (tx) => postTransfers(tx, [
+      // a replay: finn has 40 left
+      { transfer: transferOf("t6", "spend:1", "finn", "settlement", 60n) },
+      { transfer: transferOf("t6", "spend:2", "finn", "settlement", 40n) },
+    ]))).map((posted) => posted.outcome);
     expect(outcomes).toEqual([{ ok: true, value: "exists" }, { ok: true, value: "applied" }]);
     expect((await balanceOf(db.pool, "t6", "finn"))?.balanceMinor).toBe(0n);
   });

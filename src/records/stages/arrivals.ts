@@ -1,8 +1,13 @@
 import { assert } from "../../assert.ts";
 import type { Tx } from "../../db/transaction.ts";
 import { countDedupDecisions, recordDedupEvents, type DedupChannel, type DedupEvent } from "../../dedup/dedup-event.ts";
+import type { CanonicalRecord } from "../../normalize/canonical-record.ts";
 import { enqueueEvents } from "../../outbox/outbox-store.ts";
-import type { Decision, FileArrival, RecordContext, RequestArrival } from "../decision.ts";
+import {
+  appliedTransferKeyOf, originalRefOf, recordOutcomeOf,
+  type Conflict, type Decision, type FileArrival, type RecordContext, type RequestArrival,
+  type Review, type Suspect,
+} from "../decision.ts";
 import { insertOutcomes, insertReviews } from "../store/arrivals.ts";
 import { reviewIdOf, type ReviewRecord } from "../review-id.ts";
 
@@ -24,51 +29,79 @@ export async function writeArrivals(tx: Tx, context: RecordContext, decisions: r
   await recordDedupEvents(tx, dedupEventsOf(context, context.arrival, decisions));
 }
 
-async function writeOutcomes(tx: Tx, tenantId: string, arrival: FileArrival, decisions: readonly Decision[]): Promise<void> {
-  await insertOutcomes(tx, tenantId, arrival.fileId, decisions.map((d) => {
-    assert(d.outcome !== undefined, `record ${d.item.index} has an outcome`);
-    return {
-      recordIndex: d.item.index, position: d.item.position, naturalKey: d.record?.naturalKey ?? null, outcome: d.outcome,
-      code: d.code ?? null, field: d.field ?? null, detail: d.detail ?? null, kind: d.record?.kind ?? null,
-      amountMinor: d.record?.amount ?? null, currency: d.record?.currency ?? null, originalRef: d.originalRef ?? null,
-      transferKey: d.outcome === "applied" ? (d.transferKey ?? null) : null,
-    };
-  }));
+async function writeOutcomes(
+  tx: Tx, tenantId: string, arrival: FileArrival, decisions: readonly Decision[],
+): Promise<void> {
+  await insertOutcomes(tx, tenantId, arrival.fileId, decisions.map(({ item, record, outcome }) => ({
+    recordIndex: item.index, position: item.position, naturalKey: record?.naturalKey ?? null,
+    outcome: recordOutcomeOf(outcome), code: outcome.code ?? null,
+    field: outcome.kind === "rejected" ? (outcome.field ?? null) : null,
+    detail: outcome.detail ?? null, kind: record?.kind ?? null,
+    amountMinor: record?.amount ?? null, currency: record?.currency ?? null,
+    originalRef: originalRefOf(outcome) ?? null, transferKey: appliedTransferKeyOf(outcome),
+  })));
+}
+
+/** A record held for a person: a conflict or suspect with its review. */
+interface Held {
+  index: number;
+  record: CanonicalRecord;
+  reason: (Conflict | Suspect)["kind"];
+  review: Review;
+}
+
+function heldOf(decisions: readonly Decision[]): Held[] {
+  return decisions.flatMap(({ item, record, outcome }) => {
+    if (outcome.kind !== "conflict" && outcome.kind !== "suspect") return [];
+    if (outcome.review === undefined) return [];
+    assert(record, "a held record has a canonical record");
+    return [{ index: item.index, record, reason: outcome.kind, review: outcome.review }];
+  });
 }
 
 /** Records of one file sharing a key (even twins equal in every field) are separate review items. */
-function reviewIdFor(arrival: FileArrival, decision: Decision): string {
-  const record = decision.record;
-  assert(record, "a held record has a canonical record");
-  return decision.review?.inFile ? reviewIdOf(`${record.naturalKey}#${arrival.fileId}:${decision.item.index}`, record.fingerprint) : reviewIdOf(record.naturalKey, record.fingerprint);
+function reviewIdFor(arrival: FileArrival, held: Held): string {
+  const { naturalKey, fingerprint } = held.record;
+  if (!held.review.inFile) return reviewIdOf(naturalKey, fingerprint);
+  return reviewIdOf(`${naturalKey}#${arrival.fileId}:${held.index}`, fingerprint);
 }
 
-async function writeReviews(tx: Tx, tenantId: string, arrival: FileArrival, decisions: readonly Decision[]): Promise<void> {
-  const held = decisions.filter((d) => d.review !== undefined && d.record !== undefined);
+async function writeReviews(
+  tx: Tx, tenantId: string, arrival: FileArrival, decisions: readonly Decision[],
+): Promise<void> {
+  const held = heldOf(decisions);
   if (held.length === 0) return;
-  await insertReviews(tx, tenantId, arrival.fileId, arrival.partnerId, held.map((d) => {
-    const record = d.record as NonNullable<Decision["record"]>;
+  await insertReviews(tx, tenantId, arrival.fileId, arrival.partnerId, held.map((h) => {
+    const record = h.record;
+    const stored: ReviewRecord = { record: { ...record, amount: record.amount.toString() } };
     return {
-      reviewId: reviewIdFor(arrival, d), reason: d.review?.reason ?? "conflict", naturalKey: record.naturalKey, fingerprint: record.fingerprint,
-      recordIndex: d.item.index, record: JSON.stringify({ record: { ...record, amount: record.amount.toString() } } satisfies ReviewRecord),
-      matchedRef: d.review?.matchedRef ?? null,
+      reviewId: reviewIdFor(arrival, h), reason: h.reason, naturalKey: record.naturalKey,
+      fingerprint: record.fingerprint, recordIndex: h.index, record: JSON.stringify(stored),
+      matchedRef: h.review.matchedRef,
     };
   }));
   // Held for review: told in the same transaction, keyed by the review item (one per key and content).
-  await enqueueEvents(tx, held.map((d) => {
-    const record = d.record as NonNullable<Decision["record"]>;
-    const reviewId = reviewIdFor(arrival, d);
+  await enqueueEvents(tx, held.map((h) => {
+    const record = h.record;
+    const reviewId = reviewIdFor(arrival, h);
     return {
-      tenantId, eventType: `record.${d.review?.reason ?? "held"}`, eventKey: `${reviewId}:held`,
-      data: { reviewId, reason: d.review?.reason, naturalKey: record.naturalKey, fileId: arrival.fileId, recordIndex: d.item.index, matchedRef: d.review?.matchedRef ?? null, amountMinor: record.amount, currency: record.currency },
+      tenantId, eventType: `record.${h.reason}`, eventKey: `${reviewId}:held`,
+      data: {
+        reviewId, reason: h.reason, naturalKey: record.naturalKey, fileId: arrival.fileId,
+        recordIndex: h.index, matchedRef: h.review.matchedRef, amountMinor: record.amount,
+        currency: record.currency,
+      },
     };
   }));
 }
 
 function dedupReasonOf(decision: Decision): string | undefined {
-  if (decision.legOf !== undefined) return decision.code === "RECORD_SAME_PAYMENT" ? "same_payment_other_channel" : "payment_leg";
   const outcome = decision.outcome;
-  return outcome === "duplicate" || outcome === "conflict" || outcome === "suspect" ? outcome : undefined;
+  if (outcome.kind === "linked") {
+    return outcome.code === "RECORD_SAME_PAYMENT" ? "same_payment_other_channel" : "payment_leg";
+  }
+  const held = outcome.kind === "conflict" || outcome.kind === "suspect";
+  return outcome.kind === "duplicate" || held ? outcome.kind : undefined;
 }
 
 /** The channel and reason of each repeat, link or hold among the decisions, for the dedup counter. */
@@ -81,14 +114,20 @@ function dedupsOf(decisions: readonly Decision[]): Array<{ channel: DedupChannel
   return dedups;
 }
 
-function dedupEventsOf(context: RecordContext, arrival: RequestArrival, decisions: readonly Decision[]): DedupEvent[] {
+function dedupEventsOf(
+  context: RecordContext, arrival: RequestArrival, decisions: readonly Decision[],
+): DedupEvent[] {
   const events: DedupEvent[] = [];
   for (const decision of decisions) {
     const record = decision.record;
     const reason = dedupReasonOf(decision);
     if (!record || reason === undefined) continue;
-    const event: DedupEvent = { tenantId: context.tenantId, channel: arrival.channel, scope: arrival.scope, dedupKey: record.naturalKey, reason, position: decision.item.position };
-    if (decision.originalRef !== undefined) event.originalRef = decision.originalRef;
+    const event: DedupEvent = {
+      tenantId: context.tenantId, channel: arrival.channel, scope: arrival.scope,
+      dedupKey: record.naturalKey, reason, position: decision.item.position,
+    };
+    const originalRef = originalRefOf(decision.outcome);
+    if (originalRef !== undefined) event.originalRef = originalRef;
     events.push(event);
   }
   return events;

@@ -1,14 +1,18 @@
 import { assert } from "../../assert.ts";
 import type { Queryable } from "../../db/pool.ts";
 import { namedAccountsOf, transferKeyOf } from "../../normalize/posting-rules.ts";
-import { decide, fileIdOf, undecided, type Candidate, type Decision, type RecordContext } from "../decision.ts";
+import { fileIdOf, type Candidate, type Decided, type RecordContext } from "../decision.ts";
 import { claimKeysAndIdentities, selectKeys, type ClaimResult, type KeyClaim, type StoredKey } from "../store/keys.ts";
 import { identityFingerprint } from "./identities.ts";
 
 /** What the claim says: the records whose keys are new, and the first arrival of the keys it found claimed before. */
 export interface ClaimedKeys {
-  fresh: Set<Candidate>;
+  fresh: Set<Candidate>;                   // in the keys' sorted order
   stored: Map<string, StoredKey>;
+  /** Fresh records that claimed their payment identity first. */
+  identitiesClaimed: Set<Candidate>;
+  /** Records naming an account that is not there in their currency: rejected, nothing claimed. */
+  rejected: Decided;
 }
 
 /**
@@ -27,55 +31,80 @@ export interface ClaimedKeys {
  * input, rejected like a malformed line, and leaves its key unclaimed. Accounts are permanent
  * (no delete, no change of currency: migration 0009), so the check holds for the transaction.
  */
-export async function claimKeys(tx: Queryable, context: RecordContext, decisions: readonly Decision[]): Promise<ClaimedKeys> {
-  const known = context.repeatsExpected ? await selectKeys(tx, context.tenantId, undecided(decisions).map((d) => d.record.naturalKey)) : new Map<string, StoredKey>();
+export async function claimKeys(
+  tx: Queryable, context: RecordContext, candidates: readonly Candidate[],
+  counterparties: ReadonlyMap<Candidate, string>,
+): Promise<ClaimedKeys> {
+  const known = context.repeatsExpected
+    ? await selectKeys(tx, context.tenantId, candidates.map((c) => c.record.naturalKey))
+    : new Map<string, StoredKey>();
   const first = new Map<string, Candidate>();
-  for (const decision of undecided(decisions)) {
+  for (const candidate of candidates) {
     // A key read as claimed before is a repeat: claiming it again would insert nothing. (Keys are
     // never deleted.) A record naming its own accounts is claimed anyway: the claim checks them.
-    if (known.has(decision.record.naturalKey) && !namesAccounts(decision)) continue;
-    if (!first.has(decision.record.naturalKey)) first.set(decision.record.naturalKey, decision);
+    if (known.has(candidate.record.naturalKey) && !namesAccounts(candidate)) continue;
+    if (!first.has(candidate.record.naturalKey)) first.set(candidate.record.naturalKey, candidate);
   }
-  if (first.size === 0) return { fresh: new Set(), stored: known };
+  if (first.size === 0) {
+    return { fresh: new Set(), stored: known, identitiesClaimed: new Set(), rejected: new Map() };
+  }
   const chosen = [...first.values()].sort((a, b) => compareText(a.record.naturalKey, b.record.naturalKey));
-  const claimed = await claimKeysAndIdentities(tx, context.tenantId, fileIdOf(context), chosen.map((d) => keyClaimOf(context, d)));
-  rejectUnknownNamedAccounts(decisions, claimed);
+  const claims = chosen.map((c) => keyClaimOf(context, c, counterparties.get(c)));
+  const claimed = await claimKeysAndIdentities(tx, context.tenantId, fileIdOf(context), claims);
   const fresh = new Set<Candidate>();
-  for (const decision of chosen) {
-    if (!claimed.keys.has(decision.record.naturalKey)) continue;
-    fresh.add(decision);
-    if (decision.identityKey !== undefined && claimed.identities.has(decision.identityKey)) decision.identityClaimed = true;
+  const identitiesClaimed = new Set<Candidate>();
+  for (const candidate of chosen) {
+    if (!claimed.keys.has(candidate.record.naturalKey)) continue;
+    fresh.add(candidate);
+    const identityKey = candidate.identityKey;
+    const claimedIdentity = identityKey !== undefined && claimed.identities.has(identityKey);
+    if (claimedIdentity) identitiesClaimed.add(candidate);
   }
-  return { fresh, stored: new Map([...known, ...claimed.stored]) };
+  const rejected = rejectUnknownNamedAccounts(candidates, claimed);
+  return { fresh, stored: new Map([...known, ...claimed.stored]), identitiesClaimed, rejected };
 }
 
-function namesAccounts(decision: Candidate): boolean {
-  return decision.rule.legs?.some((leg) => leg.account === "named") === true;
+function namesAccounts(candidate: Candidate): boolean {
+  return candidate.rule.legs?.some((leg) => leg.account === "named") === true;
 }
 
 /** Every record (first occurrence or repeat) naming an account that is not there in its currency: rejected, nothing claimed. */
-function rejectUnknownNamedAccounts(decisions: readonly Decision[], claimed: ClaimResult): void {
-  for (const decision of undecided(decisions)) {
-    const named = namesAccounts(decision) ? namedAccountsOf(decision.record, decision.rule) : [];
+function rejectUnknownNamedAccounts(
+  candidates: readonly Candidate[], claimed: ClaimResult,
+): Decided {
+  const rejected: Decided = new Map();
+  for (const candidate of candidates) {
+    const record = candidate.record;
+    const named = namesAccounts(candidate) ? namedAccountsOf(record, candidate.rule) : [];
     if (named === undefined) {
-      decide(decision, "rejected", "RECORD_ACCOUNT_UNKNOWN", "the record names no account for a leg its rule takes from it");
+      const detail = "the record names no account for a leg its rule takes from it";
+      rejected.set(candidate, { kind: "rejected", code: "RECORD_ACCOUNT_UNKNOWN", detail });
       continue;
     }
     const missing = named.find((id) => !claimed.accounts.has(id));
     if (missing !== undefined) {
-      decide(decision, "rejected", "RECORD_ACCOUNT_UNKNOWN", `no account ${missing}`);
+      const detail = `no account ${missing}`;
+      rejected.set(candidate, { kind: "rejected", code: "RECORD_ACCOUNT_UNKNOWN", detail });
       continue;
     }
-    const other = named.find((id) => claimed.accounts.get(id) !== decision.record.currency);
-    if (other !== undefined) decide(decision, "rejected", "RECORD_ACCOUNT_CURRENCY_MISMATCH", `account ${other} is in ${claimed.accounts.get(other) ?? "?"}, the record in ${decision.record.currency}`);
+    const other = named.find((id) => claimed.accounts.get(id) !== record.currency);
+    if (other === undefined) continue;
+    const otherCurrency = claimed.accounts.get(other) ?? "?";
+    const detail = `account ${other} is in ${otherCurrency}, the record in ${record.currency}`;
+    rejected.set(candidate, { kind: "rejected", code: "RECORD_ACCOUNT_CURRENCY_MISMATCH", detail });
   }
+  return rejected;
 }
 
-function keyClaimOf(context: RecordContext, d: Candidate): KeyClaim {
+function keyClaimOf(
+  context: RecordContext, d: Candidate, counterparty: string | undefined,
+): KeyClaim {
   const r = d.record;
   const transferKey = d.rule.action === "post" && r.amount > 0n ? transferKeyOf(r.naturalKey, d.rule) : null;
   const namedAccounts = namesAccounts(d) ? (namedAccountsOf(r, d.rule) ?? ["", ""]) : [];
   assert(namedAccounts.length <= 2, `rule ${d.rule.channel} ${d.rule.kind} names at most two accounts`);
+  const identity = d.identityKey !== undefined && d.rule.action === "post"
+    ? { fingerprint: identityFingerprint(d, counterparty), transferKey } : null;
   return {
     naturalKey: r.naturalKey, fingerprint: r.fingerprint, channel: r.channel, kind: r.kind,
     state: d.rule.action === "reverse-original" ? "orphan" : "applied",
@@ -83,8 +112,7 @@ function keyClaimOf(context: RecordContext, d: Candidate): KeyClaim {
     amountMinor: r.amount, currency: r.currency, valueDate: r.valueDate, transferKey,
     linkId1: d.item.linkIds[0] ?? null, linkId2: d.item.linkIds[1] ?? null,
     originalRef: r.original ?? null, originalId1: d.item.originalIds[0] ?? null, originalId2: d.item.originalIds[1] ?? null,
-    identityKey: d.identityKey ?? null, namedAccounts,
-    identity: d.identityKey !== undefined && d.rule.action === "post" ? { fingerprint: identityFingerprint(d), transferKey } : null,
+    identityKey: d.identityKey ?? null, namedAccounts, identity,
   };
 }
 

@@ -1,16 +1,16 @@
 import type { Queryable } from "../../db/pool.ts";
 import { transferKeyOf } from "../../normalize/posting-rules.ts";
 import { describePayment, relateByUetr, uetrRules, type PaymentContent } from "../../normalize/uetr-rules.ts";
-import { decide, undecided, type Candidate, type Decision, type RecordContext } from "../decision.ts";
+import type { Candidate, Decided, RecordContext } from "../decision.ts";
 import { selectAppliedByUetr, type UetrRow } from "../store/keys.ts";
 
-function uetrOf(decision: Candidate): string | undefined {
-  const first = decision.item.linkIds[0];
+function uetrOf(candidate: Candidate): string | undefined {
+  const first = candidate.item.linkIds[0];
   return first?.startsWith("uetr:") ? first : undefined;
 }
 
-function contentOfDecision(decision: Candidate): PaymentContent {
-  const record = decision.record;
+function contentOfCandidate(candidate: Candidate): PaymentContent {
+  const record = candidate.record;
   return { naturalKey: record.naturalKey, endToEndId: record.attributes.endToEndId, amountMinor: record.amount, currency: record.currency };
 }
 
@@ -23,31 +23,51 @@ function contentOfRow(row: UetrRow): PaymentContent {
  * applied before under another key (other agents) is either a later leg of the same payment, which
  * is recorded and linked to the first leg but not posted again, or a different payment reusing the
  * UETR, which is held as a suspect with a finding naming both. Earlier records of this chunk count.
+ * `undecided` are the new records still undecided; `fresh` all the new records of the batch.
  */
-export async function relatePaymentLegs(tx: Queryable, context: RecordContext, decisions: readonly Decision[], fresh: Set<Candidate>): Promise<void> {
-  const candidates = undecided(decisions).filter((d) => fresh.has(d) && uetrRules.kinds.includes(d.record.kind) && uetrOf(d) !== undefined);
-  if (candidates.length === 0) return;
-  const rows = await selectAppliedByUetr(tx, context.tenantId, candidates.map((d) => uetrOf(d) as string), uetrRules.kinds, [...fresh].map((d) => d.record.naturalKey));
+export async function relatePaymentLegs(
+  tx: Queryable, context: RecordContext, undecided: readonly Candidate[],
+  fresh: ReadonlySet<Candidate>,
+): Promise<Decided> {
+  const withUetr = undecided.flatMap((candidate) => {
+    const uetr = uetrOf(candidate);
+    const hasLegs = uetrRules.kinds.includes(candidate.record.kind);
+    return hasLegs && uetr !== undefined ? [{ candidate, uetr }] : [];
+  });
+  const decided: Decided = new Map();
+  if (withUetr.length === 0) return decided;
+  const freshKeys = [...fresh].map((d) => d.record.naturalKey);
+  const uetrs = withUetr.map((w) => w.uetr);
+  const rows = await selectAppliedByUetr(tx, context.tenantId, uetrs, uetrRules.kinds, freshKeys);
   const firstByUetr = new Map<string, { content: PaymentContent; ref: string }>();
   for (const row of rows) {
     if (!firstByUetr.has(row.link_id1)) firstByUetr.set(row.link_id1, { content: contentOfRow(row), ref: row.transfer_key ?? row.natural_key });
   }
-  for (const decision of candidates) {
-    const uetr = uetrOf(decision) as string;
-    const content = contentOfDecision(decision);
+  for (const { candidate, uetr } of withUetr) {
+    const content = contentOfCandidate(candidate);
     const first = firstByUetr.get(uetr);
     if (!first) {
-      firstByUetr.set(uetr, { content, ref: transferKeyOf(content.naturalKey, decision.rule) });
+      firstByUetr.set(uetr, { content, ref: transferKeyOf(content.naturalKey, candidate.rule) });
       continue;
     }
     const relation = relateByUetr(first.content, content);
-    decision.originalRef = first.ref;
+    const originalRef = first.ref;
+    const firstPayment = describePayment(first.content);
     if (relation.kind === "leg") {
-      decide(decision, "applied", "INGEST_PAYMENT_LEG_LINKED", `a later leg of ${describePayment(first.content)}: recorded and linked, not posted again`);
-      decision.legOf = first.content.naturalKey;
+      decided.set(candidate, {
+        kind: "linked", code: "INGEST_PAYMENT_LEG_LINKED", originalRef,
+        legOf: first.content.naturalKey,
+        detail: `a later leg of ${firstPayment}: recorded and linked, not posted again`,
+      });
     } else {
-      decide(decision, "suspect", "INGEST_UETR_REUSED", `${uetr.slice(5)} already names ${describePayment(first.content)}; this record ${describePayment(content)} differs in ${relation.differing.join(", ")}`);
-      decision.review = { reason: "suspect", matchedRef: first.content.naturalKey };
+      const differing = relation.differing.join(", ");
+      decided.set(candidate, {
+        kind: "suspect", code: "INGEST_UETR_REUSED", originalRef,
+        review: { matchedRef: first.content.naturalKey },
+        detail: `${uetr.slice(5)} already names ${firstPayment}; `
+          + `this record ${describePayment(content)} differs in ${differing}`,
+      });
     }
   }
+  return decided;
 }

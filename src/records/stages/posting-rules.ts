@@ -1,16 +1,33 @@
-import { postingRuleFor } from "../../normalize/posting-rules.ts";
+import { identityKeyOf } from "../../normalize/cross-channel-keys.ts";
 import type { IngestRecord } from "../../normalize/ingest-record.ts";
-import type { Decision } from "../decision.ts";
+import { postingRuleFor } from "../../normalize/posting-rules.ts";
+import type { Candidate, Decision } from "../decision.ts";
 
-/** The first stage: a record the reader rejected keeps its finding; a valid one gets its posting rule, or is rejected without one. */
-export function ruleDecision(item: IngestRecord): Decision {
-  if (!item.record) {
+/**
+ * The first stage: a record the reader rejected keeps its finding; a valid one with a posting rule
+ * is a candidate for the other stages (with the payment identity it carries, if any); a valid one
+ * without a rule is rejected, never guessed.
+ */
+export function candidateOf(item: IngestRecord): Candidate | Decision {
+  const record = item.record;
+  if (!record) {
     const error = item.rejection;
-    const decision: Decision = { item, outcome: "rejected", code: error?.code ?? "INGEST_NO_POSTING_RULE", detail: error?.message ?? "rejected" };
-    if (error?.position.field) decision.field = error.position.field;
-    return decision;
+    const field = error?.position.field;
+    return { item, outcome: {
+      kind: "rejected", code: error?.code ?? "INGEST_NO_POSTING_RULE",
+      detail: error?.message ?? "rejected",
+      ...(field ? { field } : {}),
+    } };
   }
-  const rule = postingRuleFor(item.record);
-  if (!rule) return { item, record: item.record, outcome: "rejected", code: "INGEST_NO_POSTING_RULE", detail: `no posting rule for ${item.record.channel} ${item.record.kind}` };
-  return { item, record: item.record, rule };
+  const rule = postingRuleFor(record);
+  if (!rule) {
+    const detail = `no posting rule for ${record.channel} ${record.kind}`;
+    return { item, record, outcome: { kind: "rejected", code: "INGEST_NO_POSTING_RULE", detail } };
+  }
+  const identityKey = identityKeyOf(record);
+  return identityKey === undefined ? { item, record, rule } : { item, record, rule, identityKey };
+}
+
+export function isCandidate(entry: Candidate | Decision): entry is Candidate {
+  return !("outcome" in entry);
 }

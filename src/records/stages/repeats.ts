@@ -1,45 +1,68 @@
 import { assert } from "../../assert.ts";
 import type { Queryable } from "../../db/pool.ts";
 import { achFileCreationOfKey } from "../../normalize/from-ach.ts";
-import { decide, fileIdOf, undecided, type Candidate, type Decision, type RecordContext } from "../decision.ts";
+import {
+  fileIdOf, type Candidate, type Decided, type Duplicate, type RecordContext,
+} from "../decision.ts";
 import { reviewIdOf } from "../review-id.ts";
 import type { ClaimedKeys } from "./claim-keys.ts";
 import { selectFileNames, selectKeys, type FileName, type StoredKey } from "../store/keys.ts";
 import { selectPostedReviews } from "../store/reviews.ts";
+
+/** A repeat whose content changed: a conflict, unless a person already posted it as a payment. */
+interface Changed {
+  candidate: Candidate;
+  first: StoredKey;
+  originalRef: string;
+}
 
 /**
  * Keys seen before (in an earlier file or request, an earlier chunk, or earlier in this chunk):
  * duplicate or conflict. A key first seen in THIS file is no repeat: the originator gave two
  * records of one file one natural key (a trace reused across batches). Both are held for review,
  * never one silently counted a duplicate of the other (docs/decisions/0006).
+ * `repeats` are the undecided records whose keys the claim did not insert.
  */
-export async function compareRepeats(tx: Queryable, context: RecordContext, decisions: readonly Decision[], claimed: ClaimedKeys): Promise<void> {
-  const fresh = claimed.fresh;
-  const repeats = undecided(decisions).filter((d) => !fresh.has(d));
-  if (repeats.length === 0) return;
+export async function compareRepeats(
+  tx: Queryable, context: RecordContext, repeats: readonly Candidate[], claimed: ClaimedKeys,
+): Promise<Decided> {
+  const decided: Decided = new Map();
+  if (repeats.length === 0) return decided;
   const stored = await storedKeysOf(tx, context.tenantId, repeats, claimed.stored);
-  const freshByKey = new Map([...fresh].map((d) => [d.record.naturalKey, d]));
+  const freshByKey = new Map([...claimed.fresh].map((d) => [d.record.naturalKey, d]));
   const fileId = fileIdOf(context);
-  const changed: Array<{ decision: Candidate; first: StoredKey }> = [];
-  for (const decision of repeats) {
-    const first = stored.get(decision.record.naturalKey);
+  const changed: Changed[] = [];
+  for (const candidate of repeats) {
+    const naturalKey = candidate.record.naturalKey;
+    const first = stored.get(naturalKey);
     // The insert said the key exists, and dedup marks are never deleted.
-    assert(first, `dedup mark ${decision.record.naturalKey} exists after the insert conflicted`);
+    assert(first, `dedup mark ${naturalKey} exists after the insert conflicted`);
     if (fileId !== null && first.file_id === fileId) {
-      holdKeyReusedInFile(decision, fileId, first, freshByKey.get(decision.record.naturalKey));
+      holdKeyReusedInFile(decided, candidate, fileId, first, freshByKey.get(naturalKey));
       continue;
     }
-    decision.originalRef = first.transfer_key ?? (first.file_id === null ? first.natural_key : `${first.file_id}#${first.record_index}`);
-    if (first.fingerprint === decision.record.fingerprint) decide(decision, "duplicate", "INGEST_RECORD_DUPLICATE");
-    else changed.push({ decision, first });
+    const fileRecord = `${first.file_id}#${first.record_index}`;
+    const arrival = first.file_id === null ? first.natural_key : fileRecord;
+    const originalRef = first.transfer_key ?? arrival;
+    if (first.fingerprint === candidate.record.fingerprint) {
+      decided.set(candidate, { kind: "duplicate", code: "INGEST_RECORD_DUPLICATE", originalRef });
+    } else {
+      changed.push({ candidate, first, originalRef });
+    }
   }
+  if (changed.length === 0) return decided;
   // Only a conflict's detail names the file its key came in: the names are read for those alone.
-  const names = await selectFileNames(tx, context.tenantId, changed.flatMap((c) => (c.first.file_id === null ? [] : [c.first.file_id])));
-  for (const { decision, first } of changed) {
-    decide(decision, "conflict", "INGEST_RECORD_CONFLICT", `key first seen in ${describeFirst(first, names)} with other content`);
-    decision.review = { reason: "conflict", matchedRef: decision.originalRef as string };
+  const fileIds = changed.flatMap((c) => (c.first.file_id === null ? [] : [c.first.file_id]));
+  const names = await selectFileNames(tx, context.tenantId, fileIds);
+  const postedByReview = await answerDecidedConflicts(tx, context, changed);
+  for (const { candidate, first, originalRef } of changed) {
+    decided.set(candidate, postedByReview.get(candidate) ?? {
+      kind: "conflict", code: "INGEST_RECORD_CONFLICT", originalRef,
+      review: { matchedRef: originalRef },
+      detail: `key first seen in ${describeFirst(first, names)} with other content`,
+    });
   }
-  await answerDecidedConflicts(tx, context, changed.map((c) => c.decision));
+  return decided;
 }
 
 /**
@@ -66,36 +89,53 @@ function describeFirst(first: StoredKey, names: ReadonlyMap<string, FileName>): 
  * release before it went away) is that payment arriving again: a duplicate of it, not a new
  * conflict. (A replaced record needs nothing here: the replace gave its key the new content.)
  */
-async function answerDecidedConflicts(tx: Queryable, context: RecordContext, conflicts: Candidate[]): Promise<void> {
-  if (conflicts.length === 0) return;
-  const reviewIds = conflicts.map((d) => reviewIdOf(d.record.naturalKey, d.record.fingerprint));
-  const posted = await selectPostedReviews(tx, context.tenantId, reviewIds);
-  for (const [index, decision] of conflicts.entries()) {
-    const reviewId = reviewIds[index] as string;
+async function answerDecidedConflicts(
+  tx: Queryable, context: RecordContext, changed: readonly Changed[],
+): Promise<Map<Candidate, Duplicate>> {
+  const reviews = changed.map(({ candidate }) => ({
+    candidate, reviewId: reviewIdOf(candidate.record.naturalKey, candidate.record.fingerprint),
+  }));
+  const posted = await selectPostedReviews(tx, context.tenantId, reviews.map((r) => r.reviewId));
+  const duplicates = new Map<Candidate, Duplicate>();
+  for (const { candidate, reviewId } of reviews) {
     if (!posted.has(reviewId)) continue;
-    decide(decision, "duplicate", "INGEST_RECORD_DUPLICATE", `applied as a separate payment by review ${reviewId}`);
-    decision.originalRef = posted.get(reviewId) ?? `review:${reviewId}`;
-    delete decision.review;
+    duplicates.set(candidate, {
+      kind: "duplicate", code: "INGEST_RECORD_DUPLICATE",
+      originalRef: posted.get(reviewId) ?? `review:${reviewId}`,
+      detail: `applied as a separate payment by review ${reviewId}`,
+    });
   }
+  return duplicates;
 }
 
 /**
  * Two records of one file under one natural key: the later one held, and the first too while it
- * is still in this chunk (not yet posted). Each one's outcome row names the other as its original
- * (the first's posting when an earlier chunk applied it, else `<file>#<record>`): the row is the
- * dedup record of a file's record (docs/decisions/0053).
+ * is still in this chunk (not yet posted: the records the claim found new are undecided when
+ * repeats run). Each one's outcome row names the other as its original (the first's posting when
+ * an earlier chunk applied it, else `<file>#<record>`): the row is the dedup record of a file's
+ * record (docs/decisions/0053). A third record of the key holds the first again, naming itself.
  */
-function holdKeyReusedInFile(later: Candidate, fileId: string, stored: StoredKey, first: Candidate | undefined): void {
+function holdKeyReusedInFile(
+  decided: Decided, later: Candidate, fileId: string, stored: StoredKey,
+  first: Candidate | undefined,
+): void {
   const naturalKey = later.record.naturalKey;
   const firstIndex = stored.record_index ?? 0;
-  const stillOpen = first !== undefined && (first.outcome === undefined || first.code === "INGEST_KEY_REUSED_IN_FILE");
-  decide(later, "suspect", "INGEST_KEY_REUSED_IN_FILE",
-    `record ${firstIndex} of this file has the same natural key (the originator reused a trace): ${stillOpen ? "both held for review" : "that one was applied in an earlier chunk; this one is held for review"}`);
-  later.review = { reason: "suspect", matchedRef: naturalKey, inFile: true };
+  const stillOpen = first !== undefined;
+  const review = { matchedRef: naturalKey, inFile: true } as const;
+  const reused = "has the same natural key (the originator reused a trace)";
   // A key is claimed with its transfer key before it posts: only an applied key names a posting.
-  later.originalRef = !stillOpen && stored.state === "applied" && stored.transfer_key !== null ? stored.transfer_key : `${fileId}#${firstIndex}`;
+  const posted = !stillOpen && stored.state === "applied" ? stored.transfer_key : null;
+  decided.set(later, {
+    kind: "suspect", code: "INGEST_KEY_REUSED_IN_FILE", review,
+    originalRef: posted ?? `${fileId}#${firstIndex}`,
+    detail: `record ${firstIndex} of this file ${reused}: ${stillOpen ? "both held for review"
+      : "that one was applied in an earlier chunk; this one is held for review"}`,
+  });
   if (!stillOpen) return;
-  decide(first, "suspect", "INGEST_KEY_REUSED_IN_FILE", `record ${later.item.index} of this file has the same natural key (the originator reused a trace): both held for review`);
-  first.review = { reason: "suspect", matchedRef: naturalKey, inFile: true };
-  first.originalRef = `${fileId}#${later.item.index}`;
+  decided.set(first, {
+    kind: "suspect", code: "INGEST_KEY_REUSED_IN_FILE", review,
+    originalRef: `${fileId}#${later.item.index}`,
+    detail: `record ${later.item.index} of this file ${reused}: both held for review`,
+  });
 }

@@ -1,9 +1,22 @@
 import type { Tx } from "../../db/transaction.ts";
 import { transferLegs } from "../../ledger/stored-transfers.ts";
 import { reversalFor, reversalKeyOf } from "../../normalize/posting-rules.ts";
-import { decide, type Candidate, type RecordContext } from "../decision.ts";
+import type { Candidate, Decided, Outcome, RecordContext } from "../decision.ts";
 import { selectReturnTargets, type KeyStateChange, type ReturnTargetRow } from "../store/keys.ts";
-import { postAndDecide } from "./post-records.ts";
+import { postCandidates, type Posting } from "./post-records.ts";
+
+/** What a returns stage decided, and the dedup marks whose state it changed. */
+export interface ReturnsDecided {
+  decided: Decided;
+  states: KeyStateChange[];
+}
+
+/** A return whose original posted a transfer: that transfer's legs are posted reversed. */
+interface ToReverse {
+  candidate: Candidate;
+  original: ReturnTargetRow;
+  originalTransferKey: string;
+}
 
 /**
  * Returns that arrive by request or message, one sender waiting for the answer (an ISO 8583
@@ -19,62 +32,104 @@ import { postAndDecide } from "./post-records.ts";
  *   suspense fallback when the funds refuse it.
  * Requests take no tenant lock: the caller serializes the returns of one original (the gateway's
  * lock on the original's key), and the reversal's transfer key, derived from the original's,
- * is the ledger's last line.
+ * is the ledger's last line. `returns` are the new returns still undecided.
  */
-export async function matchRequestReturns(tx: Tx, context: RecordContext, fresh: Set<Candidate>): Promise<KeyStateChange[]> {
-  const returns = [...fresh].filter((d) => d.outcome === undefined && d.rule.action === "reverse-original");
-  if (returns.length === 0) return [];
-  const rows = await selectReturnTargets(tx, context.tenantId, returns.map((d) => d.record.original ?? ""), returns.map((d) => d.record.naturalKey));
+export async function matchRequestReturns(
+  tx: Tx, context: RecordContext, returns: readonly Candidate[],
+): Promise<ReturnsDecided> {
+  const decided: Decided = new Map();
   const states: KeyStateChange[] = [];
-  const toPost: Array<{ decision: Candidate; original: ReturnTargetRow }> = [];
-  for (const decision of returns) {
-    const originalKey = decision.record.original ?? "";
+  if (returns.length === 0) return { decided, states };
+  const originalKeys = returns.map((d) => d.record.original ?? "");
+  const keys = returns.map((d) => d.record.naturalKey);
+  const rows = await selectReturnTargets(tx, context.tenantId, originalKeys, keys);
+  const toPost: ToReverse[] = [];
+  for (const candidate of returns) {
+    const { record } = candidate;
+    const naturalKey = record.naturalKey;
+    const originalKey = record.original ?? "";
     const earlier = rows.find((r) => r.role === "return" && r.original_key === originalKey);
     const original = rows.find((r) => r.role === "original" && r.natural_key === originalKey);
     if (earlier !== undefined) {
-      states.push(decideRepeatedReturn(decision, earlier));
+      const repeated = decideRepeatedReturn(candidate, earlier);
+      decided.set(candidate, repeated.outcome);
+      states.push(repeated.state);
     } else if (original === undefined) {
-      decide(decision, "orphan", "INGEST_RECORD_ORPHAN", "no original found; it is refused if it arrives later");
-    } else if (original.currency !== decision.record.currency || decision.record.amount > original.amount_minor) {
-      decide(decision, "rejected", "RECORD_REVERSAL_ABOVE_ORIGINAL", `original ${originalKey} is ${original.amount_minor} ${original.currency}`);
-      states.push({ naturalKey: decision.record.naturalKey, state: "rejected", transferKey: null, matchedKey: null });
-    } else if (original.state !== "applied" || original.transfer_key === null || decision.record.amount === 0n) {
-      decide(decision, "applied", "RECORD_NOTHING_TO_REVERSE", `original ${originalKey} ${original.transfer_key === null ? "moved no money" : "stands at its whole amount"}`);
-      decision.originalRef = original.transfer_key ?? originalKey;
-      states.push({ naturalKey: decision.record.naturalKey, state: "applied", transferKey: null, matchedKey: originalKey });
+      const detail = "no original found; it is refused if it arrives later";
+      decided.set(candidate, { kind: "orphan", code: "INGEST_RECORD_ORPHAN", detail });
+    } else if (original.currency !== record.currency || record.amount > original.amount_minor) {
+      const detail = `original ${originalKey} is ${original.amount_minor} ${original.currency}`;
+      decided.set(candidate, { kind: "rejected", code: "RECORD_REVERSAL_ABOVE_ORIGINAL", detail });
+      states.push({ naturalKey, state: "rejected", transferKey: null, matchedKey: null });
+    } else if (original.state !== "applied" || original.transfer_key === null
+      || record.amount === 0n) {
+      const undone = original.transfer_key === null
+        ? "moved no money" : "stands at its whole amount";
+      decided.set(candidate, {
+        kind: "applied", code: "RECORD_NOTHING_TO_REVERSE",
+        detail: `original ${originalKey} ${undone}`,
+        originalRef: original.transfer_key ?? originalKey,
+      });
+      states.push({ naturalKey, state: "applied", transferKey: null, matchedKey: originalKey });
     } else {
-      toPost.push({ decision, original });
+      toPost.push({ candidate, original, originalTransferKey: original.transfer_key });
     }
   }
-  if (toPost.length > 0) states.push(...await postReversals(tx, context, toPost));
-  return states;
+  if (toPost.length > 0) states.push(...await postReversals(tx, context, toPost, decided));
+  return { decided, states };
 }
 
-/** The original has a return already: the same content is a duplicate of it, other content is refused. */
-function decideRepeatedReturn(decision: Candidate, earlier: ReturnTargetRow): KeyStateChange {
-  decision.originalRef = earlier.transfer_key ?? earlier.natural_key;
-  const naturalKey = decision.record.naturalKey;
-  if (earlier.fingerprint === decision.record.fingerprint) {
-    decide(decision, "duplicate", "INGEST_RECORD_DUPLICATE", `the same reversal as ${earlier.natural_key}`);
-    return { naturalKey, state: "applied", transferKey: null, matchedKey: earlier.natural_key };
+/**
+ * The original has a return already: the same content is a duplicate of it, other content is
+ * refused.
+ */
+function decideRepeatedReturn(
+  candidate: Candidate, earlier: ReturnTargetRow,
+): { outcome: Outcome; state: KeyStateChange } {
+  const originalRef = earlier.transfer_key ?? earlier.natural_key;
+  const naturalKey = candidate.record.naturalKey;
+  const matchedKey = earlier.natural_key;
+  if (earlier.fingerprint === candidate.record.fingerprint) {
+    const detail = `the same reversal as ${earlier.natural_key}`;
+    return {
+      outcome: { kind: "duplicate", code: "INGEST_RECORD_DUPLICATE", originalRef, detail },
+      state: { naturalKey, state: "applied", transferKey: null, matchedKey },
+    };
   }
-  decide(decision, "conflict", "RECORD_ORIGINAL_ALREADY_REVERSED", `${earlier.natural_key} reverses ${earlier.original_key ?? ""} already, with other content`);
-  return { naturalKey, state: "refused", transferKey: null, matchedKey: earlier.natural_key };
+  const reversed = earlier.original_key ?? "";
+  const detail = `${earlier.natural_key} reverses ${reversed} already, with other content`;
+  return {
+    outcome: { kind: "conflict", code: "RECORD_ORIGINAL_ALREADY_REVERSED", detail, originalRef },
+    state: { naturalKey, state: "refused", transferKey: null, matchedKey },
+  };
 }
 
-async function postReversals(tx: Tx, context: RecordContext, toPost: Array<{ decision: Candidate; original: ReturnTargetRow }>): Promise<KeyStateChange[]> {
-  const legsByTransfer = await transferLegs(tx, context.tenantId, toPost.map((p) => p.original.transfer_key as string));
-  for (const { decision, original } of toPost) {
-    const transferKey = original.transfer_key as string;
+async function postReversals(
+  tx: Tx, context: RecordContext, toPost: readonly ToReverse[], decided: Decided,
+): Promise<KeyStateChange[]> {
+  const originalKeys = toPost.map((p) => p.originalTransferKey);
+  const legsByTransfer = await transferLegs(tx, context.tenantId, originalKeys);
+  const postings: Array<Posting & ToReverse> = toPost.map((reverse) => {
+    const { candidate, original, originalTransferKey: transferKey } = reverse;
     const legs = legsByTransfer.get(transferKey);
-    if (legs === undefined) throw new Error(`original transfer ${transferKey} of ${original.natural_key} is not in the ledger`);
-    const key = reversalKeyOf(decision.record, decision.rule, { naturalKey: original.natural_key, transferKey });
-    decision.transfer = reversalFor(decision.record, legs, key.transferKey, key.kind);
-  }
-  await postAndDecide(tx, toPost.map((p) => p.decision));
-  return toPost.map(({ decision, original }) => {
-    if (decision.outcome === "applied") decision.originalRef = original.transfer_key as string;
-    const state = decision.outcome === "applied" ? "applied" : decision.outcome === "duplicate" ? "applied" : decision.outcome === "rejected" ? "rejected" : "refused";
-    return { naturalKey: decision.record.naturalKey, state, transferKey: decision.outcome === "applied" ? (decision.transferKey ?? null) : null, matchedKey: original.natural_key };
+    if (legs === undefined) {
+      const where = `${transferKey} of ${original.natural_key}`;
+      throw new Error(`original transfer ${where} is not in the ledger`);
+    }
+    const { record, rule } = candidate;
+    const key = reversalKeyOf(record, rule, { naturalKey: original.natural_key, transferKey });
+    return { ...reverse, transfer: reversalFor(record, legs, key.transferKey, key.kind) };
+  });
+  return (await postCandidates(tx, postings)).map((posted) => {
+    const { candidate, original, transfer } = posted;
+    const outcome = posted.outcome.kind === "applied"
+      ? { ...posted.outcome, originalRef: posted.originalTransferKey } : posted.outcome;
+    decided.set(candidate, outcome);
+    const applied = outcome.kind === "applied";
+    const state = applied || outcome.kind === "duplicate" ? "applied"
+      : outcome.kind === "rejected" ? "rejected" : "refused";
+    const transferKey = applied ? transfer.transferKey : null;
+    const naturalKey = candidate.record.naturalKey;
+    return { naturalKey, state, transferKey, matchedKey: original.natural_key };
   });
 }

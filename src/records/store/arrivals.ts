@@ -1,11 +1,13 @@
 /** What a file arrival leaves: one outcome row per record (ingest_outcome) and review items (ingest_review). */
 import type { Queryable } from "../../db/pool.ts";
+import type { ErrorCode } from "../../errors/catalog.ts";
 import type { RecordOutcome } from "../record-states.ts";
 
 const column = <T, R>(rows: readonly T[], pick: (row: T) => R): R[] => rows.map(pick);
 
 export interface OutcomeRow {
-  recordIndex: number; position: string; naturalKey: string | null; outcome: RecordOutcome; code: string | null; field: string | null;
+  recordIndex: number; position: string; naturalKey: string | null; outcome: RecordOutcome;
+  code: ErrorCode | null; field: string | null;
   detail: string | null; kind: string | null; amountMinor: bigint | null; currency: string | null; originalRef: string | null; transferKey: string | null;
 }
 
