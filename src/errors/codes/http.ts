@@ -17,6 +17,7 @@ export const httpErrorCodes = {
   REQUEST_BODY_TOO_DEEP: "A JSON body nests objects and arrays deeper than limits.http.jsonDepthMax levels; refused with the byte offset where it passes the bound. Nothing was done.",
   DUPLICATE_CLIENT_REFERENCE: "A payment or refund with this client_reference exists already; it was not posted again.",
   PAYMENT_ARRIVED_BY_OTHER_CHANNEL: "The client_reference is the end-to-end reference of a payment that arrived through another channel (a partner's file): it was not posted again; `natural_key` names that record (GET /v1/records/{key}).",
+  PAYMENT_SAME_ACCOUNT: "A payment names one account as both debtor and creditor: it would move no money and post a debit and a credit on the same account. Refused (HTTP 422); nothing was claimed or posted.",
   INSUFFICIENT_FUNDS: "The debited account's available balance does not cover the amount; the payment was declined.",
   ACCOUNT_NOT_FOUND: "No account with this id exists for the tenant.",
   ACCOUNT_EXISTS_DIFFERENT: "An account with this id exists with another kind or currency.",
