@@ -5,7 +5,7 @@ import { iso8583InboundClosedConnections, iso8583InboundMessages, iso8583Inbound
 import { maskMessage, type Message } from "../protocols/iso8583/index.ts";
 import { FramedSocket, type Codec } from "./framed-socket.ts";
 import { handleInbound, type InboundDependencies } from "./inbound.ts";
-import { buildResponse, expectsResponse, textField } from "./messages.ts";
+import { buildResponse, expectsResponse, isRequestOrAdvice, textField } from "./messages.ts";
 
 export interface SessionOptions {
   codec: Codec;
@@ -61,6 +61,8 @@ export function runInboundSession(deps: InboundDependencies & { logger: Logger }
 
   /** Sign-on and sign-off take effect in arrival order, before any later message is decided. */
   function signOnBefore(message: Message): boolean {
+    // What this endpoint cannot take (9999, an instruction) is answered 30 with no effect, signed on or not.
+    if (!isRequestOrAdvice(message.mti)) return true;
     if (message.mti.startsWith("08")) {
       const code = textField(message, 70);
       if (code === "001") signedOn = true;

@@ -2,7 +2,7 @@ import { mtiClassOf, type MessageKind } from "../normalize/from-iso8583.ts";
 import type { Message } from "../protocols/iso8583/index.ts";
 import { handleOriginal } from "./inbound-originals.ts";
 import { handleReversal } from "./inbound-reversals.ts";
-import { buildResponse, expectsResponse, textField } from "./messages.ts";
+import { buildResponse, expectsResponse, isRequestOrAdvice, textField } from "./messages.ts";
 import { handleReconciliation } from "./reconciliation-messages.ts";
 
 /**
@@ -23,6 +23,8 @@ const networkManagementCodes = new Set(["001", "002", "301"]); // DE 70: sign-on
 
 export async function handleInbound(deps: InboundDependencies, message: Message, context: InboundContext): Promise<InboundResult> {
   if (!expectsResponse(message.mti)) return { response: undefined, decision: "unanswered_message_class" };
+  // Instructions and the reserved functions (x6xx, x8xx, x9xx: 9999 for one) are answered 30.
+  if (!isRequestOrAdvice(message.mti)) return { response: buildResponse(message, "formatError"), decision: "mti_unsupported" };
   const messageClass = mtiClassOf(message.mti);
   if (message.mti.startsWith("08")) {
     const code = textField(message, 70);
