@@ -38,28 +38,61 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     home: config.home,
     log: (line) => logger.debug({ component: "postgres" }, line),
   });
+  // What has started, closed in reverse order when a later part cannot start: a service without
+  // its HTTP listener or its scheme endpoint must not run half-alive holding the other's port.
+  const started: Array<() => Promise<void>> = [async () => database.close()];
+  try {
+    return await startOnDatabase(config, logger, database, started);
+  } catch (error) {
+    for (const stop of started.reverse()) {
+      await stop().catch((failure: unknown) => logger.warn({ err: failure }, "closing after a failed start failed"));
+    }
+    throw error;
+  }
+}
+
+/** A listener that could not open, named, with the system's reason (EADDRINUSE, EACCES). */
+async function listening<T>(name: string, open: () => Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`${name} did not open: ${reason}`, { cause: error });
+  }
+}
+
+/** Everything after the database opened; each part that starts adds its stop to `started`. */
+async function startOnDatabase(
+  config: Config, logger: Logger, database: Database, started: Array<() => Promise<void>>,
+): Promise<RunningService> {
   const migrated = await migrate(database.pool);
   logger.info({ applied: migrated.applied, embedded: database.embedded }, "database ready");
 
-  const cardGateway = await startCardGateway(config, database.pool, logger);
+  const endpointName = `the ISO 8583 scheme endpoint on ${config.iso8583Host}:${config.iso8583Port}`;
+  const cardGateway = await listening(endpointName, () => startCardGateway(config, database.pool, logger));
+  started.push(() => cardGateway.stop());
   // /readyz answers from the moment HTTP listens; the sources start after it.
-  const started: { sources?: IngestSources } = {};
-  const checks = readinessChecks(database, cardGateway, () => started.sources);
+  const running: { sources?: IngestSources } = {};
+  const checks = readinessChecks(database, cardGateway, () => running.sources);
   const http = buildHttpServer({
     pool: database.pool,
     logger,
     readiness: () => evaluateReadiness(checks),
     extraRoutes: serviceRoutes({ pool: database.pool, authorizer: cardGateway.authorizer, suspectWindowHours: config.ingest.suspectWindowHours }),
   });
-  await http.listen({ host: config.httpHost, port: config.httpPort });
+  started.push(() => http.close());
+  const httpName = `the HTTP listener on ${config.httpHost}:${config.httpPort}`;
+  await listening(httpName, () => http.listen({ host: config.httpHost, port: config.httpPort }));
   const address = http.server.address() as AddressInfo;
   const httpUrl = `http://${address.address}:${address.port}`;
   const sources = await startIngestSources(database.pool, config.ingest, config.home, logger);
-  started.sources = sources;
+  running.sources = sources;
+  started.push(() => sources.stop());
   // Partners' folders and SFTP outboxes (docs/decisions/0025); a configured partner that does not exist is named, not fatal.
   const partners = await partnerDeliverers(database.pool, config.ingest.partnerOutbound, config.ingest.sftpPartners);
   for (const problem of partners.errors) logger.warn({ code: problem.code }, problem.message);
   const outbox = await startOutbox(database.pool, { leaseMs: config.outboxLeaseMs, extraDeliverers: partners.deliverers, ...(config.natsUrl ? { natsUrl: config.natsUrl } : {}) }, logger);
+  started.push(() => outbox.stop());
   // Payment instructions from JetStream, on the stream the outbox opened (docs/decisions/0024).
   const inbox = outbox.eventStream ? await startNatsInbox(database.pool, outbox.eventStream, logger) : undefined;
 

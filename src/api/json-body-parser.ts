@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { limits } from "../config/limits.ts";
 import { parseStrictJson, type JsonTextRefusal } from "../protocols/strict-json.ts";
 
-/** A JSON body refused by the strict parser: answered 400 under its own code by the error handler. */
+/** A JSON body the strict parser refused: answered 400 under its own code by the error handler. */
 export class JsonBodyRefused extends Error {
   readonly statusCode = 400;
   constructor(readonly refusal: JsonTextRefusal) {

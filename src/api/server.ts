@@ -68,7 +68,9 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   app.setErrorHandler((error, request, reply) => {
     const statusCode = (error as { statusCode?: number }).statusCode;
     if (statusCode === 413) return refuseOversizeBody(request, reply);
-    if (error instanceof JsonBodyRefused) return send(reply, problemReply(error.refusal.code, error.message, { errors: refusalErrors(error.refusal) }));
+    if (error instanceof JsonBodyRefused) {
+      return send(reply, problemReply(error.refusal.code, error.message, { errors: refusalErrors(error.refusal) }));
+    }
     if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
       // Fastify's own input errors: malformed JSON, body too large, wrong content type.
       return send(reply, problemReply("REQUEST_INVALID", error instanceof Error ? error.message : String(error)));

@@ -61,7 +61,7 @@ export function runInboundSession(deps: InboundDependencies & { logger: Logger }
 
   /** Sign-on and sign-off take effect in arrival order, before any later message is decided. */
   function signOnBefore(message: Message): boolean {
-    // What this endpoint cannot take (9999, an instruction) is answered 30 with no effect, signed on or not.
+    // What this endpoint cannot take (9999, an instruction) is answered 30, signed on or not.
     if (!isRequestOrAdvice(message.mti)) return true;
     if (message.mti.startsWith("08")) {
       const code = textField(message, 70);

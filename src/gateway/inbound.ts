@@ -24,7 +24,9 @@ const networkManagementCodes = new Set(["001", "002", "301"]); // DE 70: sign-on
 export async function handleInbound(deps: InboundDependencies, message: Message, context: InboundContext): Promise<InboundResult> {
   if (!expectsResponse(message.mti)) return { response: undefined, decision: "unanswered_message_class" };
   // Instructions and the reserved functions (x6xx, x8xx, x9xx: 9999 for one) are answered 30.
-  if (!isRequestOrAdvice(message.mti)) return { response: buildResponse(message, "formatError"), decision: "mti_unsupported" };
+  if (!isRequestOrAdvice(message.mti)) {
+    return { response: buildResponse(message, "formatError"), decision: "mti_unsupported" };
+  }
   const messageClass = mtiClassOf(message.mti);
   if (message.mti.startsWith("08")) {
     const code = textField(message, 70);

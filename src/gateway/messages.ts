@@ -29,12 +29,14 @@ export function isRepeatMti(mti: string): boolean {
  * acknowledgements (1, 3, 5, 7) and notifications (4) are never answered: every answer this
  * endpoint sends has one of those functions, so two endpoints never answer each other's answers.
  */
-const responseFunctionOf: Readonly<Record<string, string>> = { 0: "1", 2: "3", 6: "7", 8: "1", 9: "1" };
+const responseFunctionOf: Readonly<Record<string, string>> = {
+  0: "1", 2: "3", 6: "7", 8: "1", 9: "1",
+};
 
-/** The answer's MTI, origin digit cleared: 0100 and 0101 -> 0110, 0420 -> 0430, 0800 -> 0810, 9999 -> 9910. */
+/** The answer's MTI, origin digit cleared: 0100 and 0101 -> 0110, 0420 -> 0430, 9999 -> 9910. */
 export function responseMtiOf(mti: string): string {
   const responseFunction = responseFunctionOf[mti[2] ?? ""];
-  assert(/^\d{4}$/.test(mti) && responseFunction !== undefined, `MTI ${mti} is one that is answered`);
+  assert(/^\d{4}$/.test(mti) && responseFunction !== undefined, `MTI ${mti} is answered`);
   return `${mti.slice(0, 2)}${responseFunction}0`;
 }
 
@@ -43,7 +45,7 @@ export function expectsResponse(mti: string): boolean {
   return /^\d{4}$/.test(mti) && responseFunctionOf[mti[2] as string] !== undefined;
 }
 
-/** Requests (function 0) and advices (2): the messages this endpoint can decide; any other answered MTI gets 30. */
+/** Requests (function 0) and advices (2): what this endpoint can decide; any other answered MTI gets 30. */
 export function isRequestOrAdvice(mti: string): boolean {
   return /^\d\d[02]\d$/.test(mti);
 }

@@ -66,8 +66,10 @@ export async function applyPaymentRequest(
   // A transfer from an account to itself moves nothing and would post a debit and a credit on
   // one account: refused as the request it is, before any claim (docs/decisions/0067).
   if (body.data.debtor_account === body.data.creditor_account) {
-    const detail = `debtor_account and creditor_account are both ${body.data.debtor_account}: a payment moves money between two accounts`;
-    return { ...problemReply("PAYMENT_SAME_ACCOUNT", detail, { errors: [{ field: "creditor_account", code: "PAYMENT_SAME_ACCOUNT", message: "must differ from debtor_account" }] }), replayed: false };
+    const detail = `debtor_account and creditor_account are both ${body.data.debtor_account}:`
+      + " a payment moves money between two accounts";
+    const errors = [{ field: "creditor_account", code: "PAYMENT_SAME_ACCOUNT", message: "must differ from debtor_account" }];
+    return { ...problemReply("PAYMENT_SAME_ACCOUNT", detail, { errors }), replayed: false };
   }
   const paymentRequest = {
     clientReference: body.data.client_reference, amountMinor: amount.value, currency: body.data.currency,

@@ -15,7 +15,8 @@ import { fail, ok, type Result } from "../errors/finding.ts";
  * This reader refuses each with its byte offset, before `JSON.parse` builds the value. One pass
  * over the bytes with an explicit stack: no recursion, whatever the input. Pure: no I/O.
  */
-export type JsonTextRefusalCode = Extract<ErrorCode, "REQUEST_BODY_UTF8_INVALID" | "REQUEST_BODY_TOO_DEEP" | "REQUEST_BODY_KEY_DUPLICATE" | "REQUEST_INVALID">;
+export type JsonTextRefusalCode = Extract<ErrorCode,
+  "REQUEST_BODY_UTF8_INVALID" | "REQUEST_BODY_TOO_DEEP" | "REQUEST_BODY_KEY_DUPLICATE" | "REQUEST_INVALID">;
 
 export interface JsonTextRefusal {
   code: JsonTextRefusalCode;
@@ -29,13 +30,22 @@ const byteOrderMark = [0xef, 0xbb, 0xbf] as const;
 const quote = 0x22;
 const backslash = 0x5c;
 
-/** Reads `bytes` as one JSON value: UTF-8, at most `depthMax` levels of objects and arrays, each member name once per object. */
+/**
+ * Reads `bytes` as one JSON value: UTF-8, at most `depthMax` levels of objects and arrays, each
+ * member name once per object.
+ */
 export function parseStrictJson(bytes: Buffer, options: { depthMax: number }): Result<unknown, JsonTextRefusal> {
-  if (bytes.length === 0) return fail({ code: "REQUEST_INVALID", message: "the body is empty; this route takes a JSON body" });
+  if (bytes.length === 0) {
+    return fail({ code: "REQUEST_INVALID", message: "the body is empty; this route takes a JSON body" });
+  }
   if (!isUtf8(bytes)) {
     const offset = firstInvalidUtf8Offset(bytes) ?? 0;
     const shown = (bytes[offset] ?? 0).toString(16).toUpperCase().padStart(2, "0");
-    return fail({ code: "REQUEST_BODY_UTF8_INVALID", byteOffset: offset, message: `the body is not UTF-8: byte ${offset} (0x${shown}) does not begin a valid UTF-8 sequence (overlong, surrogate, out of range or cut short); nothing was done` });
+    return fail({
+      code: "REQUEST_BODY_UTF8_INVALID", byteOffset: offset,
+      message: `the body is not UTF-8: byte ${offset} (0x${shown}) does not begin a valid UTF-8 sequence`
+        + " (overlong, surrogate, out of range or cut short); nothing was done",
+    });
   }
   const start = byteOrderMark.every((b, i) => bytes[i] === b) ? byteOrderMark.length : 0;
   const structure = checkStructure(bytes, start, options.depthMax);
@@ -43,7 +53,8 @@ export function parseStrictJson(bytes: Buffer, options: { depthMax: number }): R
   try {
     return ok(JSON.parse(bytes.toString("utf8", start)));
   } catch (error) {
-    return fail({ code: "REQUEST_INVALID", message: `the body is not JSON: ${error instanceof Error ? error.message : String(error)}` });
+    const reason = error instanceof Error ? error.message : String(error);
+    return fail({ code: "REQUEST_INVALID", message: `the body is not JSON: ${reason}` });
   }
 }
 
@@ -73,7 +84,9 @@ export function firstInvalidUtf8Offset(bytes: Uint8Array): number | undefined {
 }
 
 /** Continuation bytes a lead byte takes and the range of the first (Unicode table 3-7). */
-function sequenceRule(lead: number): { continuations: number; secondMin: number; secondMax: number } | undefined {
+interface SequenceRule { continuations: number; secondMin: number; secondMax: number }
+
+function sequenceRule(lead: number): SequenceRule | undefined {
   if (lead >= 0xc2 && lead <= 0xdf) return { continuations: 1, secondMin: 0x80, secondMax: 0xbf };
   if (lead === 0xe0) return { continuations: 2, secondMin: 0xa0, secondMax: 0xbf };
   if (lead === 0xed) return { continuations: 2, secondMin: 0x80, secondMax: 0x9f };
@@ -85,8 +98,16 @@ function sequenceRule(lead: number): { continuations: number; secondMin: number;
 }
 
 type Frame =
-  | { kind: "object"; names: Map<string, number>; member: string | undefined; name: string | undefined }
+  | ObjectFrame
   | { kind: "array"; index: number; name: string | undefined };
+
+/** An open object: its member names so far (byte offset of each), the current member, its own name. */
+interface ObjectFrame {
+  kind: "object";
+  names: Map<string, number>;
+  member: string | undefined;
+  name: string | undefined;
+}
 
 /**
  * Depth and member names of UTF-8 JSON text, in one pass with an explicit stack. Text that is
@@ -101,10 +122,15 @@ function checkStructure(bytes: Buffer, start: number, depthMax: number): JsonTex
     const top = stack[stack.length - 1];
     if (byte === 0x7b || byte === 0x5b) {   // { [
       if (stack.length >= depthMax) {
-        return { code: "REQUEST_BODY_TOO_DEEP", byteOffset: i, path: pathOf(stack), message: `the body nests objects and arrays deeper than ${depthMax} levels (at byte ${i}); nothing was done` };
+        return {
+          code: "REQUEST_BODY_TOO_DEEP", byteOffset: i, path: pathOf(stack),
+          message: `the body nests objects and arrays deeper than ${depthMax} levels (at byte ${i}); nothing was done`,
+        };
       }
       const name = top?.kind === "object" ? top.member : undefined;
-      stack.push(byte === 0x7b ? { kind: "object", names: new Map(), member: undefined, name } : { kind: "array", index: 0, name });
+      stack.push(byte === 0x7b
+        ? { kind: "object", names: new Map(), member: undefined, name }
+        : { kind: "array", index: 0, name });
       expectName = byte === 0x7b;
       i++;
     } else if (byte === 0x7d || byte === 0x5d) {   // } ]
@@ -143,31 +169,41 @@ function closingQuote(bytes: Buffer, open: number): number | undefined {
   return undefined;
 }
 
-/** Records a member name of `object`; refuses it when the object has it already, or when it could poison a prototype. */
-function takeMemberName(bytes: Buffer, open: number, close: number, object: Extract<Frame, { kind: "object" }>, stack: readonly Frame[]): JsonTextRefusal | undefined {
+/**
+ * Records a member name of `object` (the string from byte `open` to `close`); refuses it when the
+ * object has it already, or when it could poison a prototype.
+ */
+function takeMemberName(
+  bytes: Buffer, open: number, close: number, object: ObjectFrame, stack: readonly Frame[],
+): JsonTextRefusal | undefined {
   let name: string;
   try {
-    name = JSON.parse(bytes.toString("utf8", open, close + 1)) as string;   // "\u0061mount" is amount
+    // Decoded, so "\u0061mount" is amount.
+    name = JSON.parse(bytes.toString("utf8", open, close + 1)) as string;
   } catch {
     return undefined;   // not a JSON string: JSON.parse says so afterwards
   }
   object.member = name;
   const path = pathOf(stack);
   if (name === "__proto__" || (name === "prototype" && object.name === "constructor")) {
-    return { code: "REQUEST_INVALID", byteOffset: open, path, message: `the member ${path} (at byte ${open}) could replace an object's prototype and is refused` };
+    return {
+      code: "REQUEST_INVALID", byteOffset: open, path,
+      message: `the member ${path} (at byte ${open}) could replace an object's prototype and is refused`,
+    };
   }
   const first = object.names.get(name);
   if (first !== undefined) {
     return {
       code: "REQUEST_BODY_KEY_DUPLICATE", byteOffset: open, firstByteOffset: first, path,
-      message: `the member ${path} appears twice in one object (at byte ${first} and again at byte ${open}); readers disagree on which one counts, so nothing was done`,
+      message: `the member ${path} appears twice in one object (at byte ${first} and again at byte`
+        + ` ${open}); readers disagree on which one counts, so nothing was done`,
     };
   }
   object.names.set(name, open);
   return undefined;
 }
 
-/** `items[2].amount`: the member names and array indexes from the top of the body to the innermost member. */
+/** `items[2].amount`: member names and array indexes from the top of the body to the innermost member. */
 function pathOf(stack: readonly Frame[]): string {
   let path = "";
   for (const frame of stack) {
