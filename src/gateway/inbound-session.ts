@@ -13,6 +13,12 @@ export interface SessionOptions {
   idleTimeoutMs: number;
   frameStartedTimeoutMs: number;
   requireSignOn: boolean;
+  /**
+   * Admission's view of this connection (inbound-endpoint.ts): told when it signs on or off and
+   * when a message arrives. Signed on means a 0800/0820 sign-on (DE 70 = 001); with sign-on not
+   * required, the first request or advice that unpacked (docs/decisions/0064).
+   */
+  link?: { signedOn(value: boolean): void; active(): void };
 }
 
 /**
@@ -39,6 +45,7 @@ export function runInboundSession(deps: InboundDependencies & { logger: Logger }
   const waiting: Message[] = [];
   const framed = new FramedSocket(socket, codec, {
     message(message) {
+      options.link?.active();
       waiting.push(message);
       pump();
     },
@@ -65,11 +72,17 @@ export function runInboundSession(deps: InboundDependencies & { logger: Logger }
     if (!isRequestOrAdvice(message.mti)) return true;
     if (message.mti.startsWith("08")) {
       const code = textField(message, 70);
-      if (code === "001") signedOn = true;
-      if (code === "002") signedOn = false;
+      if (code === "001" || code === "002") {
+        signedOn = code === "001";
+        options.link?.signedOn(signedOn);
+      }
       return true;
     }
-    return signedOn || !options.requireSignOn;
+    if (!options.requireSignOn && !signedOn) {
+      signedOn = true;
+      options.link?.signedOn(true);
+    }
+    return signedOn;
   }
 
   // At most inflightPerConnectionMax messages are decided at once; reading pauses meanwhile.
