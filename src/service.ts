@@ -133,7 +133,12 @@ function startJobs(config: Config, pool: Pool, logger: Logger): Array<ReturnType
     startPeriodicJob("return cut-off", limits.partners.returnCutoffCheckIntervalMs, logger, async (isStopped) => {
       for (const outcome of await runReturnCutoffs(pool, config.returnCutoffs, new Date(), isStopped)) {
         if (outcome.error) logger.warn({ tenant: outcome.tenant, partner: outcome.partner }, outcome.error);
-        else if (outcome.result?.kind === "cut") logger.info({ tenant: outcome.tenant, partner: outcome.partner, cutoffAt: outcome.cutoffAt, fileName: outcome.result.fileName, entries: outcome.result.entries }, "return file cut");
+        else if (outcome.result?.kind === "cut") {
+          const { fileName, entries, notSent } = outcome.result;
+          const cut = { tenant: outcome.tenant, partner: outcome.partner, cutoffAt: outcome.cutoffAt, fileName, entries };
+          if (notSent) logger.warn({ ...cut, notSent }, "return file cut, not sent");
+          else logger.info(cut, "return file cut");
+        }
       }
     }),
     startPeriodicJob("idempotency expiry", limits.http.expiryIntervalMs, logger, async () => {
