@@ -22,7 +22,7 @@ export interface OutboxService {
  */
 export async function startOutbox(pool: Pool, options: { leaseMs: number; natsUrl?: string; extraDeliverers?: readonly OutboxDeliverer[] }, logger: Logger): Promise<OutboxService> {
   const eventStream = options.natsUrl ? await openEventStream(options.natsUrl) : undefined;
-  const deliverers: OutboxDeliverer[] = [webhookDeliverer(pool), ...(eventStream ? [natsDeliverer(eventStream)] : []), ...(options.extraDeliverers ?? [])];
+  const deliverers: OutboxDeliverer[] = [webhookDeliverer(pool, { logger }), ...(eventStream ? [natsDeliverer(eventStream)] : []), ...(options.extraDeliverers ?? [])];
   const settings = { ...defaultRelaySettings, leaseMs: options.leaseMs, deliveryTimeoutMs: Math.min(defaultRelaySettings.deliveryTimeoutMs, Math.floor(options.leaseMs / 2)) };
   const relay = startRelay(pool, deliverers, logger, settings);
   logger.info({ relayId: relay.relayId, nats: eventStream !== undefined }, "outbox relay started");

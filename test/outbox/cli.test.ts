@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/transaction.ts";
 import { enqueueEvent } from "../../src/outbox/outbox-store.ts";
+import { disableWebhookEndpoint } from "../../src/outbox/webhooks/webhook-store.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
@@ -31,6 +32,21 @@ describe("clearline webhook and outbox commands", () => {
     const listed = await runCli(["webhook", "list", "--tenant", "hooked", "--json"], env);
     expect(listed.stdout).toContain(endpoint.endpointId);
     expect(listed.stdout).not.toContain(endpoint.signingSecret);
+  });
+
+  it("webhook list shows an endpoint disabled after 410 Gone with why and its held events; webhook enable makes them due again", async () => {
+    const added = JSON.parse((await runCli(["webhook", "add", "--tenant", "hooked", "http://127.0.0.1:9/gone", "--events", "record.conflict", "--json"], env)).stdout) as { endpointId: string };
+    await withTransaction(db.pool, (tx) => enqueueEvent(tx, { tenantId, eventType: "record.conflict", eventKey: "cli:gone:applied", data: {} }, { nats: false }));
+    await disableWebhookEndpoint(db.pool, tenantId, added.endpointId, "http://127.0.0.1:9/gone answered 410 Gone");
+    const listed = await runCli(["webhook", "list", "--tenant", "hooked"], env);
+    expect(listed.stdout).toMatch(new RegExp(`${added.endpointId} .* disabled since \\S+: http://127.0.0.1:9/gone answered 410 Gone; 1 events held`));
+    const enabled = await runCli(["webhook", "enable", added.endpointId, "--tenant", "hooked"], env);
+    expect(enabled.stdout).toContain(`${added.endpointId}: enabled; 1 held events due again`);
+    const { rows } = await db.pool.query("SELECT state FROM outbox_message WHERE tenant_id = $1 AND message_key = 'cli:gone:applied' AND destination = $2", [tenantId, `webhook:${added.endpointId}`]);
+    expect(rows).toEqual([{ state: "pending" }]);
+    expect((await runCli(["webhook", "list", "--tenant", "hooked"], env)).stdout).toMatch(new RegExp(`${added.endpointId} .* active`));
+    const unknown = await runCli(["webhook", "enable", "ep_none", "--tenant", "hooked"], env);
+    expect([unknown.exitCode, unknown.stderr.includes("WEBHOOK_ENDPOINT_UNKNOWN")]).toEqual([2, true]);
   });
 
   it("webhook add refuses a URL that is not http(s) with exit 2 and stores nothing", async () => {

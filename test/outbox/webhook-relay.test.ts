@@ -12,7 +12,9 @@ import { givenTenant, startTestApi, type TestApi } from "../support/api-server.t
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenAccounts, post, transferOf } from "../support/ledger-fixtures.ts";
 import { outboxStates, untilRow } from "../support/outbox.ts";
+import { givenOperator, signIn } from "../support/ops-client.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
+import { capturedLogger } from "../gateway/support.ts";
 
 describe("webhooks delivered by the outbox relay", () => {
   let db: TestDatabase;
@@ -88,6 +90,38 @@ describe("webhooks delivered by the outbox relay", () => {
     expect(await retryDead(db.pool, tenant.tenantId, dead?.id ?? "")).toBe(true);
     await receiver.until(() => receiver.effects.some((e) => e.id === "dead"));
     expect(receiver.posts.get("dead")).toBe(3);
+  });
+
+  it("an endpoint that answers 410 Gone is disabled once, says so in the operations API, and its other events are held, not dead-lettered one by one (regression: 26 dead letters in one try)", async () => {
+    const gone = await startWebhookReceiver(() => secret);
+    try {
+      gone.failNext(1_000, 410);
+      const endpoint = await addWebhookEndpoint(db.pool, tenant.tenantId, gone.url, ["gone.event"], secret);
+      for (let i = 0; i < 26; i++) {
+        await withTransaction(db.pool, (tx) => enqueueEvent(tx, { tenantId: tenant.tenantId, eventType: "gone.event", eventKey: `gone:${i}`, data: { i } }, { nats: false }));
+      }
+      const { logger: capturing, lines } = capturedLogger();
+      relay = startRelay(db.pool, [webhookDeliverer(db.pool, { logger: capturing })], capturing, { ...defaultRelaySettings, idlePollMs: 50 });
+      const destination = `webhook:${endpoint.endpointId}`;
+      const settled = await untilRow(db.pool, "SELECT state, count(*)::int AS n FROM outbox_message WHERE tenant_id = $1 AND destination = $2 GROUP BY state",
+        [tenant.tenantId, destination], (rows: Array<{ state: string; n: number }>) => !rows.some((r) => r.state === "pending" || r.state === "delivering"));
+      expect(settled).toEqual([{ state: "held", n: 26 }]);
+      const messages = lines.map((line) => String((JSON.parse(line) as { msg?: string }).msg));
+      expect(messages.filter((msg) => msg.startsWith("webhook endpoint disabled"))).toHaveLength(1);
+      // Decided after the disable: not written for the endpoint at all.
+      await withTransaction(db.pool, (tx) => enqueueEvent(tx, { tenantId: tenant.tenantId, eventType: "gone.event", eventKey: "gone:late", data: {} }, { nats: false }));
+      const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM outbox_message WHERE tenant_id = $1 AND destination = $2", [tenant.tenantId, destination]);
+      expect(rows[0].n).toBe(26);
+      const operator = await signIn(api.baseUrl, "hooks", "otto", await givenOperator(db.pool, tenant.tenantId, "otto", "viewer"));
+      const listed = await operator.get("/v1/ops/webhooks");
+      expect(listed.status).toBe(200);
+      expect(listed.json.webhooks).toContainEqual(expect.objectContaining({
+        endpoint_id: endpoint.endpointId, status: "disabled", held_events: 26, disabled_reason: expect.stringMatching(/410 Gone/),
+      }));
+      expect(listed.text).not.toContain(secret);
+    } finally {
+      await gone.close();
+    }
   });
 
   it("deliveries by outcome and the age of the oldest undelivered row are metrics", async () => {
