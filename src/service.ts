@@ -12,6 +12,8 @@ import { startIngestSources, type IngestSources } from "./sources/sources.ts";
 import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
 import { startOutbox } from "./outbox/outbox-service.ts";
+import { loadWebhookSecretKeys } from "./outbox/webhooks/secret-box.ts";
+import { sealClearWebhookSecrets } from "./outbox/webhooks/webhook-store.ts";
 import { startNatsInbox } from "./sources/nats-inbox.ts";
 import { partnerDeliverers } from "./partners/outbound/outbound-deliverers.ts";
 import { runReturnCutoffs } from "./files/return-cutoff-job.ts";
@@ -66,7 +68,10 @@ async function startOnDatabase(
   config: Config, logger: Logger, database: Database, started: Array<() => Promise<void>>,
 ): Promise<RunningService> {
   const migrated = await migrate(database.pool);
-  logger.info({ applied: migrated.applied, embedded: database.embedded }, "database ready");
+  const webhookKeys = loadWebhookSecretKeys({ home: config.home, secretHex: config.webhookSecretKey });
+  // Secrets stored in clear before migration 0027 are sealed before any delivery (docs/decisions/0065).
+  const sealed = await sealClearWebhookSecrets(database.pool, () => webhookKeys, limits.outbox.webhookSecretsSealedPerStatementMax);
+  logger.info({ applied: migrated.applied, embedded: database.embedded, webhookSecretsSealed: sealed }, "database ready");
 
   const endpointName = `the ISO 8583 scheme endpoint on ${config.iso8583Host}:${config.iso8583Port}`;
   const cardGateway = await listening(endpointName, () => startCardGateway(config, database.pool, logger));
@@ -91,7 +96,9 @@ async function startOnDatabase(
   // Partners' folders and SFTP outboxes (docs/decisions/0025); a configured partner that does not exist is named, not fatal.
   const partners = await partnerDeliverers(database.pool, config.ingest.partnerOutbound, config.ingest.sftpPartners);
   for (const problem of partners.errors) logger.warn({ code: problem.code }, problem.message);
-  const outbox = await startOutbox(database.pool, { leaseMs: config.outboxLeaseMs, extraDeliverers: partners.deliverers, ...(config.natsUrl ? { natsUrl: config.natsUrl } : {}) }, logger);
+  const outbox = await startOutbox(database.pool, {
+    leaseMs: config.outboxLeaseMs, webhookKeys, extraDeliverers: partners.deliverers, ...(config.natsUrl ? { natsUrl: config.natsUrl } : {}),
+  }, logger);
   started.push(() => outbox.stop());
   // Payment instructions from JetStream, on the stream the outbox opened (docs/decisions/0024).
   const inbox = outbox.eventStream ? await startNatsInbox(database.pool, outbox.eventStream, logger) : undefined;

@@ -2,6 +2,7 @@ import type { Command } from "commander";
 import { limits } from "../../config/limits.ts";
 import type { OutboxErrorCode } from "../../errors/codes/outbox.ts";
 import { findOutbox, listOutbox, retryDead, type OutboxRow, type OutboxState } from "../../outbox/outbox-store.ts";
+import { loadWebhookSecretKeys } from "../../outbox/webhooks/secret-box.ts";
 import { newSigningSecret } from "../../outbox/webhooks/signature.ts";
 import { addWebhookEndpoint, countWebhookEndpoints, enableWebhookEndpoint, listWebhookEndpoints, type ListedWebhookEndpoint } from "../../outbox/webhooks/webhook-store.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
@@ -79,12 +80,14 @@ export function registerWebhookCommands(program: Command): void {
         throw usageError("WEBHOOK_EVENTS_INVALID", `--events takes 1 to ${limits.outbox.webhookEventTypesMax} event types like payment.applied`);
       }
       const secret = newSigningSecret();
-      const endpoint = await withDatabase(async (db) => {
+      const endpoint = await withDatabase(async (db, config) => {
         const tenant = await tenantOrExit(db.pool, options.tenant);
         if ((await countWebhookEndpoints(db.pool, tenant.tenantId)) >= limits.outbox.webhookEndpointsPerTenantMax) {
           throw usageError("WEBHOOK_ENDPOINTS_FULL", `tenant ${options.tenant} has ${limits.outbox.webhookEndpointsPerTenantMax} endpoints`);
         }
-        return addWebhookEndpoint(db.pool, tenant.tenantId, url, events, secret);
+        // Stored sealed with the key serve delivers with (CLEARLINE_HOME/webhook-secret.key; 0065).
+        const keys = loadWebhookSecretKeys({ home: config.home, secretHex: config.webhookSecretKey });
+        return addWebhookEndpoint(db.pool, tenant.tenantId, url, events, secret, keys);
       });
       if (options.json) return printJson({ ...endpoint, signingSecret: secret });
       printLine(`${endpoint.endpointId}  ${url}  ${events.join(",")}`);

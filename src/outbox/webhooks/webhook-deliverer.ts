@@ -2,6 +2,7 @@ import type { Pool } from "../../db/pool.ts";
 import { limits } from "../../config/limits.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { OutboxDestinationDisabled, OutboxPermanentError, type OutboxDeliverer, type OutboxMessage } from "../deliverer.ts";
+import type { WebhookSecretKeys } from "./secret-box.ts";
 import { signWebhook } from "./signature.ts";
 import { disableWebhookEndpoint, findWebhookTarget } from "./webhook-store.ts";
 
@@ -18,12 +19,12 @@ export function webhookBody(message: OutboxMessage): string {
  * is permanent (dead letter); 410 Gone disables the endpoint, said once, and its events are held
  * (docs/decisions/0065); anything else is retried by the relay.
  */
-export function webhookDeliverer(pool: Pool, options: { logger?: Logger } = {}): OutboxDeliverer {
+export function webhookDeliverer(pool: Pool, options: { keys: WebhookSecretKeys; logger?: Logger }): OutboxDeliverer {
   return {
     canDeliver: (destination) => destination.startsWith(WEBHOOK_DESTINATION_PREFIX),
     async deliver(message, signal) {
       const endpointId = message.destination.slice(WEBHOOK_DESTINATION_PREFIX.length);
-      const target = await findWebhookTarget(pool, message.tenantId, endpointId);
+      const target = await findWebhookTarget(pool, message.tenantId, endpointId, options.keys);
       if (!target) throw new OutboxPermanentError("WEBHOOK_ENDPOINT_GONE", `webhook endpoint ${endpointId} of tenant ${message.tenantId} was removed`);
       if (target.disabledReason !== undefined) throw held(endpointId, target.disabledReason);
       const body = webhookBody(message);

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Queryable } from "../../db/pool.ts";
+import type { WebhookSecretKeys } from "./secret-box.ts";
 
 /** The one module with the SQL of webhook_endpoint (migration 0013; docs/decisions/0024). */
 export interface WebhookEndpoint {
@@ -23,12 +24,15 @@ export interface WebhookTarget { url: string; signingSecret: string; disabledRea
 
 const timeText = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-export async function addWebhookEndpoint(db: Queryable, tenantId: string, url: string, eventTypes: readonly string[], signingSecret: string): Promise<WebhookEndpoint> {
+/** Adds an endpoint; its signing secret is stored sealed with the service's key, never in clear (0065). */
+export async function addWebhookEndpoint(
+  db: Queryable, tenantId: string, url: string, eventTypes: readonly string[], signingSecret: string, keys: WebhookSecretKeys,
+): Promise<WebhookEndpoint> {
   const endpointId = `ep_${randomBytes(8).toString("hex")}`;
   const { rows } = await db.query<{ created_at: string }>(
-    `INSERT INTO webhook_endpoint (tenant_id, endpoint_id, url, event_types, signing_secret) VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO webhook_endpoint (tenant_id, endpoint_id, url, event_types, signing_secret_sealed) VALUES ($1, $2, $3, $4, $5)
      RETURNING to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`,
-    [tenantId, endpointId, url, eventTypes, signingSecret],
+    [tenantId, endpointId, url, eventTypes, keys.seal(tenantId, endpointId, signingSecret)],
   );
   return { tenantId, endpointId, url, eventTypes: [...eventTypes], createdAt: rows[0]?.created_at ?? "" };
 }
@@ -56,16 +60,51 @@ export async function listWebhookEndpoints(db: Queryable, tenantId: string): Pro
   }));
 }
 
-/** Where and with what to sign a delivery; undefined when the endpoint was removed. */
-export async function findWebhookTarget(db: Queryable, tenantId: string, endpointId: string): Promise<WebhookTarget | undefined> {
-  const { rows } = await db.query<{ url: string; signing_secret: string; disabled_at: Date | null; disabled_reason: string | null }>(
-    `SELECT url, signing_secret, disabled_at, disabled_reason FROM webhook_endpoint WHERE tenant_id = $1 AND endpoint_id = $2`,
+/**
+ * Where and with what to sign a delivery; undefined when the endpoint was removed. The secret is
+ * opened with the service's key; one still in clear (stored before migration 0027 and not yet
+ * sealed by migrate or serve) is used as it is.
+ */
+export async function findWebhookTarget(db: Queryable, tenantId: string, endpointId: string, keys: WebhookSecretKeys): Promise<WebhookTarget | undefined> {
+  const { rows } = await db.query<{
+    url: string; signing_secret: string | null; signing_secret_sealed: string | null; disabled_at: Date | null; disabled_reason: string | null;
+  }>(
+    `SELECT url, signing_secret, signing_secret_sealed, disabled_at, disabled_reason FROM webhook_endpoint WHERE tenant_id = $1 AND endpoint_id = $2`,
     [tenantId, endpointId],
   );
   const row = rows[0];
   if (!row) return undefined;
   const disabledReason = row.disabled_at === null ? undefined : (row.disabled_reason ?? "disabled");
-  return { url: row.url, signingSecret: row.signing_secret, disabledReason };
+  const signingSecret = row.signing_secret_sealed !== null ? keys.open(tenantId, endpointId, row.signing_secret_sealed) : row.signing_secret;
+  if (signingSecret === null) throw new Error(`webhook endpoint ${endpointId} has no signing secret (the table's check forbids it)`);
+  return { url: row.url, signingSecret, disabledReason };
+}
+
+/**
+ * Seals the signing secrets still stored in clear (before migration 0027), a bounded statement at
+ * a time, each row only if it still holds the secret read; the clear column is emptied in the same
+ * update. Run by `clearline migrate` and at `clearline serve` start. Answers how many it sealed.
+ * `keysOf` is called only when a secret is found, so a migrate with none reads no key file.
+ */
+export async function sealClearWebhookSecrets(db: Queryable, keysOf: () => WebhookSecretKeys, rowsPerStatementMax: number): Promise<number> {
+  let sealed = 0;
+  for (;;) {
+    const { rows } = await db.query<{ tenant_id: string; endpoint_id: string; signing_secret: string }>(
+      `SELECT tenant_id, endpoint_id, signing_secret FROM webhook_endpoint WHERE signing_secret IS NOT NULL
+        ORDER BY tenant_id, endpoint_id LIMIT $1`,
+      [rowsPerStatementMax],
+    );
+    if (rows.length === 0) return sealed;
+    const keys = keysOf();   // read (or created) only when there is a secret to seal
+    const { rowCount } = await db.query(
+      `UPDATE webhook_endpoint w SET signing_secret_sealed = s.sealed, signing_secret = NULL
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS s(tenant_id, endpoint_id, clear, sealed)
+        WHERE w.tenant_id = s.tenant_id AND w.endpoint_id = s.endpoint_id AND w.signing_secret = s.clear`,
+      [rows.map((r) => r.tenant_id), rows.map((r) => r.endpoint_id), rows.map((r) => r.signing_secret),
+        rows.map((r) => keys.seal(r.tenant_id, r.endpoint_id, r.signing_secret))],
+    );
+    sealed += rowCount ?? 0;
+  }
 }
 
 /**
