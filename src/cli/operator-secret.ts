@@ -12,7 +12,7 @@ export function operatorSecretFromEnvironment(): string | undefined {
   return secret === undefined || secret === "" ? undefined : secret;
 }
 
-/** Asks for the operator's secret on the terminal without echoing it; undefined when stdin is not a terminal. */
+/** Asks for the operator's secret on the terminal, not echoed; undefined when stdin is no terminal. */
 export function promptOperatorSecret(operatorName: string): Promise<string | undefined> {
   const input = process.stdin;
   if (!input.isTTY) return Promise.resolve(undefined);
@@ -24,7 +24,8 @@ export function promptOperatorSecret(operatorName: string): Promise<string | und
     input.setEncoding("utf8");
     const onData = (chunk: string) => {
       for (const character of chunk) {
-        if (character === "\r" || character === "\n" || character === "\u0004") return finish(typed);
+        const ends = character === "\r" || character === "\n" || character === "\u0004";   // Enter, Ctrl-D
+        if (ends) return finish(typed);
         if (character === "\u0003") return finish(undefined);   // Ctrl-C: nothing typed counts
         typed = character === "\u007f" ? typed.slice(0, -1) : typed + character;
       }
@@ -49,7 +50,8 @@ export async function withOperatorSecret<T>(
   operatorName: string | undefined, run: (secret: string | undefined) => Promise<Result<T, Finding>>,
 ): Promise<Result<T, Finding>> {
   const first = await run(operatorSecretFromEnvironment());
-  if (first.ok || first.error.code !== "OPERATOR_SECRET_REQUIRED" || operatorName === undefined) return first;
+  const asked = !first.ok && first.error.code === "OPERATOR_SECRET_REQUIRED";
+  if (!asked || operatorName === undefined) return first;
   const typed = await promptOperatorSecret(operatorName);
   return typed === undefined ? first : run(typed);
 }

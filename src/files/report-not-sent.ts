@@ -7,9 +7,12 @@ import type { Announcement } from "../partners/outbound/announce.ts";
  * partner (`what`: "rejection report", "pacs.002 status report") was not sent, and why: a
  * warning of the file's report (`clearline file show`), never a retry or a log line per attempt.
  */
-export async function noteReportNotSent(tx: Tx, file: { tenantId: string; fileId: string }, what: string, announcement: Announcement | undefined): Promise<void> {
+export async function noteReportNotSent(
+  tx: Tx, file: { tenantId: string; fileId: string }, what: string, announcement: Announcement | undefined,
+): Promise<void> {
   if (announcement === undefined || announcement.queued) return;
-  const warning = finding("PARTNER_REPORT_NOT_SENT", `no ${what} was sent to partner ${announcement.partnerName}: ${announcement.reason}`, {}, { severity: "warning" });
+  const message = `no ${what} was sent to partner ${announcement.partnerName}: ${announcement.reason}`;
+  const warning = finding("PARTNER_REPORT_NOT_SENT", message, {}, { severity: "warning" });
   await tx.query(
     "UPDATE ingest_file SET findings = findings || $3::jsonb WHERE tenant_id = $1 AND file_id = $2",
     [file.tenantId, file.fileId, JSON.stringify([warning])],

@@ -14,12 +14,16 @@ export function registerMigrateCommand(program: Command): void {
     .action(async (options: { json?: boolean }) => {
       const report = await withDatabase(async (db, config) => {
         const migrated = await migrate(db.pool);
-        // Secrets stored in clear before migration 0027 (SQL cannot seal them: the key is not in the database).
+        // Secrets stored in clear before migration 0027 (SQL cannot seal them: the key is not in
+        // the database); the key file is read only when there is one (docs/decisions/0065).
         const keys = () => loadWebhookSecretKeys({ home: config.home, secretHex: config.webhookSecretKey });
-        return { ...migrated, webhookSecretsSealed: await sealClearWebhookSecrets(db.pool, keys, limits.outbox.webhookSecretsSealedPerStatementMax) };
+        const sealed = await sealClearWebhookSecrets(db.pool, keys, limits.outbox.webhookSecretsSealedPerStatementMax);
+        return { ...migrated, webhookSecretsSealed: sealed };
       }, { migrate: false });
       if (options.json) return printJson(report);
       printLine(report.applied.length > 0 ? `applied: ${report.applied.join(", ")}` : `up to date (${report.alreadyApplied} migrations applied earlier)`);
-      if (report.webhookSecretsSealed > 0) printLine(`sealed ${report.webhookSecretsSealed} webhook signing secrets stored in clear`);
+      if (report.webhookSecretsSealed > 0) {
+        printLine(`sealed ${report.webhookSecretsSealed} webhook signing secrets stored in clear`);
+      }
     });
 }

@@ -4,7 +4,9 @@ import type { OutboxErrorCode } from "../../errors/codes/outbox.ts";
 import { findOutbox, listOutbox, retryDead, type OutboxRow, type OutboxState } from "../../outbox/outbox-store.ts";
 import { loadWebhookSecretKeys } from "../../outbox/webhooks/secret-box.ts";
 import { newSigningSecret } from "../../outbox/webhooks/signature.ts";
-import { addWebhookEndpoint, countWebhookEndpoints, enableWebhookEndpoint, listWebhookEndpoints, type ListedWebhookEndpoint } from "../../outbox/webhooks/webhook-store.ts";
+import {
+  addWebhookEndpoint, countWebhookEndpoints, enableWebhookEndpoint, listWebhookEndpoints, type ListedWebhookEndpoint,
+} from "../../outbox/webhooks/webhook-store.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
@@ -109,7 +111,10 @@ export function registerWebhookCommands(program: Command): void {
     .requiredOption("--tenant <tenant>", "tenant name or id")
     .option("--json", "machine-readable output")
     .action(async (id: string, options: { tenant: string; json?: boolean }) => {
-      const enabled = await withDatabase(async (db) => enableWebhookEndpoint(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, id));
+      const enabled = await withDatabase(async (db) => {
+        const tenant = await tenantOrExit(db.pool, options.tenant);
+        return enableWebhookEndpoint(db.pool, tenant.tenantId, id);
+      });
       if (!enabled) throw usageError("WEBHOOK_ENDPOINT_UNKNOWN", `no webhook endpoint ${id}`);
       if (options.json) return printJson({ endpointId: id, status: "active", ...enabled });
       printLine(enabled.wasDisabled ? `${id}: enabled; ${enabled.released} held events due again` : `${id}: was not disabled`);
