@@ -13,6 +13,9 @@ import { webhookDeliverer } from "../src/outbox/webhooks/webhook-deliverer.ts";
 import { addWebhookEndpoint } from "../src/outbox/webhooks/webhook-store.ts";
 import { alternate, roundsRow, throughput, type BenchReport } from "./harness.ts";
 import { benchDatabase, type BenchDatabase } from "./support/database.ts";
+import { testWebhookKeys } from "../test/support/outbox.ts";
+
+const webhookKeys = testWebhookKeys();
 
 const DEFAULT_MESSAGES = 2_000;
 const ROUNDS = 3;
@@ -58,7 +61,7 @@ export async function run(args: string[]): Promise<BenchReport> {
   try {
     const secret = newSigningSecret();
     const tenants = Array.from({ length: ROUNDS }, (_, r) => ({ web: `bw${runId}${r}`, nats: `bn${runId}${r}` }));
-    for (const t of tenants) await addWebhookEndpoint(db.pool, t.web, receiver.url, ["payment.applied"], secret);
+    for (const t of tenants) await addWebhookEndpoint(db.pool, t.web, receiver.url, ["payment.applied"], secret, webhookKeys);
     const webhooks = await alternate(ROUNDS,
       async (round) => (await throughput(count, concurrency, async (i) => {
         const id = `bare-${runId}-${round}-${i}`;
@@ -67,7 +70,7 @@ export async function run(args: string[]): Promise<BenchReport> {
         const response = await fetch(receiver.url, { method: "POST", body, headers: { "content-type": "application/json", "webhook-id": id, "webhook-timestamp": String(ts), "webhook-signature": signWebhook(secret, id, ts, body) } });
         await response.arrayBuffer();
       })).opsPerSecond,
-      (round) => relayRound(db, tenants[round]?.web ?? "", count, webhookDeliverer(db.pool), false));
+      (round) => relayRound(db, tenants[round]?.web ?? "", count, webhookDeliverer(db.pool, { keys: webhookKeys }), false));
     const jetStream = await alternate(ROUNDS,
       async (round) => (await throughput(count, concurrency, async (i) => {
         const id = `bare-${runId}-${round}-${i}`;

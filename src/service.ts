@@ -13,6 +13,8 @@ import { startIngestSources, type IngestSources } from "./sources/sources.ts";
 import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
 import type { Logger } from "./observability/logger.ts";
 import { startOutbox } from "./outbox/outbox-service.ts";
+import { loadWebhookSecretKeys } from "./outbox/webhooks/secret-box.ts";
+import { sealClearWebhookSecrets } from "./outbox/webhooks/webhook-store.ts";
 import { startNatsInbox } from "./sources/nats-inbox.ts";
 import { partnerDeliverers } from "./partners/outbound/outbound-deliverers.ts";
 import { runReturnCutoffs } from "./files/return-cutoff-job.ts";
@@ -39,31 +41,69 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
     home: config.home,
     log: (line) => logger.debug({ component: "postgres" }, line),
   });
-  const migrated = await migrate(database.pool);
-  logger.info({ applied: migrated.applied, embedded: database.embedded }, "database ready");
+  // What has started, closed in reverse order when a later part cannot start: a service without
+  // its HTTP listener or its scheme endpoint must not run half-alive holding the other's port.
+  const started: Array<() => Promise<void>> = [async () => database.close()];
+  try {
+    return await startOnDatabase(config, logger, database, started);
+  } catch (error) {
+    for (const stop of started.reverse()) {
+      await stop().catch((failure: unknown) => logger.warn({ err: failure }, "closing after a failed start failed"));
+    }
+    throw error;
+  }
+}
 
+/** A listener that could not open, named, with the system's reason (EADDRINUSE, EACCES). */
+async function listening<T>(name: string, open: () => Promise<T>): Promise<T> {
+  try {
+    return await open();
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`${name} did not open: ${reason}`, { cause: error });
+  }
+}
+
+/** Everything after the database opened; each part that starts adds its stop to `started`. */
+async function startOnDatabase(
+  config: Config, logger: Logger, database: Database, started: Array<() => Promise<void>>,
+): Promise<RunningService> {
+  const migrated = await migrate(database.pool);
+  const webhookKeys = loadWebhookSecretKeys({ home: config.home, secretHex: config.webhookSecretKey });
+  // Secrets stored in clear before migration 0027 are sealed before any delivery (docs/decisions/0065).
+  const sealed = await sealClearWebhookSecrets(database.pool, () => webhookKeys, limits.outbox.webhookSecretsSealedPerStatementMax);
+  logger.info({ applied: migrated.applied, embedded: database.embedded, webhookSecretsSealed: sealed }, "database ready");
+
+  const endpointName = `the ISO 8583 scheme endpoint on ${config.iso8583Host}:${config.iso8583Port}`;
   // The card channel: the ISO 8583 adapter over the card-messages service (src/cards/).
   const cardKeys = loadCardKeys({ home: config.home, secretHex: config.cardHashSecret });
   const cardChannel = openCardChannel(database.pool, cardKeys);
-  const cardGateway = await startCardGateway(config, cardChannel, logger);
+  const cardGateway = await listening(endpointName, () => startCardGateway(config, cardChannel, logger));
+  started.push(() => cardGateway.stop());
   // /readyz answers from the moment HTTP listens; the sources start after it.
-  const started: { sources?: IngestSources } = {};
-  const checks = readinessChecks(database, cardGateway, () => started.sources);
+  const running: { sources?: IngestSources } = {};
+  const checks = readinessChecks(database, cardGateway, () => running.sources);
   const http = buildHttpServer({
     pool: database.pool,
     logger,
     readiness: () => evaluateReadiness(checks),
     extraRoutes: serviceRoutes({ pool: database.pool, authorizer: cardGateway.authorizer, suspectWindowHours: config.ingest.suspectWindowHours }),
   });
-  await http.listen({ host: config.httpHost, port: config.httpPort });
+  started.push(() => http.close());
+  const httpName = `the HTTP listener on ${config.httpHost}:${config.httpPort}`;
+  await listening(httpName, () => http.listen({ host: config.httpHost, port: config.httpPort }));
   const address = http.server.address() as AddressInfo;
   const httpUrl = `http://${address.address}:${address.port}`;
   const sources = await startIngestSources(database.pool, config.ingest, config.home, logger);
-  started.sources = sources;
+  running.sources = sources;
+  started.push(() => sources.stop());
   // Partners' folders and SFTP outboxes (docs/decisions/0025); a configured partner that does not exist is named, not fatal.
   const partners = await partnerDeliverers(database.pool, config.ingest.partnerOutbound, config.ingest.sftpPartners);
   for (const problem of partners.errors) logger.warn({ code: problem.code }, problem.message);
-  const outbox = await startOutbox(database.pool, { leaseMs: config.outboxLeaseMs, extraDeliverers: partners.deliverers, ...(config.natsUrl ? { natsUrl: config.natsUrl } : {}) }, logger);
+  const outbox = await startOutbox(database.pool, {
+    leaseMs: config.outboxLeaseMs, webhookKeys, extraDeliverers: partners.deliverers, ...(config.natsUrl ? { natsUrl: config.natsUrl } : {}),
+  }, logger);
+  started.push(() => outbox.stop());
   // Payment instructions from JetStream, on the stream the outbox opened (docs/decisions/0024).
   const inbox = outbox.eventStream ? await startNatsInbox(database.pool, outbox.eventStream, logger) : undefined;
 
@@ -104,7 +144,12 @@ function startJobs(config: Config, pool: Pool, logger: Logger): Array<ReturnType
     startPeriodicJob("return cut-off", limits.partners.returnCutoffCheckIntervalMs, logger, async (isStopped) => {
       for (const outcome of await runReturnCutoffs(pool, config.returnCutoffs, new Date(), isStopped)) {
         if (outcome.error) logger.warn({ tenant: outcome.tenant, partner: outcome.partner }, outcome.error);
-        else if (outcome.result?.kind === "cut") logger.info({ tenant: outcome.tenant, partner: outcome.partner, cutoffAt: outcome.cutoffAt, fileName: outcome.result.fileName, entries: outcome.result.entries }, "return file cut");
+        else if (outcome.result?.kind === "cut") {
+          const { fileName, entries, notSent } = outcome.result;
+          const cut = { tenant: outcome.tenant, partner: outcome.partner, cutoffAt: outcome.cutoffAt, fileName, entries };
+          if (notSent) logger.warn({ ...cut, notSent }, "return file cut, not sent");
+          else logger.info(cut, "return file cut");
+        }
       }
     }),
     startPeriodicJob("idempotency expiry", limits.http.expiryIntervalMs, logger, async () => {

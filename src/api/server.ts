@@ -8,6 +8,7 @@ import { httpRequestDuration, registry } from "../observability/metrics.ts";
 import { evaluateReadiness, type ReadinessReport } from "../observability/readiness.ts";
 import { TenantAuthenticator } from "../tenants/tenants.ts";
 import { send } from "./http-context.ts";
+import { JsonBodyRefused, refusalErrors, registerStrictJsonBodies } from "./json-body-parser.ts";
 import { drainRequestBody, refuseOversizeBeforeContinue } from "./oversize-body.ts";
 import { problemReply } from "../requests/reply.ts";
 import { recordRoutes } from "./route-list.ts";
@@ -67,6 +68,9 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   app.setErrorHandler((error, request, reply) => {
     const statusCode = (error as { statusCode?: number }).statusCode;
     if (statusCode === 413) return refuseOversizeBody(request, reply);
+    if (error instanceof JsonBodyRefused) {
+      return send(reply, problemReply(error.refusal.code, error.message, { errors: refusalErrors(error.refusal) }));
+    }
     if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
       // Fastify's own input errors: malformed JSON, body too large, wrong content type.
       return send(reply, problemReply("REQUEST_INVALID", error instanceof Error ? error.message : String(error)));
@@ -84,6 +88,7 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
       : "an unexpected failure; nothing was stored for this request, and the same request will fail the same way, so do not resend it unchanged", { retryable }));
   });
 
+  registerStrictJsonBodies(app);
   registerStorableTextGuard(app);
   refuseOversizeBeforeContinue(app.server);
 

@@ -1,7 +1,6 @@
-import { createHmac, hkdfSync, randomBytes } from "node:crypto";
-import { closeSync, constants, existsSync, linkSync, mkdirSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from "node:fs";
-import path from "node:path";
+import { createHmac, hkdfSync } from "node:crypto";
 import { assert } from "../assert.ts";
+import { readOrCreateKeyFile } from "../config/key-file.ts";
 
 /**
  * Card identity without the card number (docs/decisions/0020): a master secret, from
@@ -42,32 +41,5 @@ export function loadCardKeys(options: { home: string; secretHex?: string | undef
     assert(/^(?:[0-9a-fA-F]{2}){32,}$/.test(options.secretHex), "cardHashSecret is validated by loadConfig");
     return new CardKeys(Buffer.from(options.secretHex, "hex"));
   }
-  mkdirSync(options.home, { recursive: true, mode: 0o700 });
-  return new CardKeys(readOrCreateKeyFile(path.join(options.home, cardKeyFileName)));
-}
-
-function readOrCreateKeyFile(file: string): Buffer {
-  if (!existsSync(file)) {
-    // Written whole under a private name, then linked into place: of two processes starting at
-    // once, one links and the other gets EEXIST and reads the winner's complete file.
-    const temporary = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
-    const fd = openSync(temporary, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
-    try {
-      writeSync(fd, randomBytes(32).toString("hex") + "\n");
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(temporary, file);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-    } finally {
-      unlinkSync(temporary);
-    }
-  }
-  const mode = statSync(file).mode & 0o777;
-  if ((mode & 0o077) !== 0) throw new Error(`${file} must be readable by its owner only (mode 0600), it is ${mode.toString(8)}`);
-  const text = readFileSync(file, "utf8").trim();
-  if (!/^(?:[0-9a-f]{2}){32,}$/.test(text)) throw new Error(`${file} does not hold a hex secret of at least 32 bytes`);
-  return Buffer.from(text, "hex");
+  return new CardKeys(readOrCreateKeyFile(options.home, cardKeyFileName));
 }

@@ -24,6 +24,7 @@ export interface Config {
   iso8583Dictionary: string;        // CLEARLINE_ISO8583_DICTIONARY: iso87-ascii (default) or iso87-binary
   iso8583Framing: string;           // CLEARLINE_ISO8583_FRAMING: binary-2 (default), ascii-4, bcd-2, vml-4
   cardHashSecret?: string;          // CLEARLINE_CARD_HASH_SECRET: hex, >= 32 bytes; unset: CLEARLINE_HOME/card-hash.key (docs/decisions/0020)
+  webhookSecretKey?: string;        // CLEARLINE_WEBHOOK_SECRET_KEY: hex, >= 32 bytes; unset: CLEARLINE_HOME/webhook-secret.key (docs/decisions/0065)
   iso8583Outbound?: Iso8583OutboundConfig; // the scheme that authorizations go to (file key iso8583Outbound, or CLEARLINE_ISO8583_OUTBOUND_*)
   iso8583Admission: Iso8583AdmissionConfig; // who may connect to the scheme endpoint (src/config/iso8583-admission.ts)
   logLevel: string;                 // CLEARLINE_LOG_LEVEL
@@ -82,6 +83,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
   if (natsUrl !== undefined && natsUrl !== "") {
     config.natsUrl = stringSetting("natsUrl", natsUrl, errors);
     if (!/^(nats|tls):\/\/[^\s]+$/.test(config.natsUrl)) errors.push(finding("CONFIG_INVALID", "CLEARLINE_NATS_URL must look like nats://host:port", { field: "natsUrl" }));
+  }
+  const webhookKey = pick("webhookSecretKey", "CLEARLINE_WEBHOOK_SECRET_KEY");
+  if (webhookKey !== undefined && webhookKey !== "") {
+    if (typeof webhookKey === "string" && /^(?:[0-9a-fA-F]{2}){32,}$/.test(webhookKey)) config.webhookSecretKey = webhookKey;
+    else errors.push(finding("CONFIG_INVALID", "webhookSecretKey must be at least 64 hexadecimal digits (32 bytes)", { field: "webhookSecretKey" }));
   }
   const databaseUrl = pick("databaseUrl", "DATABASE_URL");
   if (databaseUrl !== undefined && databaseUrl !== "") {

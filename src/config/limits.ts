@@ -33,6 +33,12 @@ assert(outboxLimits.backoffBaseMs <= outboxLimits.backoffCapMs, "the outbox back
 
 // One peer must never be able to hold every slot of the scheme endpoint.
 assert(iso8583Limits.inboundConnectionsPerPeerMax < iso8583Limits.inboundConnectionsMax, "the per-peer connection bound is below the total");
+// Connections that never sign on can never hold every slot, and are closed long before an idle
+// link would be.
+assert(iso8583Limits.inboundUnsignedConnectionsMax < iso8583Limits.inboundConnectionsMax,
+  "the budget of connections not signed on is below the total");
+assert(iso8583Limits.inboundSignOnTimeoutMs * 10 <= iso8583Limits.inboundIdleTimeoutMs,
+  "the sign-on deadline is far below the idle timeout");
 // A stalled frame is closed long before an idle link would be.
 assert(iso8583Limits.inboundFrameStartedTimeoutMs * 10 <= iso8583Limits.inboundIdleTimeoutMs, "the started-frame deadline is far below the idle timeout");
 assert(httpLimits.paymentBatchRequestsMax <= httpLimits.paymentBatchQueueMax, "a full payment batch fits in the queue it is taken from");

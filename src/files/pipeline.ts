@@ -15,6 +15,7 @@ import { receiveFile, storedContent, type Arrival } from "./receipt.ts";
 import { answerFromSameBytesFile, findSameBytesFile } from "./same-bytes-file.ts";
 import { fileReport, type FileReport } from "./report.ts";
 import { reportFileRejection } from "./rejection-report.ts";
+import { noteReportNotSent } from "./report-not-sent.ts";
 import { reportFileStatus } from "./status-report.ts";
 
 export interface IngestOptions {
@@ -115,7 +116,8 @@ async function rejectFile(pool: Pool, file: { tenantId: string; fileId: string; 
     );
     if (updated.rowCount !== 1) return false;
     // The partner hears of the refusal in the refusal's transaction (docs/decisions/0025).
-    await reportFileRejection(tx, { tenantId, fileId, partnerId: file.partnerId, originalName: file.originalName, findings: scan.findings });
+    const report = await reportFileRejection(tx, { tenantId, fileId, partnerId: file.partnerId, originalName: file.originalName, findings: scan.findings });
+    await noteReportNotSent(tx, file, "rejection report", report);
     return true;
   });
   if (rejected) ingestFilesFinished.inc({ status: "rejected" });
@@ -220,7 +222,10 @@ async function finish(
     // Told in the transaction that finishes the file; one event per file, for ever.
     await enqueueEvent(tx, { tenantId, eventType: "file.processed", eventKey: `${fileId}:processed`, data: { fileId, recordsTotal, ...row } });
     // The partner's status report commits with the file's outcome, or neither does (docs/decisions/0025).
-    if (file.format === "iso20022") await reportFileStatus(tx, { tenantId, fileId, partnerId: file.partnerId, contentHash, createdAt: new Date() });
+    if (file.format === "iso20022") {
+      const report = await reportFileStatus(tx, { tenantId, fileId, partnerId: file.partnerId, contentHash, createdAt: new Date() });
+      await noteReportNotSent(tx, { tenantId, fileId }, "pacs.002 status report", report);
+    }
     return true;
   });
   if (finished) ingestFilesFinished.inc({ status: "done" });

@@ -12,7 +12,8 @@ import { storeOutboundFile } from "../partners/outbound/outbound-store.ts";
 import { lockPendingReturns, stampReturns, type PendingReturn } from "../partners/returns/return-store.ts";
 
 export type CutResult =
-  | { kind: "cut"; fileKey: string; fileName: string; entries: number }
+  // notSent: why the file was kept but not queued for the partner (no outbound channel configured).
+  | { kind: "cut"; fileKey: string; fileName: string; entries: number; notSent?: string }
   | { kind: "empty" }
   | { kind: "exists"; fileKey: string };
 
@@ -40,9 +41,10 @@ export async function cutReturnFile(pool: Pool, tenantId: string, partnerId: str
     const fileName = `returns-${cutoffAt.toISOString().replace(/[-:]/g, "").replace(/\.\d+Z$/, "Z")}.ach`;
     const file = { tenantId, partnerId, fileKey, kind: "ach.return-file", fileName, content: written.value } as const;
     if (!(await storeOutboundFile(tx, file))) return { kind: "exists", fileKey } as const;
-    await announceOutboundFile(tx, file);
+    const announced = await announceOutboundFile(tx, file);
     await stampReturns(tx, tenantId, pending.map((p) => p.naturalKey), fileKey);
-    return { kind: "cut", fileKey, fileName, entries: pending.length } as const;
+    const notSent = announced.queued ? {} : { notSent: `not sent to partner ${announced.partnerName}: ${announced.reason}` };
+    return { kind: "cut", fileKey, fileName, entries: pending.length, ...notSent } as const;
   });
 }
 

@@ -7,7 +7,7 @@ import { readIso20022 } from "../protocols/iso20022/reader.ts";
 import { writePacs002, type TransactionStatus } from "../protocols/iso20022/pacs002-writer.ts";
 import { groupStatusOf, requestedStatusOf, transactionStatusOf } from "../protocols/iso20022/status-reasons.ts";
 import type { Iso20022Header } from "../protocols/iso20022/types.ts";
-import { announceOutboundFile } from "../partners/outbound/announce.ts";
+import { announceOutboundFile, type Announcement } from "../partners/outbound/announce.ts";
 import { storeOutboundFile } from "../partners/outbound/outbound-store.ts";
 
 /** Payment instructions answered with their status; status requests answered with the status they ask for. */
@@ -85,13 +85,16 @@ async function requestedLines(tx: Tx, tenantId: string, message: StoredMessage):
  * transaction that marks the file done (docs/decisions/0025): a pacs.008 or pain.001 gets one line
  * per transaction from its outcome; a pacs.028 one line per payment it asks about, from that
  * payment's recorded state. ACSC, ACCP or RJCT with its ISO reason (protocols/iso20022/
- * status-reasons.json), and the group status. Other messages are not answered. True when stored now.
+ * status-reasons.json), and the group status. Other messages are not answered. Undefined when nothing
+ * was stored now; else whether it was queued for the partner (announceOutboundFile).
  */
-export async function reportFileStatus(tx: Tx, file: { tenantId: string; fileId: string; partnerId: string; contentHash: string; createdAt: Date }): Promise<boolean> {
+export async function reportFileStatus(
+  tx: Tx, file: { tenantId: string; fileId: string; partnerId: string; contentHash: string; createdAt: Date },
+): Promise<Announcement | undefined> {
   const message = await storedMessage(tx, file.tenantId, file.fileId);
   const header = message.header;
   const family = header?.message.family ?? "";
-  if (!header || !(instructionFamilies.has(family) || family === requestFamily)) return false;
+  if (!header || !(instructionFamilies.has(family) || family === requestFamily)) return undefined;
   const lines = family === requestFamily ? await requestedLines(tx, file.tenantId, message) : await instructionLines(tx, file, message);
   // A transaction without any reference cannot be named on a line; it still counts in the group status.
   const transactions = lines.filter((l) => l.originalInstrId ?? l.originalEndToEndId ?? l.originalTxId ?? l.originalUetr);
@@ -108,7 +111,6 @@ export async function reportFileStatus(tx: Tx, file: { tenantId: string; fileId:
   // Every line names a reference read from the file and a reason from our table: a refusal is our bug.
   assert(written.ok, `the status report of file ${file.fileId} is written: ${written.ok ? "" : written.error.map((f) => f.message).join("; ")}`);
   const stored = { tenantId: file.tenantId, partnerId: file.partnerId, fileKey: statusReportKeyOf(file.contentHash), kind: "pacs.002", fileName: `pacs002-${file.contentHash.slice(0, 16)}.xml`, content: Buffer.from(written.value, "utf8") } as const;
-  if (!(await storeOutboundFile(tx, stored))) return false;
-  await announceOutboundFile(tx, stored);
-  return true;
+  if (!(await storeOutboundFile(tx, stored))) return undefined;
+  return announceOutboundFile(tx, stored);
 }

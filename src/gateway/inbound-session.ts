@@ -3,7 +3,9 @@ import { performance } from "node:perf_hooks";
 import { buildResponse, type CardIssuer } from "../cards/index.ts";
 import type { Logger } from "../observability/logger.ts";
 import { iso8583InboundClosedConnections, iso8583InboundMessages, iso8583InboundRejected, iso8583MessageDuration, messageClassOf } from "../observability/metrics-gateway.ts";
-import { de, expectsResponse, maskMessage, textField, type Message } from "../protocols/iso8583/index.ts";
+import {
+  de, expectsResponse, isRequestOrAdvice, maskMessage, textField, type Message,
+} from "../protocols/iso8583/index.ts";
 import { FramedSocket, type Codec } from "./framed-socket.ts";
 import { answerInbound } from "./network-management.ts";
 
@@ -19,6 +21,12 @@ export interface SessionOptions {
   idleTimeoutMs: number;
   frameStartedTimeoutMs: number;
   requireSignOn: boolean;
+  /**
+   * Admission's view of this connection (inbound-endpoint.ts): told when it signs on or off and
+   * when a message arrives. Signed on means a 0800/0820 sign-on (DE 70 = 001); with sign-on not
+   * required, the first request or advice that unpacked (docs/decisions/0064).
+   */
+  link?: { signedOn(value: boolean): void; active(): void };
 }
 
 /**
@@ -46,6 +54,7 @@ export function runInboundSession(deps: SessionDependencies, socket: Socket, con
   const waiting: Message[] = [];
   const framed = new FramedSocket(socket, codec, {
     message(message) {
+      options.link?.active();
       waiting.push(message);
       pump();
     },
@@ -68,13 +77,21 @@ export function runInboundSession(deps: SessionDependencies, socket: Socket, con
 
   /** Sign-on and sign-off take effect in arrival order, before any later message is decided. */
   function signOnBefore(message: Message): boolean {
+    // What this endpoint cannot take (9999, an instruction) is answered 30, signed on or not.
+    if (!isRequestOrAdvice(message.mti)) return true;
     if (message.mti.startsWith("08")) {
       const code = textField(message, de.networkManagementInformationCode);
-      if (code === "001") signedOn = true;
-      if (code === "002") signedOn = false;
+      if (code === "001" || code === "002") {
+        signedOn = code === "001";
+        options.link?.signedOn(signedOn);
+      }
       return true;
     }
-    return signedOn || !options.requireSignOn;
+    if (!options.requireSignOn && !signedOn) {
+      signedOn = true;
+      options.link?.signedOn(true);
+    }
+    return signedOn;
   }
 
   // At most inflightPerConnectionMax messages are decided at once; reading pauses meanwhile.

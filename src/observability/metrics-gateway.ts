@@ -38,14 +38,14 @@ export const iso8583InboundRejected = new Counter({
 
 export const iso8583InboundRefusedConnections = new Counter({
   name: "clearline_iso8583_inbound_refused_connections_total",
-  help: "Inbound connections refused before any message: peer_not_allowed, peer_connections_max, connections_max, tls_handshake",
+  help: "Inbound connections refused before any message: peer_not_allowed, peer_connections_max, tls_handshake",
   labelNames: ["reason"] as const,
   registers: [registry],
 });
 
 export const iso8583InboundClosedConnections = new Counter({
   name: "clearline_iso8583_inbound_closed_connections_total",
-  help: "Inbound connections we closed: frame_deadline (a started frame stalled), mti_unreadable (an empty frame or one without an MTI), stream_broken, idle",
+  help: "Inbound connections we closed: frame_deadline (a started frame stalled), mti_unreadable (an empty frame or one without an MTI), stream_broken, idle, sign_on_deadline (no sign-on in time), evicted_unsigned (not signed on, evicted for a newer connection), evicted_idle (idle the longest when every slot was signed on)",
   labelNames: ["reason"] as const,
   registers: [registry],
 });

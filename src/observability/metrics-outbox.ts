@@ -4,7 +4,7 @@ import { registry } from "./metrics.ts";
 /** Outbox deliveries by what happened: delivered, retry (a failed attempt due again), dead, fenced (another relay's lease won). */
 export const outboxDeliveries = new Counter({
   name: "clearline_outbox_deliveries_total",
-  help: "Outbox delivery attempts by outcome: delivered, retry, dead, fenced",
+  help: "Outbox delivery attempts by outcome: delivered, retry, dead, held (a disabled destination), fenced",
   labelNames: ["outcome"] as const,
   registers: [registry],
 });

@@ -4,7 +4,7 @@ import { fail, finding, ok, type Finding, type Result } from "../errors/finding.
 import { correctDifferenceInTransaction, explainDifferenceInTransaction, findDifference, type Difference } from "../recon/differences.ts";
 import { refreshReconMetrics } from "../recon/recon-metrics.ts";
 import { needsSecondApprover, type Operator } from "./operators.ts";
-import { decidedBy, propose, proposerNamed, refuseWhileProposed, type Proposal, type ProposalPath } from "./proposals.ts";
+import { decidedBy, propose, proposerNamed, refuseWhileProposed, type NamedOperator, type Proposal, type ProposalPath } from "./proposals.ts";
 
 export type DifferenceVerb = "correct" | "explain";
 export type DifferenceDecision = { kind: "decided"; difference: Difference } | { kind: "proposed"; proposal: Proposal };
@@ -49,9 +49,12 @@ export function decideDifferenceAsOperator(tx: Tx, operator: Operator, request: 
  * before at or below the four-eyes amount (recording `operatorName`, or `fallbackName` when none
  * is named); above it, proposed by the approver `operatorName` names (docs/decisions/0035).
  */
-export async function decideDifferenceByNamedOperator(pool: Pool, request: DifferenceRequest & { operatorName: string | undefined; fallbackName: string; via: "api_key" | "cli" }): Promise<Result<DifferenceDecision, Finding>> {
+export async function decideDifferenceByNamedOperator(
+  pool: Pool, request: DifferenceRequest & NamedOperator & { fallbackName: string },
+): Promise<Result<DifferenceDecision, Finding>> {
+  const secret = request.via === "cli" ? request.operatorSecret : undefined;
   const decided = await withTransaction(pool, (tx) => decideOrPropose(tx, request, request.operatorName ?? request.fallbackName,
-    () => proposerNamed(tx, request.tenantId, request.operatorName, request.via), request.via));
+    () => proposerNamed(tx, request.tenantId, request.operatorName, request.via, secret), request.via));
   await refreshReconMetrics(pool, request.tenantId);
   return decided;
 }

@@ -6,7 +6,7 @@ import { itemOf, type ReviewItem } from "../records/review-queue.ts";
 import { selectReviewById } from "../records/store/reviews.ts";
 import { type Operator, needsSecondApprover } from "./operators.ts";
 import { correctDifferenceInTransaction, type Difference } from "../recon/differences.ts";
-import { decidedBy, markApproved, openProposalFor, propose, proposerNamed, refuseWhileProposed, type Proposal, type ProposalPath, type StoredProposal } from "./proposals.ts";
+import { decidedBy, markApproved, openProposalFor, propose, proposerNamed, refuseWhileProposed, type NamedOperator, type Proposal, type ProposalPath, type StoredProposal } from "./proposals.ts";
 import { moveOutOfSuspense, suspensePosting, type SuspenseMove } from "./suspense-move.ts";
 
 export { cancelProposal, listProposals, type Proposal } from "./proposals.ts";
@@ -63,11 +63,14 @@ export function decideAsOperator(tx: Tx, operator: Operator, request: ReviewDeci
 /**
  * A decision through the tenant's API key or the CLI. At or below the four-eyes amount it is taken
  * as before, recording `operatorName` (the CLI's default when none is named: `fallbackName`).
- * Above it, it is proposed by the operator `operatorName` names (docs/decisions/0035).
+ * Above it, it is proposed by the operator `operatorName` names (docs/decisions/0035); through
+ * the CLI only with that operator's secret (docs/decisions/0066).
  */
-export function decideByNamedOperator(tx: Tx, request: ReviewDecisionRequest & { tenantId?: string; operatorName: string | undefined; fallbackName: string; via: "api_key" | "cli" }): Promise<Result<OperatorDecision, Finding>> {
+export function decideByNamedOperator(
+  tx: Tx, request: ReviewDecisionRequest & NamedOperator & { tenantId?: string; fallbackName: string },
+): Promise<Result<OperatorDecision, Finding>> {
   return decideOrPropose(tx, request.tenantId, request, request.operatorName ?? request.fallbackName,
-    (tenantId) => proposerNamed(tx, tenantId, request.operatorName, request.via), request.via);
+    (tenantId) => proposerNamed(tx, tenantId, request.operatorName, request.via, request.via === "cli" ? request.operatorSecret : undefined), request.via);
 }
 
 /** Moves a suspense posting to an account, or proposes the move when its amount is above the four-eyes amount. */

@@ -4,6 +4,7 @@ import { sqlState, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import type { ReviewDecisionKind } from "../records/review-decision.ts";
 import { isOperatorRole, type Operator } from "./operators.ts";
+import { secretMatches } from "./secret.ts";
 
 /**
  * Proposals: decisions above the tenant's four-eyes amount, waiting for a second approver
@@ -13,6 +14,11 @@ import { isOperatorRole, type Operator } from "./operators.ts";
  */
 export type ProposalSubject = "review" | "suspense_move" | "recon_difference";
 export type ProposalPath = "console" | "api_key" | "cli";
+
+/** Who a machine path says decides: a name, and through the CLI the secret that proves it (0066). */
+export type NamedOperator =
+  | { via: "api_key"; operatorName: string | undefined }
+  | { via: "cli"; operatorName: string | undefined; operatorSecret: string | undefined };
 
 export interface Proposal {
   proposal_id: string;
@@ -147,20 +153,32 @@ export async function cancelProposal(tx: Tx, operator: Operator, proposalId: str
 }
 
 /**
- * The proposer a machine path names (the API key's `operator`, the CLI's --operator): an operator
- * of the tenant who may decide (approver or admin). The name is not a sign-in; the proposal records
- * the path it came by so the approver sees it (docs/decisions/0035).
+ * The operator a machine path names (the API key's `operator`, the CLI's --operator) to propose,
+ * approve or cancel: an operator of the tenant who may decide (approver or admin). Through the API
+ * key the name is not a sign-in; the proposal records the path it came by so the approver sees it
+ * (docs/decisions/0035). Through the CLI the operator's secret is checked as a sign-in checks it
+ * (docs/decisions/0066): without it, or with another, nothing is done.
  */
-export async function proposerNamed(db: Queryable, tenantId: string, name: string | undefined, via: Exclude<ProposalPath, "console">): Promise<Result<Operator, Finding>> {
+export async function proposerNamed(
+  db: Queryable, tenantId: string, name: string | undefined, via: Exclude<ProposalPath, "console">, secret?: string,
+): Promise<Result<Operator, Finding>> {
   const flag = via === "cli" ? "--operator NAME" : "the operator field";
   if (name === undefined || name.trim() === "") {
     return fail(finding("FOUR_EYES_PROPOSER_REQUIRED", `above the tenant's four-eyes amount this decision is a proposal, and a proposal names its proposer: give ${flag}, an approver of the tenant`, { field: "operator" }));
   }
-  const { rows } = await db.query<{ operator_id: string; tenant_id: string; name: string; role: string }>(
-    "SELECT operator_id, tenant_id, name, role FROM operator WHERE tenant_id = $1 AND name = $2", [tenantId, name.trim()]);
+  const { rows } = await db.query<{ operator_id: string; tenant_id: string; name: string; role: string; secret_hash: string }>(
+    "SELECT operator_id, tenant_id, name, role, secret_hash FROM operator WHERE tenant_id = $1 AND name = $2", [tenantId, name.trim()]);
   const row = rows[0];
   if (!row || !isOperatorRole(row.role) || row.role === "viewer") {
     return fail(finding("FOUR_EYES_PROPOSER_UNKNOWN", `${name.trim()} is ${row ? "a viewer" : "no operator of the tenant"}: above the four-eyes amount the decision is proposed by an approver named with ${flag} (clearline operator add)`, { field: "operator" }));
+  }
+  if (via === "cli") {
+    if (secret === undefined || secret === "") {
+      return fail(finding("OPERATOR_SECRET_REQUIRED", `above the four-eyes amount the CLI acts as ${row.name} only with ${row.name}'s secret: set CLEARLINE_OPERATOR_SECRET or run it on a terminal to be asked (never as an argument)`, { field: "operator" }));
+    }
+    if (!(await secretMatches(secret, row.secret_hash))) {
+      return fail(finding("OPERATOR_SIGN_IN_FAILED", `the secret given is not ${row.name}'s: nothing was done`, { field: "operator" }));
+    }
   }
   return ok({ operatorId: row.operator_id, tenantId: row.tenant_id, name: row.name, role: row.role });
 }

@@ -24,10 +24,24 @@ export interface OutboxDeliverer {
   canDeliver(destination: string): boolean;
   /**
    * Resolves when the destination has the message. Throwing is a failed attempt, retried with
-   * backoff up to the attempt bound; throwing an OutboxPermanentError dead-letters the row at once.
+   * backoff up to the attempt bound; throwing an OutboxPermanentError dead-letters the row at once,
+   * an OutboxDestinationDisabled holds it.
    * `signal` aborts when the relay stops or the lease is about to end.
    */
   deliver(message: OutboxMessage, signal: AbortSignal): Promise<void>;
+}
+
+/**
+ * A destination that takes nothing for now (a webhook endpoint disabled after it answered 410
+ * Gone): the row is held, neither retried nor dead-lettered, until the destination is enabled.
+ */
+export class OutboxDestinationDisabled extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string) {
+    super(message);
+    this.name = "OutboxDestinationDisabled";
+    this.code = code;
+  }
 }
 
 /** A failure no retry can fix (the endpoint is gone, the payload is refused as malformed). */

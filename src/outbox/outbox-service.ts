@@ -4,6 +4,7 @@ import type { OutboxDeliverer } from "./deliverer.ts";
 import { natsDeliverer } from "./nats/nats-deliverer.ts";
 import { openEventStream, type EventStream } from "./nats/event-stream.ts";
 import { defaultRelaySettings, startRelay, type Relay } from "./relay.ts";
+import type { WebhookSecretKeys } from "./webhooks/secret-box.ts";
 import { webhookDeliverer } from "./webhooks/webhook-deliverer.ts";
 
 export interface OutboxService {
@@ -20,9 +21,11 @@ export interface OutboxService {
  * inbox reads from the same stream; it is an input, so the composition root starts it
  * (src/sources/nats-inbox.ts) and stops it before this.
  */
-export async function startOutbox(pool: Pool, options: { leaseMs: number; natsUrl?: string; extraDeliverers?: readonly OutboxDeliverer[] }, logger: Logger): Promise<OutboxService> {
+export async function startOutbox(
+  pool: Pool, options: { leaseMs: number; webhookKeys: WebhookSecretKeys; natsUrl?: string; extraDeliverers?: readonly OutboxDeliverer[] }, logger: Logger,
+): Promise<OutboxService> {
   const eventStream = options.natsUrl ? await openEventStream(options.natsUrl) : undefined;
-  const deliverers: OutboxDeliverer[] = [webhookDeliverer(pool), ...(eventStream ? [natsDeliverer(eventStream)] : []), ...(options.extraDeliverers ?? [])];
+  const deliverers: OutboxDeliverer[] = [webhookDeliverer(pool, { keys: options.webhookKeys, logger }), ...(eventStream ? [natsDeliverer(eventStream)] : []), ...(options.extraDeliverers ?? [])];
   const settings = { ...defaultRelaySettings, leaseMs: options.leaseMs, deliveryTimeoutMs: Math.min(defaultRelaySettings.deliveryTimeoutMs, Math.floor(options.leaseMs / 2)) };
   const relay = startRelay(pool, deliverers, logger, settings);
   logger.info({ relayId: relay.relayId, nats: eventStream !== undefined }, "outbox relay started");

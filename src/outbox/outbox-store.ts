@@ -152,7 +152,18 @@ export async function markFailed(db: Queryable, lease: LeaseRef, error: string, 
   return rowCount === 1;
 }
 
-export type OutboxState = "pending" | "delivering" | "delivered" | "dead";
+// held: for a destination that takes nothing now (a disabled webhook endpoint), until it is enabled.
+/** A leased row whose destination is disabled: held, fenced like markDelivered. */
+export async function markHeld(db: Queryable, lease: LeaseRef, error: string): Promise<boolean> {
+  const { rowCount } = await db.query(
+    `UPDATE outbox_message SET state = 'held', last_error = $4, lease_until = NULL
+      WHERE tenant_id = $1 AND id = $2 AND attempts = $3 AND state = 'delivering'`,
+    [lease.tenantId, lease.id, lease.attempts, error],
+  );
+  return rowCount === 1;
+}
+
+export type OutboxState = "pending" | "delivering" | "delivered" | "dead" | "held";
 
 export interface OutboxRow {
   tenantId: string; id: string; destination: string; messageType: string; messageKey: string; state: OutboxState;

@@ -4,9 +4,9 @@ import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
 import { outboxDeliveries, outboxOldestUndeliveredAge } from "../observability/metrics-outbox.ts";
 import { backoffMs } from "./backoff.ts";
-import { OutboxPermanentError, type OutboxDeliverer, type OutboxMessage } from "./deliverer.ts";
+import { OutboxDestinationDisabled, OutboxPermanentError, type OutboxDeliverer, type OutboxMessage } from "./deliverer.ts";
 import { outboxFaultPoint } from "./fault-points.ts";
-import { leaseDue, markDelivered, markDeliveredAndLease, markFailed, oldestUndeliveredAgeSeconds, type LeaseRef } from "./outbox-store.ts";
+import { leaseDue, markDelivered, markDeliveredAndLease, markFailed, markHeld, oldestUndeliveredAgeSeconds, type LeaseRef } from "./outbox-store.ts";
 
 export interface RelaySettings {
   batchRowsMax: number;
@@ -119,6 +119,13 @@ async function deliverBatch(pool: Pool, deliverers: readonly OutboxDeliverer[], 
     const message = messages[index] as OutboxMessage;
     if (result.ok) { delivered.push(message); continue; }
     if (stopSignal.aborted) continue; // stopping, not failing: the row comes back after its lease
+    if (result.held) {
+      // Its destination said so once (the deliverer logs the disable); a line per row would repeat it.
+      const held = await markHeld(pool, message, result.error.slice(0, limits.outbox.lastErrorCharsMax));
+      outboxDeliveries.inc({ outcome: held ? "held" : "fenced" });
+      logger.debug({ relayId, tenant: message.tenantId, outboxId: message.id, destination: message.destination }, "outbox message held: its destination is disabled");
+      continue;
+    }
     const dead = result.permanent || message.attempts >= settings.attemptsMax;
     const marked = await markFailed(pool, message, result.error.slice(0, limits.outbox.lastErrorCharsMax), dead ? { dead: true } : { dead: false, retryInMs: backoffMs(message.attempts) });
     outboxDeliveries.inc({ outcome: marked ? (dead ? "dead" : "retry") : "fenced" });
@@ -132,16 +139,16 @@ function countDelivered(marked: number, delivered: number): void {
   if (marked < delivered) outboxDeliveries.inc({ outcome: "fenced" }, delivered - marked);
 }
 
-type AttemptResult = { ok: true } | { ok: false; permanent: boolean; error: string };
+type AttemptResult = { ok: true } | { ok: false; permanent: boolean; held: boolean; error: string };
 
 async function attempt(message: OutboxMessage, deliverers: readonly OutboxDeliverer[], timeoutMs: number, stopSignal: AbortSignal): Promise<AttemptResult> {
   const deliverer = deliverers.find((candidate) => candidate.canDeliver(message.destination));
-  if (!deliverer) return { ok: false, permanent: false, error: `no deliverer for destination ${message.destination} in this process (is it configured?)` };
+  if (!deliverer) return { ok: false, permanent: false, held: false, error: `no deliverer for destination ${message.destination} in this process (is it configured?)` };
   try {
     await deliverer.deliver(message, AbortSignal.any([stopSignal, AbortSignal.timeout(timeoutMs)]));
     return { ok: true };
   } catch (error) {
     const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    return { ok: false, permanent: error instanceof OutboxPermanentError, error: text };
+    return { ok: false, permanent: error instanceof OutboxPermanentError, held: error instanceof OutboxDestinationDisabled, error: text };
   }
 }

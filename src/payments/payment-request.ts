@@ -63,6 +63,14 @@ export async function applyPaymentRequest(
   const amount = decimalToMinor(body.data.amount, body.data.currency, { field: "amount" });
   if (!amount.ok) return { ...problemReply("REQUEST_INVALID", amount.error.message, { errors: [{ field: "amount", message: amount.error.message }] }), replayed: false };
   if (amount.value <= 0n) return { ...problemReply("REQUEST_INVALID", "the amount must be greater than zero", { errors: [{ field: "amount", message: "must be > 0" }] }), replayed: false };
+  // A transfer from an account to itself moves nothing and would post a debit and a credit on
+  // one account: refused as the request it is, before any claim (docs/decisions/0067).
+  if (body.data.debtor_account === body.data.creditor_account) {
+    const detail = `debtor_account and creditor_account are both ${body.data.debtor_account}:`
+      + " a payment moves money between two accounts";
+    const errors = [{ field: "creditor_account", code: "PAYMENT_SAME_ACCOUNT", message: "must differ from debtor_account" }];
+    return { ...problemReply("PAYMENT_SAME_ACCOUNT", detail, { errors }), replayed: false };
+  }
   const paymentRequest = {
     clientReference: body.data.client_reference, amountMinor: amount.value, currency: body.data.currency,
     debtorAccount: body.data.debtor_account, creditorAccount: body.data.creditor_account, description: body.data.description ?? null,

@@ -29,6 +29,8 @@ describe("four eyes on the API-key and CLI paths", () => {
   let tenantId: string;
   const secrets: Record<string, string> = {};
   const env = () => ({ DATABASE_URL: db.url });
+  /** The environment of a CLI command run by operator `name` of `tenantName`, who gives their secret (0066). */
+  const envAs = (tenantName: string, name: string) => ({ ...env(), CLEARLINE_OPERATOR_SECRET: secrets[tenantName === "paths" ? name : `${tenantName}/${name}`] ?? "" });
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -125,9 +127,29 @@ describe("four eyes on the API-key and CLI paths", () => {
     expect(await reviewState(tenant.id, reviewId)).toBe("open");
   });
 
+  it("does not let one shell user propose as one approver and approve as another: each CLI step above the amount needs that operator's secret (regression: --operator was only a name)", async () => {
+    const { reviewId, tenant } = await givenHeldConflict("paths-cli-one-user");
+    const asSam = { ...env(), CLEARLINE_OPERATOR_SECRET: secrets[`${tenant.name}/sam`] ?? "" };
+    // No secret in the environment and no terminal to ask on: refused, nothing stored.
+    const unsigned = await runCliInProcess(["review", "replace", reviewId, "--tenant", tenant.name, "--reason", "partner confirmed 205.00", "--operator", "sam"], env());
+    expect([unsigned.exitCode, unsigned.stderr]).toEqual([2, expect.stringMatching(/OPERATOR_SECRET_REQUIRED: .*sam.*CLEARLINE_OPERATOR_SECRET/)]);
+    expect(await proposalsOn(tenant.id, reviewId)).toBe(0);
+    const proposed = await runCliInProcess(["review", "replace", reviewId, "--tenant", tenant.name, "--reason", "partner confirmed 205.00", "--operator", "sam", "--json"], asSam);
+    expect(proposed.exitCode, proposed.stderr).toBe(0);
+    const { proposal } = JSON.parse(proposed.stdout) as { proposal: { proposal_id: string } };
+    // The same person, knowing only sam's secret, cannot approve as tom.
+    const asTomWithSamsSecret = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "tom"], asSam);
+    expect([asTomWithSamsSecret.exitCode, asTomWithSamsSecret.stderr]).toEqual([2, expect.stringMatching(/OPERATOR_SIGN_IN_FAILED/)]);
+    expect(await compensations(tenant.id)).toBe(0);
+    const asTom = { ...env(), CLEARLINE_OPERATOR_SECRET: secrets[`${tenant.name}/tom`] ?? "" };
+    const approved = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "tom"], asTom);
+    expect(approved.exitCode, approved.stderr).toBe(0);
+    expect(await compensations(tenant.id)).toBe(1);
+  });
+
   it("turns a CLI review decision above the amount into a proposal by --operator, which another approver approves in /v1/ops", async () => {
     const { reviewId, tenant } = await givenHeldConflict("paths-cli");
-    const proposed = await runCliInProcess(["review", "replace", reviewId, "--tenant", tenant.name, "--reason", "partner confirmed 205.00", "--operator", "sam", "--json"], env());
+    const proposed = await runCliInProcess(["review", "replace", reviewId, "--tenant", tenant.name, "--reason", "partner confirmed 205.00", "--operator", "sam", "--json"], envAs(tenant.name, "sam"));
     expect(proposed.exitCode, proposed.stderr).toBe(0);
     const { proposal } = JSON.parse(proposed.stdout) as { proposal: { proposal_id: string } };
     expect(proposal).toMatchObject({ subject_id: reviewId, proposed_by: "sam", proposed_via: "cli", state: "open" });
@@ -138,22 +160,22 @@ describe("four eyes on the API-key and CLI paths", () => {
 
   it("lists and approves proposals from the CLI: never by the proposer, once, with the decision's own ledger meaning", async () => {
     const { reviewId, tenant } = await givenHeldConflict("paths-cli-approve");
-    const proposed = await runCliInProcess(["review", "replace", reviewId, "--tenant", tenant.name, "--reason", "partner confirmed 205.00", "--operator", "sam", "--json"], env());
+    const proposed = await runCliInProcess(["review", "replace", reviewId, "--tenant", tenant.name, "--reason", "partner confirmed 205.00", "--operator", "sam", "--json"], envAs(tenant.name, "sam"));
     const { proposal } = JSON.parse(proposed.stdout) as { proposal: { proposal_id: string } };
     const listed = await runCliInProcess(["proposal", "list", "--tenant", tenant.name, "--json"], env());
     expect(JSON.parse(listed.stdout).proposals).toMatchObject([{ proposal_id: proposal.proposal_id, state: "open", proposed_by: "sam", proposed_via: "cli" }]);
 
-    const bySelf = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "sam"], env());
+    const bySelf = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "sam"], envAs(tenant.name, "sam"));
     expect(bySelf.exitCode).toBe(2);
     expect(bySelf.stderr).toMatch(/FOUR_EYES_SELF_APPROVAL/);
-    const byViewer = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "val"], env());
+    const byViewer = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "val"], envAs(tenant.name, "val"));
     expect(byViewer.stderr).toMatch(/FOUR_EYES_PROPOSER_UNKNOWN: val is a viewer/);
     expect(await compensations(tenant.id)).toBe(0);
 
-    const approved = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "tom"], env());
+    const approved = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "tom"], envAs(tenant.name, "tom"));
     expect(approved.exitCode, approved.stderr).toBe(0);
     expect(approved.stdout).toMatch(new RegExp(`${proposal.proposal_id} approved: ${reviewId}: replaced by sam approved by tom: .* compensated by .*:compensate`));
-    const again = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "tom"], env());
+    const again = await runCliInProcess(["proposal", "approve", proposal.proposal_id, "--tenant", tenant.name, "--operator", "tom"], envAs(tenant.name, "tom"));
     expect(again.stderr).toMatch(/PROPOSAL_DECIDED: .* is approved by tom/);
     expect(await compensations(tenant.id)).toBe(1);
     expect(await reviewState(tenant.id, reviewId)).toBe("replaced");
@@ -161,9 +183,9 @@ describe("four eyes on the API-key and CLI paths", () => {
 
   it("cancels an open proposal from the CLI with a reason: nothing moves and the review stays open", async () => {
     const { reviewId, tenant } = await givenHeldConflict("paths-cli-cancel");
-    const proposed = await runCliInProcess(["review", "refuse", reviewId, "--tenant", tenant.name, "--reason", "not ours", "--operator", "sam", "--json"], env());
+    const proposed = await runCliInProcess(["review", "refuse", reviewId, "--tenant", tenant.name, "--reason", "not ours", "--operator", "sam", "--json"], envAs(tenant.name, "sam"));
     const { proposal } = JSON.parse(proposed.stdout) as { proposal: { proposal_id: string } };
-    const cancelled = await runCliInProcess(["proposal", "cancel", proposal.proposal_id, "--tenant", tenant.name, "--operator", "tom", "--reason", "the partner is sending a new file", "--json"], env());
+    const cancelled = await runCliInProcess(["proposal", "cancel", proposal.proposal_id, "--tenant", tenant.name, "--operator", "tom", "--reason", "the partner is sending a new file", "--json"], envAs(tenant.name, "tom"));
     expect(cancelled.exitCode, cancelled.stderr).toBe(0);
     expect(JSON.parse(cancelled.stdout).proposal).toMatchObject({ state: "cancelled", cancelled_by: "tom", cancel_reason: "the partner is sending a new file" });
     expect(await compensations(tenant.id)).toBe(0);
@@ -191,7 +213,7 @@ describe("four eyes on the API-key and CLI paths", () => {
     expect(refused.exitCode).toBe(2);
     expect(refused.stderr).toContain("FOUR_EYES_PROPOSER_REQUIRED");
     expect(await proposalsOn(tenantId, large)).toBe(0);
-    const proposed = await runCliInProcess(["recon", "correct", large, "--tenant", "paths", "--reason", "large unknown credit", "--operator", "sam"], env());
+    const proposed = await runCliInProcess(["recon", "correct", large, "--tenant", "paths", "--reason", "large unknown credit", "--operator", "sam"], envAs("paths", "sam"));
     expect(proposed.exitCode, proposed.stderr).toBe(0);
     expect(proposed.stdout).toMatch(/^prop_\w+: correct of \S+ proposed by sam \(cli\), above the tenant's four-eyes amount: nothing posted/);
     expect(await corrections()).toBe(before);

@@ -122,6 +122,19 @@ describe("POST /v1/payments", () => {
     expect(response.json.code).toBe("account_not_found");
   });
 
+  it("refuses a payment from an account to itself with 422 payment_same_account, posting and storing nothing", async () => {
+    const before = await ledgerCounts(db.pool, world.tenantId);
+    const key = randomUUID();
+    const response = await world.client.post("/v1/payments", paymentRequest("self-1", "5.00", { debtor_account: "alice", creditor_account: "alice" }), { "idempotency-key": key });
+    expect(response.status).toBe(422);
+    expect(response.json).toMatchObject({ code: "payment_same_account", errors: [{ field: "creditor_account" }] });
+    expect(await ledgerCounts(db.pool, world.tenantId)).toEqual(before);
+    const { rows } = await db.pool.query("SELECT count(*)::int AS n FROM payment WHERE tenant_id = $1 AND client_reference = 'self-1'", [world.tenantId]);
+    expect(rows[0].n).toBe(0);
+    // Nothing was claimed: the intent and the key still work for a payment between two accounts.
+    expect((await world.client.post("/v1/payments", paymentRequest("self-1", "5.00"), { "idempotency-key": key })).status).toBe(201);
+  });
+
   it("leaves a dedup record for every repeat it did not apply", async () => {
     const { rows } = await db.pool.query("SELECT reason, count(*)::int AS n FROM dedup_event WHERE tenant_id = $1 GROUP BY reason", [world.tenantId]);
     const reasons = Object.fromEntries(rows.map((r) => [r.reason, r.n]));

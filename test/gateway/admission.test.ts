@@ -7,6 +7,7 @@ import { connect as connectTls } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
 import { limits } from "../../src/config/limits.ts";
+import { Admission } from "../../src/gateway/admission.ts";
 import { startInboundEndpoint, type InboundEndpoint, type InboundEndpointOptions } from "../../src/gateway/inbound-endpoint.ts";
 import { cardRequest, networkRequest, SchemeClient } from "../support/scheme-simulator.ts";
 import { iso8583InboundClosedConnections, iso8583InboundRefusedConnections } from "../../src/observability/metrics-gateway.ts";
@@ -87,6 +88,101 @@ describe("admission on the ISO 8583 scheme endpoint", () => {
     await scheme.close();
     for (const socket of flood) socket.destroy();
   });
+
+  /** Opens `perAddress` idle connections (never a byte) from each of `addresses`, one after another. */
+  async function idleFlood(port: number, addresses: readonly string[], perAddress: number): Promise<Socket[]> {
+    const sockets: Socket[] = [];
+    for (const address of addresses) {
+      for (let i = 0; i < perAddress; i++) {
+        const socket = await rawConnection(port, address);
+        socket.on("error", () => undefined);
+        sockets.push(socket);
+      }
+    }
+    return sockets;
+  }
+
+  /** Signs a new link on from `localAddress`: "00", or "closed" when the endpoint closed it instead. */
+  async function signOnFrom(port: number, localAddress: string): Promise<{ answer: string; client: SchemeClient }> {
+    const client = patient(await SchemeClient.connect("127.0.0.1", port, codec, { localAddress }));
+    const answer = await Promise.race([
+      client.request(networkRequest("001", ++stan)).then((response) => String(response.fields[39])),
+      client.closed.then(() => "closed"),
+    ]);
+    return { answer, client };
+  }
+
+  const addresses = (from: number, count: number) => Array.from({ length: count }, (_, i) => `127.0.0.${from + i}`);
+
+  it("answers a sign-on from another address while idle sockets from 4 addresses fill every slot (regression: the endpoint was starved)", async () => {
+    const endpoint = await endpointWith();
+    const perPeer = limits.iso8583.inboundConnectionsPerPeerMax;
+    const peers = limits.iso8583.inboundConnectionsMax / perPeer;
+    expect(peers).toBe(4);
+    const flood = await idleFlood(endpoint.port, addresses(2, peers), perPeer);
+    const { answer, client } = await signOnFrom(endpoint.port, "127.0.0.1");
+    expect(answer).toBe("00");
+    // The link that signed on is a scheme link: it authorizes.
+    expect((await client.request(cardRequest({ pan, amountMinor: 10n, stan: ++stan }))).fields[39]).toBe("00");
+    await client.close();
+    for (const socket of flood) socket.destroy();
+  });
+
+  it("answers a sign-on from another address after 500 idle connections from 50 addresses", async () => {
+    const endpoint = await endpointWith();
+    const evictedBefore = await counted(iso8583InboundClosedConnections, "evicted_unsigned");
+    const flood = await idleFlood(endpoint.port, addresses(2, 50), 10);
+    expect(flood).toHaveLength(500);
+    const { answer, client } = await signOnFrom(endpoint.port, "127.0.0.1");
+    expect(answer).toBe("00");
+    expect(await counted(iso8583InboundClosedConnections, "evicted_unsigned")).toBeGreaterThan(evictedBefore);
+    await client.close();
+    for (const socket of flood) socket.destroy();
+  });
+
+  it("evicts the oldest connection that has not signed on before any signed-on link, however long that link was quiet", () => {
+    const admission = new Admission({ allowedPeers: ["127.0.0.0/8"], connectionsMax: 4, connectionsPerPeerMax: 3, unsignedConnectionsMax: 2 });
+    const evicted: string[] = [];
+    const admit = (name: string, address: string) => {
+      const admitted = admission.admit(address, (reason) => evicted.push(`${name}:${reason}`));
+      if (!admitted.ok) throw new Error(admitted.reason);
+      return admitted.connection;
+    };
+    const link = admit("link", "127.0.0.1");
+    link.signedOn(true);                         // the quietest connection from here on
+    const second = admit("second", "127.0.0.1");
+    second.signedOn(true);
+    second.active();
+    admit("idle-1", "127.0.0.2");
+    admit("idle-2", "127.0.0.3");
+    expect(evicted).toEqual([]);
+    admit("newer", "127.0.0.4");                 // the unsigned budget (2) is full: idle-1 goes
+    expect(evicted).toEqual(["idle-1:evicted_unsigned"]);
+    expect(admission.counts()).toEqual({ held: 4, unsigned: 2 });
+    for (const [name, address] of [["a", "127.0.0.5"], ["b", "127.0.0.6"]] as const) admit(name, address).signedOn(true);
+    // Every held connection signed on and the total (4) is full: the one quiet the longest goes.
+    expect(evicted).toEqual(["idle-1:evicted_unsigned", "idle-2:evicted_unsigned", "newer:evicted_unsigned"]);
+    admit("c", "127.0.0.7");
+    expect(evicted.at(-1)).toBe("link:evicted_idle");
+    expect(admission.admit("127.0.0.1", () => undefined)).toMatchObject({ ok: true });
+  });
+
+  for (const requireSignOn of [true, false]) {
+    it(`closes a connection that has not signed on by its deadline, counting it, and keeps one that has${requireSignOn ? "" : " (sign-on not required: any decided message)"}`, async () => {
+      const endpoint = await endpointWith({ signOnTimeoutMs: 200, requireSignOn });
+      const before = await counted(iso8583InboundClosedConnections, "sign_on_deadline");
+      const scheme = patient(await SchemeClient.connect("127.0.0.1", endpoint.port, codec));
+      const first = requireSignOn ? networkRequest("001", ++stan) : cardRequest({ pan, amountMinor: 5n, stan: ++stan });
+      expect((await scheme.request(first)).fields[39]).toBe("00");
+      // Connected after the scheme signed on, so its deadline ends after the scheme's would have.
+      const silent = await rawConnection(endpoint.port, "127.0.0.2");
+      silent.on("error", () => undefined);
+      await closedEvent(silent);
+      expect(await counted(iso8583InboundClosedConnections, "sign_on_deadline")).toBe(before + 1);
+      expect((await scheme.request(networkRequest("301", ++stan))).fields[39]).toBe("00");
+      await scheme.close();
+    });
+  }
 
   it("closes a connection whose started frame stalls past the frame deadline, counting it", async () => {
     const endpoint = await endpointWith({ frameStartedTimeoutMs: 200 });

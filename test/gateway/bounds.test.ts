@@ -1,9 +1,9 @@
 import { connect } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CardKeys } from "../../src/cards/card-key.ts";
-import { cardRequest, networkRequest, SchemeClient } from "../support/scheme-simulator.ts";
+import { cardRequest, networkRequest } from "../support/scheme-simulator.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { codec, connectClient, givenIssuer, patient, startTestEndpoint, testKeys, testPan } from "./support.ts";
+import { connectClient, givenIssuer, startTestEndpoint, testKeys, testPan } from "./support.ts";
 
 describe("the scheme endpoint's bounds, each one past its limit", () => {
   let db: TestDatabase;
@@ -19,15 +19,18 @@ describe("the scheme endpoint's bounds, each one past its limit", () => {
     await db.drop();
   });
 
-  it("closes a connection beyond connectionsMax and keeps serving the ones within it", async () => {
+  it("holds at most connectionsMax connections: one past it evicts the link idle the longest, and both others keep serving", async () => {
     const endpoint = await startTestEndpoint(db.pool, keys, undefined, { connectionsMax: 2 });
     try {
-      const within = [await connectClient(endpoint), await connectClient(endpoint)];
-      // Refused at admission: closed before it could sign on.
-      const beyond = patient(await SchemeClient.connect("127.0.0.1", endpoint.port, codec));
-      await beyond.closed;
-      for (const [i, client] of within.entries()) expect((await client.request(networkRequest("301", i + 1))).fields[39]).toBe("00");
-      await Promise.all(within.map((c) => c.close()));
+      const quietest = await connectClient(endpoint);
+      const other = await connectClient(endpoint);
+      expect((await other.request(networkRequest("301", 1))).fields[39]).toBe("00");
+      // Every slot holds a signed-on link: the newcomer takes the slot of the one quiet the longest
+      // (docs/decisions/0064), which is closed.
+      const beyond = await connectClient(endpoint);
+      await quietest.closed;
+      for (const [i, client] of [other, beyond].entries()) expect((await client.request(networkRequest("301", i + 2))).fields[39]).toBe("00");
+      await Promise.all([other, beyond].map((c) => c.close()));
     } finally {
       await endpoint.close();
     }

@@ -1,9 +1,11 @@
+import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { gatewayAccounts } from "../../src/normalize/from-iso8583.ts";
+import { FramedSocket } from "../../src/gateway/framed-socket.ts";
 import { cardRequest, networkRequest, reversalOf } from "../support/scheme-simulator.ts";
 import { iso8583MessageDuration } from "../../src/observability/metrics-gateway.ts";
-import { iso87AsciiDictionary, pack, unpackTolerant } from "../../src/protocols/iso8583/index.ts";
-import { balance, testPan, useSchemeScene } from "./support.ts";
+import { iso87AsciiDictionary, pack, unpackTolerant, type Message } from "../../src/protocols/iso8583/index.ts";
+import { balance, codec, testPan, useSchemeScene } from "./support.ts";
 
 describe("the ISO 8583 scheme endpoint", () => {
   let stan = 100;
@@ -170,6 +172,31 @@ describe("the ISO 8583 scheme endpoint", () => {
   it("answers an unsupported request MTI with a format error (30)", async () => {
     const response = await scene.client.request({ mti: "0300", fields: { 7: "1201120000", 11: String(nextStan()).padStart(6, "0") } });
     expect([response.mti, response.fields[39]]).toEqual(["0310", "30"]);
+  });
+
+  it("answers MTI 9999 (readable, invalid) with a format error (30) even before sign-on, as the README promises, and leaves a stray response unanswered", async () => {
+    // A fresh connection, not signed on: what an acquirer or an attacker sees first.
+    const socket = connect({ host: "127.0.0.1", port: scene.endpoint.port });
+    await new Promise((resolve) => socket.once("connect", resolve));
+    const answers: Message[] = [];
+    const echoed = new Promise<void>((resolve) => {
+      const framed = new FramedSocket(socket, codec, {
+        message(message) {
+          answers.push(message);
+          if (message.mti === "0810") resolve();
+        },
+        malformed: () => undefined,
+        streamBroken: () => undefined,
+      });
+      const stan = (n: number) => String(n).padStart(6, "0");
+      framed.send({ mti: "9999", fields: { 7: "1201120000", 11: stan(nextStan()) } });
+      framed.send({ mti: "0110", fields: { 7: "1201120000", 11: stan(nextStan()), 39: "00" } });
+      // The echo is the fence: answered after the messages before it were taken.
+      framed.send(networkRequest("301", nextStan()));
+    });
+    await echoed;
+    socket.destroy();
+    expect(answers.map((m) => `${m.mti}/${String(m.fields[39])}`)).toEqual(["9910/30", "0810/00"]);
   });
 
   it("answers a 0100 that lacks its natural key fields with a format error (30)", async () => {

@@ -1,6 +1,12 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/transaction.ts";
 import { enqueueEvent } from "../../src/outbox/outbox-store.ts";
+import { loadWebhookSecretKeys } from "../../src/outbox/webhooks/secret-box.ts";
+import { newSigningSecret } from "../../src/outbox/webhooks/signature.ts";
+import { disableWebhookEndpoint, findWebhookTarget } from "../../src/outbox/webhooks/webhook-store.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
@@ -8,29 +14,64 @@ describe("clearline webhook and outbox commands", () => {
   let db: TestDatabase;
   let env: Record<string, string>;
   let tenantId: string;
+  const home = mkdtempSync(path.join(tmpdir(), "clearline-webhook-cli-"));
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    env = { DATABASE_URL: db.url };
+    env = { DATABASE_URL: db.url, CLEARLINE_HOME: home };
     expect((await runCli(["tenant", "add", "hooked"], env)).exitCode).toBe(0);
     const { rows } = await db.pool.query<{ tenant_id: string }>("SELECT tenant_id FROM tenant WHERE name = 'hooked'");
     tenantId = rows[0]?.tenant_id ?? "";
   });
   afterAll(async () => {
     await db.drop();
+    rmSync(home, { recursive: true, force: true });
   });
 
-  it("webhook add prints the signing secret once, stores it to sign with, and webhook list never shows it", async () => {
+  it("webhook add prints the signing secret once and stores it sealed, never in clear (regression: secrets were stored in clear); webhook list never shows it", async () => {
     const added = await runCli(["webhook", "add", "--tenant", "hooked", "http://127.0.0.1:9/hooks", "--events", "payment.applied,file.processed", "--json"], env);
     expect(added.exitCode).toBe(0);
     const endpoint = JSON.parse(added.stdout) as { endpointId: string; signingSecret: string; eventTypes: string[] };
     expect(endpoint.signingSecret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(endpoint.eventTypes).toEqual(["payment.applied", "file.processed"]);
-    const { rows } = await db.pool.query("SELECT signing_secret FROM webhook_endpoint WHERE tenant_id = $1 AND endpoint_id = $2", [tenantId, endpoint.endpointId]);
-    expect(rows).toEqual([{ signing_secret: endpoint.signingSecret }]);
+    const { rows } = await db.pool.query<{ row: string }>("SELECT row_to_json(w)::text AS row FROM webhook_endpoint w WHERE tenant_id = $1 AND endpoint_id = $2", [tenantId, endpoint.endpointId]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]?.row).not.toContain(endpoint.signingSecret.slice("whsec_".length, "whsec_".length + 16));
+    // What the relay signs with: the secret the operator was given, opened with the service's key file.
+    const target = await findWebhookTarget(db.pool, tenantId, endpoint.endpointId, loadWebhookSecretKeys({ home }));
+    expect(target?.signingSecret).toBe(endpoint.signingSecret);
     const listed = await runCli(["webhook", "list", "--tenant", "hooked", "--json"], env);
     expect(listed.stdout).toContain(endpoint.endpointId);
     expect(listed.stdout).not.toContain(endpoint.signingSecret);
+  });
+
+  it("migrate seals a signing secret stored in clear before secrets were sealed, and deliveries still sign with it", async () => {
+    const secret = newSigningSecret();
+    // As a row written before migration 0027 holds it.
+    await db.pool.query("INSERT INTO webhook_endpoint (tenant_id, endpoint_id, url, event_types, signing_secret) VALUES ($1, 'ep_old', 'http://127.0.0.1:9/old', '{record.suspect}', $2)", [tenantId, secret]);
+    const migrated = await runCli(["migrate", "--json"], env);
+    expect(migrated.exitCode).toBe(0);
+    expect(JSON.parse(migrated.stdout)).toMatchObject({ webhookSecretsSealed: 1 });
+    const { rows } = await db.pool.query<{ row: string; clear: string | null }>("SELECT row_to_json(w)::text AS row, signing_secret AS clear FROM webhook_endpoint w WHERE tenant_id = $1 AND endpoint_id = 'ep_old'", [tenantId]);
+    expect(rows[0]?.clear).toBeNull();
+    expect(rows[0]?.row).not.toContain(secret.slice("whsec_".length, "whsec_".length + 16));
+    expect((await findWebhookTarget(db.pool, tenantId, "ep_old", loadWebhookSecretKeys({ home })))?.signingSecret).toBe(secret);
+    expect(JSON.parse((await runCli(["migrate", "--json"], env)).stdout)).toMatchObject({ webhookSecretsSealed: 0 });
+  });
+
+  it("webhook list shows an endpoint disabled after 410 Gone with why and its held events; webhook enable makes them due again", async () => {
+    const added = JSON.parse((await runCli(["webhook", "add", "--tenant", "hooked", "http://127.0.0.1:9/gone", "--events", "record.conflict", "--json"], env)).stdout) as { endpointId: string };
+    await withTransaction(db.pool, (tx) => enqueueEvent(tx, { tenantId, eventType: "record.conflict", eventKey: "cli:gone:applied", data: {} }, { nats: false }));
+    await disableWebhookEndpoint(db.pool, tenantId, added.endpointId, "http://127.0.0.1:9/gone answered 410 Gone");
+    const listed = await runCli(["webhook", "list", "--tenant", "hooked"], env);
+    expect(listed.stdout).toMatch(new RegExp(`${added.endpointId} .* disabled since \\S+: http://127.0.0.1:9/gone answered 410 Gone; 1 events held`));
+    const enabled = await runCli(["webhook", "enable", added.endpointId, "--tenant", "hooked"], env);
+    expect(enabled.stdout).toContain(`${added.endpointId}: enabled; 1 held events due again`);
+    const { rows } = await db.pool.query("SELECT state FROM outbox_message WHERE tenant_id = $1 AND message_key = 'cli:gone:applied' AND destination = $2", [tenantId, `webhook:${added.endpointId}`]);
+    expect(rows).toEqual([{ state: "pending" }]);
+    expect((await runCli(["webhook", "list", "--tenant", "hooked"], env)).stdout).toMatch(new RegExp(`${added.endpointId} .* active`));
+    const unknown = await runCli(["webhook", "enable", "ep_none", "--tenant", "hooked"], env);
+    expect([unknown.exitCode, unknown.stderr.includes("WEBHOOK_ENDPOINT_UNKNOWN")]).toEqual([2, true]);
   });
 
   it("webhook add refuses a URL that is not http(s) with exit 2 and stores nothing", async () => {

@@ -3,6 +3,9 @@ import { newSigningSecret } from "../../src/outbox/webhooks/signature.ts";
 import { addWebhookEndpoint } from "../../src/outbox/webhooks/webhook-store.ts";
 import { fixture, givenScene, ingest } from "../ingest/support.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { testWebhookKeys } from "../support/outbox.ts";
+
+const webhookKeys = testWebhookKeys();
 
 describe("decisions write their events in their own transaction", () => {
   let db: TestDatabase;
@@ -14,8 +17,8 @@ describe("decisions write their events in their own transaction", () => {
 
   it("a processed file tells file.processed once, and a conflict held for review tells record.conflict, to each subscribed endpoint only", async () => {
     const scene = await givenScene(db.pool, "events");
-    const endpoint = await addWebhookEndpoint(db.pool, scene.tenantId, "http://127.0.0.1:9/hooks", ["file.processed", "record.conflict"], newSigningSecret());
-    await addWebhookEndpoint(db.pool, scene.tenantId, "http://127.0.0.1:9/other", ["payment.applied"], newSigningSecret());
+    const endpoint = await addWebhookEndpoint(db.pool, scene.tenantId, "http://127.0.0.1:9/hooks", ["file.processed", "record.conflict"], newSigningSecret(), webhookKeys);
+    await addWebhookEndpoint(db.pool, scene.tenantId, "http://127.0.0.1:9/other", ["payment.applied"], newSigningSecret(), webhookKeys);
     const original = await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
     const corrected = await ingest(db.pool, scene, fixture("ach/corrected.ach"), "corrected.ach");
     expect(corrected.outcomes.conflict).toBe(1);

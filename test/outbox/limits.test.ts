@@ -8,6 +8,9 @@ import { webhookBody, webhookDeliverer } from "../../src/outbox/webhooks/webhook
 import { addWebhookEndpoint } from "../../src/outbox/webhooks/webhook-store.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { testWebhookKeys } from "../support/outbox.ts";
+
+const webhookKeys = testWebhookKeys();
 
 // Each outbox bound fed one past it.
 describe("the outbox's bounds", () => {
@@ -18,7 +21,7 @@ describe("the outbox's bounds", () => {
   it("a lease takes at most relayBatchRowsMax rows, alone or with a mark: the row past the bound waits for the next lease", async () => {
     const batchRowsMax = limits.outbox.relayBatchRowsMax;
     const tenantId = "bound-batch";
-    const endpoint = await addWebhookEndpoint(db.pool, tenantId, "http://127.0.0.1:9/hooks", ["test.event"], newSigningSecret());
+    const endpoint = await addWebhookEndpoint(db.pool, tenantId, "http://127.0.0.1:9/hooks", ["test.event"], newSigningSecret(), webhookKeys);
     const events = Array.from({ length: 2 * batchRowsMax + 1 }, (_, i) => ({ tenantId, eventType: "test.event", eventKey: `bound:${i}`, data: { i } }));
     await withTransaction(db.pool, (tx) => enqueueEvents(tx, events, { nats: false }));
     const first = await leaseDue(db.pool, "bound-relay", batchRowsMax, limits.outbox.leaseMs);
@@ -47,7 +50,7 @@ describe("the outbox's bounds", () => {
     const { rows: [tenant] } = await db.pool.query<{ tenant_id: string }>("SELECT tenant_id FROM tenant WHERE name = 'bound-endpoints'");
     const tenantId = tenant?.tenant_id ?? "";
     for (let i = 0; i < limits.outbox.webhookEndpointsPerTenantMax; i += 1) {
-      await addWebhookEndpoint(db.pool, tenantId, `http://127.0.0.1:9/hooks/${i}`, ["test.event"], newSigningSecret());
+      await addWebhookEndpoint(db.pool, tenantId, `http://127.0.0.1:9/hooks/${i}`, ["test.event"], newSigningSecret(), webhookKeys);
     }
     const refused = await runCli(["webhook", "add", "--tenant", "bound-endpoints", "http://127.0.0.1:9/one-more", "--events", "test.event"], env);
     expect(refused.exitCode).toBe(2);
@@ -58,14 +61,14 @@ describe("the outbox's bounds", () => {
 
   it("a webhook body of webhookBodyBytesMax + 1 bytes is dead-lettered as WEBHOOK_BODY_TOO_LARGE, not sent", async () => {
     const tenantId = "bound-body";
-    const endpoint = await addWebhookEndpoint(db.pool, tenantId, "http://127.0.0.1:9/hooks", ["test.event"], newSigningSecret());
+    const endpoint = await addWebhookEndpoint(db.pool, tenantId, "http://127.0.0.1:9/hooks", ["test.event"], newSigningSecret(), webhookKeys);
     const message: OutboxMessage = {
       tenantId, id: "1", destination: `webhook:${endpoint.endpointId}`, messageType: "test.event", messageKey: "bound:body",
       payload: { pad: "" }, attempts: 1, createdAt: new Date("2026-12-03T00:00:00.000Z"),
     };
     message.payload = { pad: "x".repeat(limits.outbox.webhookBodyBytesMax + 1 - Buffer.byteLength(webhookBody(message))) };
     expect(Buffer.byteLength(webhookBody(message))).toBe(limits.outbox.webhookBodyBytesMax + 1);
-    const refusal = await webhookDeliverer(db.pool).deliver(message, new AbortController().signal).catch((error: unknown) => error);
+    const refusal = await webhookDeliverer(db.pool, { keys: webhookKeys }).deliver(message, new AbortController().signal).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(OutboxPermanentError);
     expect((refusal as OutboxPermanentError).code).toBe("WEBHOOK_BODY_TOO_LARGE");
   });

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/transaction.ts";
 import { outboxFaultPoints, type OutboxFaultPoint } from "../../src/outbox/fault-points.ts";
@@ -9,6 +10,11 @@ import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { untilRow } from "../support/outbox.ts";
 import { startServeProcess } from "../support/serve-process.ts";
 import { startWebhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
+import { WebhookSecretKeys } from "../../src/outbox/webhooks/secret-box.ts";
+
+// The key every serve process here seals and opens webhook secrets with (CLEARLINE_WEBHOOK_SECRET_KEY).
+const webhookKeyHex = randomBytes(32).toString("hex");
+const webhookKeys = new WebhookSecretKeys(Buffer.from(webhookKeyHex, "hex"));
 
 // Short leases, so the healthy relay takes a killed relay's rows over within seconds.
 const LEASE_MS = "2000";
@@ -29,7 +35,7 @@ describe("outbox relays in real `clearline serve` processes", () => {
 
   async function givenEvents(tenantName: string, count: number): Promise<{ tenantId: string; keys: string[] }> {
     const { tenantId } = await givenTenant(db.pool, tenantName);
-    await addWebhookEndpoint(db.pool, tenantId, receiver.url, ["test.event"], secret);
+    await addWebhookEndpoint(db.pool, tenantId, receiver.url, ["test.event"], secret, webhookKeys);
     const keys = Array.from({ length: count }, (_, i) => `${tenantName}:${i}:done`);
     await withTransaction(db.pool, (tx) => enqueueEvents(tx, keys.map((key) => ({ tenantId, eventType: "test.event", eventKey: key, data: { key } })), { nats: false }));
     return { tenantId, keys };
@@ -41,7 +47,7 @@ describe("outbox relays in real `clearline serve` processes", () => {
   for (const point of outboxFaultPoints) {
     it(`every message is delivered and each key's effect is seen once when the relay is killed ${point.replace("outbox_", "").replace("_", " ")}`, async () => {
       const { tenantId, keys } = await givenEvents(`kill_${point}`, 5);
-      const doomed = await startServeProcess({ DATABASE_URL: db.url, CLEARLINE_FAULT_POINT: point satisfies OutboxFaultPoint, CLEARLINE_OUTBOX_LEASE_MS: LEASE_MS });
+      const doomed = await startServeProcess({ CLEARLINE_WEBHOOK_SECRET_KEY: webhookKeyHex, DATABASE_URL: db.url, CLEARLINE_FAULT_POINT: point satisfies OutboxFaultPoint, CLEARLINE_OUTBOX_LEASE_MS: LEASE_MS });
       expect(await doomed.exited).toBeNull(); // killed by the fault point's SIGKILL
       await doomed.stop();
       // A relay runs limits.outbox.relayPassesInFlight passes at once: the pass that reached the
@@ -50,7 +56,7 @@ describe("outbox relays in real `clearline serve` processes", () => {
       if (point === "outbox_after_lease") expect(sentBeforeKill.size).toBeLessThan(keys.length);
       else expect(sentBeforeKill.size).toBeGreaterThan(0);
 
-      const healthy = await startServeProcess({ DATABASE_URL: db.url, CLEARLINE_OUTBOX_LEASE_MS: LEASE_MS });
+      const healthy = await startServeProcess({ CLEARLINE_WEBHOOK_SECRET_KEY: webhookKeyHex, DATABASE_URL: db.url, CLEARLINE_OUTBOX_LEASE_MS: LEASE_MS });
       try {
         await allDelivered(tenantId, keys.length);
       } finally {
@@ -69,8 +75,8 @@ describe("outbox relays in real `clearline serve` processes", () => {
 
   it("two serve processes relaying from one database deliver every message to completion once, and lose none", async () => {
     const { tenantId, keys } = await givenEvents("two_relays", 400);
-    const first = await startServeProcess({ DATABASE_URL: db.url });
-    const second = await startServeProcess({ DATABASE_URL: db.url });
+    const first = await startServeProcess({ CLEARLINE_WEBHOOK_SECRET_KEY: webhookKeyHex, DATABASE_URL: db.url });
+    const second = await startServeProcess({ CLEARLINE_WEBHOOK_SECRET_KEY: webhookKeyHex, DATABASE_URL: db.url });
     try {
       await allDelivered(tenantId, keys.length);
     } finally {

@@ -13,7 +13,7 @@ import { parseAch, validateAch } from "../../src/protocols/ach/reader.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { post, transferOf } from "../support/ledger-fixtures.ts";
 import { balances, fixture, givenScene, ingest, noOutcomes, settlementOf, type Scene } from "../ingest/support.ts";
-import { outboxMessages } from "./support.ts";
+import { givenDeliverableScene, outboxMessages, withPartnerOutbound } from "./support.ts";
 
 const quiet = createLogger({ level: "silent" });
 /** Cut-offs far after the clock: a cut takes the returns recorded up to its cut-off, and a fixed cut-off of today's date
@@ -29,7 +29,7 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
 
   /** base-valid.ach debits ALAN TURING 980.50 (line 4, trace 231380100000002); his account holds 500.00. */
   async function givenTuringShort(name: string): Promise<Scene> {
-    const scene = await givenScene(db.pool, name);
+    const scene = await givenDeliverableScene(db.pool, name);
     await openAccount(db.pool, { tenantId: scene.tenantId, accountId: "turing", kind: "customer", currency: "USD" });
     await addAccountAlias(db.pool, scene.tenantId, "aba:021000021:9876543", "turing");
     await post(db.pool, transferOf(scene.tenantId, "seed", settlementOf(scene), "turing", 50_000n));
@@ -106,6 +106,16 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
     expect(cuts.map((c) => c.kind).sort()).toEqual(["cut", "empty"]);
     const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM partner_outbound_file WHERE tenant_id = $1 AND kind = 'ach.return-file'", [scene.tenantId]);
     expect(rows[0]?.n).toBe(1n);
+  });
+
+  it("keeps a return file cut for a partner with nowhere to deliver it but queues nothing, and the cut says why", async () => {
+    const scene = await givenTuringShort("ret-nowhere");
+    withPartnerOutbound([]);
+    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    const cut = await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff);
+    expect(cut).toMatchObject({ kind: "cut", entries: 1, notSent: expect.stringMatching(new RegExp(`not sent to partner ${scene.partner.name}: .*partnerOutbound`)) });
+    expect(await outboundFile(db.pool, scene.tenantId, scene.partner.partnerId, returnFileKeyOf(scene.partner.partnerId, cutoff))).toBeDefined();
+    expect(await outboxMessages(db.pool, scene.tenantId, partnerDestination(scene.partner.partnerId))).toEqual([]);
   });
 
   it("enqueues the return file to the partner in the cut's transaction; the relay's folder deliverer puts it in the partner's outbound folder, one file however often it is redelivered", async () => {

@@ -11,7 +11,7 @@ import { PartnerSftpDeliverer } from "../../src/partners/outbound/sftp-deliverer
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { fingerprintOf } from "../ingest/sftp-server.ts";
 import { fixture, givenScene, ingest, noOutcomes } from "../ingest/support.ts";
-import { outboxMessages, startPartnerSftp, type PartnerSftp } from "./support.ts";
+import { givenDeliverableScene, outboxMessages, startPartnerSftp, withPartnerOutbound, type PartnerSftp } from "./support.ts";
 
 const quiet = createLogger({ level: "silent" });
 
@@ -29,7 +29,7 @@ describe("a file refused at receipt: kept apart from the archive, and a rejectio
   });
 
   it("writes a report naming each finding with its line, in the refusal's transaction, and nothing for an accepted file", async () => {
-    const scene = await givenScene(db.pool, "rej-report");
+    const scene = await givenDeliverableScene(db.pool, "rej-report");
     const refused = await ingest(db.pool, scene, fixture("ach/malformed-block-count.ach"), "block-count.ach");
     expect(refused).toMatchObject({ status: "rejected", outcomes: noOutcomes });
     await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
@@ -41,8 +41,19 @@ describe("a file refused at receipt: kept apart from the archive, and a rejectio
     expect(report.findings).toContainEqual(expect.objectContaining({ code: "ACH_FILE_BLOCK_COUNT_MISMATCH", line: 7 }));
   });
 
+  it("queues no report for a partner with nowhere to deliver it, and says why once in the file's report (regression: the default setup warned for ever)", async () => {
+    const scene = await givenScene(db.pool, "rej-nowhere");
+    withPartnerOutbound([]);   // the default setup: no partnerOutbound entry names the partner
+    const refused = await ingest(db.pool, scene, fixture("ach/malformed-block-count.ach"), "block-count.ach");
+    expect(refused.status).toBe("rejected");
+    expect(await outboxMessages(db.pool, scene.tenantId, partnerDestination(scene.partner.partnerId))).toEqual([]);
+    const notSent = refused.warnings.filter((w) => w.code === "PARTNER_REPORT_NOT_SENT");
+    expect(notSent).toHaveLength(1);
+    expect(notSent[0]?.message).toMatch(new RegExp(`no rejection report was sent to partner ${scene.partner.name}: .*partnerOutbound`));
+  });
+
   it("moves a refused SFTP file to the partner's rejected folder, not the archive, and delivers the report to its outbox", async () => {
-    const scene = await givenScene(db.pool, "rej-sftp");
+    const scene = await givenDeliverableScene(db.pool, "rej-sftp");
     const partnerSide = new SftpClient("partner");
     await partnerSide.connect({ host: "127.0.0.1", port: sftp.server.port, username: "clearline", privateKey: sftp.userKey.private });
     await partnerSide.put(fixture("ach/malformed-block-count.ach"), "/inbox/broken.ach");

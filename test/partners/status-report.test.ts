@@ -13,7 +13,7 @@ import type { Iso20022Event } from "../../src/protocols/iso20022/types.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { fingerprintOf, newKeyPair } from "../ingest/sftp-server.ts";
 import { fixture, givenScene, ingest, noOutcomes, type Scene } from "../ingest/support.ts";
-import { outboxMessages, startPartnerSftp, type PartnerSftp } from "./support.ts";
+import { givenDeliverableScene, outboxMessages, startPartnerSftp, type PartnerSftp } from "./support.ts";
 
 const quiet = createLogger({ level: "silent" });
 
@@ -87,7 +87,7 @@ describe("pacs.002 status reports: every received pacs.008 or pain.001 is answer
   });
 
   it("a pacs.008 taken from the partner's SFTP inbox ends, through the outbox relay, with its pacs.002 in the partner's SFTP outbox, written under a temp name and renamed, once", async () => {
-    const scene = await givenScene(db.pool, "sts-sftp");
+    const scene = await givenDeliverableScene(db.pool, "sts-sftp");
     const partnerSide = new SftpClient("partner");
     await partnerSide.connect({ host: "127.0.0.1", port: sftp.server.port, username: "clearline", privateKey: sftp.userKey.private });
     await partnerSide.put(fixture("iso20022/pacs008-multi.xml"), "/inbox/pacs008.xml");
@@ -124,7 +124,7 @@ describe("pacs.002 status reports: every received pacs.008 or pain.001 is answer
   });
 
   it("refuses to deliver to a server whose host key is not the configured one, as a permanent failure, sending nothing", async () => {
-    const scene = await givenScene(db.pool, "sts-hostkey");
+    const scene = await givenDeliverableScene(db.pool, "sts-hostkey");
     await ingest(db.pool, scene, fixture("iso20022/pacs008-v07.xml"), "pacs008-v07.xml");
     const [message] = await outboxMessages(db.pool, scene.tenantId, partnerDestination(scene.partner.partnerId));
     if (!message) throw new Error("no outbox message");

@@ -1,8 +1,11 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { currentConfig, setProcessConfig } from "../../src/config/config.ts";
+import type { PartnerOutboundSetting } from "../../src/config/partner-outbound-config.ts";
 import type { Pool } from "../../src/db/pool.ts";
 import type { OutboxMessage } from "../../src/outbox/deliverer.ts";
+import { givenScene, type Scene } from "../ingest/support.ts";
 import { newKeyPair, startSftpServer, type KeyPair, type TestSftpServer } from "../ingest/sftp-server.ts";
 
 /** The outbox rows for one destination of a tenant, as the relay hands them to a deliverer. */
@@ -30,4 +33,20 @@ export async function startPartnerSftp(label: string): Promise<PartnerSftp> {
   writeFileSync(keyFile, userKey.private, { mode: 0o600 });
   const server = await startSftpServer(root, { name: "clearline", publicKey: userKey.public });
   return { root, server, userKey, keyFile };
+}
+
+/**
+ * This process's partnerOutbound (the config file's entries), as a service configured so would
+ * have them: a partner's reports are queued only when an entry names it (docs/decisions/0025).
+ */
+export function withPartnerOutbound(settings: PartnerOutboundSetting[]): void {
+  const config = currentConfig();
+  setProcessConfig({ ...config, ingest: { ...config.ingest, partnerOutbound: settings } });
+}
+
+/** givenScene whose partner an entry of this process's partnerOutbound names: its reports are queued. */
+export async function givenDeliverableScene(pool: Pool, name: string): Promise<Scene> {
+  const scene = await givenScene(pool, name);
+  withPartnerOutbound([...currentConfig().ingest.partnerOutbound, { tenant: name, partner: scene.partner.name, folder: `/outbound/${name}` }]);
+  return scene;
 }

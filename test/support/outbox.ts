@@ -1,4 +1,11 @@
+import { randomBytes } from "node:crypto";
 import type { Queryable } from "../../src/db/pool.ts";
+import { WebhookSecretKeys } from "../../src/outbox/webhooks/secret-box.ts";
+
+/** A webhook secret key of the test's own (the service's comes from its key file or configuration). */
+export function testWebhookKeys(): WebhookSecretKeys {
+  return new WebhookSecretKeys(randomBytes(32));
+}
 
 /**
  * Waits until `query` returns a row matching `predicate`: a short poll of the database (the

@@ -5,6 +5,7 @@ import { listIncidents } from "../../incidents/list-incidents.ts";
 import { showIncident } from "../../incidents/perimeter.ts";
 import { countByReason, decideDifferenceAsOperator } from "../../operators/difference-decision.ts";
 import { findOutbox, listOutbox, oldestUndeliveredAgeSeconds, retryDead } from "../../outbox/outbox-store.ts";
+import { listWebhookEndpoints } from "../../outbox/webhooks/webhook-store.ts";
 import { listOpenDifferences } from "../../recon/differences.ts";
 import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
 import { send } from "../http-context.ts";
@@ -34,6 +35,10 @@ const schemas = {
     summary: "Make a dead letter due again with a fresh attempt budget", tags, auth: "session_csrf", params: ["id"], body: opsRetryBody, idempotencyKey: true,
     ok: { 200: "{ retried, by }" }, problems: { 404: "outbox_message_unknown", 409: "outbox_message_not_dead", 422: "idempotency_key_reuse" },
   }),
+  webhooks: routeSchema({
+    summary: "The tenant's webhook endpoints with their status: active, or disabled (after 410 Gone) with the reason and the events held for it; never a secret",
+    tags, auth: "session", ok: { 200: "{ webhooks }" },
+  }),
   incidents: routeSchema({ summary: "The tenant's incidents, the newest first", tags, auth: "session", ok: { 200: "{ incidents }" } }),
   incident: routeSchema({ summary: "An incident: its perimeter as taken and every compensation decided", tags, auth: "session", params: ["id"], ok: { 200: "the incident" }, problems: { 404: "incident_unknown" } }),
 };
@@ -44,6 +49,7 @@ const schemas = {
  *   POST /v1/ops/differences/{id}/correct|explain   the operator's decision (approver)
  *   GET  /v1/ops/outbox/dead-letters            dead letters, the newest first, with the outbox lag
  *   POST /v1/ops/outbox/{id}/retry              a dead letter due again (approver)
+ *   GET  /v1/ops/webhooks                       webhook endpoints: active, or disabled with why and what is held
  *   GET  /v1/ops/incidents, /v1/ops/incidents/{id}
  */
 export function registerRecoveryOperations(scope: FastifyInstance, deps: { pool: Pool }): void {
@@ -95,6 +101,16 @@ export function registerRecoveryOperations(scope: FastifyInstance, deps: { pool:
       },
     });
     return send(reply, result);
+  });
+
+  scope.get("/v1/ops/webhooks", { schema: schemas.webhooks }, async (request, reply) => {
+    const endpoints = await listWebhookEndpoints(deps.pool, operatorOf(request).tenantId);
+    return send(reply, jsonReply(200, {
+      webhooks: endpoints.map((e) => ({
+        endpoint_id: e.endpointId, url: e.url, event_types: e.eventTypes, status: e.status, disabled_at: e.disabledAt,
+        disabled_reason: e.disabledReason, held_events: e.heldEvents, created_at: e.createdAt,
+      })),
+    }));
   });
 
   scope.get("/v1/ops/incidents", { schema: schemas.incidents }, async (request, reply) =>

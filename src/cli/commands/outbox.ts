@@ -2,8 +2,11 @@ import type { Command } from "commander";
 import { limits } from "../../config/limits.ts";
 import type { OutboxErrorCode } from "../../errors/codes/outbox.ts";
 import { findOutbox, listOutbox, retryDead, type OutboxRow, type OutboxState } from "../../outbox/outbox-store.ts";
+import { loadWebhookSecretKeys } from "../../outbox/webhooks/secret-box.ts";
 import { newSigningSecret } from "../../outbox/webhooks/signature.ts";
-import { addWebhookEndpoint, countWebhookEndpoints, listWebhookEndpoints } from "../../outbox/webhooks/webhook-store.ts";
+import {
+  addWebhookEndpoint, countWebhookEndpoints, enableWebhookEndpoint, listWebhookEndpoints, type ListedWebhookEndpoint,
+} from "../../outbox/webhooks/webhook-store.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
@@ -13,7 +16,7 @@ function usageError(code: OutboxErrorCode, detail: string): CliError {
   return new CliError(`${code}: ${detail}`, exitCodes.usage);
 }
 
-const STATES: readonly OutboxState[] = ["pending", "delivering", "delivered", "dead"];
+const STATES: readonly OutboxState[] = ["pending", "delivering", "delivered", "dead", "held"];
 
 function rowLine(row: OutboxRow): string {
   return `${row.id}  ${row.state.padEnd(10)} ${String(row.attempts).padStart(2)}  ${row.messageType}  ${row.destination}  ${row.messageKey}${row.lastError ? `  last error: ${row.lastError}` : ""}`;
@@ -79,12 +82,14 @@ export function registerWebhookCommands(program: Command): void {
         throw usageError("WEBHOOK_EVENTS_INVALID", `--events takes 1 to ${limits.outbox.webhookEventTypesMax} event types like payment.applied`);
       }
       const secret = newSigningSecret();
-      const endpoint = await withDatabase(async (db) => {
+      const endpoint = await withDatabase(async (db, config) => {
         const tenant = await tenantOrExit(db.pool, options.tenant);
         if ((await countWebhookEndpoints(db.pool, tenant.tenantId)) >= limits.outbox.webhookEndpointsPerTenantMax) {
           throw usageError("WEBHOOK_ENDPOINTS_FULL", `tenant ${options.tenant} has ${limits.outbox.webhookEndpointsPerTenantMax} endpoints`);
         }
-        return addWebhookEndpoint(db.pool, tenant.tenantId, url, events, secret);
+        // Stored sealed with the key serve delivers with (CLEARLINE_HOME/webhook-secret.key; 0065).
+        const keys = loadWebhookSecretKeys({ home: config.home, secretHex: config.webhookSecretKey });
+        return addWebhookEndpoint(db.pool, tenant.tenantId, url, events, secret, keys);
       });
       if (options.json) return printJson({ ...endpoint, signingSecret: secret });
       printLine(`${endpoint.endpointId}  ${url}  ${events.join(",")}`);
@@ -92,12 +97,32 @@ export function registerWebhookCommands(program: Command): void {
     });
   webhook
     .command("list")
-    .description("a tenant's webhook endpoints (never their secrets)")
+    .description("a tenant's webhook endpoints and their status (never their secrets)")
     .requiredOption("--tenant <tenant>", "tenant name or id")
     .option("--json", "machine-readable output")
     .action(async (options: { tenant: string; json?: boolean }) => {
       const endpoints = await withDatabase(async (db) => listWebhookEndpoints(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId));
       if (options.json) return printJson(endpoints);
-      for (const e of endpoints) printLine(`${e.endpointId}  ${e.url}  ${e.eventTypes.join(",")}`);
+      for (const e of endpoints) printLine(`${e.endpointId}  ${e.url}  ${e.eventTypes.join(",")}  ${statusText(e)}`);
     });
+  webhook
+    .command("enable <id>")
+    .description("enable an endpoint disabled after it answered 410 Gone: its held events are due again")
+    .requiredOption("--tenant <tenant>", "tenant name or id")
+    .option("--json", "machine-readable output")
+    .action(async (id: string, options: { tenant: string; json?: boolean }) => {
+      const enabled = await withDatabase(async (db) => {
+        const tenant = await tenantOrExit(db.pool, options.tenant);
+        return enableWebhookEndpoint(db.pool, tenant.tenantId, id);
+      });
+      if (!enabled) throw usageError("WEBHOOK_ENDPOINT_UNKNOWN", `no webhook endpoint ${id}`);
+      if (options.json) return printJson({ endpointId: id, status: "active", ...enabled });
+      printLine(enabled.wasDisabled ? `${id}: enabled; ${enabled.released} held events due again` : `${id}: was not disabled`);
+    });
+}
+
+function statusText(endpoint: ListedWebhookEndpoint): string {
+  if (endpoint.status === "active") return "active";
+  return `disabled since ${endpoint.disabledAt ?? "?"}: ${endpoint.disabledReason ?? "?"}; ${endpoint.heldEvents} events held`
+    + ` (clearline webhook enable ${endpoint.endpointId} --tenant ...)`;
 }

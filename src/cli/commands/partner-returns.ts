@@ -53,7 +53,7 @@ export function registerPartnerReturnsCommands(partner: Command): void {
         return cutReturnFile(db.pool, found.tenantId, found.partnerId, cutoff);
       });
       if (options.json) printJson({ cutoff: cutoff.toISOString(), ...result });
-      else if (result.kind === "cut") printLine(`${result.fileName}: ${result.entries} returns (key ${result.fileKey})`);
+      else if (result.kind === "cut") printLine(`${result.fileName}: ${result.entries} returns (key ${result.fileKey})${result.notSent ? `; ${result.notSent}` : ""}`);
       else if (result.kind === "exists") printLine(`a return file for this cut-off exists already (key ${result.fileKey}); nothing cut`);
       else printLine("no returns pending up to the cut-off");
     });

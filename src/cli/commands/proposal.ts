@@ -5,6 +5,7 @@ import { approveProposal, cancelProposal, listProposals, type ApprovedDecision, 
 import { proposerNamed } from "../../operators/proposals.ts";
 import { countCompensations } from "../../records/review-decision.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
+import { withOperatorSecret } from "../operator-secret.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
 import { decisionLine } from "./review.ts";
@@ -12,8 +13,9 @@ import { decisionLine } from "./review.ts";
 /**
  * Proposals from the command line (docs/decisions/0035): the decisions above a tenant's four-eyes
  * amount wait for a second approver. As with `review replace`, the CLI names its operator with
- * --operator (an approver or admin of the tenant; the CLI is not a sign-in, and the proposal and
- * its approval record the path they came by). The database refuses an approval by the proposer.
+ * --operator (an approver or admin of the tenant), who proves it with their secret, as a sign-in
+ * does (docs/decisions/0066); the proposal and its approval record the path they came by. The
+ * database refuses an approval by the proposer.
  */
 function proposalRow(p: Proposal): string {
   const decided = p.state === "approved" ? `  approved by ${p.approved_by ?? "?"}` : p.state === "cancelled" ? `  cancelled by ${p.cancelled_by ?? "?"} (${p.cancel_reason ?? ""})` : "";
@@ -42,14 +44,16 @@ export function registerProposalCommands(program: Command): void {
     .command("approve <id>")
     .description("run the proposed decision (its ledger meaning is the decision's own) and close the proposal; never by its proposer")
     .requiredOption("--tenant <tenant>", "tenant name or id")
-    .requiredOption("--operator <name>", "the approver: an approver or admin of the tenant who did not propose it")
+    .requiredOption("--operator <name>", "the approver: an approver or admin of the tenant who did not propose it, with their secret (CLEARLINE_OPERATOR_SECRET or the prompt)")
     .option("--json", "machine-readable output")
     .action(async (id: string, options: { tenant: string; operator: string; json?: boolean }) => {
       const approved = await withDatabase(async (db) => {
         const tenantId = (await tenantOrExit(db.pool, options.tenant)).tenantId;
-        const approver = await proposerNamed(db.pool, tenantId, options.operator, "cli");
-        if (!approver.ok) return approver;
-        return withTransaction(db.pool, (tx) => approveProposal(tx, approver.value, id));
+        return withOperatorSecret(options.operator, async (secret) => {
+          const approver = await proposerNamed(db.pool, tenantId, options.operator, "cli", secret);
+          if (!approver.ok) return approver;
+          return withTransaction(db.pool, (tx) => approveProposal(tx, approver.value, id));
+        });
       });
       if (!approved.ok) throw new CliError(`${approved.error.code}: ${approved.error.message}`, exitCodes.usage);
       if (approved.value.kind === "review") countCompensations(approved.value.outcome);
@@ -60,15 +64,17 @@ export function registerProposalCommands(program: Command): void {
     .command("cancel <id>")
     .description("close an open proposal with a reason: nothing moves")
     .requiredOption("--tenant <tenant>", "tenant name or id")
-    .requiredOption("--operator <name>", "who cancels: its proposer withdrawing it, or another approver declining it")
+    .requiredOption("--operator <name>", "who cancels: its proposer withdrawing it, or another approver declining it, with their secret (CLEARLINE_OPERATOR_SECRET or the prompt)")
     .requiredOption("--reason <reason>", "why: kept with the proposal")
     .option("--json", "machine-readable output")
     .action(async (id: string, options: { tenant: string; operator: string; reason: string; json?: boolean }) => {
       const cancelled = await withDatabase(async (db) => {
         const tenantId = (await tenantOrExit(db.pool, options.tenant)).tenantId;
-        const operator = await proposerNamed(db.pool, tenantId, options.operator, "cli");
-        if (!operator.ok) return operator;
-        return withTransaction(db.pool, (tx) => cancelProposal(tx, operator.value, id, options.reason));
+        return withOperatorSecret(options.operator, async (secret) => {
+          const operator = await proposerNamed(db.pool, tenantId, options.operator, "cli", secret);
+          if (!operator.ok) return operator;
+          return withTransaction(db.pool, (tx) => cancelProposal(tx, operator.value, id, options.reason));
+        });
       });
       if (!cancelled.ok) throw new CliError(`${cancelled.error.code}: ${cancelled.error.message}`, exitCodes.usage);
       if (options.json) printJson({ proposal: cancelled.value });

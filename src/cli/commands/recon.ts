@@ -2,6 +2,7 @@ import { userInfo } from "node:os";
 import { basename } from "node:path";
 import type { Command } from "commander";
 import { decideDifferenceByNamedOperator } from "../../operators/difference-decision.ts";
+import { withOperatorSecret } from "../operator-secret.ts";
 import { listOpenDifferences, type Difference } from "../../recon/differences.ts";
 import { importExternalFile } from "../../recon/external-items.ts";
 import { fileSource } from "../../recon/statement-source.ts";
@@ -113,14 +114,17 @@ function registerDifferenceCommands(recon: Command): void {
         : "close a difference as explained, with a reason; no money moves")
       .requiredOption("--tenant <tenant>", "tenant name or id")
       .requiredOption("--reason <reason>", "why: kept with the decision")
-      .option("--operator <name>", verb === "correct" ? "who decides (default: the OS user); above the tenant's four-eyes amount required: the approver who proposes the correction" : "who decides (default: the OS user)")
+      .option("--operator <name>", verb === "correct" ? "who decides (default: the OS user, a name only); above the tenant's four-eyes amount required: the approver who proposes the correction, with their secret (CLEARLINE_OPERATOR_SECRET or the prompt)" : "who decides (default: the OS user)")
       .option("--json", "machine-readable output")
       .action(async (differenceId: string, options: { tenant: string; reason: string; operator?: string; json?: boolean }) => {
         // Above the four-eyes amount a correction is a proposal by the operator --operator names (docs/decisions/0035).
-        const decided = await withDatabase(async (db) => decideDifferenceByNamedOperator(db.pool, {
-          tenantId: (await tenantOrExit(db.pool, options.tenant)).tenantId, differenceId, verb, reason: options.reason, today: new Date().toISOString().slice(0, 10),
-          operatorName: options.operator, fallbackName: userInfo().username, via: "cli",
-        }));
+        const decided = await withDatabase(async (db) => {
+          const tenantId = (await tenantOrExit(db.pool, options.tenant)).tenantId;
+          return withOperatorSecret(options.operator, (operatorSecret) => decideDifferenceByNamedOperator(db.pool, {
+            tenantId, differenceId, verb, reason: options.reason, today: new Date().toISOString().slice(0, 10),
+            operatorName: options.operator, operatorSecret, fallbackName: userInfo().username, via: "cli",
+          }));
+        });
         if (!decided.ok) throw new CliError(`${decided.error.code}: ${decided.error.message}`, exitCodes.usage);
         if (decided.value.kind === "proposed") return options.json ? printJson({ proposal: decided.value.proposal }) : printLine(proposalLine(decided.value.proposal));
         const difference = decided.value.difference;

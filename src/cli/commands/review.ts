@@ -5,6 +5,7 @@ import { type DecidedReview, type ReviewDecisionKind, countCompensations } from 
 import { withTransaction } from "../../db/transaction.ts";
 import { decideByNamedOperator, type Proposal } from "../../operators/four-eyes.ts";
 import { withDatabase } from "../context.ts";
+import { withOperatorSecret } from "../operator-secret.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";
 import { tenantOrExit } from "../context.ts";
@@ -66,16 +67,18 @@ export function registerReviewCommands(program: Command): void {
       .command(`${verb} <id>`)
       .description(description)
       .requiredOption("--reason <reason>", "why: kept with the decision")
-      .option("--operator <name>", "who decides (default: the OS user); above the tenant's four-eyes amount required: the approver who proposes it")
+      .option("--operator <name>", "who decides (default: the OS user, a name only); above the tenant's four-eyes amount required: the approver who proposes it, with their secret (CLEARLINE_OPERATOR_SECRET or the prompt)")
       .option("--tenant <tenant>", "tenant name or id")
       .option("--json", "machine-readable output")
       .action(async (id: string, options: { reason: string; operator?: string; tenant?: string; json?: boolean }) => {
         const decided = await withDatabase(async (db) => {
           const tenantId = options.tenant === undefined ? undefined : (await tenantOrExit(db.pool, options.tenant)).tenantId;
-          // Above the four-eyes amount: a proposal by the operator --operator names (docs/decisions/0035).
-          return withTransaction(db.pool, (tx) => decideByNamedOperator(tx, {
-            ...(tenantId ? { tenantId } : {}), reviewId: id, decision, reason: options.reason, operatorName: options.operator, fallbackName: osUser(), via: "cli",
-          }));
+          // Above the four-eyes amount: a proposal by the operator --operator names, with their
+          // secret (docs/decisions/0035, 0066); at or below it, decided at once as before.
+          return withOperatorSecret(options.operator, (operatorSecret) => withTransaction(db.pool, (tx) => decideByNamedOperator(tx, {
+            ...(tenantId ? { tenantId } : {}), reviewId: id, decision, reason: options.reason,
+            operatorName: options.operator, operatorSecret, fallbackName: osUser(), via: "cli",
+          })));
         });
         if (!decided.ok) throw new CliError(`${decided.error.code}: ${decided.error.message}`, exitCodes.usage);
         if (decided.value.kind === "proposed") {

@@ -1,6 +1,9 @@
 // Bounds of the HTTP channel: every size, window and timeout, each with its unit and why.
 export const httpLimits = {
   bodyBytesMax: 64 * 1024,              // a payment request is well under 1 KiB; 64 KiB leaves room for descriptions
+  // Levels of objects and arrays in a JSON body: every route takes one flat object; 32 leaves
+  // room, and any walk of a body (the text guard, zod) stays a few dozen frames deep.
+  jsonDepthMax: 32,
   oversizeBodyDrainBytesMax: 8_388_608, // past a body bound, up to 8 MiB more is read and dropped so the client gets its 413, not a reset; beyond, the connection is closed
   idempotencyKeyCharsMax: 255,          // as the IETF Idempotency-Key draft suggests; UUIDs are 36
   idempotencyWindowMs: 7 * 24 * 3_600_000, // responses replayed for 7 days; the intent protects the effect for ever

@@ -28,6 +28,14 @@ export const iso8583Limits = {
   // Connections one peer address may hold: a scheme needs a few links; 8 of 32 means a peer that
   // floods the endpoint (idle or half-sent connections) leaves three quarters for everyone else.
   inboundConnectionsPerPeerMax: 8,
+  // Connections that have not signed on yet, all peers together (docs/decisions/0064): a scheme
+  // signs each link on within a round trip of connecting, so 8 covers a reconnect of all its
+  // links at once. Past it (or past the total) a new connection evicts the oldest of them, so
+  // sockets that never sign on, from any number of addresses, cannot keep a scheme link out.
+  inboundUnsignedConnectionsMax: 8,
+  // A connection must sign on (0800, DE 70 = 001) within 10 s of connecting, or of signing off: a
+  // scheme sends its sign-on at once; 10 s covers a TLS handshake and a slow first round trip.
+  inboundSignOnTimeoutMs: 10_000,
   // A scheme link with no message for 5 minutes is dead: schemes echo every 30 to 60 s.
   inboundIdleTimeoutMs: 300_000,
   // A frame whose first byte arrived must be complete within 5 s: a scheme writes a message of a

@@ -26,6 +26,9 @@ export const outboxLimits = {
   // A webhook body we sign and send, and a last_error kept on a row.
   webhookBodyBytesMax: 262_144,
   lastErrorCharsMax: 1_000,
+  // Webhook secrets stored in clear (before migration 0027) sealed per statement by migrate or
+  // serve: a tenant has at most 100 endpoints; a short statement each, however many tenants.
+  webhookSecretsSealedPerStatementMax: 100,
   // The JetStream stream's bounds: retention by age and size, and the duplicate window in which
   // a republished Nats-Msg-Id is dropped (it must exceed the longest relay retry within reach of
   // a takeover: one lease plus a few backoffs).

@@ -13,6 +13,7 @@ export const operatorErrorCodes = {
   PROPOSAL_DECIDED: "The proposal was approved or cancelled already; nothing was done.",
   PROPOSAL_OPEN: "A proposal on this subject (review, suspense posting or difference) waits for a second approver; approve or cancel it before proposing again or deciding the subject another way. Nothing was done.",
   FOUR_EYES_PROPOSER_REQUIRED: "Above the tenant's four-eyes amount a decision through the API key or the CLI is a proposal, and a proposal names its proposer: give the operator (CLI: --operator NAME). Nothing was stored (docs/decisions/0035).",
+  OPERATOR_SECRET_REQUIRED: "A CLI decision above the tenant's four-eyes amount (a proposal, its approval or its cancel) acts as the operator --operator names, and needs that operator's secret: CLEARLINE_OPERATOR_SECRET, or typed at the prompt on a terminal; never an argument. Nothing was stored (docs/decisions/0066).",
   FOUR_EYES_PROPOSER_UNKNOWN: "The operator named as proposer is no approver of the tenant (no such operator, or a viewer); nothing was stored (docs/decisions/0035).",
   SUSPENSE_POSTING_NOT_FOUND: "No record of the tenant was posted to suspense under this transfer key.",
   SUSPENSE_MOVED: "This suspense posting was moved out already, to another account; nothing was posted.",

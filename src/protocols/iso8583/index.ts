@@ -20,6 +20,6 @@ export { messageFromJson } from "./message-json.ts";
 export { de, type DataElementName } from "./data-elements.ts";
 export { textField } from "./fields.ts";
 export {
-  expectsResponse, isRepeatMti, replayedResponse, responseMtiOf, responseOf, storableFields,
+  expectsResponse, isRepeatMti, isRequestOrAdvice, replayedResponse, responseMtiOf, responseOf, storableFields,
 } from "./responses.ts";
 export { bytesFromHex, hexFromBytes } from "./hex.ts";

@@ -15,15 +15,32 @@ export function isRepeatMti(mti: string): boolean {
   return mti[3] === "1" || mti[3] === "3";
 }
 
-/** Request MTI + 10, origin digit cleared: 0100 and 0101 -> 0110, 0420 -> 0430, 0800 -> 0810. */
+/**
+ * The MTI's third digit (its function) decides whether a message is answered, and under which
+ * MTI (docs/decisions/0064). Requests (0), advices (2) and instructions (6) are answered under
+ * the next digit; the functions ISO reserves (8, 9) under a request response (1), so a readable
+ * MTI such as 9999 is answered 30 rather than left to the sender's timeout. Responses and
+ * acknowledgements (1, 3, 5, 7) and notifications (4) are never answered: every answer this
+ * endpoint sends has one of those functions, so two endpoints never answer each other's answers.
+ */
+const responseFunctionOf: Readonly<Record<string, string>> = {
+  0: "1", 2: "3", 6: "7", 8: "1", 9: "1",
+};
+
+/** The answer's MTI, origin digit cleared: 0100 and 0101 -> 0110, 0420 -> 0430, 9999 -> 9910. */
 export function responseMtiOf(mti: string): string {
-  const functionDigit = Number(mti[2]);
-  assert(functionDigit % 2 === 0 && functionDigit < 9, `MTI ${mti} is a request or an advice`);
-  return `${mti.slice(0, 2)}${functionDigit + 1}0`;
+  const responseFunction = responseFunctionOf[mti[2] ?? ""];
+  assert(/^\d{4}$/.test(mti) && responseFunction !== undefined, `MTI ${mti} is answered`);
+  return `${mti.slice(0, 2)}${responseFunction}0`;
 }
 
-/** Requests (function 0) and advices (function 2) are answered; responses and notifications not. */
+/** Whether a message with this MTI is answered: see responseFunctionOf. */
 export function expectsResponse(mti: string): boolean {
+  return /^\d{4}$/.test(mti) && responseFunctionOf[mti[2] as string] !== undefined;
+}
+
+/** Requests (0) and advices (2): what the issuer can decide; any other answered MTI gets 30. */
+export function isRequestOrAdvice(mti: string): boolean {
   return /^\d\d[02]\d$/.test(mti);
 }
 
