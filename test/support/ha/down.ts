@@ -39,7 +39,7 @@ export async function down(options: DownOptions): Promise<DownResult> {
   const layout = layoutOf(state);
   const killed = new Set<number>();
   // A Patroni killed between two looks may have started a postmaster: look until none is left.
-  await waitFor(`every process of ${layout.scope} gone`, haLimits.gracefulStopMs, async () => {
+  await waitFor(`every process of ${layout.scope} gone`, haLimits.everythingGoneMs, async () => {
     const pids = clusterPids(layout);
     if (pids.length === 0) return true;
     signal(pids, "SIGKILL");

@@ -8,10 +8,9 @@ export const haLimits = {
   clusterReadyMs: 180_000,
   // A restarted node rewinds (or re-clones) and streams again: a few seconds to a minute.
   nodeRejoinMs: 180_000,
-  // down: Patroni stops PostgreSQL with a fast shutdown; past this, what is left gets SIGKILL.
-  gracefulStopMs: 20_000,
-  // After SIGKILL a process is gone at once; this only covers a machine that is slow to reap.
-  killedGoneMs: 10_000,
+  // down sends SIGKILL until no process of the cluster is left: gone in well under a second;
+  // longer only if something keeps starting processes again (a Patroni missed by every look).
+  everythingGoneMs: 20_000,
   // One probe (an HTTP GET or a connection and query) must not hang a wait past its bound.
   probeTimeoutMs: 3_000,
   // Between two probes of a wait: short enough to time a failover to about a tenth of a second.

@@ -49,7 +49,11 @@ function readOptions(argv: string[]): Options {
       help: { type: "boolean", default: false },
     },
   });
-  if (values.help || positionals.length === 0) throw new UsageError("");
+  if (values.help) {
+    console.log(usage);
+    process.exit(0);
+  }
+  if (positionals.length === 0) throw new UsageError("");
   const { env } = process;
   const portBase = Number(values["port-base"] ?? env.CLEARLINE_HA_PORT_BASE ?? defaultPortBase);
   if (!Number.isInteger(portBase) || portBase < 1024 || portBase > 65_000) {

@@ -11,13 +11,18 @@ export class WaitTimeout extends Error {
     readonly boundMs: number,
     readonly lastError: string | undefined,
   ) {
-    super(`${what}: not within ${boundMs / 1000} s${lastError ? ` (last: ${lastError})` : ""}`);
+    const when = boundMs > 0 ? `not within ${boundMs / 1000} s` : "cannot happen";
+    super(`${what}: ${when}${lastError ? ` (${lastError})` : ""}`);
   }
 }
 
+/** Thrown by a probe that knows the event can no longer happen (the process that would make it
+ * happen exited): the wait ends at once instead of at its bound. */
+export class WaitAborted extends Error {}
+
 /**
  * Polls `probe` until it returns a value (not undefined), at most `boundMs`. A probe that throws
- * counts as "not yet"; its message is kept for the failure.
+ * counts as "not yet", its message kept for the failure; one that throws WaitAborted ends it.
  */
 export async function waitFor<T>(
   what: string,
@@ -31,6 +36,7 @@ export async function waitFor<T>(
       const value = await probe();
       if (value !== undefined) return value;
     } catch (error) {
+      if (error instanceof WaitAborted) throw new WaitTimeout(what, 0, error.message);
       lastError = error instanceof Error ? error.message : String(error);
     }
     if (Date.now() >= deadline) throw new WaitTimeout(what, boundMs, lastError);

@@ -8,8 +8,6 @@ import {
   readFileSync,
   writeFileSync,
 } from "node:fs";
-import { haLimits } from "./limits.ts";
-import { waitFor } from "./probes.ts";
 
 /**
  * The processes of the HA test cluster: started detached (they outlive the command that started
@@ -65,6 +63,8 @@ export function startDetached(start: DetachedStart): number {
         LC_ALL: "C.UTF-8",
       },
     });
+    // A command that cannot be started reports it as an event; the missing pid says it here.
+    child.on("error", () => undefined);
     if (child.pid === undefined) throw new Error(`could not start ${start.command}`);
     child.unref();
     writeFileSync(start.pidFile, `${child.pid}\n`);
@@ -166,13 +166,6 @@ export function signal(pids: number[], name: NodeJS.Signals): void {
       // Already gone between the look and the kill: that is what we wanted.
     }
   }
-}
-
-export async function killAndWait(pids: number[], what: string): Promise<void> {
-  signal(pids, "SIGKILL");
-  await waitFor(`${what} gone after SIGKILL`, haLimits.killedGoneMs, async () =>
-    pids.every((pid) => !isAlive(pid)) ? true : undefined,
-  );
 }
 
 /**

@@ -1,7 +1,7 @@
 import { layoutOf, primaryUrl, replicaUrl, type ClusterState } from "./layout.ts";
 import { haLimits } from "./limits.ts";
-import { leaderOf, readMembers } from "./members.ts";
-import { logTail, queryOnce, waitFor, WaitTimeout } from "./probes.ts";
+import { leaderOf, livePatroniPid, livePostmasterPid, readMembers } from "./members.ts";
+import { logTail, queryOnce, WaitAborted, waitFor, WaitTimeout } from "./probes.ts";
 
 interface Replication {
   standby: boolean;
@@ -31,6 +31,10 @@ export async function waitClusterReady(
   const standbys = state.nodeCount - 1;
   try {
     await waitFor("Patroni: a leader, a sync standby, every member running", left(), async () => {
+      const exited = layoutOf(state).nodes.filter((node) => livePatroniPid(node) === undefined);
+      if (exited.length > 0) {
+        throw new WaitAborted(`Patroni exited on ${exited.map((node) => node.name).join(", ")}`);
+      }
       const members = await readMembers(layoutOf(state));
       if (!members || members.length !== state.nodeCount || !leaderOf(members)) return undefined;
       const running = members.every((member) => ["running", "streaming"].includes(member.state));
@@ -60,10 +64,18 @@ export async function waitClusterReady(
   log("primary writable through HAProxy, synchronous standby streaming");
 }
 
+/** Which processes of the cluster live, then the tail of each log. */
 export function clusterLogs(state: ClusterState): string {
   const layout = layoutOf(state);
+  const alive = (pid: number | undefined) => (pid === undefined ? "not running" : `pid ${pid}`);
+  const processes = layout.nodes.map(
+    (node) =>
+      `${node.name}: patroni ${alive(livePatroniPid(node))}, ` +
+      `postgres ${alive(livePostmasterPid(node))}`,
+  );
   const tails = [
-    ...layout.nodes.map((node) => logTail(node.logFile, 25)),
+    ...processes,
+    ...layout.nodes.map((node) => logTail(node.logFile)),
     logTail(layout.haproxy.logFile, 10),
     logTail(layout.etcd.logFile, 10),
   ];
@@ -81,6 +93,7 @@ export async function waitMemberStreaming(
   const node = layout.nodes.find((candidate) => candidate.name === name);
   try {
     await waitFor(`${name} running as a standby`, boundMs, async () => {
+      if (node && livePatroniPid(node) === undefined) throw new WaitAborted("its Patroni exited");
       const members = await readMembers(layout);
       const member = members?.find((candidate) => candidate.name === name);
       const running = member && ["running", "streaming"].includes(member.state);
