@@ -5,7 +5,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
-    exclude: ["test/conformance/**", "node_modules/**"],
+    // test/ha needs root and a cluster of its own: `npm run test:ha` (vitest.ha.config.ts).
+    exclude: ["test/conformance/**", "test/ha/**", "node_modules/**"],
     globalSetup: ["test/support/global-setup.ts"],
     setupFiles: ["test/support/ledger-arbiter.ts"],
     // Tests wait for events (a response, a row, a log line), never for a deadline of their own;
