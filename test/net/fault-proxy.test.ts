@@ -125,6 +125,17 @@ describe("the fault proxy", () => {
     console.log(`[fault proxy] ${delayMs} ms per chunk: answered after ${elapsedMs.toFixed(0)} ms`);
   });
 
+  it("delivers a delayed answer, then the end, after the target has closed", async () => {
+    await start();
+    const client = await connected(proxy.port);
+    proxy.delay({ direction: "toClient", delayMs: 100 });
+    client.socket.end("last words");         // the echo target answers and closes at once
+    await client.receivedAtLeast(10);
+    expect(await client.ended).toBe("end");
+    expect(client.received().toString()).toBe("last words");
+    await proxy.until((c) => c.connectionsOpen === 0);
+  });
+
   it("stalls mid-frame: the client has a prefix, the proxy holds the rest until heal", async () => {
     await start();
     const client = await connected(proxy.port);

@@ -78,6 +78,7 @@ class Pipe {
   private timer: NodeJS.Timeout | undefined;
   private waitingForDrain = false;
   private sourceEnded = false;
+  private destinationEnded = false;
   private closed = false;
 
   constructor(readonly direction: ProxyDirection, private readonly source: Socket,
@@ -112,11 +113,13 @@ class Pipe {
     this.pump();
   }
 
+  /** Forwards nothing more; what the source still sends is read and dropped, so it can end. */
   stop(): void {
     this.closed = true;
     clearTimeout(this.timer);
     this.queue.length = 0;
     this.queuedBytes = 0;
+    if (this.source.isPaused()) this.source.resume();
   }
 
   pump(): void {
@@ -144,7 +147,10 @@ class Pipe {
     }
     const roomInQueue = this.queuedBytes < this.shared.queuedBytesMax;
     if (roomInQueue && this.source.isPaused()) this.source.resume();
-    if (this.queue.length === 0 && this.sourceEnded) this.destination.end();
+    if (this.queue.length === 0 && this.sourceEnded && !this.destinationEnded) {
+      this.destinationEnded = true;
+      this.destination.end();
+    }
     this.shared.changed();
   }
 }
@@ -168,10 +174,13 @@ class ProxiedConnection {
         if (!other.destroyed) other.resetAndDestroy();
       });
     }
+    // A closed socket takes nothing more; what was read from it and is still queued (a delayed
+    // last answer) goes on to the other side.
     let open = 2;
-    for (const socket of [client, target]) {
+    const intoEach = [[client, this.pipes.toClient], [target, this.pipes.toTarget]] as const;
+    for (const [socket, into] of intoEach) {
       socket.once("close", () => {
-        this.stopPipes();
+        into.stop();
         open -= 1;
         if (open === 0) onClosed();
       });
