@@ -1,5 +1,5 @@
 import { mtiClassOf, type MessageKind } from "../normalize/from-iso8583.ts";
-import { expectsResponse, isRequestOrAdvice, type Message } from "../protocols/iso8583/index.ts";
+import { expectsResponse, type Message } from "../protocols/iso8583/index.ts";
 import { handleOriginal } from "./inbound-originals.ts";
 import { handleReversal } from "./inbound-reversals.ts";
 import { buildResponse } from "./messages.ts";
@@ -24,10 +24,6 @@ const originalKinds: Readonly<Record<string, MessageKind>> = {
 
 export async function handleInbound(deps: InboundDependencies, message: Message, context: InboundContext): Promise<InboundResult> {
   if (!expectsResponse(message.mti)) return { response: undefined, decision: "unanswered_message_class" };
-  // Instructions and the reserved functions (x6xx, x8xx, x9xx: 9999 for one) are answered 30.
-  if (!isRequestOrAdvice(message.mti)) {
-    return { response: buildResponse(message, "formatError"), decision: "mti_unsupported" };
-  }
   const messageClass = mtiClassOf(message.mti);
   const kind = originalKinds[messageClass];
   if (kind !== undefined) return handleOriginal(deps, message, context, kind);
