@@ -2,14 +2,14 @@ import { assert } from "../assert.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import { recordDedupEvents, type DedupEvent } from "../dedup/dedup-event.ts";
-import { balanceOf } from "../ledger/balance.ts";
+import { balanceOf } from "../ledger/index.ts";
 import { cardOriginalRecord, originalFingerprintOf, type CardOriginal, type MessageKind } from "../normalize/from-iso8583.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import { currencyByCode } from "../protocols/iso4217/currency.ts";
 import { de, isRepeatMti, replayedResponse, type FieldValue, type Message } from "../protocols/iso8583/index.ts";
-import { appliedTransferKeyOf, type Decision } from "../records/decision.ts";
-import { decideRecords } from "../records/decide-records.ts";
-import { selectKeys } from "../records/store/keys.ts";
+import {
+  appliedTransferKeyOf, decideRecords, storedKeysOf, type Decision,
+} from "../records/index.ts";
 import { cardAccountsOf } from "./cards.ts";
 import type { InboundResult, PendingOriginal } from "./inbound-types.ts";
 
@@ -93,7 +93,9 @@ export async function decideOriginals(tx: Tx, pending: readonly PendingOriginal[
   const batch: RoutedOriginal[] = pending.map((p) => ({ message: p.message, routed: routedOf(p, accountOf.get(p.original.cardHash)) }));
   // Keys whose answer is stored under the key itself: does the record core hold them? (Old rows, and 05s, it does not.)
   const storedOwnKeys = batch.filter((b, i) => seen[i]?.stored?.natural_key === b.routed.naturalKey).map((b) => b.routed.naturalKey);
-  const coreKeys = storedOwnKeys.length === 0 ? new Map() : await selectKeys(tx, tenantId, storedOwnKeys);
+  const coreKeys = storedOwnKeys.length === 0
+    ? new Map()
+    : await storedKeysOf(tx, tenantId, storedOwnKeys);
 
   const writes: Writes = { rows: [], events: [] };
   const results: Array<InboundResult | undefined> = batch.map(() => undefined);

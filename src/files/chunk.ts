@@ -7,15 +7,15 @@ import type { IngestRecord } from "../normalize/ingest-record.ts";
 import type { PartnerAccounts } from "../normalize/posting-rules.ts";
 import { recordReturnEntries, type ReturnEntryDraft } from "../partners/returns/return-store.ts";
 import { returnReasonFor } from "../protocols/ach/return-reasons.ts";
-import { recordOutcomeOf, type Decision } from "../records/decision.ts";
-import { decideRecords } from "../records/decide-records.ts";
-import { recordOutcomes, zeroCounts, type OutcomeCounts } from "../records/record-states.ts";
+import {
+  decideRecords, lockTenantIngestion, recordOutcomeOf, recordOutcomes, zeroCounts, type Decision,
+  type OutcomeCounts,
+} from "../records/index.ts";
 import { ingestRecords } from "../observability/metrics-ingest.ts";
-import { lockTenantIngestion } from "../records/tenant-lock.ts";
 import { ingestFaultPoint, type IngestFaultPoint } from "./fault-points.ts";
 import type { Partner } from "../partners/partners.ts";
 
-export { zeroCounts, type OutcomeCounts, type RecordOutcome as Outcome } from "../records/record-states.ts";
+export { zeroCounts, type OutcomeCounts, type RecordOutcome as Outcome } from "../records/index.ts";
 
 export interface ChunkContext {
   tenantId: string;

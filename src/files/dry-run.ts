@@ -2,11 +2,10 @@ import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { openTransaction, type Tx } from "../db/transaction.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
-import { recordOutcomeOf } from "../records/decision.ts";
-import type { RecordOutcome } from "../records/record-states.ts";
-import { previewRecords, type Preview } from "../records/decide-records.ts";
-import { selectAppliedOutcomesPage } from "../records/store/arrivals.ts";
-import { selectKeys } from "../records/store/keys.ts";
+import {
+  appliedRecordsOfFilePage, previewRecords, recordOutcomeOf, storedKeysOf, type Preview,
+  type RecordOutcome,
+} from "../records/index.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
 import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
 import { droppedRecordsNote, positionOf, type DroppedRecord, type DroppedRecords, type ReportedFinding } from "./report.ts";
@@ -109,7 +108,7 @@ async function classify(db: Tx, tenantId: string, chunk: IngestRecord[], report:
     const repeat = outcome === "duplicate" || outcome === "conflict";
     return d.record && repeat ? [d.record.naturalKey] : [];
   });
-  const known = await selectKeys(db, tenantId, repeated);
+  const known = await storedKeysOf(db, tenantId, repeated);
   for (const decision of decisions) {
     const item = decision.item;
     const verdict = verdictOf(decision);
@@ -164,7 +163,8 @@ async function droppedFrom(db: Queryable, tenantId: string, originalFileId: stri
   const dropped: DroppedRecord[] = [];
   let count = 0;
   for (let after = 0; ;) {
-    const rows = await selectAppliedOutcomesPage(db, tenantId, originalFileId, after, limits.ingest.chunkRecordsMax);
+    const rows = await appliedRecordsOfFilePage(
+      db, tenantId, originalFileId, after, limits.ingest.chunkRecordsMax);
     for (const { fingerprint, ...row } of rows) {
       if (evidence.keys.has(row.natural_key) || (fingerprint !== null && evidence.newFingerprints.has(fingerprint))) continue;
       count++;

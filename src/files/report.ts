@@ -1,6 +1,7 @@
-import type { KeyState } from "../records/record-states.ts";
-import { selectDroppedOutcomes, selectFileOutcomes, selectRejectedOutcomes } from "../records/store/arrivals.ts";
-import { selectStatesByLinkId } from "../records/store/keys.ts";
+import {
+  keyStatesByLinkId, outcomesOfFile, recordsDroppedByCorrection, rejectedRecordsOfFile,
+  type KeyState,
+} from "../records/index.ts";
 import { limits } from "../config/limits.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Finding } from "../errors/finding.ts";
@@ -126,7 +127,7 @@ export async function fileReport(db: Queryable, tenantId: string, fileId: string
   const row = rows[0];
   if (!row) return undefined;
   const rejected = row.rejected > 0
-    ? await selectRejectedOutcomes(db, tenantId, fileId, limits.ingest.findingsMax)
+    ? await rejectedRecordsOfFile(db, tenantId, fileId, limits.ingest.findingsMax)
     : [];
   const report = reportFromRow(row, rejected.map((r) => ({ ...positionOf(r.position), ...(r.field ? { field: r.field } : {}), code: r.code, message: r.detail ?? r.code })));
   report.dropped_records = row.correction_of && row.status === "done" ? await droppedRecords(db, tenantId, row.correction_of, fileId) : null;
@@ -138,7 +139,8 @@ export async function fileReport(db: Queryable, tenantId: string, fileId: string
  * content under another key (a suspect the correction holds against it) is in the correction.
  */
 export async function droppedRecords(db: Queryable, tenantId: string, originalFileId: string, correctionFileId: string): Promise<DroppedRecords> {
-  const rows = await selectDroppedOutcomes(db, tenantId, originalFileId, correctionFileId, limits.ingest.showRecordsMax);
+  const rows = await recordsDroppedByCorrection(
+    db, tenantId, originalFileId, correctionFileId, limits.ingest.showRecordsMax);
   return {
     note: droppedRecordsNote, original_file_id: originalFileId, count: Number(rows[0]?.total ?? 0n),
     records: rows.map(({ total: _total, ...r }) => ({ ...r, amount_minor: BigInt(r.amount_minor).toString() })),
@@ -170,7 +172,8 @@ export interface RecordOutcome {
 
 /** Per-record outcomes of a file, in file order, with their positions. */
 export async function fileOutcomes(db: Queryable, tenantId: string, fileId: string, limit: number = limits.ingest.showRecordsMax): Promise<RecordOutcome[]> {
-  const rows = await selectFileOutcomes(db, tenantId, fileId, Math.min(limit, limits.ingest.showRecordsMax));
+  const rowsMax = Math.min(limit, limits.ingest.showRecordsMax);
+  const rows = await outcomesOfFile(db, tenantId, fileId, rowsMax);
   return rows.map((r) => ({ ...r, amount_minor: r.amount_minor === null ? null : r.amount_minor.toString() }));
 }
 
@@ -188,6 +191,6 @@ export interface PaymentState {
  */
 export async function paymentStatesByLinkId(db: Queryable, tenantId: string, linkIds: readonly string[]): Promise<Map<string, PaymentState>> {
   if (linkIds.length === 0) return new Map();
-  const rows = await selectStatesByLinkId(db, tenantId, [...new Set(linkIds)]);
+  const rows = await keyStatesByLinkId(db, tenantId, [...new Set(linkIds)]);
   return new Map(rows.map((r) => [r.link_id, { linkId: r.link_id, naturalKey: r.natural_key, state: r.state, code: r.code, detail: r.detail }]));
 }

@@ -1,6 +1,6 @@
 import type { Pool } from "../db/pool.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
-import { decideSameBytesRange } from "../records/same-bytes-file.ts";
+import { decideSameBytesRange } from "../records/index.ts";
 import { countChunkRecords, inChunkTransaction } from "./chunk.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
 import type { FileScan } from "./file-reader.ts";

@@ -1,9 +1,7 @@
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { compensationsOf } from "../ledger/compensation.ts";
-import { postTransfers } from "../ledger/post-transfers.ts";
-import type { Transfer } from "../ledger/transfer.ts";
+import { compensationsOf, postTransfers, type Transfer } from "../ledger/index.ts";
 import { compensations as compensationsMetric } from "../observability/metrics.ts";
 import { netCompensationOf, plannedCompensations, type PlannedCompensation } from "./net-compensation.ts";
 import { showIncident } from "./perimeter.ts";

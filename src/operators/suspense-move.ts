@@ -1,10 +1,8 @@
-import { selectUnresolvedPosting } from "../records/store/arrivals.ts";
+import { unresolvedCounterpartyPosting } from "../records/index.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { postTransfer } from "../ledger/post-transfers.ts";
-import { storedTransfers } from "../ledger/stored-transfers.ts";
-import type { Leg, Transfer } from "../ledger/transfer.ts";
+import { postTransfer, storedTransfers, type Leg, type Transfer } from "../ledger/index.ts";
 
 /**
  * Moving a record's money out of suspense (docs/decisions/0026). A record whose counterparty
@@ -29,7 +27,7 @@ export interface SuspenseMove {
 export interface SuspensePosting { transferKey: string; amountMinor: bigint; currency: string; valueDate: string; suspenseLegs: Leg[] }
 
 export async function suspensePosting(db: Queryable, tenantId: string, transferKey: string): Promise<SuspensePosting | undefined> {
-  const row = await selectUnresolvedPosting(db, tenantId, transferKey);
+  const row = await unresolvedCounterpartyPosting(db, tenantId, transferKey);
   if (!row) return undefined;
   const stored = (await storedTransfers(db, tenantId, [transferKey])).get(transferKey);
   if (!stored) return undefined;

@@ -1,7 +1,8 @@
 import { assert } from "../assert.ts";
 import type { Tx } from "../db/transaction.ts";
-import { appliedTransferKeyOf, originalRefOf, type Outcome } from "../records/decision.ts";
-import { decideRecords } from "../records/decide-records.ts";
+import {
+  appliedTransferKeyOf, decideRecords, originalRefOf, type Outcome,
+} from "../records/index.ts";
 import { StatementParams } from "../db/statement-parts.ts";
 import { enqueueEventsPart, type OutboxEvent } from "../outbox/outbox-store.ts";
 import { lockIntents } from "./intent-lock.ts";

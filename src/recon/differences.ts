@@ -1,9 +1,7 @@
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { openAccount } from "../ledger/accounts.ts";
-import { postTransfer } from "../ledger/post-transfers.ts";
-import type { Transfer } from "../ledger/transfer.ts";
+import { openAccount, postTransfer, type Transfer } from "../ledger/index.ts";
 import { reconCorrections } from "../observability/metrics.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";
 

@@ -3,7 +3,7 @@ import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { findAccount } from "../ledger/accounts.ts";
+import { findAccount } from "../ledger/index.ts";
 import type { ExternalItem, ExternalStatementHead } from "../protocols/statement/external-item.ts";
 import { fingerprintOf, readExternalItems, type ExternalFormat, type ExternalRead } from "./read-external-file.ts";
 import { bufferSource, type StatementSource } from "./statement-source.ts";

@@ -4,7 +4,7 @@ import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { findAccount } from "../ledger/accounts.ts";
+import { findAccount } from "../ledger/index.ts";
 import { reconcile, type MatchResult, type Outcome } from "./matching.ts";
 import { matchingRules, widestWindowDays, type MatchingRules } from "./matching-rules.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
-import { findAccount } from "../ledger/accounts.ts";
+import { findAccount } from "../ledger/index.ts";
 import { gatewayAccounts } from "../normalize/from-iso8583.ts";
 import { outcomeOrder, type MatchResult, type Outcome } from "./matching.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";

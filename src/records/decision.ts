@@ -1,7 +1,7 @@
 import { assert } from "../assert.ts";
 import type { DedupChannel } from "../dedup/dedup-event.ts";
 import type { ErrorCode } from "../errors/catalog.ts";
-import type { Transfer } from "../ledger/transfer.ts";
+import type { Transfer } from "../ledger/index.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
 import type { IngestRecord } from "../normalize/ingest-record.ts";
 import type { PartnerAccounts, PostingRule } from "../normalize/posting-rules.ts";

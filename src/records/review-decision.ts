@@ -3,7 +3,7 @@ import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEvents, type DedupChannel } from "../dedup/dedup-event.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { postTransfers } from "../ledger/post-transfers.ts";
+import { postTransfers } from "../ledger/index.ts";
 import { compensations } from "../observability/metrics.ts";
 import { lockTenantIngestion } from "./tenant-lock.ts";
 import type { ReviewState } from "./record-states.ts";

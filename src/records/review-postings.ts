@@ -1,7 +1,7 @@
 import { assert } from "../assert.ts";
 import type { Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { postedTransfer } from "../ledger/statement.ts";
+import { postedTransfer } from "../ledger/index.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
 import {
   compensationFor, correctionKinds, newPaymentTransferKeyOf, postingRuleFor, replacementTransferKeyOf, reversalFor, transferFor,

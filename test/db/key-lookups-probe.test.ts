@@ -8,7 +8,7 @@ import { findAccounts } from "../../src/ledger/accounts.ts";
 import { balancesOf } from "../../src/ledger/balance.ts";
 import { postTransfers } from "../../src/ledger/post-transfers.ts";
 import { storedTransfers } from "../../src/ledger/stored-transfers.ts";
-import { selectKeys, selectRecentlyApplied } from "../../src/records/store/keys.ts";
+import { storedKeysOf, selectRecentlyApplied } from "../../src/records/store/keys.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { transferOf } from "../support/ledger-fixtures.ts";
 
@@ -88,7 +88,8 @@ describe("lookups by a list of keys on tables without statistics", () => {
   });
 
   it("the stored keys of a chunk are found by probing each key", async () => {
-    const read = await rowsReadBy(db, "ingest_record_key", (tx) => selectKeys(tx, TENANT, [...some("key-", 3), "key-none"]));
+    const read = await rowsReadBy(
+      db, "ingest_record_key", (tx) => storedKeysOf(tx, TENANT, [...some("key-", 3), "key-none"]));
     expect(read).toBeLessThanOrEqual(ASKED);
   });
 

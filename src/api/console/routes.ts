@@ -2,10 +2,11 @@ import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
-import { listReviews, listSuspensePostings } from "../../records/review-queue.ts";
+import { listReviews, listSuspensePostings } from "../../records/index.ts";
 import { listFiles } from "../../files/report.ts";
-import { balanceOf, projectionLag } from "../../ledger/balance.ts";
-import { accountStatement, statementDocument } from "../../ledger/statement.ts";
+import {
+  accountStatement, balanceOf, projectionLag, statementDocument,
+} from "../../ledger/index.ts";
 import { oldestUndeliveredAgeSeconds } from "../../outbox/outbox-store.ts";
 import { decideAsOperator, listProposals, moveAsOperator } from "../../operators/four-eyes.ts";
 import { authenticateOperator } from "../../operators/operators.ts";

@@ -1,8 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
-import { countCompensations, type DecisionOutcome } from "../../records/review-decision.ts";
-import { listReviews } from "../../records/review-queue.ts";
+import {
+  countCompensations, listReviews, recordHistory, type DecisionOutcome,
+} from "../../records/index.ts";
 import { approveProposal, decideAsOperator, listProposals, cancelProposal, type ApprovedDecision } from "../../operators/four-eyes.ts";
 import { authenticateOperator, setFourEyesAboveMinor } from "../../operators/operators.ts";
 import { closeSession, openSession } from "../../operators/sessions.ts";
@@ -19,7 +20,6 @@ import { reviewQuery } from "../schemas.ts";
 import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
 import { reviewItem } from "../resource-schemas.ts";
 import { routeSchema } from "../route-schema.ts";
-import { recordHistory } from "../../records/record-history.ts";
 
 const tags = ["operations"];
 const sessionAnswer = { description: "{ operator, role, tenant_id, csrf_token, expires_at }", schema: { type: "object", properties: {

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { listReviews } from "../../records/review-queue.ts";
-import { countCompensations, type DecisionOutcome } from "../../records/review-decision.ts";
+import { countCompensations, listReviews, type DecisionOutcome } from "../../records/index.ts";
 import { send, tenantOf, type ApiDependencies } from "../http-context.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";

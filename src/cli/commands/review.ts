@@ -1,7 +1,9 @@
 import { userInfo } from "node:os";
 import type { Command } from "commander";
-import { listReviews, listSuspensePostings } from "../../records/review-queue.ts";
-import { type DecidedReview, type ReviewDecisionKind, countCompensations } from "../../records/review-decision.ts";
+import {
+  countCompensations, listReviews, listSuspensePostings, type DecidedReview,
+  type ReviewDecisionKind,
+} from "../../records/index.ts";
 import { withTransaction } from "../../db/transaction.ts";
 import { decideByNamedOperator, type Proposal } from "../../operators/four-eyes.ts";
 import { withDatabase } from "../context.ts";

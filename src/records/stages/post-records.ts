@@ -1,7 +1,6 @@
 import { assert } from "../../assert.ts";
 import type { Tx } from "../../db/transaction.ts";
-import { postTransfers, type PostResult } from "../../ledger/post-transfers.ts";
-import type { Transfer } from "../../ledger/transfer.ts";
+import { postTransfers, type PostResult, type Transfer } from "../../ledger/index.ts";
 import { suspenseTransferFor, transferFor, type PartnerAccounts } from "../../normalize/posting-rules.ts";
 import type {
   Applied, Candidate, Conflict, Decided, Duplicate, RecordContext, Rejected,

@@ -6,7 +6,7 @@ import {
 } from "../decision.ts";
 import { reviewIdOf } from "../review-id.ts";
 import type { ClaimedKeys } from "./claim-keys.ts";
-import { selectFileNames, selectKeys, type FileName, type StoredKey } from "../store/keys.ts";
+import { selectFileNames, storedKeysOf, type FileName, type StoredKey } from "../store/keys.ts";
 import { selectPostedReviews } from "../store/reviews.ts";
 
 /** A repeat whose content changed: a conflict, unless a person already posted it as a payment. */
@@ -28,7 +28,7 @@ export async function compareRepeats(
 ): Promise<Decided> {
   const decided: Decided = new Map();
   if (repeats.length === 0) return decided;
-  const stored = await storedKeysOf(tx, context.tenantId, repeats, claimed.stored);
+  const stored = await storedKeysOfRepeats(tx, context.tenantId, repeats, claimed.stored);
   const freshByKey = new Map([...claimed.fresh].map((d) => [d.record.naturalKey, d]));
   const fileId = fileIdOf(context);
   const changed: Changed[] = [];
@@ -69,10 +69,14 @@ export async function compareRepeats(
  * The first arrival of each repeat's key: as the claim read it, else read now (a key first claimed
  * by this chunk, or committed by another transaction while the claim waited on it).
  */
-async function storedKeysOf(tx: Queryable, tenantId: string, repeats: readonly Candidate[], read: ReadonlyMap<string, StoredKey>): Promise<Map<string, StoredKey>> {
+async function storedKeysOfRepeats(
+  tx: Queryable, tenantId: string, repeats: readonly Candidate[],
+  read: ReadonlyMap<string, StoredKey>,
+): Promise<Map<string, StoredKey>> {
   const stored = new Map(read);
   const missing = repeats.map((d) => d.record.naturalKey).filter((key) => !stored.has(key));
-  if (missing.length > 0) for (const [key, row] of await selectKeys(tx, tenantId, missing)) stored.set(key, row);
+  if (missing.length === 0) return stored;
+  for (const [key, row] of await storedKeysOf(tx, tenantId, missing)) stored.set(key, row);
   return stored;
 }
 

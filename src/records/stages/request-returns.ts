@@ -1,5 +1,5 @@
 import type { Tx } from "../../db/transaction.ts";
-import { transferLegs } from "../../ledger/stored-transfers.ts";
+import { transferLegs } from "../../ledger/index.ts";
 import { reversalFor, reversalKeyOf } from "../../normalize/posting-rules.ts";
 import type { Candidate, Decided, Outcome, RecordContext } from "../decision.ts";
 import { selectReturnTargets, type KeyStateChange, type ReturnTargetRow } from "../store/keys.ts";

@@ -1,8 +1,8 @@
 import { assert } from "../../assert.ts";
 import type { Tx } from "../../db/transaction.ts";
-import { postTransfers, type Posted } from "../../ledger/post-transfers.ts";
-import { transferLegs } from "../../ledger/stored-transfers.ts";
-import type { Direction, Transfer } from "../../ledger/transfer.ts";
+import {
+  postTransfers, transferLegs, type Direction, type Posted, type Transfer,
+} from "../../ledger/index.ts";
 import type { CanonicalRecord } from "../../normalize/canonical-record.ts";
 import type { IngestRecord } from "../../normalize/ingest-record.ts";
 import { reversalFor } from "../../normalize/posting-rules.ts";

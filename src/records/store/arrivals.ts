@@ -84,7 +84,9 @@ export async function insertReviews(tx: Queryable, tenantId: string, fileId: str
 export interface RejectedOutcomeRow { position: string; field: string | null; code: string; detail: string | null }
 
 /** A file's rejected records, in file order. */
-export async function selectRejectedOutcomes(db: Queryable, tenantId: string, fileId: string, rowsMax: number): Promise<RejectedOutcomeRow[]> {
+export async function rejectedRecordsOfFile(
+  db: Queryable, tenantId: string, fileId: string, rowsMax: number,
+): Promise<RejectedOutcomeRow[]> {
   const { rows } = await db.query<RejectedOutcomeRow>(
     `SELECT position, field, code, detail FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND outcome = 'rejected'
       ORDER BY record_index LIMIT $3`, [tenantId, fileId, rowsMax]);
@@ -97,7 +99,10 @@ export interface DroppedOutcomeRow { index: number; position: string; natural_ke
  * What the original applied and the correction leaves out: neither its natural key nor its
  * content under another key (a suspect the correction holds against it) is in the correction.
  */
-export async function selectDroppedOutcomes(db: Queryable, tenantId: string, originalFileId: string, correctionFileId: string, rowsMax: number): Promise<DroppedOutcomeRow[]> {
+export async function recordsDroppedByCorrection(
+  db: Queryable, tenantId: string, originalFileId: string, correctionFileId: string,
+  rowsMax: number,
+): Promise<DroppedOutcomeRow[]> {
   const { rows } = await db.query<DroppedOutcomeRow>(
     // NOT IN over the correction's keys is planned as one hashed set, whatever the statistics:
     // right after a large file, before autovacuum has analyzed it, correlated NOT EXISTS probes
@@ -121,7 +126,9 @@ export interface OutcomeReadRow {
 }
 
 /** Per-record outcomes of a file, in file order. */
-export async function selectFileOutcomes(db: Queryable, tenantId: string, fileId: string, rowsMax: number): Promise<OutcomeReadRow[]> {
+export async function outcomesOfFile(
+  db: Queryable, tenantId: string, fileId: string, rowsMax: number,
+): Promise<OutcomeReadRow[]> {
   const { rows } = await db.query<OutcomeReadRow>(
     `SELECT record_index AS index, position, natural_key, outcome, code, field, detail, kind, amount_minor, currency, original_ref, transfer_key
        FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index LIMIT $3`,
@@ -132,7 +139,9 @@ export async function selectFileOutcomes(db: Queryable, tenantId: string, fileId
 export interface AppliedOutcomeRow { index: number; position: string; natural_key: string; kind: string | null; amount_minor: bigint; currency: string; transfer_key: string | null; fingerprint: string | null }
 
 /** A page of a file's applied records (after `afterIndex`), with the content their keys stand for now. */
-export async function selectAppliedOutcomesPage(db: Queryable, tenantId: string, fileId: string, afterIndex: number, rowsMax: number): Promise<AppliedOutcomeRow[]> {
+export async function appliedRecordsOfFilePage(
+  db: Queryable, tenantId: string, fileId: string, afterIndex: number, rowsMax: number,
+): Promise<AppliedOutcomeRow[]> {
   const { rows } = await db.query<AppliedOutcomeRow>(
     `SELECT o.record_index AS index, o.position, o.natural_key, o.kind, o.amount_minor, o.currency, o.transfer_key, k.fingerprint
        FROM ingest_outcome o LEFT JOIN ingest_record_key k ON k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
@@ -142,7 +151,9 @@ export async function selectAppliedOutcomesPage(db: Queryable, tenantId: string,
 }
 
 /** The record posted under `transferKey` to the partner's suspense account because its counterparty matched no alias. */
-export async function selectUnresolvedPosting(db: Queryable, tenantId: string, transferKey: string): Promise<{ amount_minor: string; currency: string } | undefined> {
+export async function unresolvedCounterpartyPosting(
+  db: Queryable, tenantId: string, transferKey: string,
+): Promise<{ amount_minor: string; currency: string } | undefined> {
   const { rows } = await db.query<{ amount_minor: string; currency: string }>(
     `SELECT amount_minor::text, currency FROM ingest_outcome WHERE tenant_id = $1 AND transfer_key = $2 AND outcome = 'applied' AND code = 'INGEST_COUNTERPARTY_UNRESOLVED' LIMIT 1`,
     [tenantId, transferKey]);

@@ -29,7 +29,7 @@ export interface ClaimResult {
   /**
    * The first arrival of each key this statement found claimed before (a repeat), as its snapshot
    * saw it. A key another transaction committed while this one waited on it is not here: its
-   * reader looks it up (selectKeys).
+   * reader looks it up (storedKeysOf).
    */
   stored: Map<string, StoredKey>;
 }
@@ -125,7 +125,9 @@ export interface StoredKey {
 type StoredKeyJson = Omit<StoredKey, "amount_minor"> & { amount_minor: string };
 
 /** The first arrival of keys seen before. */
-export async function selectKeys(tx: Queryable, tenantId: string, naturalKeys: readonly string[]): Promise<Map<string, StoredKey>> {
+export async function storedKeysOf(
+  tx: Queryable, tenantId: string, naturalKeys: readonly string[],
+): Promise<Map<string, StoredKey>> {
   const { rows } = await tx.query<StoredKey>(
     `SELECT s.* FROM unnest($2::text[]) AS w(natural_key) CROSS JOIN LATERAL (${STORED_KEY_PROBE_SQL}) s`,
     [tenantId, [...new Set(naturalKeys)]],
@@ -245,7 +247,9 @@ export async function noteOrphanMatched(tx: Queryable, tenantId: string, orphan:
 export interface LinkStateRow { link_id: string; natural_key: string; state: KeyState; code: string | null; detail: string | null }
 
 /** Per link id ("e2e:...", "uetr:..."), the most recent record carrying it, with the code and detail of its outcome. */
-export async function selectStatesByLinkId(db: Queryable, tenantId: string, linkIds: readonly string[]): Promise<LinkStateRow[]> {
+export async function keyStatesByLinkId(
+  db: Queryable, tenantId: string, linkIds: readonly string[],
+): Promise<LinkStateRow[]> {
   const { rows } = await db.query<LinkStateRow>(
     `SELECT DISTINCT ON (l.link_id) l.link_id, k.natural_key, k.state, o.code, o.detail
        FROM unnest($2::text[]) AS l(link_id)
