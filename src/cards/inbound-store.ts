@@ -2,6 +2,7 @@ import { assert } from "../assert.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { sqlState, withTransaction, type Tx } from "../db/transaction.ts";
 import { de, storableFields, textField, type FieldValue, type Message } from "../protocols/iso8583/index.ts";
+import type { SettledRecordsReader, TotalsCategory } from "../recon/scheme-totals.ts";
 
 /**
  * The issuer side's response store (iso8583_inbound): one row per original answered, its
@@ -189,3 +190,44 @@ export async function insertReversal(tx: Tx, row: ReversalRow): Promise<void> {
       JSON.stringify(storableFields(row.response)), row.effectKey, row.connection, row.actualMinor?.toString() ?? null, row.undoneMinor.toString()],
   });
 }
+
+/**
+ * Our card records of one settlement date (the UTC day they were decided, which is also the value
+ * date of the transfer they posted) in one currency, for the scheme totals' comparison
+ * (recon/scheme-reconciliation.ts): financial requests and advices that posted (processing code
+ * 2x a credit, else a debit), and reversals that reversed a posting, counted at the original's
+ * amount, which is what the ledger reversed. Holds and their releases settle nothing and are left
+ * out; so are declines.
+ */
+export const settledCardRecords: SettledRecordsReader = async (db, tenantId, date, currency) => {
+  const processingCode = `'${de.processingCode}'`;
+  type Row = { category: TotalsCategory; transfer_key: string; amount_minor: string };
+  const { rows } = await db.query<Row>(
+    `SELECT CASE WHEN i.response_fields->>${processingCode} LIKE '2%'
+                 THEN 'credits' ELSE 'debits' END AS category,
+            i.effect_key AS transfer_key, i.amount_minor::text
+       FROM iso8583_inbound i
+      WHERE i.tenant_id = $1
+        AND i.created_at >= ($2::date::timestamp AT TIME ZONE 'UTC')
+        AND i.created_at < (($2::date + 1)::timestamp AT TIME ZONE 'UTC')
+        AND i.currency = $3
+        AND i.mti_class IN ('020', '022') AND i.outcome IN ('posted', 'posted_to_suspense')
+        AND i.effect_key IS NOT NULL
+     UNION ALL
+     SELECT CASE WHEN o.response_fields->>${processingCode} LIKE '2%'
+                 THEN 'creditReversals' ELSE 'debitReversals' END,
+            r.effect_key, o.amount_minor::text
+       FROM iso8583_inbound_reversal r
+       JOIN iso8583_inbound o ON o.tenant_id = r.tenant_id AND o.natural_key = r.original_key
+      WHERE r.tenant_id = $1
+        AND r.created_at >= ($2::date::timestamp AT TIME ZONE 'UTC')
+        AND r.created_at < (($2::date + 1)::timestamp AT TIME ZONE 'UTC')
+        AND o.currency = $3
+        AND r.outcome = 'reversed' AND r.effect_key IS NOT NULL
+      ORDER BY 2`,
+    [tenantId, date, currency],
+  );
+  return rows.map((r) => ({
+    category: r.category, transferKey: r.transfer_key, amountMinor: BigInt(r.amount_minor),
+  }));
+};

@@ -5,11 +5,15 @@
  * written by its own files; other rooms call the functions below.
  */
 export { accountKinds, type AccountKind } from "./account-kinds.ts";
-export { findAccount, openAccount, type Account } from "./accounts.ts";
+export {
+  findAccount, findAccounts, listAccounts, openAccount, type Account,
+} from "./accounts.ts";
 export {
   advanceProjection, balanceOf, projectionLag, tenantsWithAccounts, type Balance,
 } from "./balance.ts";
-export { compensationsOf } from "./compensation.ts";
+export {
+  compensationsOf, linkCompensations, type CompensationLink,
+} from "./compensation.ts";
 export {
   postTransfer, postTransfers, type Posted, type PostResult,
 } from "./post-transfers.ts";

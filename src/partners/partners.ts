@@ -58,6 +58,18 @@ export async function findPartner(db: Queryable, tenantId: string, idOrName: str
   return row ? { tenantId, partnerId: row.partner_id, name: row.name, currency: row.currency } : undefined;
 }
 
+/** The names of these partners of a tenant, by id; an unknown id is absent. */
+export async function partnerNamesOf(
+  db: Queryable, tenantId: string, partnerIds: readonly string[],
+): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ partner_id: string; name: string }>(
+    `SELECT partner_id, name
+       FROM partner
+      WHERE tenant_id = $1 AND partner_id = ANY($2::text[])`,
+    [tenantId, [...new Set(partnerIds)]]);
+  return new Map(rows.map((r) => [r.partner_id, r.name]));
+}
+
 export async function listPartners(db: Queryable, tenantId: string): Promise<Partner[]> {
   const { rows } = await db.query<{ partner_id: string; name: string; currency: string }>(
     "SELECT partner_id, name, currency FROM partner WHERE tenant_id = $1 ORDER BY name", [tenantId]);

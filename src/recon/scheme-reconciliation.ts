@@ -7,8 +7,8 @@ import { outcomeOrder, type MatchResult, type Outcome } from "./matching.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";
 import { storeRun, type RunSummary } from "./runs.ts";
 import {
-  categorySign, mismatchedCategories, netOf, ourRecords, totalsAgree, totalsCategories, totalsJson, totalsOf,
-  type CategoryRecord, type SettlementTotals, type TotalsCategory,
+  categorySign, mismatchedCategories, netOf, totalsAgree, totalsCategories, totalsJson, totalsOf,
+  type CategoryRecord, type SettledRecordsReader, type SettlementTotals, type TotalsCategory,
 } from "./scheme-totals.ts";
 
 /**
@@ -45,7 +45,14 @@ export interface SchemeTotalsOutcome {
 
 export const schemeTotalsRulesVersion = "iso8583-totals-1";
 
-export async function reconcileSchemeTotals(pool: Pool, message: SchemeTotalsMessage, respond: (code: SettlementCode) => StoredResponse): Promise<SchemeTotalsOutcome> {
+/**
+ * Compares `message` with our records of its date and currency, which `readOurs` reads (the card
+ * channel's store is cards/'s), and answers with `respond`.
+ */
+export async function reconcileSchemeTotals(
+  pool: Pool, message: SchemeTotalsMessage, readOurs: SettledRecordsReader,
+  respond: (code: SettlementCode) => StoredResponse,
+): Promise<SchemeTotalsOutcome> {
   const outcome = await withTransaction(pool, async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))", [message.tenantId, message.naturalKey]);
     const seen = await tx.query<{ settlement_code: SettlementCode; run_id: string | null; response_mti: string; response_fields: Record<string, unknown> }>(
@@ -56,7 +63,7 @@ export async function reconcileSchemeTotals(pool: Pool, message: SchemeTotalsMes
     if (earlier !== undefined) {
       return { settlementCode: earlier.settlement_code, runId: earlier.run_id, response: { mti: earlier.response_mti, fields: earlier.response_fields }, repeated: true };
     }
-    const records = await ourRecords(tx, message.tenantId, message.settlementDate, message.currency);
+    const records = await readOurs(tx, message.tenantId, message.settlementDate, message.currency);
     const ours = totalsOf(records);
     const settlementCode: SettlementCode = totalsAgree(message.theirs, ours) ? "1" : "2";
     const runId = settlementCode === "2" ? await storeDetailRun(tx, message, records) : null;

@@ -3,12 +3,14 @@ import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEvents, type DedupChannel } from "../dedup/dedup-event.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { postTransfers } from "../ledger/index.ts";
+import { linkCompensations, postTransfers } from "../ledger/index.ts";
 import { compensations } from "../observability/metrics.ts";
 import { lockTenantIngestion } from "./tenant-lock.ts";
 import type { ReviewState } from "./record-states.ts";
 import { decisionPostings, type DecisionPostings } from "./review-postings.ts";
-import { insertCompensation, insertDecision, lockReview, markKeyDecided, selectDecision, selectReviewById, type ReviewRow } from "./store/reviews.ts";
+import {
+  insertDecision, lockReview, markKeyDecided, selectDecision, selectReviewById, type ReviewRow,
+} from "./store/reviews.ts";
 
 /**
  * A person's decision on a held record (docs/decisions/0011): replace (compensate the original,
@@ -126,10 +128,13 @@ async function recordDecision(tx: Tx, row: ReviewRow, request: DecisionRequest, 
   // The review row is locked and had no decision: no one else can have inserted one.
   assert(inserted, `one decision per review (${row.review_id})`);
   if (postings.compensation) {
-    await insertCompensation(tx, {
-      tenantId: row.tenant_id, compensationKey: postings.compensation.transferKey, compensatedKey: postings.originalTransferKey,
-      correctedKey: postings.posting?.transferKey ?? null, reason: "review_replace", decidedBy: `review:${row.review_id}`,
-    });
+    const compensatedKey = postings.originalTransferKey;
+    assert(compensatedKey !== null, `review ${row.review_id}'s compensation names what it undoes`);
+    await linkCompensations(tx, row.tenant_id, [{
+      compensationKey: postings.compensation.transferKey, compensatedKey,
+      correctedKey: postings.posting?.transferKey ?? null, reason: "review_replace",
+      decidedBy: `review:${row.review_id}`,
+    }]);
   }
   for (const mark of postings.keyMarks) await markKeyDecided(tx, row.tenant_id, mark);
   await recordDedupEvents(tx, [{

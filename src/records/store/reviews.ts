@@ -82,13 +82,6 @@ export async function insertDecision(tx: Queryable, d: DecisionWrite): Promise<b
   return true;
 }
 
-/** A compensation and what decided it, in the compensation's transaction. */
-export async function insertCompensation(tx: Queryable, c: { tenantId: string; compensationKey: string; compensatedKey: string | null; correctedKey: string | null; reason: string; decidedBy: string }): Promise<void> {
-  await tx.query(
-    "INSERT INTO compensation (tenant_id, compensation_key, compensated_key, corrected_key, reason, decided_by) VALUES ($1, $2, $3, $4, $5, $6)",
-    [c.tenantId, c.compensationKey, c.compensatedKey, c.correctedKey, c.reason, c.decidedBy]);
-}
-
 export interface KeyMarkWrite {
   naturalKey: string; state: KeyState; transferKey: string | null;
   content?: { fingerprint: string; amountMinor: string; currency: string; valueDate: string };
