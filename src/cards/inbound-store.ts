@@ -8,7 +8,7 @@ import type { SettledRecordsReader, TotalsCategory } from "../recon/scheme-total
  * The issuer side's response store (iso8583_inbound): one row per original answered, its
  * decision and its response without card data, written in the transaction that made the effect.
  * It is the channel's own contract, like the HTTP idempotency record: a repeat is answered from
- * here. Whether a key was seen, and with what content, is the record core's (ingest_record_key).
+ * here. Whether a key was seen, and with what content, is the record core's (record_key).
  * Every original runs these statements, so each is named: prepared once per connection, not
  * parsed and planned per message.
  */

@@ -77,14 +77,16 @@ export async function inChunkTransaction(
     return await withTransaction(pool, async (tx) => {
       await lockTenantIngestion(tx, context.tenantId);
       const file = await tx.query<{ records_done: number; status: string }>(
-        "SELECT records_done, status FROM ingest_file WHERE tenant_id = $1 AND file_id = $2 FOR UPDATE", [context.tenantId, context.fileId]);
+        `SELECT records_done, status FROM received_file WHERE tenant_id = $1 AND file_id = $2
+           FOR UPDATE`, [context.tenantId, context.fileId]);
       const row = file.rows[0];
       if (!row || row.status !== "processing" || row.records_done !== chunk.chunkStart) return { kind: "fenced" } as const;
       const counts = await decide(tx);
       if (!counts) throw undecidedChunk;
       assert(outcomeTotal(counts) === chunk.records, `a chunk of ${chunk.records} records has as many outcomes`);
       await tx.query(
-        `UPDATE ingest_file SET records_done = $3, applied = applied + $4, duplicate = duplicate + $5, conflict = conflict + $6,
+        `UPDATE received_file SET records_done = $3, applied = applied + $4,
+           duplicate = duplicate + $5, conflict = conflict + $6,
                 suspect = suspect + $7, rejected = rejected + $8, orphan = orphan + $9, updated_at = now()
           WHERE tenant_id = $1 AND file_id = $2`,
         [context.tenantId, context.fileId, chunk.chunkStart + chunk.records, counts.applied, counts.duplicate, counts.conflict, counts.suspect, counts.rejected, counts.orphan],
@@ -134,7 +136,8 @@ async function addKeyReuseFindings(tx: Tx, context: ChunkContext, decisions: rea
     position: /^line \d+$/.test(d.item.position) ? { line: Number(d.item.position.slice(5)) } : { xmlPath: d.item.position },
   }));
   await tx.query(
-    `UPDATE ingest_file SET findings = findings || (SELECT coalesce(jsonb_agg(f), '[]'::jsonb) FROM (
+    `UPDATE received_file SET findings = findings || (SELECT coalesce(jsonb_agg(f), '[]'::jsonb)
+       FROM (
        SELECT f FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(f, n) WHERE n <= $4 - jsonb_array_length(findings)) AS kept)
       WHERE tenant_id = $1 AND file_id = $2`,
     [context.tenantId, context.fileId, JSON.stringify(findings), limits.ingest.findingsMax],

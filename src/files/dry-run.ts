@@ -145,14 +145,18 @@ function noteEvidence(evidence: CorrectionEvidence, naturalKey: string, fingerpr
 async function correctedFile(db: Queryable, tenantId: string, identityKey: string | undefined, contentHash: string, evidence: CorrectionEvidence): Promise<string | null> {
   if (identityKey !== undefined) {
     const { rows } = await db.query<{ file_id: string }>(
-      `SELECT file_id FROM ingest_file WHERE tenant_id = $1 AND identity_key = $2 AND status = 'done' AND content_hash IS DISTINCT FROM $3
+      `SELECT file_id FROM received_file WHERE tenant_id = $1 AND identity_key = $2
+         AND status = 'done' AND content_hash IS DISTINCT FROM $3
         ORDER BY received_at DESC LIMIT 1`, [tenantId, identityKey, contentHash]);
     if (rows[0]) return rows[0].file_id;
   }
   const candidates = [...evidence.repeatsByFile].filter(([, repeats]) => 2 * repeats >= evidence.keyed)
     .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0));
   for (const [fileId] of candidates) {
-    const { rows } = await db.query("SELECT 1 FROM ingest_file WHERE tenant_id = $1 AND file_id = $2 AND content_hash IS DISTINCT FROM $3", [tenantId, fileId, contentHash]);
+    const { rows } = await db.query(
+      `SELECT 1 FROM received_file WHERE tenant_id = $1 AND file_id = $2
+         AND content_hash IS DISTINCT FROM $3`,
+      [tenantId, fileId, contentHash]);
     if ((rows.length) > 0) return fileId;
   }
   return null;

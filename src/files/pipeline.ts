@@ -50,11 +50,15 @@ interface FileRow {
  */
 export async function processFile(pool: Pool, tenantId: string, fileId: string, options: IngestOptions = {}): Promise<FileReport> {
   const { rows } = await pool.query<FileRow>(
-    "SELECT partner_id, original_name, status, records_done FROM ingest_file WHERE tenant_id = $1 AND file_id = $2", [tenantId, fileId]);
+    `SELECT partner_id, original_name, status, records_done FROM received_file WHERE tenant_id = $1
+       AND file_id = $2`, [tenantId, fileId]);
   const file = rows[0];
   if (!file) throw new Error(`file ${fileId} of tenant ${tenantId} does not exist`);
   if (file.status === "received") {
-    await pool.query("UPDATE ingest_file SET status = 'processing', updated_at = now() WHERE tenant_id = $1 AND file_id = $2 AND status = 'received'", [tenantId, fileId]);
+    await pool.query(
+      `UPDATE received_file SET status = 'processing', updated_at = now() WHERE tenant_id = $1
+         AND file_id = $2 AND status = 'received'`,
+      [tenantId, fileId]);
   } else if (file.status !== "processing") {
     return reportOf(pool, tenantId, fileId);
   }
@@ -70,7 +74,8 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
     return reportOf(pool, tenantId, fileId);
   }
   await pool.query(
-    `UPDATE ingest_file SET format = $3, identity_key = $4, findings = $5::jsonb, records_total = $6, updated_at = now()
+    `UPDATE received_file SET format = $3, identity_key = $4, findings = $5::jsonb,
+       records_total = $6, updated_at = now()
       WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing'`,
     [tenantId, fileId, scan.format, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
   );
@@ -110,7 +115,8 @@ async function rejectFile(pool: Pool, file: { tenantId: string; fileId: string; 
   const { tenantId, fileId } = file;
   const rejected = await withTransaction(pool, async (tx) => {
     const updated = await tx.query(
-      `UPDATE ingest_file SET status = 'rejected', format = $3, identity_key = $4, findings = $5::jsonb, records_total = $6, finished_at = now(), updated_at = now()
+      `UPDATE received_file SET status = 'rejected', format = $3, identity_key = $4,
+         findings = $5::jsonb, records_total = $6, finished_at = now(), updated_at = now()
         WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = 0`,
       [tenantId, fileId, scan.format ?? null, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
     );
@@ -194,15 +200,16 @@ async function finish(
   const { tenantId, fileId } = file;
   const finished = await withTransaction(pool, async (tx) => {
     const updated = await tx.query(
-      `UPDATE ingest_file f SET status = 'done', content_hash = $3, records_total = $4, finished_at = now(), updated_at = now(),
+      `UPDATE received_file f SET status = 'done', content_hash = $3, records_total = $4,
+         finished_at = now(), updated_at = now(),
               correction_of = coalesce(
-                (SELECT e.file_id FROM ingest_file e
+                (SELECT e.file_id FROM received_file e
                   WHERE e.tenant_id = f.tenant_id AND e.identity_key = f.identity_key AND e.file_id <> f.file_id
                     AND e.status = 'done' AND e.content_hash IS DISTINCT FROM $3 AND e.received_at <= f.received_at
                   ORDER BY e.received_at DESC LIMIT 1),
-                (SELECT k.file_id FROM ingest_outcome o
-                   JOIN ingest_record_key k ON k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
-                   JOIN ingest_file e ON e.tenant_id = k.tenant_id AND e.file_id = k.file_id
+                (SELECT k.file_id FROM record_outcome o
+                   JOIN record_key k ON k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
+                   JOIN received_file e ON e.tenant_id = k.tenant_id AND e.file_id = k.file_id
                   WHERE o.tenant_id = f.tenant_id AND o.file_id = f.file_id AND o.outcome IN ('duplicate', 'conflict')
                     AND k.file_id <> f.file_id AND e.content_hash IS DISTINCT FROM $3
                     -- necessary, and free: a file mostly new (every fresh file) skips both scans
@@ -211,7 +218,9 @@ async function finish(
                     -- file, whose content is this file's, so no row can qualify; the scan is skipped
                     AND NOT $5::boolean
                   GROUP BY k.file_id
-                 HAVING 2 * count(*) >= (SELECT count(*) FROM ingest_outcome c WHERE c.tenant_id = f.tenant_id AND c.file_id = f.file_id AND c.natural_key IS NOT NULL)
+                 HAVING 2 * count(*) >= (SELECT count(*) FROM record_outcome c
+                                          WHERE c.tenant_id = f.tenant_id AND c.file_id = f.file_id
+                                            AND c.natural_key IS NOT NULL)
                   ORDER BY count(*) DESC, k.file_id LIMIT 1))
         WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = $4
        RETURNING partner_id, original_name, format, applied, duplicate, conflict, suspect, rejected, orphan, correction_of`,
@@ -243,7 +252,7 @@ async function reportOf(pool: Pool, tenantId: string, fileId: string): Promise<F
  */
 export async function unfinishedFiles(pool: Pool, options: { staleAfterMs?: number } = {}): Promise<Array<{ tenantId: string; fileId: string }>> {
   const { rows } = await pool.query<{ tenant_id: string; file_id: string }>(
-    `SELECT tenant_id, file_id FROM ingest_file
+    `SELECT tenant_id, file_id FROM received_file
       WHERE status IN ('received', 'processing') AND updated_at < now() - make_interval(secs => $1::double precision / 1000)
       ORDER BY received_at LIMIT $2`,
     [options.staleAfterMs ?? 0, limits.ingest.listRowsMax],
@@ -263,7 +272,10 @@ export async function resumeUnfinished(pool: Pool, options: IngestOptions & { st
 /** Files by status and the age of the oldest unfinished one, for the gauges. */
 export async function refreshIngestGauges(pool: Pool): Promise<void> {
   const { rows } = await pool.query<{ status: string; files: bigint; oldest_seconds: string | null }>(
-    `SELECT status, count(*) AS files, extract(epoch FROM now() - min(received_at))::text AS oldest_seconds FROM ingest_file GROUP BY status`);
+    `SELECT status, count(*) AS files,
+            extract(epoch FROM now() - min(received_at))::text AS oldest_seconds
+       FROM received_file
+      GROUP BY status`);
   let oldest = 0;
   for (const status of ["received", "processing", "done", "rejected"]) {
     const row = rows.find((r) => r.status === status);

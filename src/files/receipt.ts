@@ -58,7 +58,8 @@ export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileB
   try {
     return await withTransaction(pool, async (tx) => {
       await tx.query(
-        `INSERT INTO ingest_file (tenant_id, file_id, partner_id, source, original_name, size_bytes, bytes_sha256, status)
+        `INSERT INTO received_file (tenant_id, file_id, partner_id, source, original_name,
+           size_bytes, bytes_sha256, status)
          VALUES ($1, $2, $3, $4, $5, 0, '', 'received')`,
         [arrival.tenantId, fileId, arrival.partnerId, arrival.source, named.value],
       );
@@ -73,7 +74,10 @@ export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileB
       let size = 0;
       const flush = async () => {
         if (filled === 0) return;
-        await tx.query("INSERT INTO ingest_file_content (tenant_id, file_id, seq, bytes) VALUES ($1, $2, $3, $4)", [arrival.tenantId, fileId, seq++, buffer.subarray(0, filled)]);
+        await tx.query(
+          `INSERT INTO received_file_content (tenant_id, file_id, seq, bytes)
+             VALUES ($1, $2, $3, $4)`,
+          [arrival.tenantId, fileId, seq++, buffer.subarray(0, filled)]);
         filled = 0;
       };
       for await (const chunk of pieces(arrival.content)) {
@@ -91,7 +95,10 @@ export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileB
       }
       await flush();
       const bytesSha256 = hash.digest("hex");
-      await tx.query("UPDATE ingest_file SET size_bytes = $3, bytes_sha256 = $4 WHERE tenant_id = $1 AND file_id = $2", [arrival.tenantId, fileId, size, bytesSha256]);
+      await tx.query(
+        `UPDATE received_file SET size_bytes = $3, bytes_sha256 = $4 WHERE tenant_id = $1
+           AND file_id = $2`,
+        [arrival.tenantId, fileId, size, bytesSha256]);
       return ok({ fileId, name: named.value, sizeBytes: size, bytesSha256 });
     });
   } catch (error) {
@@ -108,13 +115,15 @@ export async function receiveSmallFileInTransaction(tx: Tx, arrival: Arrival & {
   const fileId = newFileId();
   const bytesSha256 = createHash("sha256").update(arrival.content).digest("hex");
   await tx.query(
-    `INSERT INTO ingest_file (tenant_id, file_id, partner_id, source, original_name, size_bytes, bytes_sha256, status)
+    `INSERT INTO received_file (tenant_id, file_id, partner_id, source, original_name, size_bytes,
+       bytes_sha256, status)
      VALUES ($1, $2, $3, $4, $5, $6, $7, 'received')`,
     [arrival.tenantId, fileId, arrival.partnerId, arrival.source, named.value, arrival.content.byteLength, bytesSha256],
   );
   const pieceBytes = limits.ingest.contentPieceBytes;
   for (let offset = 0, seq = 0; offset < arrival.content.byteLength; offset += pieceBytes, seq++) {
-    await tx.query("INSERT INTO ingest_file_content (tenant_id, file_id, seq, bytes) VALUES ($1, $2, $3, $4)",
+    await tx.query(
+      `INSERT INTO received_file_content (tenant_id, file_id, seq, bytes) VALUES ($1, $2, $3, $4)`,
       [arrival.tenantId, fileId, seq, Buffer.from(arrival.content.buffer, arrival.content.byteOffset + offset, Math.min(pieceBytes, arrival.content.byteLength - offset))]);
   }
   return ok({ fileId, name: named.value, sizeBytes: arrival.content.byteLength, bytesSha256 });
@@ -128,7 +137,9 @@ export async function receiveSmallFileInTransaction(tx: Tx, arrival: Arrival & {
 export async function* storedContent(db: Queryable, tenantId: string, fileId: string): AsyncGenerator<Uint8Array> {
   const slice = limits.ingest.readSliceBytes;
   for (let seq = 0; ; seq++) {
-    const { rows } = await db.query<{ bytes: Buffer }>("SELECT bytes FROM ingest_file_content WHERE tenant_id = $1 AND file_id = $2 AND seq = $3", [tenantId, fileId, seq]);
+    const { rows } = await db.query<{ bytes: Buffer }>(
+      `SELECT bytes FROM received_file_content WHERE tenant_id = $1 AND file_id = $2 AND seq = $3`,
+      [tenantId, fileId, seq]);
     const row = rows[0];
     if (!row) return;
     for (let offset = 0; offset < row.bytes.byteLength; offset += slice) yield row.bytes.subarray(offset, offset + slice);

@@ -138,7 +138,7 @@ function reportFromRow(row: FileRow, partner: string, recordErrors: ReportedFind
 export async function fileReport(db: Queryable, tenantId: string, fileId: string): Promise<FileReport | undefined> {
   const { rows } = await db.query<FileRow>(
     `SELECT ${FILE_COLUMNS}
-       FROM ingest_file f
+       FROM received_file f
       WHERE f.tenant_id = $1 AND f.file_id = $2`, [tenantId, fileId]);
   const row = rows[0];
   if (!row) return undefined;
@@ -174,21 +174,21 @@ export async function droppedRecords(db: Queryable, tenantId: string, originalFi
  */
 export async function tenantsOfFile(db: Queryable, fileId: string): Promise<string[]> {
   const { rows } = await db.query<{ tenant_id: string }>(
-    "SELECT tenant_id FROM ingest_file WHERE file_id = $1 LIMIT 2", [fileId]);
+    "SELECT tenant_id FROM received_file WHERE file_id = $1 LIMIT 2", [fileId]);
   return rows.map((r) => r.tenant_id);
 }
 
 /** Every tenant that has received a file, by id. */
 export async function tenantsWithFiles(db: Queryable): Promise<string[]> {
   const { rows } = await db.query<{ tenant_id: string }>(
-    "SELECT DISTINCT tenant_id FROM ingest_file ORDER BY tenant_id");
+    "SELECT DISTINCT tenant_id FROM received_file ORDER BY tenant_id");
   return rows.map((r) => r.tenant_id);
 }
 
 export async function listFiles(db: Queryable, tenantId: string, options: { status?: string; limit?: number } = {}): Promise<FileReport[]> {
   const { rows } = await db.query<FileRow>(
     `SELECT ${FILE_COLUMNS}
-       FROM ingest_file f
+       FROM received_file f
       WHERE f.tenant_id = $1 AND ($2::text IS NULL OR f.status = $2)
       ORDER BY f.received_at DESC, f.file_id
       LIMIT $3`,

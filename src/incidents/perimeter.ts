@@ -49,9 +49,11 @@ const UNDONE_SQL = `
                                        FROM iso8583_inbound_reversal rv WHERE rv.tenant_id = $1 AND rv.original_key = r.natural_key)
     WHEN r.channel = 'http' THEN (SELECT coalesce(sum(p.refunded_minor), 0) FROM payment p
                                    WHERE p.tenant_id = $1 AND p.client_reference = substr(r.natural_key, 6) AND p.transfer_key = r.transfer_key)
-    ELSE (SELECT coalesce(sum(x.amount_minor), 0) FROM ingest_record_key x WHERE x.tenant_id = $1 AND x.matched_key = r.natural_key AND x.state = 'applied')
+    ELSE (SELECT coalesce(sum(x.amount_minor), 0) FROM record_key x WHERE x.tenant_id = $1
+      AND x.matched_key = r.natural_key AND x.state = 'applied')
   END)::text AS undone_minor,
-  CASE WHEN r.channel IN ('ach', 'iso20022') THEN (SELECT x.matched_key FROM ingest_record_key x WHERE x.tenant_id = $1 AND x.natural_key = r.natural_key) END AS undoes_key`;
+  CASE WHEN r.channel IN ('ach', 'iso20022') THEN (SELECT x.matched_key FROM record_key x
+    WHERE x.tenant_id = $1 AND x.natural_key = r.natural_key) END AS undoes_key`;
 
 /**
  * Every record that arrived in the window through the channels that post money, with its
@@ -66,7 +68,7 @@ const PERIMETER_SQL = `
       FROM payment p WHERE p.tenant_id = $1 AND p.created_at >= $2::timestamptz AND p.created_at < $3::timestamptz AND p.transfer_key IS NOT NULL
     UNION ALL
     SELECT k.channel, k.natural_key, k.file_id || ' ' || k.position, k.transfer_key, k.amount_minor, k.currency, k.created_at, f.partner_id
-      FROM ingest_record_key k JOIN ingest_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id
+      FROM record_key k JOIN received_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id
      WHERE k.tenant_id = $1 AND k.created_at >= $2::timestamptz AND k.created_at < $3::timestamptz AND k.transfer_key IS NOT NULL
     UNION ALL
     SELECT 'iso8583', i.natural_key, 'iso8583:' || i.mti || coalesce(' ' || i.connection, ''), i.effect_key, i.amount_minor, i.currency, i.created_at, NULL

@@ -176,7 +176,7 @@ export class Outcomes implements OutcomesSoFar {
   }
 }
 
-/** The stored outcome (ingest_outcome.outcome, the counts): a link is applied or a duplicate. */
+/** The stored outcome (record_outcome.outcome, the counts): a link is applied or a duplicate. */
 export function recordOutcomeOf(outcome: Outcome): RecordOutcome {
   if (outcome.kind !== "linked") return outcome.kind;
   return outcome.code === "RECORD_SAME_PAYMENT" ? "duplicate" : "applied";

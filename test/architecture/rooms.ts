@@ -84,10 +84,10 @@ export const tableOwners: Readonly<Record<string, string>> = {
   account: "ledger", transfer: "ledger", ledger_entry: "ledger", account_balance: "ledger",
   balance_delta: "ledger", compensation: "ledger", settlement_transfer_net: "ledger",
   // The record core: dedup marks, outcomes, reviews and their decisions, payment identities.
-  ingest_record_key: "records", ingest_outcome: "records", ingest_review: "records",
+  record_key: "records", record_outcome: "records", record_review: "records",
   review_decision: "records", record_identity: "records",
   // Received files and their content.
-  ingest_file: "files", ingest_file_content: "files",
+  received_file: "files", received_file_content: "files",
   // Card messages: cards, BIN routing, the issuer's and the acquirer's stores, the STAN counter.
   card: "cards", card_issuer_bin: "cards", iso8583_inbound: "cards",
   iso8583_inbound_reversal: "cards", iso8583_outbound: "cards", iso8583_stan_counter: "cards",

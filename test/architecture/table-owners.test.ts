@@ -15,21 +15,21 @@ import {
  */
 const allowedUses: AllowedTableUse[] = [
   ...uses("src/incidents/perimeter.ts", [
-    "ingest_file", "ingest_record_key", "iso8583_inbound", "iso8583_inbound_reversal", "payment",
+    "received_file", "record_key", "iso8583_inbound", "iso8583_inbound_reversal", "payment",
     "transfer",
   ], "the incident perimeter reads every channel's store (payments, card messages, file records) "
       + "in one windowed query (0015)"),
   ...uses("src/recon/set-matching.ts", [
-    "compensation", "ingest_record_key", "payment", "settlement_transfer_net", "transfer",
+    "compensation", "record_key", "payment", "settlement_transfer_net", "transfer",
   ], "the reconciliation run matches our side by the references of each transfer's record in one "
       + "set-based statement (0036, 0049, 0050)"),
-  ...uses("src/recon/sides.ts", ["ingest_record_key", "payment"],
+  ...uses("src/recon/sides.ts", ["record_key", "payment"],
     "our side of a reconciliation reads each transfer's record references with the ledger entries "
       + "in one statement (0036)"),
   // Moved into the store once, the query ran past the statement timeout in the kill test under
   // CI load: as one correlated subquery of the UPDATE that finishes the file it is planned with
   // that row, and it passes.
-  ...uses("src/files/pipeline.ts", ["ingest_outcome", "ingest_record_key"],
+  ...uses("src/files/pipeline.ts", ["record_outcome", "record_key"],
     "finishing a file names the file it corrects inside the UPDATE that finishes it"),
   ...uses("src/records/store/keys.ts", ["account"],
     "the key claim checks each named account (exists, in the leg's currency) in the statement "
@@ -47,11 +47,11 @@ const allowedUses: AllowedTableUse[] = [
     "the replay lookup of concurrent requests writes their dedup records in the same statement "
       + "(0005, 0054)"),
   // The record core sits below the file service (files -> records): it cannot ask files/.
-  ...uses("src/records/store/keys.ts", ["ingest_file"],
+  ...uses("src/records/store/keys.ts", ["received_file"],
     "a conflict's detail names the file that first used the key, read with the keys"),
-  ...uses("src/records/store/history.ts", ["ingest_file"],
+  ...uses("src/records/store/history.ts", ["received_file"],
     "a record's history names the file of each arrival in the statement that reads the arrivals"),
-  ...uses("src/records/store/reviews.ts", ["ingest_file"],
+  ...uses("src/records/store/reviews.ts", ["received_file"],
     "a review item shows the other file behind a conflict or suspect, read with the items"),
 ];
 

@@ -18,7 +18,7 @@ export interface AllowedTableUse extends TableUse {
   why: string;
 }
 
-/** A table name where SQL puts one: after FROM, JOIN, INTO, UPDATE or TABLE (upper case, as ours). */
+/** A table name where SQL puts one: after FROM, JOIN, INTO, UPDATE or TABLE, in upper case. */
 const tableAfterKeyword = /\b(?:FROM|JOIN|INTO|UPDATE|TABLE)\s+(?:ONLY\s+)?([a-z_][a-z0-9_]*)\b/g;
 
 /**
@@ -33,13 +33,16 @@ export function sqlNames(sourceText: string): string[] {
     if (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) texts.push(node.text);
     else if (ts.isTemplateExpression(node)) {
       // The pieces between substitutions, joined by a placeholder: `FROM ${x} f` names no table.
-      texts.push([node.head.text, ...node.templateSpans.map((span) => span.literal.text)].join(" ? "));
+      const pieces = [node.head.text, ...node.templateSpans.map((span) => span.literal.text)];
+      texts.push(pieces.join(" ? "));
     }
     ts.forEachChild(node, visit);
   };
   visit(file);
   const names = new Set<string>();
-  for (const text of texts) for (const match of text.matchAll(tableAfterKeyword)) names.add(match[1] ?? "");
+  for (const text of texts) {
+    for (const match of text.matchAll(tableAfterKeyword)) names.add(match[1] ?? "");
+  }
   return [...names].sort();
 }
 
@@ -58,14 +61,16 @@ export function checkTableOwners(
     if (!names.has(owner)) violations.push(`the owner of ${table}, ${owner}, is no room`);
   }
   const named = (use: TableUse) => `${use.file} names ${use.table}`;
-  const isAllowed = (use: TableUse) => allowed.some((a) => a.file === use.file && a.table === use.table);
+  const isAllowed = (use: TableUse) =>
+    allowed.some((a) => a.file === use.file && a.table === use.table);
   const foreign = uses.filter((use) => {
     const owner = owners[use.table];
     return owner !== undefined && roomOf(use.file, rooms)?.name !== owner;
   });
   for (const allowance of allowed) {
     if (!foreign.some((use) => use.file === allowance.file && use.table === allowance.table)) {
-      violations.push(`allowed table use no longer exists, remove the allowance: ${named(allowance)}`);
+      const stale = `allowed table use no longer exists, remove the allowance: ${named(allowance)}`;
+      violations.push(stale);
     }
   }
   for (const use of foreign) {

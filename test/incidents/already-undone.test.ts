@@ -128,7 +128,8 @@ describe("incident compensation undoes only what reversals and refunds left in e
     await ingest(db.pool, scene, fixture("iso20022/pacs008-multi.xml"), "pacs008.xml");
     expect((await ingest(db.pool, scene, fixture("iso20022/pacs004-return.xml"), "pacs004.xml")).outcomes.applied).toBe(1);
     const { rows: matched } = await db.pool.query<{ natural_key: string; matched_key: string }>(
-      "SELECT natural_key, matched_key FROM ingest_record_key WHERE tenant_id = $1 AND matched_key IS NOT NULL", [scene.tenantId]);
+      `SELECT natural_key, matched_key FROM record_key WHERE tenant_id = $1
+         AND matched_key IS NOT NULL`, [scene.tenantId]);
     expect(matched).toHaveLength(1);
     const [returnKey, originalKey] = [matched[0]?.natural_key, matched[0]?.matched_key];
     const euro = async () => Object.entries(await balances(db.pool, scene.tenantId)).filter(([account]) => account.endsWith(".EUR"));

@@ -10,7 +10,8 @@ describe("ACH files as real processors send them, through ingest", () => {
 
   async function outcomeRows(tenantId: string, fileId: string) {
     const { rows } = await db.pool.query<{ outcome: string; code: string | null; detail: string | null; original_ref: string | null }>(
-      "SELECT outcome, code, detail, original_ref FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index", [tenantId, fileId]);
+      `SELECT outcome, code, detail, original_ref FROM record_outcome WHERE tenant_id = $1
+         AND file_id = $2 ORDER BY record_index`, [tenantId, fileId]);
     return rows;
   }
 
@@ -24,7 +25,9 @@ describe("ACH files as real processors send them, through ingest", () => {
     expect(report.warnings.filter((found) => found.code === "INGEST_KEY_REUSED_IN_FILE").map((found) => found.line)).toEqual([3, 6]);
     // Each outcome row, the dedup record of a file's record (decision 0053), names the other entry as its original.
     expect((await outcomeRows(scene.tenantId, report.file_id)).map((row) => row.original_ref)).toEqual([`${report.file_id}#2`, `${report.file_id}#1`]);
-    const { rows: reviews } = await db.pool.query("SELECT reason, record_index FROM ingest_review WHERE tenant_id = $1 ORDER BY record_index", [scene.tenantId]);
+    const { rows: reviews } = await db.pool.query(
+      `SELECT reason, record_index FROM record_review WHERE tenant_id = $1 ORDER BY record_index`,
+      [scene.tenantId]);
     expect(reviews).toEqual([{ reason: "suspect", record_index: 1 }, { reason: "suspect", record_index: 2 }]);
     expect(await transferCount(db.pool, scene.tenantId)).toBe(0);
   });
@@ -35,7 +38,8 @@ describe("ACH files as real processors send them, through ingest", () => {
     expect(report.outcomes).toEqual({ ...noOutcomes, applied: 1, suspect: 1 });
     const rows = await outcomeRows(scene.tenantId, report.file_id);
     const { rows: first } = await db.pool.query<{ transfer_key: string }>(
-      "SELECT transfer_key FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND record_index = 1", [scene.tenantId, report.file_id]);
+      `SELECT transfer_key FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+         AND record_index = 1`, [scene.tenantId, report.file_id]);
     expect(rows.map((row) => row.outcome)).toEqual(["applied", "suspect"]);
     expect(rows[1]?.code).toBe("INGEST_KEY_REUSED_IN_FILE");
     expect(rows[1]?.original_ref).toBe(first[0]?.transfer_key);

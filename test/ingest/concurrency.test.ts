@@ -70,7 +70,8 @@ describe("concurrency: overlapping ingestions apply each record once", () => {
     await Promise.all([processFile(db.pool, scene.tenantId, receipt.value.fileId), processFile(db.pool, scene.tenantId, receipt.value.fileId)]);
     const finished = await processFile(db.pool, scene.tenantId, receipt.value.fileId);
     expect(finished).toMatchObject({ status: "done", records: entries, outcomes: { ...noOutcomes, applied: entries } });
-    const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM ingest_outcome WHERE tenant_id = $1", [scene.tenantId]);
+    const { rows } = await db.pool.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM record_outcome WHERE tenant_id = $1`, [scene.tenantId]);
     expect(rows[0]?.n).toBe(BigInt(entries));
     expect(await transferCount(db.pool, scene.tenantId)).toBe(entries);
     expect((await verifyLedger(db.pool)).ok).toBe(true);

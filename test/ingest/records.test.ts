@@ -19,7 +19,9 @@ describe("records: counterparties, funds, record-level rejections, ISO 20022, re
     expect(await addAccountAlias(db.pool, scene.tenantId, "aba:091000019:1000001", "payee-one")).toEqual({ ok: true, value: "created" });
     await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
     expect(await balances(db.pool, scene.tenantId)).toEqual({ "payee-one": 10_000n, [settlementOf(scene)]: 150_000n, [suspenseOf(scene)]: 140_000n });
-    const { rows } = await db.pool.query<{ code: string | null }>("SELECT code FROM ingest_outcome WHERE tenant_id = $1 ORDER BY record_index", [scene.tenantId]);
+    const { rows } = await db.pool.query<{ code: string | null }>(
+      `SELECT code FROM record_outcome WHERE tenant_id = $1 ORDER BY record_index`,
+      [scene.tenantId]);
     expect(rows.map((r) => r.code)).toEqual([null, "INGEST_COUNTERPARTY_UNRESOLVED", "INGEST_COUNTERPARTY_UNRESOLVED", "INGEST_COUNTERPARTY_UNRESOLVED", "INGEST_COUNTERPARTY_UNRESOLVED"]);
   });
 
@@ -77,8 +79,9 @@ describe("records: counterparties, funds, record-level rejections, ISO 20022, re
     const renumbered = await ingest(db.pool, scene, fixture("ach/original-renumbered.ach"), "renumbered.ach");
     // Each repeat's row names, as its original, the posting of the record it repeats (decision 0053).
     const { rows } = await db.pool.query<{ outcome: string; code: string; n: bigint }>(
-      `SELECT o.outcome, o.code, count(*) AS n FROM ingest_outcome o
-         JOIN ingest_outcome first ON first.tenant_id = o.tenant_id AND first.file_id = $2 AND first.transfer_key = o.original_ref
+      `SELECT o.outcome, o.code, count(*) AS n FROM record_outcome o
+         JOIN record_outcome first ON first.tenant_id = o.tenant_id AND first.file_id = $2
+           AND first.transfer_key = o.original_ref
         WHERE o.tenant_id = $1 AND o.file_id = ANY($3::text[]) AND o.outcome IN ('duplicate', 'conflict', 'suspect')
           AND o.position ~ '^line [0-9]+$' AND o.natural_key IS NOT NULL
         GROUP BY o.outcome, o.code ORDER BY o.outcome`, [scene.tenantId, original.file_id, [corrected.file_id, renumbered.file_id]]);

@@ -10,7 +10,8 @@ import { balances, fixture, givenScene, ingest, noOutcomes, transferCount, type 
 /** A file's outcome rows, with the file ids in their details made neutral (each scene has its own). */
 async function outcomeRows(pool: Pool, scene: Scene, fileId: string): Promise<unknown[]> {
   const { rows } = await pool.query<Record<string, unknown>>(
-    `SELECT record_index, position, natural_key, outcome, code, detail, original_ref, transfer_key FROM ingest_outcome
+    `SELECT record_index, position, natural_key, outcome, code, detail, original_ref, transfer_key
+       FROM record_outcome
       WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index`, [scene.tenantId, fileId]);
   return rows.map((row) => ({ ...row, detail: typeof row.detail === "string" ? row.detail.replace(/fil_[0-9a-f]+/g, "FILE") : row.detail }));
 }
@@ -54,7 +55,9 @@ describe("a re-upload read key-first decides every record as the claim would", (
     const perRecord = await ingest(db.pool, split, fixture("ach/original-amount-changed.ach"), "changed.ach", { chunkRecordsMax: 1 });
     expect(perRecord.outcomes).toEqual({ ...noOutcomes, duplicate: 4, conflict: 1 });
     expect(await outcomeRows(db.pool, split, perRecord.file_id)).toEqual(await outcomeRows(db.pool, whole, inOne.file_id));
-    const { rows } = await db.pool.query("SELECT reason, state, natural_key FROM ingest_review WHERE tenant_id = $1", [split.tenantId]);
+    const { rows } = await db.pool.query(
+      `SELECT reason, state, natural_key FROM record_review WHERE tenant_id = $1`,
+      [split.tenantId]);
     expect(rows).toEqual([{ reason: "conflict", state: "open", natural_key: "ach:23138010:231380100000002:1234567890:PPD:250305" }]);
     expect(await transferCount(db.pool, split.tenantId)).toBe(5);
   });

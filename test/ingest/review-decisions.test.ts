@@ -103,7 +103,10 @@ describe("review decisions: what each one does to the ledger", () => {
     await decide(db, scene, reviewId, "apply_as_new");
     const again = await ingest(db.pool, scene, fixture("ach/corrected.ach"), "corrected-again.ach");
     expect(again.outcomes).toEqual({ ...noOutcomes, duplicate: 5 });
-    const { rows } = await db.pool.query<{ original_ref: string }>("SELECT original_ref FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND natural_key = $3", [scene.tenantId, again.file_id, PAYEE_TWO_KEY]);
+    const { rows } = await db.pool.query<{ original_ref: string }>(
+      `SELECT original_ref FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+         AND natural_key = $3`,
+      [scene.tenantId, again.file_id, PAYEE_TWO_KEY]);
     expect(rows).toEqual([{ original_ref: `${PAYEE_TWO_KEY}:new:${reviewId}` }]);
     expect(await payeeTwo(db, scene)).toBe(40_500n);
   });
@@ -149,7 +152,9 @@ describe("review decisions: what each one does to the ledger", () => {
     expect(decided).toMatchObject({ ok: true, value: { decided: { state: "replaced", compensation_key: `${item?.matched_ref}:post:compensate` } } });
     expect(await balances(db.pool, scene.tenantId)).toEqual(before);
     const { rows } = await db.pool.query<{ natural_key: string; state: string }>(
-      "SELECT natural_key, state FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = ANY($2::text[]) ORDER BY natural_key", [scene.tenantId, [item?.matched_ref, item?.natural_key]]);
+      `SELECT natural_key, state FROM record_key WHERE tenant_id = $1
+         AND natural_key = ANY($2::text[])
+         ORDER BY natural_key`, [scene.tenantId, [item?.matched_ref, item?.natural_key]]);
     expect(rows.map((r) => r.state).sort()).toEqual(["applied", "replaced"]);
     expect((await verifyLedger(db.pool)).ok).toBe(true);
   });

@@ -99,7 +99,10 @@ describe("SFTP partners, against a real SFTP server", () => {
     const sftp = poller({ hostKeySha256: fingerprintOf(newKeyPair().public) });
     await expect(sftp.poll()).rejects.toMatchObject({ code: "INGEST_SFTP_HOST_KEY_MISMATCH" });
     expect(existsSync(path.join(root, "inbox", "other.ach"))).toBe(true);
-    const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM ingest_file WHERE tenant_id = $1 AND original_name = 'other.ach'", [scene.tenantId]);
+    const { rows } = await db.pool.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM received_file WHERE tenant_id = $1
+         AND original_name = 'other.ach'`,
+      [scene.tenantId]);
     expect(rows[0]?.n).toBe(0n);
   });
 

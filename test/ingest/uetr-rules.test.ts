@@ -13,7 +13,8 @@ describe("records sharing a UETR", () => {
 
   async function outcomeRows(tenantId: string, fileId: string) {
     const { rows } = await db.pool.query<{ outcome: string; code: string | null; detail: string | null; transfer_key: string | null }>(
-      "SELECT outcome, code, detail, transfer_key FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index", [tenantId, fileId]);
+      `SELECT outcome, code, detail, transfer_key FROM record_outcome WHERE tenant_id = $1
+         AND file_id = $2 ORDER BY record_index`, [tenantId, fileId]);
     return rows;
   }
 
@@ -23,7 +24,8 @@ describe("records sharing a UETR", () => {
 
   async function originalRefs(tenantId: string, fileId: string) {
     const { rows } = await db.pool.query<{ original_ref: string | null }>(
-      "SELECT original_ref FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index", [tenantId, fileId]);
+      `SELECT original_ref FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+         ORDER BY record_index`, [tenantId, fileId]);
     return rows.map((r) => r.original_ref);
   }
 
@@ -53,7 +55,9 @@ describe("records sharing a UETR", () => {
     expect(row?.detail).toContain("iso20022:pacs.008:uetr:7c9e6679-7425-40de-944b-e07fc1f90ae7:BANKDEFFXXX:BANKGB2LXXX");
     expect(row?.detail).toContain("iso20022:pacs.008:uetr:7c9e6679-7425-40de-944b-e07fc1f90ae7:BANKFRPPXXX:BANKITMMXXX");
     expect(row?.detail).toMatch(/differs in endToEndId, amountMinor/);
-    const { rows: reviews } = await db.pool.query("SELECT reason, matched_ref FROM ingest_review WHERE tenant_id = $1 AND file_id = $2", [scene.tenantId, reused.file_id]);
+    const { rows: reviews } = await db.pool.query(
+      `SELECT reason, matched_ref FROM record_review WHERE tenant_id = $1 AND file_id = $2`,
+      [scene.tenantId, reused.file_id]);
     expect(reviews).toEqual([{ reason: "suspect", matched_ref: "iso20022:pacs.008:uetr:7c9e6679-7425-40de-944b-e07fc1f90ae7:BANKDEFFXXX:BANKGB2LXXX" }]);
     expect(await transferCount(db.pool, scene.tenantId)).toBe(1);
   });

@@ -13,7 +13,7 @@ describe("listAccounts", () => {
     await db.drop();
   });
 
-  it("lists a tenant's accounts first by id, with kind and currency, and no other tenant's", async () => {
+  it("lists a tenant's accounts by id, with kind and currency, and no other tenant's", async () => {
     await givenAccounts(db.pool, "t1", [["settlement", "settlement"], ["alice", "customer"]]);
     await givenAccounts(db.pool, "t2", [["bob", "customer"]]);
     expect(await listAccounts(db.pool, "t1")).toEqual([

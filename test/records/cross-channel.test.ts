@@ -44,13 +44,17 @@ describe("one payment across channels: HTTP and a partner's file (protocols/iden
     expect(report.outcomes).toMatchObject({ applied: 0, duplicate: 1 });
     expect(await transfers()).toEqual(before);
     expect(await balanceOf("bob")).toBe("25.00");
-    const { rows } = await db.pool.query("SELECT outcome, code, original_ref FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2", [world.tenantId, report.file_id]);
+    const { rows } = await db.pool.query(
+      `SELECT outcome, code, original_ref FROM record_outcome WHERE tenant_id = $1
+         AND file_id = $2`,
+      [world.tenantId, report.file_id]);
     expect(rows).toEqual([{ outcome: "duplicate", code: "RECORD_SAME_PAYMENT", original_ref: "api:order-7001:debit" }]);
   });
 
   it("gives both arrivals the one payment identity, and the identity the fingerprint of amount, currency and creditor", async () => {
     const { rows } = await db.pool.query<{ channel: string; identity_key: string; state: string; matched_key: string | null }>(
-      "SELECT channel, identity_key, state, matched_key FROM ingest_record_key WHERE tenant_id = $1 AND identity_key = 'e2e:order-7001' ORDER BY channel", [world.tenantId]);
+      `SELECT channel, identity_key, state, matched_key FROM record_key WHERE tenant_id = $1
+         AND identity_key = 'e2e:order-7001' ORDER BY channel`, [world.tenantId]);
     expect(rows).toEqual([
       { channel: "api", identity_key: "e2e:order-7001", state: "applied", matched_key: null },
       { channel: "iso20022", identity_key: "e2e:order-7001", state: "applied", matched_key: "api:order-7001" },
@@ -62,7 +66,10 @@ describe("one payment across channels: HTTP and a partner's file (protocols/iden
   it("keys and fingerprints the HTTP payment as the core's API normalizer does", async () => {
     const expected = apiPaymentRecord(world.tenantId, { clientReference: "order-7001", amountMinor: 2500n, currency: "USD", debtorAccount: "alice", creditorAccount: "bob" },
       { position: "", sourceRef: "", valueDate: "2026-12-03" }).record;
-    const { rows } = await db.pool.query("SELECT natural_key, fingerprint FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = 'api:order-7001'", [world.tenantId]);
+    const { rows } = await db.pool.query(
+      `SELECT natural_key, fingerprint FROM record_key WHERE tenant_id = $1
+         AND natural_key = 'api:order-7001'`,
+      [world.tenantId]);
     expect(rows).toEqual([{ natural_key: expected?.naturalKey, fingerprint: expected?.fingerprint }]);
   });
 
@@ -103,7 +110,9 @@ describe("one payment across channels: HTTP and a partner's file (protocols/iden
     const report = await ingest(db.pool, scene, pacs008({ msgId: "CC-3", endToEndId: "order-7003", amount: "41.00", creditorIban: BOB_IBAN }), "cc-3.xml");
     expect(report.outcomes).toMatchObject({ applied: 0, conflict: 1 });
     expect(await transfers()).toEqual(before);
-    const { rows } = await db.pool.query("SELECT reason, matched_ref, state FROM ingest_review WHERE tenant_id = $1 AND file_id = $2", [world.tenantId, report.file_id]);
+    const { rows } = await db.pool.query(
+      `SELECT reason, matched_ref, state FROM record_review WHERE tenant_id = $1 AND file_id = $2`,
+      [world.tenantId, report.file_id]);
     expect(rows).toEqual([{ reason: "conflict", matched_ref: "api:order-7003", state: "open" }]);
   });
 

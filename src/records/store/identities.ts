@@ -8,7 +8,8 @@ export interface IdentityRow { identityKey: string; naturalKey: string; channel:
 export async function selectIdentities(tx: Queryable, tenantId: string, identityKeys: readonly string[]): Promise<Map<string, IdentityRow & { state: KeyState; position: string }>> {
   const { rows } = await tx.query<{ identity_key: string; natural_key: string; channel: string; fingerprint: string; transfer_key: string | null; state: KeyState; position: string }>(
     `SELECT i.identity_key, i.natural_key, i.channel, i.fingerprint, k.transfer_key, k.state, k.position
-       FROM record_identity i JOIN ingest_record_key k ON k.tenant_id = i.tenant_id AND k.natural_key = i.natural_key
+       FROM record_identity i JOIN record_key k ON k.tenant_id = i.tenant_id
+         AND k.natural_key = i.natural_key
       WHERE i.tenant_id = $1 AND i.identity_key = ANY($2::text[])`,
     [tenantId, [...new Set(identityKeys)]],
   );
