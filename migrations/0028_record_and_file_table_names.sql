@@ -8,7 +8,8 @@
 
 ALTER TABLE ingest_record_key RENAME TO record_key;
 ALTER TABLE record_key RENAME CONSTRAINT ingest_record_key_pkey TO record_key_pkey;
-ALTER TABLE record_key RENAME CONSTRAINT ingest_record_key_arrival_check TO record_key_arrival_check;
+ALTER TABLE record_key RENAME CONSTRAINT ingest_record_key_arrival_check
+  TO record_key_arrival_check;
 ALTER TABLE record_key RENAME CONSTRAINT ingest_record_key_state_check TO record_key_state_check;
 ALTER TABLE record_key RENAME CONSTRAINT ingest_record_key_undone_check TO record_key_undone_check;
 ALTER INDEX ingest_record_key_fingerprint RENAME TO record_key_fingerprint;
@@ -23,7 +24,8 @@ ALTER INDEX ingest_record_key_transfer RENAME TO record_key_transfer;
 
 ALTER TABLE ingest_outcome RENAME TO record_outcome;
 ALTER TABLE record_outcome RENAME CONSTRAINT ingest_outcome_pkey TO record_outcome_pkey;
-ALTER TABLE record_outcome RENAME CONSTRAINT ingest_outcome_outcome_check TO record_outcome_outcome_check;
+ALTER TABLE record_outcome RENAME CONSTRAINT ingest_outcome_outcome_check
+  TO record_outcome_outcome_check;
 ALTER TABLE record_outcome RENAME CONSTRAINT ingest_outcome_record_index_check
   TO record_outcome_record_index_check;
 ALTER TABLE record_outcome RENAME CONSTRAINT ingest_outcome_tenant_id_file_id_fkey
@@ -33,7 +35,8 @@ ALTER INDEX ingest_outcome_key RENAME TO record_outcome_key;
 ALTER TABLE ingest_review RENAME TO record_review;
 ALTER TABLE record_review RENAME CONSTRAINT ingest_review_pkey TO record_review_pkey;
 ALTER TABLE record_review RENAME CONSTRAINT ingest_review_check TO record_review_check;
-ALTER TABLE record_review RENAME CONSTRAINT ingest_review_reason_check TO record_review_reason_check;
+ALTER TABLE record_review RENAME CONSTRAINT ingest_review_reason_check
+  TO record_review_reason_check;
 ALTER TABLE record_review RENAME CONSTRAINT ingest_review_state_check TO record_review_state_check;
 ALTER INDEX ingest_review_open RENAME TO record_review_open;
 
@@ -54,7 +57,8 @@ ALTER INDEX ingest_file_received RENAME TO received_file_received;
 ALTER INDEX ingest_file_unfinished RENAME TO received_file_unfinished;
 
 ALTER TABLE ingest_file_content RENAME TO received_file_content;
-ALTER TABLE received_file_content RENAME CONSTRAINT ingest_file_content_pkey TO received_file_content_pkey;
+ALTER TABLE received_file_content RENAME CONSTRAINT ingest_file_content_pkey
+  TO received_file_content_pkey;
 ALTER TABLE received_file_content RENAME CONSTRAINT ingest_file_content_seq_check
   TO received_file_content_seq_check;
 ALTER TABLE received_file_content RENAME CONSTRAINT ingest_file_content_tenant_id_file_id_fkey

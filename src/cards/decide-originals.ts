@@ -196,7 +196,7 @@ const inputDeclines: Readonly<Record<string, ResponseCodeName>> = {
  */
 function answerRejected(writes: Writes, message: Message, routed: Routed, decision: Decision, stored: StoredResponse | undefined): InboundResult {
   const { original, naturalKey } = routed;
-  if (decision.outcome.code === "INGEST_INSUFFICIENT_FUNDS") {
+  if (decision.outcome.code === "RECORD_INSUFFICIENT_FUNDS") {
     const response = buildResponse(message, "insufficientFunds");
     writes.rows.push(rowOf(routed, { outcome: "declined", response, effectKey: null, accountId: original.account?.accountId ?? null }));
     return { response, decision: "declined", tenantId: original.tenantId, naturalKey };

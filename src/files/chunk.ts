@@ -126,11 +126,11 @@ function returnsOf(context: ChunkContext, decisions: readonly Decision[]): Retur
 
 /** One file-level warning per record held because another record of the file has its key: the report shows them with the file. */
 async function addKeyReuseFindings(tx: Tx, context: ChunkContext, decisions: readonly Decision[]): Promise<void> {
-  const held = decisions.filter((d) => d.outcome.code === "INGEST_KEY_REUSED_IN_FILE"
+  const held = decisions.filter((d) => d.outcome.code === "RECORD_KEY_REUSED_IN_FILE"
     && d.record !== undefined);
   if (held.length === 0) return;
   const findings: Finding[] = held.map((d) => ({
-    code: "INGEST_KEY_REUSED_IN_FILE", severity: "warning",
+    code: "RECORD_KEY_REUSED_IN_FILE", severity: "warning",
     message: `${d.item.position}: natural key ${d.record?.naturalKey ?? ""}: `
       + `${d.outcome.detail ?? ""}`,
     position: /^line \d+$/.test(d.item.position) ? { line: Number(d.item.position.slice(5)) } : { xmlPath: d.item.position },

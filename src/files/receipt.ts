@@ -30,7 +30,10 @@ export interface Receipt {
 export function sanitizeFileName(raw: string): Result<string, Finding> {
   const base = path.posix.basename(raw.replace(/\\/g, "/"));
   const cleaned = base.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, limits.ingest.fileNameCharsMax);
-  if (cleaned === "" || /^\.+$/.test(cleaned)) return fail(finding("INGEST_FILE_NAME_INVALID", `${JSON.stringify(raw.slice(0, 80))} is not a usable file name`, { field: "name" }));
+  if (cleaned === "" || /^\.+$/.test(cleaned)) {
+    const detail = `${JSON.stringify(raw.slice(0, 80))} is not a usable file name`;
+    return fail(finding("FILE_NAME_INVALID", detail, { field: "name" }));
+  }
   return ok(cleaned);
 }
 
@@ -102,7 +105,10 @@ export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileB
       return ok({ fileId, name: named.value, sizeBytes: size, bytesSha256 });
     });
   } catch (error) {
-    if (error === tooLarge) return fail(finding("INGEST_FILE_TOO_LARGE", `the file exceeds ${fileBytesMax} bytes; nothing was stored`, { field: "content" }));
+    if (error === tooLarge) {
+      const detail = `the file exceeds ${fileBytesMax} bytes; nothing was stored`;
+      return fail(finding("FILE_TOO_LARGE", detail, { field: "content" }));
+    }
     throw error;
   }
 }
@@ -111,7 +117,10 @@ export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileB
 export async function receiveSmallFileInTransaction(tx: Tx, arrival: Arrival & { content: Uint8Array }): Promise<Result<Receipt, Finding>> {
   const named = sanitizeFileName(arrival.name);
   if (!named.ok) return named;
-  if (arrival.content.byteLength > limits.ingest.fileBytesMax) return fail(finding("INGEST_FILE_TOO_LARGE", `the file exceeds ${limits.ingest.fileBytesMax} bytes; nothing was stored`, { field: "content" }));
+  if (arrival.content.byteLength > limits.ingest.fileBytesMax) {
+    const detail = `the file exceeds ${limits.ingest.fileBytesMax} bytes; nothing was stored`;
+    return fail(finding("FILE_TOO_LARGE", detail, { field: "content" }));
+  }
   const fileId = newFileId();
   const bytesSha256 = createHash("sha256").update(arrival.content).digest("hex");
   await tx.query(

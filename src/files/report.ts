@@ -4,6 +4,7 @@ import {
 } from "../records/index.ts";
 import { assert } from "../assert.ts";
 import { limits } from "../config/limits.ts";
+import { currentCode } from "../errors/catalog.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Finding } from "../errors/finding.ts";
 import { partnerNamesOf } from "../partners/partners.ts";
@@ -88,7 +89,8 @@ const FILE_COLUMNS = `f.file_id, f.original_name, f.format, f.status, f.records_
   f.identity_key, f.correction_of, f.same_bytes_as`;
 
 function reported(found: Finding): ReportedFinding {
-  const out: ReportedFinding = { code: found.code, message: found.message };
+  // A finding stored before its code was renamed reads as the code's name now (decision 0068).
+  const out: ReportedFinding = { code: currentCode(found.code), message: found.message };
   if (found.position.line !== undefined) out.line = found.position.line;
   if (found.position.xmlPath !== undefined) out.xmlPath = found.position.xmlPath;
   if (found.position.field !== undefined) out.field = found.position.field;

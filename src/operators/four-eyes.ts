@@ -26,7 +26,7 @@ async function reviewOf(db: Queryable, tenantId: string | undefined, reviewId: s
   const items = await reviewItemsById(db, reviewId, tenantId);
   if (items.length > 1) {
     const detail = `review ${reviewId} exists for several tenants: name one with --tenant`;
-    return fail(finding("INGEST_REVIEW_NOT_FOUND", detail, { field: "tenant" }));
+    return fail(finding("REVIEW_NOT_FOUND", detail, { field: "tenant" }));
   }
   return ok(items[0]);
 }
@@ -43,7 +43,10 @@ async function decideOrPropose(tx: Tx, tenantId: string | undefined, request: Re
   const found = await reviewOf(tx, tenantId, request.reviewId);
   if (!found.ok) return found;
   const review = found.value;
-  if (!review) return fail(finding("INGEST_REVIEW_NOT_FOUND", `no review ${request.reviewId}`, { field: "review_id" }));
+  if (!review) {
+    const detail = `no review ${request.reviewId}`;
+    return fail(finding("REVIEW_NOT_FOUND", detail, { field: "review_id" }));
+  }
   if (review.state === "open" && await needsSecondApprover(tx, review.tenant_id, BigInt(review.amount_minor))) {
     const by = await proposer(review.tenant_id);
     if (!by.ok) return by;

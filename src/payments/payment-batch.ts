@@ -130,7 +130,7 @@ function rowToInsert(request: PaymentRequest, outcome: Outcome): PaymentRowDraft
     return [{ request, status: "succeeded", declineCode: null }];
   }
   // A decision about money: the intent is declined for good, and a caller who lost the response finds it by client_reference.
-  if (outcome.kind === "rejected" && outcome.code === "INGEST_INSUFFICIENT_FUNDS") {
+  if (outcome.kind === "rejected" && outcome.code === "RECORD_INSUFFICIENT_FUNDS") {
     return [{ request, status: "declined", declineCode: "insufficient_funds" }];
   }
   return [];

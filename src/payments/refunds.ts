@@ -88,7 +88,7 @@ async function rejectedRefund(
   rejected: Rejected,
 ): Promise<RefundOutcome> {
   switch (rejected.code) {
-    case "INGEST_INSUFFICIENT_FUNDS": {
+    case "RECORD_INSUFFICIENT_FUNDS": {
       const refund = await insertRefund(tx, tenantId, clientReference, payment, amountMinor, "declined", null);
       return { kind: "refused", refusal: { code: "INSUFFICIENT_FUNDS", detail: `account ${payment.creditorAccount} cannot cover the refund`, extensions: { refund_id: refund.refundId } } };
     }

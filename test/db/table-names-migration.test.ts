@@ -27,7 +27,8 @@ describe("migration 0028: tables named for what they hold", () => {
     await db.pool.query(
       `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state,
                                       position, amount_minor, currency, value_date)
-       VALUES ('t1', 'ach:1', 'fp', 'ach', 'credit', 'applied', 'line 3', 100, 'USD', '2025-01-02')`);
+       VALUES ('t1', 'ach:1', 'fp', 'ach', 'credit', 'applied', 'line 3', 100, 'USD',
+               '2025-01-02')`);
     await migrate(db.pool);
   });
   afterAll(async () => {

@@ -45,7 +45,9 @@ describe("ingest bounds, each fed one past its limit", () => {
   const arrival = (content: Uint8Array, name = "f.ach") => ({ tenantId: scene.tenantId, partnerId: scene.partner.partnerId, source: "cli" as const, name, content });
 
   it("fileBytesMax: refuses a file one byte past the bound and stores nothing of it", async () => {
-    expect(await receiveFile(db.pool, arrival(Buffer.alloc(101, 0x31)), { fileBytesMax: 100 })).toMatchObject({ ok: false, error: { code: "INGEST_FILE_TOO_LARGE" } });
+    const bound = { fileBytesMax: 100 };
+    const refused = await receiveFile(db.pool, arrival(Buffer.alloc(101, 0x31)), bound);
+    expect(refused).toMatchObject({ ok: false, error: { code: "FILE_TOO_LARGE" } });
     expect(await receiveFile(db.pool, arrival(Buffer.alloc(100, 0x31)), { fileBytesMax: 100 })).toMatchObject({ ok: true });
     const { rows } = await db.pool.query<{ n: bigint }>(
       `SELECT count(*) AS n FROM received_file WHERE tenant_id = $1`, [scene.tenantId]);

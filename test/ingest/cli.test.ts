@@ -56,7 +56,8 @@ describe("clearline partner, ingest, files, file show and review", () => {
   it("refuses review release with exit 2, naming the three decisions", async () => {
     const released = await runCliInProcess(["review", "release", await heldReviewId(), "--reason", "partner confirmed the new amount"], env);
     expect(released.exitCode).toBe(2);
-    expect(released.stderr).toMatch(/INGEST_REVIEW_RELEASE_REMOVED.*review replace.*review apply-as-new.*review refuse/);
+    const ways = /REVIEW_RELEASE_REMOVED.*review replace.*review apply-as-new.*review refuse/;
+    expect(released.stderr).toMatch(ways);
   });
 
   it("replaces the changed record, printing what it posted; a repeat answers the stored decision", async () => {
@@ -71,7 +72,7 @@ describe("clearline partner, ingest, files, file show and review", () => {
   it("refuses another decision on the replaced record with exit 2, naming the first", async () => {
     const refused = await runCliInProcess(["review", "refuse", await heldReviewId(), "--reason", "changed my mind"], env);
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toMatch(/INGEST_REVIEW_DECIDED: .*already decided: replace by ops-1/);
+    expect(refused.stderr).toMatch(/REVIEW_DECIDED: .*already decided: replace by ops-1/);
   });
 
   it("shows the compensation and the corrected posting in the statement as technical corrections, and ledger verify is clean", async () => {

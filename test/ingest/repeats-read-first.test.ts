@@ -40,7 +40,9 @@ describe("a re-upload read key-first decides every record as the claim would", (
     const before = await balances(db.pool, scene.tenantId);
     const again = await ingest(db.pool, scene, fixture("ach/original.ach"), "copy.ach", { chunkRecordsMax: 2 });
     expect(again.outcomes).toEqual({ ...noOutcomes, duplicate: 5 });
-    expect((await outcomeRows(db.pool, scene, again.file_id)).map((o) => (o as { code: string }).code)).toEqual(Array(5).fill("INGEST_RECORD_DUPLICATE"));
+    const rows = await outcomeRows(db.pool, scene, again.file_id);
+    const codes = rows.map((o) => (o as { code: string }).code);
+    expect(codes).toEqual(Array(5).fill("RECORD_DUPLICATE"));
     expect((await outcomeRows(db.pool, scene, again.file_id)).map((o) => (o as { original_ref: string }).original_ref))
       .toEqual((await outcomeRows(db.pool, scene, first.file_id)).map((o) => (o as { transfer_key: string }).transfer_key));
     expect(await transferCount(db.pool, scene.tenantId)).toBe(5);

@@ -118,11 +118,13 @@ describe("review decisions: what each one does to the ledger", () => {
     expect(await balances(db.pool, scene.tenantId)).toEqual(before);
   });
 
-  it("refuses a different second decision with INGEST_REVIEW_DECIDED naming the first", async () => {
+  it("refuses a different second decision with REVIEW_DECIDED naming the first", async () => {
     const { scene, reviewId } = await givenHeld(db, "second");
     await decide(db, scene, reviewId, "replace", "ops-1");
     const second = await decide(db, scene, reviewId, "apply_as_new", "ops-2");
-    expect(second).toMatchObject({ ok: false, error: { code: "INGEST_REVIEW_DECIDED", message: expect.stringMatching(/already decided: replace by ops-1/) } });
+    const namingTheFirst = expect.stringMatching(/already decided: replace by ops-1/);
+    const refused = { ok: false, error: { code: "REVIEW_DECIDED", message: namingTheFirst } };
+    expect(second).toMatchObject(refused);
     expect(await payeeTwo(db, scene)).toBe(20_500n);
   });
 
@@ -133,7 +135,7 @@ describe("review decisions: what each one does to the ledger", () => {
     await openAccount(db.pool, { tenantId: scene.tenantId, accountId: "grocer", kind: "customer", currency: "USD" });
     await post(db.pool, transferOf(scene.tenantId, "spent", "payee-two", "grocer", 20_500n));
     const refused = await decide(db, scene, reviewId, "replace");
-    expect(refused).toMatchObject({ ok: false, error: { code: "INGEST_REVIEW_INSUFFICIENT_FUNDS" } });
+    expect(refused).toMatchObject({ ok: false, error: { code: "REVIEW_INSUFFICIENT_FUNDS" } });
     expect(await transfersOfKind(db, scene, "correction-replacement")).toEqual([]);
     expect(await transfersOfKind(db, scene, "correction-compensation")).toEqual([]);
     expect((await listReviews(db.pool, { tenantId: scene.tenantId })).map((r) => r.state)).toEqual(["open"]);

@@ -97,7 +97,7 @@ describe("SFTP partners, against a real SFTP server", () => {
   it("refuses a server whose host key is not the configured one, takes nothing and counts the failure", async () => {
     writeFileSync(path.join(root, "inbox", "other.ach"), fixture("ach/base-valid.ach"));
     const sftp = poller({ hostKeySha256: fingerprintOf(newKeyPair().public) });
-    await expect(sftp.poll()).rejects.toMatchObject({ code: "INGEST_SFTP_HOST_KEY_MISMATCH" });
+    await expect(sftp.poll()).rejects.toMatchObject({ code: "SOURCE_SFTP_HOST_KEY_MISMATCH" });
     expect(existsSync(path.join(root, "inbox", "other.ach"))).toBe(true);
     const { rows } = await db.pool.query<{ n: bigint }>(
       `SELECT count(*) AS n FROM received_file WHERE tenant_id = $1
@@ -123,6 +123,6 @@ describe("SFTP partners, against a real SFTP server", () => {
     const errors: Finding[] = [];
     const { hostKeySha256: _omitted, ...withoutKey } = { ...source, tenant: "t", partner: "p" };
     ingestSettings({}, { sftpPartners: [withoutKey] }, "/tmp", errors);
-    expect(errors).toMatchObject([{ code: "INGEST_SFTP_HOST_KEY_MISSING" }]);
+    expect(errors).toMatchObject([{ code: "SOURCE_SFTP_HOST_KEY_MISSING" }]);
   });
 });

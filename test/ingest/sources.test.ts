@@ -30,7 +30,8 @@ describe("file names", () => {
   it("keeps the last path component only and replaces unsafe characters", () => {
     expect(sanitizeFileName("../../etc/passwd")).toEqual({ ok: true, value: "passwd" });
     expect(sanitizeFileName("C:\\drop\\pay roll;1.ach")).toEqual({ ok: true, value: "pay_roll_1.ach" });
-    expect(sanitizeFileName("..")).toMatchObject({ ok: false, error: { code: "INGEST_FILE_NAME_INVALID" } });
+    const refused = { ok: false, error: { code: "FILE_NAME_INVALID" } };
+    expect(sanitizeFileName("..")).toMatchObject(refused);
   });
 });
 

@@ -36,7 +36,7 @@ describe("records sharing a UETR", () => {
     const second = await ingest(db.pool, scene, fixture("iso20022/pacs008-chain-b-c.xml"), "chain-b-c.xml");
     expect(second.outcomes).toEqual({ ...noOutcomes, applied: 1 });
     expect(await outcomeRows(scene.tenantId, second.file_id)).toEqual([{
-      outcome: "applied", code: "INGEST_PAYMENT_LEG_LINKED", transfer_key: null,
+      outcome: "applied", code: "RECORD_PAYMENT_LEG_LINKED", transfer_key: null,
       detail: expect.stringContaining("iso20022:pacs.008:uetr:7c9e6679-7425-40de-944b-e07fc1f90ae7:BANKDEFFXXX:BANKGB2LXXX"),
     }]);
     expect(await transferCount(db.pool, scene.tenantId)).toBe(1);
@@ -51,7 +51,8 @@ describe("records sharing a UETR", () => {
     const reused = await ingest(db.pool, scene, fixture("iso20022/pacs008-uetr-reused.xml"), "reused.xml");
     expect(reused.outcomes).toEqual({ ...noOutcomes, suspect: 1 });
     const [row] = await outcomeRows(scene.tenantId, reused.file_id);
-    expect(row).toMatchObject({ outcome: "suspect", code: "INGEST_UETR_REUSED", transfer_key: null });
+    const held = { outcome: "suspect", code: "RECORD_UETR_REUSED", transfer_key: null };
+    expect(row).toMatchObject(held);
     expect(row?.detail).toContain("iso20022:pacs.008:uetr:7c9e6679-7425-40de-944b-e07fc1f90ae7:BANKDEFFXXX:BANKGB2LXXX");
     expect(row?.detail).toContain("iso20022:pacs.008:uetr:7c9e6679-7425-40de-944b-e07fc1f90ae7:BANKFRPPXXX:BANKITMMXXX");
     expect(row?.detail).toMatch(/differs in endToEndId, amountMinor/);
@@ -67,7 +68,8 @@ describe("records sharing a UETR", () => {
     const report = await ingest(db.pool, scene, fixture("iso20022/pacs008-legs-and-reused-uetr.xml"), "legs.xml");
     expect(report.outcomes).toEqual({ ...noOutcomes, applied: 2, suspect: 1 });
     expect((await outcomeRows(scene.tenantId, report.file_id)).map((row) => [row.outcome, row.code])).toEqual([
-      ["applied", "INGEST_COUNTERPARTY_UNRESOLVED"], ["applied", "INGEST_PAYMENT_LEG_LINKED"], ["suspect", "INGEST_UETR_REUSED"],
+      ["applied", "RECORD_COUNTERPARTY_UNRESOLVED"], ["applied", "RECORD_PAYMENT_LEG_LINKED"],
+      ["suspect", "RECORD_UETR_REUSED"],
     ]);
     expect(await transferCount(db.pool, scene.tenantId)).toBe(1);
     const again = await ingest(db.pool, scene, fixture("iso20022/pacs008-legs-and-reused-uetr.xml"), "legs-again.xml");

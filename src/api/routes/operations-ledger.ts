@@ -33,7 +33,7 @@ const schemas = {
 
 /** A refusal of the record core, the ledger or four eyes as a problem reply (the one catalog). */
 export function refusal(error: Finding): Reply {
-  const code = error.code === "INGEST_REVIEW_REASON_MISSING" ? "REQUEST_INVALID" : error.code;
+  const code = error.code === "REVIEW_REASON_MISSING" ? "REQUEST_INVALID" : error.code;
   return problemReply(code as ErrorCode, error.message, { field: error.position.field ?? null });
 }
 

@@ -17,7 +17,7 @@ async function tenantOfFile(db: Queryable, fileId: string, tenant: string | unde
   const [only] = tenants;
   if (tenants.length === 1 && only !== undefined) return only;
   const several = tenants.length > 1 ? " (several tenants: name one with --tenant)" : "";
-  throw new CliError(`INGEST_FILE_NOT_FOUND: no file ${fileId}${several}`, exitCodes.usage);
+  throw new CliError(`FILE_NOT_FOUND: no file ${fileId}${several}`, exitCodes.usage);
 }
 
 export function registerFilesCommands(program: Command): void {
@@ -54,7 +54,7 @@ export function registerFilesCommands(program: Command): void {
       const shown = await withDatabase(async (db) => {
         const tenantId = await tenantOfFile(db.pool, fileId, options.tenant);
         const report = await fileReport(db.pool, tenantId, fileId);
-        if (!report) throw new CliError(`INGEST_FILE_NOT_FOUND: no file ${fileId}`, exitCodes.usage);
+        if (!report) throw new CliError(`FILE_NOT_FOUND: no file ${fileId}`, exitCodes.usage);
         return { ...report, record_outcomes: await fileOutcomes(db.pool, tenantId, fileId) };
       });
       if (options.json) return printJson(shown);

@@ -99,6 +99,9 @@ export function registerReviewCommands(program: Command): void {
     .allowUnknownOption()
     .option("--reason <reason>", "ignored")
     .action(() => {
-      throw new CliError("INGEST_REVIEW_RELEASE_REMOVED: review release is gone: decide with `review replace ID` (the record corrects the original), `review apply-as-new ID` (a separate payment) or `review refuse ID` (nothing posted), each with --reason", exitCodes.usage);
+      throw new CliError("REVIEW_RELEASE_REMOVED: review release is gone: decide with "
+        + "`review replace ID` (the record corrects the original), `review apply-as-new ID` "
+        + "(a separate payment) or `review refuse ID` (nothing posted), each with --reason",
+      exitCodes.usage);
     });
 }

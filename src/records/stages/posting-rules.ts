@@ -14,7 +14,7 @@ export function candidateOf(item: IngestRecord): Candidate | Decision {
     const error = item.rejection;
     const field = error?.position.field;
     return { item, outcome: {
-      kind: "rejected", code: error?.code ?? "INGEST_NO_POSTING_RULE",
+      kind: "rejected", code: error?.code ?? "RECORD_NO_POSTING_RULE",
       detail: error?.message ?? "rejected",
       ...(field ? { field } : {}),
     } };
@@ -22,7 +22,7 @@ export function candidateOf(item: IngestRecord): Candidate | Decision {
   const rule = postingRuleFor(record);
   if (!rule) {
     const detail = `no posting rule for ${record.channel} ${record.kind}`;
-    return { item, record, outcome: { kind: "rejected", code: "INGEST_NO_POSTING_RULE", detail } };
+    return { item, record, outcome: { kind: "rejected", code: "RECORD_NO_POSTING_RULE", detail } };
   }
   const identityKey = identityKeyOf(record);
   return identityKey === undefined ? { item, record, rule } : { item, record, rule, identityKey };

@@ -45,7 +45,7 @@ export async function compareRepeats(
     const arrival = first.file_id === null ? first.natural_key : fileRecord;
     const originalRef = first.transfer_key ?? arrival;
     if (first.fingerprint === candidate.record.fingerprint) {
-      decided.set(candidate, { kind: "duplicate", code: "INGEST_RECORD_DUPLICATE", originalRef });
+      decided.set(candidate, { kind: "duplicate", code: "RECORD_DUPLICATE", originalRef });
     } else {
       changed.push({ candidate, first, originalRef });
     }
@@ -57,7 +57,7 @@ export async function compareRepeats(
   const postedByReview = await answerDecidedConflicts(tx, context, changed);
   for (const { candidate, first, originalRef } of changed) {
     decided.set(candidate, postedByReview.get(candidate) ?? {
-      kind: "conflict", code: "INGEST_RECORD_CONFLICT", originalRef,
+      kind: "conflict", code: "RECORD_CONFLICT", originalRef,
       review: { matchedRef: originalRef },
       detail: `key first seen in ${describeFirst(first, names)} with other content`,
     });
@@ -104,7 +104,7 @@ async function answerDecidedConflicts(
   for (const { candidate, reviewId } of reviews) {
     if (!posted.has(reviewId)) continue;
     duplicates.set(candidate, {
-      kind: "duplicate", code: "INGEST_RECORD_DUPLICATE",
+      kind: "duplicate", code: "RECORD_DUPLICATE",
       originalRef: posted.get(reviewId) ?? `review:${reviewId}`,
       detail: `applied as a separate payment by review ${reviewId}`,
     });
@@ -131,14 +131,14 @@ function holdKeyReusedInFile(
   // A key is claimed with its transfer key before it posts: only an applied key names a posting.
   const posted = !stillOpen && stored.state === "applied" ? stored.transfer_key : null;
   decided.set(later, {
-    kind: "suspect", code: "INGEST_KEY_REUSED_IN_FILE", review,
+    kind: "suspect", code: "RECORD_KEY_REUSED_IN_FILE", review,
     originalRef: posted ?? `${fileId}#${firstIndex}`,
     detail: `record ${firstIndex} of this file ${reused}: ${stillOpen ? "both held for review"
       : "that one was applied in an earlier chunk; this one is held for review"}`,
   });
   if (!stillOpen) return;
   decided.set(first, {
-    kind: "suspect", code: "INGEST_KEY_REUSED_IN_FILE", review,
+    kind: "suspect", code: "RECORD_KEY_REUSED_IN_FILE", review,
     originalRef: `${fileId}#${later.item.index}`,
     detail: `record ${later.item.index} of this file ${reused}: both held for review`,
   });

@@ -91,16 +91,16 @@ async function matchChunkReturns(
       && amountConfirms(record.channel, record.amount, r.amount_minor));
     if (!confirmed) {
       decided.set(candidate, candidates.length > 0
-        ? { kind: "orphan", code: "INGEST_RETURN_AMOUNT_MISMATCH",
+        ? { kind: "orphan", code: "RECORD_RETURN_AMOUNT_MISMATCH",
           detail: `original ${candidates[0]?.natural_key} has another amount` }
-        : { kind: "orphan", code: "INGEST_RECORD_ORPHAN",
+        : { kind: "orphan", code: "RECORD_ORPHAN",
           detail: "no original found; matched when it arrives" });
       continue;
     }
     const originalKey = confirmed.natural_key;
     if (alreadyReversed.has(originalKey) || reversedOriginals.has(originalKey)) {
       decided.set(candidate, {
-        kind: "suspect", code: "INGEST_RECORD_SUSPECT",
+        kind: "suspect", code: "RECORD_SUSPECT",
         detail: `original ${originalKey} was already returned`,
         originalRef: confirmed.transfer_key, review: { matchedRef: originalKey },
       });
@@ -194,7 +194,7 @@ async function settleReversal(
   };
   const notes = reversal.linkNotes;
   const outcome: PostingOutcome = posted.kind === "applied" && notes.length > 0 ? {
-    ...posted, code: "INGEST_RETURN_LINK_WARNING",
+    ...posted, code: "RECORD_RETURN_LINK_WARNING",
     detail: `linked to ${matchedKey} by original trace and amount although ${notes.join("; ")}`,
   } : posted;
   decided.set(reversal.candidate, outcome);

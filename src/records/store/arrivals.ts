@@ -3,7 +3,7 @@
  * (record_review).
  */
 import type { Queryable } from "../../db/pool.ts";
-import type { ErrorCode } from "../../errors/catalog.ts";
+import { currentCode, storedNamesOf, type ErrorCode } from "../../errors/catalog.ts";
 import type { RecordOutcome } from "../record-states.ts";
 
 const column = <T, R>(rows: readonly T[], pick: (row: T) => R): R[] => rows.map(pick);
@@ -49,7 +49,8 @@ export async function insertSameBytesRepeats(tx: Queryable, tenantId: string, fi
     name: "clearline.records.same-bytes-repeats",
     text: `INSERT INTO record_outcome (tenant_id, file_id, record_index, position, natural_key,
              outcome, code, kind, amount_minor, currency, original_ref)
-           SELECT o.tenant_id, $2, o.record_index, o.position, o.natural_key, 'duplicate', 'INGEST_RECORD_DUPLICATE', o.kind, o.amount_minor, o.currency,
+           SELECT o.tenant_id, $2, o.record_index, o.position, o.natural_key, 'duplicate',
+                  'RECORD_DUPLICATE', o.kind, o.amount_minor, o.currency,
                   coalesce(k.transfer_key, k.file_id || '#' || k.record_index)
              FROM record_outcome o
             CROSS JOIN LATERAL (
@@ -97,7 +98,7 @@ export async function rejectedRecordsOfFile(
     `SELECT position, field, code, detail FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
        AND outcome = 'rejected'
       ORDER BY record_index LIMIT $3`, [tenantId, fileId, rowsMax]);
-  return rows;
+  return rows.map((row) => ({ ...row, code: currentCode(row.code) }));
 }
 
 export interface DroppedOutcomeRow { index: number; position: string; natural_key: string; kind: string | null; amount_minor: bigint; currency: string; transfer_key: string | null; total: bigint }
@@ -142,7 +143,8 @@ export async function outcomesOfFile(
     `SELECT record_index AS index, position, natural_key, outcome, code, field, detail, kind, amount_minor, currency, original_ref, transfer_key
        FROM record_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index LIMIT $3`,
     [tenantId, fileId, rowsMax]);
-  return rows;
+  // A row written before a code was renamed reads as the code's name now (docs/decisions/0068).
+  return rows.map((row) => (row.code === null ? row : { ...row, code: currentCode(row.code) }));
 }
 
 export interface AppliedOutcomeRow { index: number; position: string; natural_key: string; kind: string | null; amount_minor: bigint; currency: string; transfer_key: string | null; fingerprint: string | null }
@@ -165,9 +167,10 @@ export async function unresolvedCounterpartyPosting(
   db: Queryable, tenantId: string, transferKey: string,
 ): Promise<{ amount_minor: string; currency: string } | undefined> {
   const { rows } = await db.query<{ amount_minor: string; currency: string }>(
-    `SELECT amount_minor::text, currency FROM record_outcome WHERE tenant_id = $1
-       AND transfer_key = $2 AND outcome = 'applied' AND code = 'INGEST_COUNTERPARTY_UNRESOLVED'
-       LIMIT 1`,
-    [tenantId, transferKey]);
+    `SELECT amount_minor::text, currency
+       FROM record_outcome
+      WHERE tenant_id = $1 AND transfer_key = $2 AND outcome = 'applied' AND code = ANY($3::text[])
+      LIMIT 1`,
+    [tenantId, transferKey, storedNamesOf("RECORD_COUNTERPARTY_UNRESOLVED")]);
   return rows[0];
 }

@@ -1,5 +1,6 @@
 /** A record's history (clearline record show, GET /v1/records/{key}): read-only. */
 import type { Queryable } from "../../db/pool.ts";
+import { currentCode } from "../../errors/catalog.ts";
 import type { KeyState, RecordOutcome } from "../record-states.ts";
 
 
@@ -57,7 +58,8 @@ export async function selectFileArrivals(db: Queryable, tenantId: string, natura
       ORDER BY o.created_at, o.file_id, o.record_index`,
     [tenantId, naturalKeys],
   );
-  return rows;
+  // A row written before a code was renamed reads as the code's name now (docs/decisions/0068).
+  return rows.map((row) => (row.code === null ? row : { ...row, code: currentCode(row.code) }));
 }
 
 export interface HistoryRepeatRow { dedup_key: string; channel: string; scope: string; reason: string; original_ref: string | null; position: string | null; at: string }

@@ -4,6 +4,7 @@
  * one statement per stage and chunk.
  */
 import type { Queryable } from "../../db/pool.ts";
+import { currentCode } from "../../errors/catalog.ts";
 import type { KeyState } from "../record-states.ts";
 
 const column = <T, R>(rows: readonly T[], pick: (row: T) => R): R[] => rows.map(pick);
@@ -270,7 +271,8 @@ export async function keyStatesByLinkId(
       ORDER BY l.link_id, k.created_at DESC, k.natural_key`,
     [tenantId, linkIds],
   );
-  return rows;
+  // A row written before a code was renamed reads as the code's name now (docs/decisions/0068).
+  return rows.map((row) => (row.code === null ? row : { ...row, code: currentCode(row.code) }));
 }
 
 export interface ReturnTargetRow {

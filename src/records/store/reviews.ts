@@ -3,6 +3,7 @@
  * a decision makes; the compensation a replace posts is linked by the ledger.
  */
 import type { Queryable } from "../../db/pool.ts";
+import { storedNamesOf } from "../../errors/catalog.ts";
 import type { ReviewRecord } from "../review-id.ts";
 import type { KeyState, ReviewState } from "../record-states.ts";
 
@@ -124,8 +125,9 @@ export async function selectSuspensePostings(db: Queryable, tenantId: string | n
   const { rows } = await db.query<SuspensePostingRow>(
     `SELECT tenant_id, file_id, position, natural_key, amount_minor, currency, transfer_key, detail
        FROM record_outcome
-      WHERE ($1::text IS NULL OR tenant_id = $1) AND outcome = 'applied' AND code = 'INGEST_COUNTERPARTY_UNRESOLVED'
+      WHERE ($1::text IS NULL OR tenant_id = $1) AND outcome = 'applied'
+        AND code = ANY($3::text[])
       ORDER BY created_at DESC LIMIT $2`,
-    [tenantId, rowsMax]);
+    [tenantId, rowsMax, storedNamesOf("RECORD_COUNTERPARTY_UNRESOLVED")]);
   return rows;
 }
