@@ -1,7 +1,7 @@
 import { assert } from "../assert.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
-import { apiRefundRecord } from "../normalize/from-api.ts";
+import { httpRefundRecord } from "../normalize/from-http.ts";
 import { decimalToMinor } from "../protocols/iso4217/currency.ts";
 import { appliedTransferKeyOf, decideRecords, type Rejected } from "../records/index.ts";
 import { lockIntent } from "./intent-lock.ts";
@@ -57,7 +57,11 @@ export async function createRefund(tx: Tx, tenantId: string, request: RefundRequ
     if (currency !== payment.currency) return { kind: "refused", refusal: currencyMismatch(payment) };
     return { kind: "refused", refusal: { code: "REQUEST_INVALID", detail: amount.error.message } };
   }
-  const item = apiRefundRecord(tenantId, { clientReference: request.clientReference, paymentClientReference: payment.clientReference, amountMinor: amount.value, currency }, {
+  const refund = {
+    clientReference: request.clientReference, paymentClientReference: payment.clientReference,
+    amountMinor: amount.value, currency,
+  };
+  const item = httpRefundRecord(tenantId, refund, {
     position: idempotencyKey === undefined ? scope : `${scope} Idempotency-Key ${idempotencyKey}`,
     sourceRef: `http:${payment.paymentId}`, valueDate: new Date().toISOString().slice(0, 10),
   });

@@ -1,5 +1,5 @@
 import { assert } from "../assert.ts";
-import type { DedupChannel } from "../dedup/dedup-event.ts";
+import type { Channel } from "../normalize/canonical-record.ts";
 import type { ErrorCode } from "../errors/catalog.ts";
 import type { Transfer } from "../ledger/index.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
@@ -25,7 +25,7 @@ export interface FileArrival {
 
 export interface RequestArrival {
   kind: "request";
-  channel: DedupChannel;
+  channel: Channel;
   scope: string;            // the endpoint or connection, as dedup_event.scope
   /**
    * The caller records this arrival's repeats itself, in the same transaction and in its channel's

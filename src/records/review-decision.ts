@@ -1,7 +1,7 @@
 import { assert } from "../assert.ts";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
-import { recordDedupEvents, type DedupChannel } from "../dedup/dedup-event.ts";
+import { recordDedupEvents } from "../dedup/dedup-event.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { linkCompensations, postTransfers } from "../ledger/index.ts";
 import { compensations } from "../observability/metrics.ts";
@@ -156,7 +156,8 @@ async function recordDecision(tx: Tx, row: ReviewRow, request: DecisionRequest, 
   }
   for (const mark of postings.keyMarks) await markKeyDecided(tx, row.tenant_id, mark);
   await recordDedupEvents(tx, [{
-    tenantId: row.tenant_id, channel: row.record.record.channel as DedupChannel, scope: `review:${row.review_id}`, dedupKey: row.natural_key,
+    tenantId: row.tenant_id, channel: row.record.record.channel, scope: `review:${row.review_id}`,
+    dedupKey: row.natural_key,
     reason: `review_${request.decision}`, position: `${row.file_id}#${row.record_index}`,
     ...(postings.posting ? { originalRef: postings.posting.transferKey } : postings.originalTransferKey ? { originalRef: postings.originalTransferKey } : {}),
   }]);

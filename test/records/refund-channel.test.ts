@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyLedger } from "../../src/ledger/verify.ts";
-import { apiRefundRecord } from "../../src/normalize/from-api.ts";
+import { httpRefundRecord } from "../../src/normalize/from-http.ts";
 import { fund, givenApiWorld, paymentRequest, type ApiWorld } from "../support/api-scenario.ts";
 import { runCliInProcess } from "../support/cli.ts";
 import {
@@ -52,10 +52,16 @@ describe("HTTP refunds through the record core", () => {
     const paymentId = await pay("core-pay-1", "20.00");
     const refunded = await refund("core-rf-1", paymentId, "7.50");
     expect(refunded.status).toBe(201);
-    const expected = apiRefundRecord(world.tenantId, { clientReference: "core-rf-1", paymentClientReference: "core-pay-1", amountMinor: 750n, currency: "USD" },
-      { position: "test", sourceRef: "test", valueDate: "2026-12-03" }).record;
+    const refundRequest = {
+      clientReference: "core-rf-1", paymentClientReference: "core-pay-1", amountMinor: 750n,
+      currency: "USD",
+    };
+    const arrival = { position: "test", sourceRef: "test", valueDate: "2026-12-03" };
+    const expected = httpRefundRecord(world.tenantId, refundRequest, arrival).record;
     expect(await keyOf("api-refund:core-rf-1")).toEqual([{
-      fingerprint: expected?.fingerprint, channel: "api", kind: "refund", state: "applied", transfer_key: "api:core-rf-1:refund", matched_key: "api:core-pay-1", original_ref: "api:core-pay-1",
+      fingerprint: expected?.fingerprint, channel: "http", kind: "refund", state: "applied",
+      transfer_key: "api:core-rf-1:refund", matched_key: "api:core-pay-1",
+      original_ref: "api:core-pay-1",
     }]);
     expect(await transfersLike("api:core-rf-1:%")).toEqual([{ transfer_key: "api:core-rf-1:refund", kind: "refund" }]);
     const legs = await db.pool.query("SELECT account_id, direction, amount_minor::text FROM ledger_entry WHERE tenant_id = $1 AND transfer_key = 'api:core-rf-1:refund' ORDER BY entry_key", [world.tenantId]);

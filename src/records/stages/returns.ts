@@ -226,7 +226,8 @@ function linkNotesOf(record: CanonicalRecord, namedByOriginalDfi: boolean, origi
 
 function orphanRecord(context: RecordContext, orphan: OrphanRow): CanonicalRecord {
   return {
-    tenantId: context.tenantId, channel: orphan.channel as CanonicalRecord["channel"], naturalKey: orphan.natural_key, intentId: orphan.natural_key,
+    tenantId: context.tenantId, channel: orphan.channel, naturalKey: orphan.natural_key,
+    intentId: orphan.natural_key,
     kind: orphan.kind, amount: orphan.amount_minor, currency: orphan.currency, valueDate: orphan.value_date, fingerprint: orphan.fingerprint,
     source: { fileId: orphan.file_id, position: orphan.position }, attributes: {},
   };

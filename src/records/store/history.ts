@@ -1,11 +1,13 @@
 /** A record's history (clearline record show, GET /v1/records/{key}): read-only. */
 import type { Queryable } from "../../db/pool.ts";
 import { currentCode } from "../../errors/catalog.ts";
+import { storedChannel, type Channel } from "../../normalize/canonical-record.ts";
 import type { KeyState, RecordOutcome } from "../record-states.ts";
 
 
 export interface HistoryKeyRow {
-  natural_key: string; channel: string; kind: string; state: KeyState; fingerprint: string; file_id: string | null; record_index: number | null;
+  natural_key: string; channel: Channel; kind: string; state: KeyState; fingerprint: string;
+  file_id: string | null; record_index: number | null;
   position: string; amount_minor: bigint; currency: string; transfer_key: string | null; original_ref: string | null; matched_key: string | null;
   identity_key: string | null; created_at: string;
 }
@@ -18,7 +20,7 @@ const AT = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-D
  * and the later reversals matched with that one).
  */
 export async function selectHistoryKeys(db: Queryable, tenantId: string, key: string): Promise<HistoryKeyRow[]> {
-  const { rows } = await db.query<HistoryKeyRow>(
+  const { rows } = await db.query<Omit<HistoryKeyRow, "channel"> & { channel: string }>(
     `WITH asked AS (
        SELECT natural_key, identity_key FROM record_key
         WHERE tenant_id = $1 AND (natural_key = $2 OR identity_key = $2)
@@ -39,7 +41,7 @@ export async function selectHistoryKeys(db: Queryable, tenantId: string, key: st
       ORDER BY k.created_at, k.natural_key`,
     [tenantId, key],
   );
-  return rows;
+  return rows.map((row) => ({ ...row, channel: storedChannel(row.channel) }));
 }
 
 export interface HistoryFileArrivalRow {

@@ -1,8 +1,12 @@
 /** Payment identities (record_identity): the first record of each end-to-end reference, across channels (claimed with its key: keys.ts). */
 import type { Queryable } from "../../db/pool.ts";
+import { storedChannel, type Channel } from "../../normalize/canonical-record.ts";
 import type { KeyState } from "../record-states.ts";
 
-export interface IdentityRow { identityKey: string; naturalKey: string; channel: string; fingerprint: string; transferKey: string | null }
+export interface IdentityRow {
+  identityKey: string; naturalKey: string; channel: Channel; fingerprint: string;
+  transferKey: string | null;
+}
 
 /** The first record of each identity, with where its key stands now (a first arrival that was not applied links nothing). */
 export async function selectIdentities(tx: Queryable, tenantId: string, identityKeys: readonly string[]): Promise<Map<string, IdentityRow & { state: KeyState; position: string }>> {
@@ -14,7 +18,8 @@ export async function selectIdentities(tx: Queryable, tenantId: string, identity
     [tenantId, [...new Set(identityKeys)]],
   );
   return new Map(rows.map((r) => [r.identity_key, {
-    identityKey: r.identity_key, naturalKey: r.natural_key, channel: r.channel, fingerprint: r.fingerprint, transferKey: r.transfer_key, state: r.state, position: r.position,
+    identityKey: r.identity_key, naturalKey: r.natural_key, channel: storedChannel(r.channel),
+    fingerprint: r.fingerprint, transferKey: r.transfer_key, state: r.state, position: r.position,
   }]));
 }
 

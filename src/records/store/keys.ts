@@ -5,6 +5,7 @@
  */
 import type { Queryable } from "../../db/pool.ts";
 import { currentCode } from "../../errors/catalog.ts";
+import { storedChannel, type Channel } from "../../normalize/canonical-record.ts";
 import type { KeyState } from "../record-states.ts";
 
 const column = <T, R>(rows: readonly T[], pick: (row: T) => R): R[] => rows.map(pick);
@@ -198,18 +199,24 @@ export async function updateKeyStates(tx: Queryable, tenantId: string, states: r
   );
 }
 
-export interface OriginalRow { natural_key: string; link_id1: string | null; link_id2: string | null; amount_minor: bigint; currency: string; transfer_key: string; channel: string }
+/** A row as stored: its channel a name (storedChannel reads it). */
+type StoredRow<T extends { channel: Channel }> = Omit<T, "channel"> & { channel: string };
+
+export interface OriginalRow {
+  natural_key: string; link_id1: string | null; link_id2: string | null; amount_minor: bigint;
+  currency: string; transfer_key: string; channel: Channel;
+}
 
 /** Posted records a return may name: by natural key or link id, else by the fallback ids. */
 export async function selectOriginals(tx: Queryable, tenantId: string, refs: readonly string[], ids: readonly string[]): Promise<OriginalRow[]> {
-  const { rows } = await tx.query<OriginalRow>(
+  const { rows } = await tx.query<StoredRow<OriginalRow>>(
     `SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key, channel
        FROM record_key
       WHERE tenant_id = $1 AND state = 'applied' AND transfer_key IS NOT NULL AND kind NOT IN ('return')
         AND (natural_key = ANY($2::text[]) OR link_id1 = ANY($2::text[]) OR link_id1 = ANY($3::text[]) OR link_id2 = ANY($3::text[]))`,
     [tenantId, refs, ids],
   );
-  return rows;
+  return rows.map((row) => ({ ...row, channel: storedChannel(row.channel) }));
 }
 
 /** Originals an applied return already reversed. */
@@ -230,13 +237,14 @@ export async function hasOrphans(tx: Queryable, tenantId: string): Promise<boole
 }
 
 export interface OrphanRow {
-  natural_key: string; fingerprint: string; channel: string; kind: string; file_id: string; record_index: number; position: string;
+  natural_key: string; fingerprint: string; channel: Channel; kind: string; file_id: string;
+  record_index: number; position: string;
   amount_minor: bigint; currency: string; value_date: string; original_ref: string | null; original_id1: string | null; original_id2: string | null;
 }
 
 /** Returns waiting for an original that names one of `refs` or carries one of `ids`. */
 export async function selectWaitingOrphans(tx: Queryable, tenantId: string, refs: readonly string[], ids: readonly string[]): Promise<OrphanRow[]> {
-  const { rows } = await tx.query<OrphanRow>(
+  const { rows } = await tx.query<StoredRow<OrphanRow>>(
     `SELECT natural_key, fingerprint, channel, kind, file_id, record_index, position, amount_minor, currency,
             to_char(value_date, 'YYYY-MM-DD') AS value_date, original_ref, original_id1, original_id2
        FROM record_key
@@ -244,7 +252,7 @@ export async function selectWaitingOrphans(tx: Queryable, tenantId: string, refs
         AND (original_ref = ANY($2::text[]) OR original_id1 = ANY($3::text[]) OR original_id2 = ANY($3::text[]))`,
     [tenantId, refs, ids],
   );
-  return rows;
+  return rows.map((row) => ({ ...row, channel: storedChannel(row.channel) }));
 }
 
 /** An orphan's outcome row tells that its original arrived and the reversal was posted. */
