@@ -4,7 +4,7 @@ import type { Tx } from "../db/transaction.ts";
 import { recordDedupEvents, type DedupEvent } from "../dedup/dedup-event.ts";
 import { balanceOf } from "../ledger/index.ts";
 import { cardOriginalRecord, originalFingerprintOf, type CardOriginal, type MessageKind } from "../normalize/from-iso8583.ts";
-import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../normalize/received-record.ts";
 import { currencyByCode } from "../protocols/iso4217/currency.ts";
 import { de, isRepeatMti, replayedResponse, type FieldValue, type Message } from "../protocols/iso8583/index.ts";
 import {
@@ -30,7 +30,7 @@ import { availableBalanceAmount } from "./processing-codes.ts";
 /** An original whose fields are well formed and whose card is routed, and the record the core is given. */
 export interface Routed {
   original: CardOriginal;
-  item: IngestRecord;
+  item: ReceivedRecord;
   naturalKey: string;
   fingerprint: string;
 }

@@ -3,7 +3,7 @@ import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import type { Finding } from "../errors/finding.ts";
-import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../normalize/received-record.ts";
 import type { PartnerAccounts } from "../normalize/posting-rules.ts";
 import { recordReturnEntries, type ReturnEntryDraft } from "../partners/returns/return-store.ts";
 import { returnReasonFor } from "../protocols/ach/return-reasons.ts";
@@ -43,7 +43,9 @@ export type ChunkResult = { kind: "committed"; counts: OutcomeCounts } | { kind:
  * `chunkStart` is the progress this chunk expects to find: if the file moved on (another worker
  * resumed it), the chunk is fenced off and nothing is written.
  */
-export async function commitChunk(pool: Pool, context: ChunkContext, items: readonly IngestRecord[], chunkStart: number): Promise<ChunkResult> {
+export async function commitChunk(
+  pool: Pool, context: ChunkContext, items: readonly ReceivedRecord[], chunkStart: number,
+): Promise<ChunkResult> {
   const result = await inChunkTransaction(pool, context, { chunkStart, records: items.length }, async (tx) => {
     const decisions = await decideRecords(tx, {
       tenantId: context.tenantId, suspectWindowHours: context.suspectWindowHours, repeatsExpected: context.repeatsExpected,

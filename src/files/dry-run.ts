@@ -1,7 +1,7 @@
 import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { openTransaction, type Tx } from "../db/transaction.ts";
-import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../normalize/received-record.ts";
 import {
   appliedRecordsOfFilePage, previewRecords, recordOutcomeOf, storedKeysOf, type Preview,
   type RecordOutcome,
@@ -68,7 +68,7 @@ async function dryRunIn(db: Tx, tenantId: string, content: ContentSource, option
   };
   if (scan.rejected || !scan.format) return report;
   const evidence: CorrectionEvidence = { keys: new Set(), newFingerprints: new Set(), repeatsByFile: new Map(), keyed: 0, overflow: false };
-  let chunk: IngestRecord[] = [];
+  let chunk: ReceivedRecord[] = [];
   const stream = fileRecords(content, scan.format, { tenantId, fileId: "dry-run", fileName: options.name });
   for await (const record of stream.records) {
     chunk.push(record);
@@ -98,7 +98,10 @@ function verdictOf(preview: Preview): DryRunVerdict {
   return "new";   // would be posted or recorded (or linked as a later leg)
 }
 
-async function classify(db: Tx, tenantId: string, chunk: IngestRecord[], report: DryRunReport, evidence: CorrectionEvidence): Promise<void> {
+async function classify(
+  db: Tx, tenantId: string, chunk: ReceivedRecord[], report: DryRunReport,
+  evidence: CorrectionEvidence,
+): Promise<void> {
   const decisions = await previewRecords(db, {
     tenantId, suspectWindowHours: limits.ingest.suspectWindowHours,
     arrival: { kind: "file", fileId: PREVIEW_FILE_ID, partnerId: "", accounts: new Map() },

@@ -3,7 +3,7 @@ import { enqueueEvent } from "../outbox/outbox-store.ts";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction } from "../db/transaction.ts";
 import { ok, type Finding, type Result } from "../errors/finding.ts";
-import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../normalize/received-record.ts";
 import type { SeverityOverrides } from "../protocols/ach/types.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
 import { ingestFilesByStatus, ingestFilesFinished, ingestOldestProcessingAge } from "../observability/metrics-ingest.ts";
@@ -135,12 +135,12 @@ async function rejectFile(pool: Pool, file: { tenantId: string; fileId: string; 
  * the file's progress on); lastIndex is the index of the last record read.
  */
 async function applyInChunks(
-  pool: Pool, context: ChunkContext, records: AsyncIterable<IngestRecord>,
+  pool: Pool, context: ChunkContext, records: AsyncIterable<ReceivedRecord>,
   progress: { recordsDone: number; recordsTotal: number; channel: string }, options: IngestOptions,
 ): Promise<{ complete: boolean; lastIndex: number }> {
   const chunkRecordsMax = options.chunkRecordsMax ?? limits.ingest.chunkRecordsMax;
   let done = progress.recordsDone;
-  const commit = async (chunk: IngestRecord[]): Promise<boolean> => {
+  const commit = async (chunk: ReceivedRecord[]): Promise<boolean> => {
     await openChunkAccounts(pool, context, chunk);
     const result = await commitChunk(pool, context, chunk, done);
     if (result.kind === "fenced") return false;
@@ -155,12 +155,12 @@ async function applyInChunks(
   // One chunk commits while the next is read and normalized: the database and the parser work at
   // the same time, and chunks still commit one after the other, in file order.
   let inFlight: Promise<boolean> | undefined;
-  const start = (chunk: IngestRecord[]) => {
+  const start = (chunk: ReceivedRecord[]) => {
     const running = commit(chunk);
     running.catch(() => undefined);   // awaited below; this only keeps an early failure from being "unhandled"
     inFlight = running;
   };
-  let chunk: IngestRecord[] = [];
+  let chunk: ReceivedRecord[] = [];
   let lastIndex = 0;
   for await (const record of records) {
     lastIndex = record.index;
@@ -178,7 +178,9 @@ async function applyInChunks(
 }
 
 /** The partner's accounts in each currency of the chunk, opened (and committed) before the chunk's transaction. */
-async function openChunkAccounts(pool: Pool, context: ChunkContext, chunk: readonly IngestRecord[]): Promise<void> {
+async function openChunkAccounts(
+  pool: Pool, context: ChunkContext, chunk: readonly ReceivedRecord[],
+): Promise<void> {
   for (const currency of new Set(chunk.flatMap((r) => (r.record ? [r.record.currency] : [])))) {
     if (context.accounts.has(currency) || currency === "XXX") continue;
     const opened = await ensurePartnerAccounts(pool, context.partner, currency);

@@ -1,4 +1,4 @@
-import type { IngestRecord } from "./ingest-record.ts";
+import type { ReceivedRecord } from "./received-record.ts";
 import { fingerprintOf } from "./fingerprint.ts";
 
 /** A payment as the HTTP API (or an inbox) received it, already validated by the adapter. */
@@ -33,7 +33,7 @@ export function apiPaymentKeyOf(clientReference: string): string {
  */
 export function httpPaymentRecord(
   tenantId: string, payment: HttpPayment, arrival: HttpArrival,
-): IngestRecord {
+): ReceivedRecord {
   const naturalKey = apiPaymentKeyOf(payment.clientReference);
   return {
     // No link ids: a return in a file never reverses an API payment by itself (the cross-channel rules link payments, not returns).
@@ -73,7 +73,7 @@ export function apiRefundKeyOf(clientReference: string): string {
  */
 export function httpRefundRecord(
   tenantId: string, refund: HttpRefund, arrival: HttpArrival,
-): IngestRecord {
+): ReceivedRecord {
   const original = apiPaymentKeyOf(refund.paymentClientReference);
   return {
     index: 1, position: arrival.position, linkIds: [], originalIds: [],

@@ -3,7 +3,7 @@ import type { Queryable } from "../db/pool.ts";
 import { sqlState } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { findAccount, openAccount } from "../ledger/index.ts";
-import { parseAlias } from "../normalize/ingest-record.ts";
+import { parseAlias } from "../normalize/received-record.ts";
 import type { PartnerAccounts } from "../normalize/posting-rules.ts";
 import { currencyByCode } from "../protocols/iso4217/currency.ts";
 

@@ -3,7 +3,7 @@ import type { Channel } from "../normalize/canonical-record.ts";
 import type { ErrorCode } from "../errors/catalog.ts";
 import type { Transfer } from "../ledger/index.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
-import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../normalize/received-record.ts";
 import type { PartnerAccounts, PostingRule } from "../normalize/posting-rules.ts";
 import type { RecordOutcome } from "./record-states.ts";
 
@@ -50,7 +50,7 @@ export interface RecordContext {
 
 /** A record the stages decide: what it is, read-only, built once by the first stage. */
 export interface Candidate {
-  readonly item: IngestRecord;
+  readonly item: ReceivedRecord;
   readonly record: CanonicalRecord;
   readonly rule: PostingRule;
   /** The payment identity the record carries across channels (cross-channel key rules). */
@@ -139,7 +139,7 @@ export type Outcome = Applied | Duplicate | Conflict | Suspect | Linked | Reject
 
 /** One record and its outcome, as the core answers its caller. */
 export interface Decision {
-  readonly item: IngestRecord;
+  readonly item: ReceivedRecord;
   readonly record?: CanonicalRecord;   // absent when the reader rejected the record
   readonly outcome: Outcome;
 }

@@ -3,7 +3,7 @@ import { addAccountAlias, createPartner } from "../../src/partners/partners.ts";
 import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator, signIn, type OpsClient } from "../support/ops-client.ts";
-import { fixture, PAYEE_TWO_KEY } from "../ingest/support.ts";
+import { fixture, PAYEE_TWO_KEY } from "../files/support.ts";
 
 describe("files for operators: list, show, re-upload preview then confirm", () => {
   let db: TestDatabase;

@@ -4,7 +4,7 @@ import { verifyLedger } from "../../src/ledger/verify.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
 import { givenHeldCorrection } from "./held-correction.ts";
-import { PAYEE_TWO_KEY } from "../ingest/support.ts";
+import { PAYEE_TWO_KEY } from "../files/support.ts";
 
 describe("the review queue over HTTP", () => {
   let db: TestDatabase;

@@ -10,7 +10,7 @@ import { balanceOf } from "../../src/ledger/balance.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { fund, givenApiWorld, paymentRequest } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { balances, fixture, givenScene, ingest } from "../ingest/support.ts";
+import { balances, fixture, givenScene, ingest } from "../files/support.ts";
 import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan } from "../gateway/support.ts";
 
 const wideWindow = () => ({ since: new Date(Date.now() - 3_600_000).toISOString(), until: new Date(Date.now() + 3_600_000).toISOString() });

@@ -12,7 +12,9 @@ import { cutReturnFile, returnFileKeyOf } from "../../src/files/return-cut.ts";
 import { parseAch, validateAch } from "../../src/protocols/ach/reader.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { post, transferOf } from "../support/ledger-fixtures.ts";
-import { balances, fixture, givenScene, ingest, noOutcomes, settlementOf, type Scene } from "../ingest/support.ts";
+import {
+  balances, fixture, givenScene, ingest, noOutcomes, settlementOf, type Scene,
+} from "../files/support.ts";
 import { givenDeliverableScene, outboxMessages, withPartnerOutbound } from "./support.ts";
 
 const quiet = createLogger({ level: "silent" });

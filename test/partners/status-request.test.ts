@@ -4,7 +4,7 @@ import { openAccount } from "../../src/ledger/accounts.ts";
 import { outboundFiles } from "../../src/partners/outbound/outbound-store.ts";
 import { readIso20022Sync } from "../../src/protocols/iso20022/reader.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { fixture, givenScene, ingest, noOutcomes } from "../ingest/support.ts";
+import { fixture, givenScene, ingest, noOutcomes } from "../files/support.ts";
 
 describe("pacs.028 status requests are answered with a pacs.002 for the payments they name", () => {
   let db: TestDatabase;

@@ -10,7 +10,7 @@ import { recordHistory } from "../../src/records/index.ts";
 import { fund, givenApiWorld, paymentRequest, type ApiWorld } from "../support/api-scenario.ts";
 import { runCliInProcess } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { ingest, type Scene } from "../ingest/support.ts";
+import { ingest, type Scene } from "../files/support.ts";
 import { pacs008 } from "./support.ts";
 
 // bob's account is known to the partner's files by this IBAN.

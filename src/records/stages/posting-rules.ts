@@ -1,5 +1,5 @@
 import { identityKeyOf } from "../../normalize/cross-channel-keys.ts";
-import type { IngestRecord } from "../../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../../normalize/received-record.ts";
 import { postingRuleFor } from "../../normalize/posting-rules.ts";
 import type { Candidate, Decision } from "../decision.ts";
 
@@ -8,7 +8,7 @@ import type { Candidate, Decision } from "../decision.ts";
  * is a candidate for the other stages (with the payment identity it carries, if any); a valid one
  * without a rule is rejected, never guessed.
  */
-export function candidateOf(item: IngestRecord): Candidate | Decision {
+export function candidateOf(item: ReceivedRecord): Candidate | Decision {
   const record = item.record;
   if (!record) {
     const error = item.rejection;

@@ -4,7 +4,7 @@ import {
   postTransfers, transferLegs, type Direction, type Posted, type Transfer,
 } from "../../ledger/index.ts";
 import type { CanonicalRecord } from "../../normalize/canonical-record.ts";
-import type { IngestRecord } from "../../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../../normalize/received-record.ts";
 import { reversalFor } from "../../normalize/posting-rules.ts";
 import type { Candidate, Decided, OutcomesSoFar, RecordContext } from "../decision.ts";
 import { outcomeOfPosting, type PostingOutcome } from "./post-records.ts";
@@ -46,7 +46,7 @@ function amountConfirms(channel: string, returned: bigint, original: bigint): bo
  * what the stages before decided: what this chunk posted are originals too.
  */
 export async function matchReturns(
-  tx: Tx, context: RecordContext, items: readonly IngestRecord[], fresh: ReadonlySet<Candidate>,
+  tx: Tx, context: RecordContext, items: readonly ReceivedRecord[], fresh: ReadonlySet<Candidate>,
   outcomes: OutcomesSoFar,
 ): Promise<ReturnsDecided> {
   const returns = [...fresh]
@@ -116,7 +116,7 @@ async function matchChunkReturns(
 
 /** Records applied in this chunk offered to the returns waiting for them (a late original). */
 async function matchWaitingOrphans(
-  tx: Tx, context: RecordContext, items: readonly IngestRecord[], applied: readonly PostedHere[],
+  tx: Tx, context: RecordContext, items: readonly ReceivedRecord[], applied: readonly PostedHere[],
   reversedOriginals: Set<string>,
 ): Promise<PendingReversal[]> {
   // Orphans are looked up under the tenant's ingestion lock, which only file chunks take.

@@ -11,8 +11,12 @@ import { createLogger } from "../../src/observability/logger.ts";
 import { registry } from "../../src/observability/metrics.ts";
 import type { Finding } from "../../src/errors/finding.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { fingerprintOf, newKeyPair, startSftpServer, type KeyPair, type TestSftpServer } from "./sftp-server.ts";
-import { balances, fixture, givenScene, noOutcomes, settlementOf, type Scene } from "./support.ts";
+import {
+  fingerprintOf, newKeyPair, startSftpServer, type KeyPair, type TestSftpServer,
+} from "../support/sftp-server.ts";
+import {
+  balances, fixture, givenScene, noOutcomes, settlementOf, type Scene,
+} from "../files/support.ts";
 
 const quiet = createLogger({ level: "silent" });
 

@@ -28,7 +28,8 @@ describe("crash safety: killed at every fault point, resumed, the ledger equals 
   let file: string;
   let clean: { lines: string[]; balances: Record<string, bigint> };
   // Two chunks of 2,000 by default: the chunk-level points fire in the second. The issue's full
-  // size runs by hand: CLEARLINE_KILL_TEST_ENTRIES=100000 npx vitest run test/ingest/crash test/ingest/kill
+  // size runs by hand:
+  // CLEARLINE_KILL_TEST_ENTRIES=100000 npx vitest run test/files/crash test/files/kill
   const entries = Number(process.env.CLEARLINE_KILL_TEST_ENTRIES ?? 4_000);
   const timeoutMs = Math.max(600_000, entries * 3); // a bound for a hang, scaled to the file, not a speed check
 

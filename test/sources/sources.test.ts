@@ -11,7 +11,7 @@ import { registerFileRoutes } from "../../src/api/routes/files.ts";
 import { buildHttpServer } from "../../src/api/server.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { startServeProcess } from "../support/serve-process.ts";
-import { fixture, givenScene, noOutcomes, type Scene } from "./support.ts";
+import { fixture, givenScene, noOutcomes, type Scene } from "../files/support.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";
 import { createPartner } from "../../src/partners/partners.ts";
 
