@@ -14,8 +14,11 @@ import { cardAccountsOf } from "./cards.ts";
 import type { InboundResult, PendingOriginal } from "./inbound-types.ts";
 
 export type { PendingOriginal } from "./inbound-types.ts";
-import { inTransaction, insertInbounds, lockOriginals, selectSeenOriginals, type InboundRow, type StoredResponse } from "./inbound-store.ts";
-import { authorizationIdOf, buildResponse, type ResponseCodeName } from "./messages.ts";
+import {
+  inTransaction, insertInbounds, lockOriginals, selectSeenOriginals, type InboundRow,
+  type StoredCardResponse,
+} from "./inbound-store.ts";
+import { approvalCodeOf, buildResponse, type ResponseCodeName } from "./messages.ts";
 import { availableBalanceAmount } from "./processing-codes.ts";
 
 /**
@@ -128,7 +131,10 @@ export async function decideOriginals(tx: Tx, pending: readonly PendingOriginal[
 }
 
 /** The answer to an original the core decided, by its decision. */
-async function answerDecided(tx: Tx, writes: Writes, message: Message, routed: Routed, decision: Decision, stored: StoredResponse | undefined): Promise<InboundResult> {
+async function answerDecided(
+  tx: Tx, writes: Writes, message: Message, routed: Routed, decision: Decision,
+  stored: StoredCardResponse | undefined,
+): Promise<InboundResult> {
   const { original, naturalKey } = routed;
   assert(decision.outcome !== undefined, `card original ${naturalKey} was decided`);
   const result = { tenantId: original.tenantId, naturalKey };
@@ -158,7 +164,9 @@ async function answerApplied(tx: Tx, writes: Writes, message: Message, routed: R
   assert(rule !== undefined && account !== undefined, "an applied card original has its rule and account");
   const code: ResponseCodeName = isAdvice(original.messageKind) ? "acknowledged" : "approved";
   const extra: Record<number, FieldValue> = {};
-  if (code === "approved" && original.messageKind === "authorization") extra[de.authorizationIdentificationResponse] = authorizationIdOf(naturalKey);
+  if (code === "approved" && original.messageKind === "authorization") {
+    extra[de.authorizationIdentificationResponse] = approvalCodeOf(naturalKey);
+  }
   if (rule.action === "balance") extra[de.additionalAmounts] = await availableBalance(tx, message, original.tenantId, account.accountId, account.currency);
   const outcome: InboundRow["outcome"] = rule.action === "approve" ? "approved" : rule.action === "balance" ? "answered"
     : decision.outcome.code === "RECORD_POSTED_FROM_SUSPENSE" ? "posted_to_suspense"
@@ -194,7 +202,10 @@ const inputDeclines: Readonly<Record<string, ResponseCodeName>> = {
  * after the card is registered, and a dedup record. If the key already holds another message, that
  * is what the message is compared with.
  */
-function answerRejected(writes: Writes, message: Message, routed: Routed, decision: Decision, stored: StoredResponse | undefined): InboundResult {
+function answerRejected(
+  writes: Writes, message: Message, routed: Routed, decision: Decision,
+  stored: StoredCardResponse | undefined,
+): InboundResult {
   const { original, naturalKey } = routed;
   if (decision.outcome.code === "RECORD_INSUFFICIENT_FUNDS") {
     const response = buildResponse(message, "insufficientFunds");
@@ -219,7 +230,9 @@ function answerRejected(writes: Writes, message: Message, routed: Routed, decisi
  * under a key that holds another one. Same content: the stored answer; other content: 94. Either
  * way a dedup record.
  */
-function answerFromStore(writes: Writes, message: Message, routed: Routed, stored: StoredResponse): InboundResult {
+function answerFromStore(
+  writes: Writes, message: Message, routed: Routed, stored: StoredCardResponse,
+): InboundResult {
   const { original, naturalKey, fingerprint } = routed;
   const byRrn = stored.natural_key !== naturalKey ? "_by_rrn" : "";
   const same = stored.fingerprint === fingerprint;

@@ -45,12 +45,12 @@ export async function inTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T>)
 }
 
 /** Where a message came from, for dedup_event.position and the record's position: identifiers only. */
-export function positionOf(message: Message): string {
+export function messagePositionOf(message: Message): string {
   const stan = textField(message, de.systemTraceAuditNumber) ?? "";
   return `mti=${message.mti} stan=${stan} rrn=${textField(message, de.retrievalReferenceNumber) ?? ""}`;
 }
 
-export interface StoredResponse {
+export interface StoredCardResponse {
   natural_key: string;
   fingerprint: string;
   outcome: string;
@@ -60,7 +60,8 @@ export interface StoredResponse {
 }
 
 export interface SeenOriginal {
-  stored?: StoredResponse;          // the row of this key, else of this RRN in the message class (the second link)
+  // The row of this key, else of this RRN in the message class (the second link).
+  stored?: StoredCardResponse;
   reversalKey?: string;             // a reversal of this key that arrived first
 }
 
@@ -78,7 +79,8 @@ export interface OriginalLookup {
  * statement's prepared plan is the generic one.
  */
 export async function selectSeenOriginals(db: Queryable, tenantId: string, originals: readonly OriginalLookup[]): Promise<SeenOriginal[]> {
-  const { rows } = await db.query<Partial<StoredResponse> & { ord: string; reversal_key: string | null }>({
+  type Row = Partial<StoredCardResponse> & { ord: string; reversal_key: string | null };
+  const { rows } = await db.query<Row>({
     name: "iso8583_inbound_seen_batch",
     text: `SELECT q.ord::text AS ord, s.natural_key, s.fingerprint, s.outcome, s.response_mti, s.response_fields, s.effect_key,
             (SELECT r.natural_key FROM iso8583_inbound_reversal r WHERE r.tenant_id = $1 AND r.original_key = q.natural_key) AS reversal_key
@@ -97,7 +99,7 @@ export async function selectSeenOriginals(db: Queryable, tenantId: string, origi
   assert(rows.length === originals.length, "one seen row per original looked up");
   return rows.map((row) => {
     const seen: SeenOriginal = {};
-    if (row.natural_key != null) seen.stored = row as StoredResponse;
+    if (row.natural_key != null) seen.stored = row as StoredCardResponse;
     if (row.reversal_key != null) seen.reversalKey = row.reversal_key;
     return seen;
   });
@@ -142,13 +144,16 @@ export async function insertInbounds(tx: Tx, rows: readonly InboundRow[]): Promi
 }
 
 export interface SeenReversal {
-  stored?: StoredResponse;          // the first reversal's answer (iso8583_inbound_reversal: one per original)
+  // The first reversal's answer (iso8583_inbound_reversal: one per original).
+  stored?: StoredCardResponse;
   original?: { amountMinor: bigint; currency: string };   // the original as answered, when it was and with a currency
 }
 
 /** The answer stored for a reversal of this original, and the original as answered: one read, after the original's lock. */
 export async function selectReversalSeen(db: Queryable, tenantId: string, originalKey: string): Promise<SeenReversal> {
-  const { rows } = await db.query<Partial<StoredResponse> & { original_amount: string | null; original_currency: string | null }>({
+  type Row = Partial<StoredCardResponse>
+    & { original_amount: string | null; original_currency: string | null };
+  const { rows } = await db.query<Row>({
     name: "iso8583_inbound_reversal_seen",
     text: `SELECT r.natural_key, r.fingerprint, r.outcome, r.response_mti, r.response_fields, r.effect_key,
             o.amount_minor::text AS original_amount, o.currency AS original_currency
@@ -159,7 +164,7 @@ export async function selectReversalSeen(db: Queryable, tenantId: string, origin
   });
   const row = rows[0];
   const seen: SeenReversal = {};
-  if (row?.natural_key != null) seen.stored = row as StoredResponse;
+  if (row?.natural_key != null) seen.stored = row as StoredCardResponse;
   if (row?.original_amount != null && row.original_currency != null) seen.original = { amountMinor: BigInt(row.original_amount), currency: row.original_currency };
   return seen;
 }

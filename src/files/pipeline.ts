@@ -11,7 +11,7 @@ import { commitChunk, countChunkRecords, type ChunkContext } from "./chunk.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
 import { fileRecords, scanFile, type ContentSource, type FileScan } from "./file-reader.ts";
 import { ensurePartnerAccounts, findPartner } from "../partners/partners.ts";
-import { receiveFile, storedContent, type Arrival } from "./receipt.ts";
+import { receiveFile, storedContent, type IncomingFile } from "./receipt.ts";
 import { answerFromSameBytesFile, findSameBytesFile } from "./same-bytes-file.ts";
 import { fileReport, type FileReport } from "./report.ts";
 import { reportFileRejection } from "./rejection-report.ts";
@@ -27,7 +27,9 @@ export interface IngestOptions {
 }
 
 /** Receives a file (stored before anything reads it), then processes it: the whole path of one arrival. */
-export async function ingestArrival(pool: Pool, arrival: Arrival, options: IngestOptions = {}): Promise<Result<FileReport, Finding>> {
+export async function ingestArrival(
+  pool: Pool, arrival: IncomingFile, options: IngestOptions = {},
+): Promise<Result<FileReport, Finding>> {
   const receipt = await receiveFile(pool, arrival);
   if (!receipt.ok) return receipt;
   ingestFaultPoint("ingest_after_receipt");

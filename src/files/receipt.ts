@@ -7,7 +7,7 @@ import { fail, finding, ok, type Finding, type Result } from "../errors/finding.
 
 export type FileSource = "drop_folder" | "sftp" | "http" | "cli";
 
-export interface Arrival {
+export interface IncomingFile {
   tenantId: string;
   partnerId: string;
   source: FileSource;
@@ -52,7 +52,9 @@ async function* pieces(content: Uint8Array | AsyncIterable<Uint8Array>): AsyncGe
  * received file is never lost. Memory stays at one piece whatever the file size. A file past
  * fileBytesMax is refused and nothing is kept.
  */
-export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileBytesMax?: number } = {}): Promise<Result<Receipt, Finding>> {
+export async function receiveFile(
+  pool: Pool, arrival: IncomingFile, options: { fileBytesMax?: number } = {},
+): Promise<Result<Receipt, Finding>> {
   const named = sanitizeFileName(arrival.name);
   if (!named.ok) return named;
   const fileBytesMax = options.fileBytesMax ?? limits.ingest.fileBytesMax;
@@ -114,7 +116,9 @@ export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileB
 }
 
 /** Same as receiveFile, inside the caller's transaction (an HTTP upload claims its key and stores the file together). */
-export async function receiveSmallFileInTransaction(tx: Tx, arrival: Arrival & { content: Uint8Array }): Promise<Result<Receipt, Finding>> {
+export async function receiveSmallFileInTransaction(
+  tx: Tx, arrival: IncomingFile & { content: Uint8Array },
+): Promise<Result<Receipt, Finding>> {
   const named = sanitizeFileName(arrival.name);
   if (!named.ok) return named;
   if (arrival.content.byteLength > limits.ingest.fileBytesMax) {

@@ -199,7 +199,7 @@ export async function listFiles(db: Queryable, tenantId: string, options: { stat
   return rows.map((row) => reportFromRow(row, partnerOf(row), []));
 }
 
-export interface RecordOutcome {
+export interface ReportedOutcome {
   index: number;
   position: string;
   natural_key: string | null;
@@ -215,7 +215,9 @@ export interface RecordOutcome {
 }
 
 /** Per-record outcomes of a file, in file order, with their positions. */
-export async function fileOutcomes(db: Queryable, tenantId: string, fileId: string, limit: number = limits.ingest.showRecordsMax): Promise<RecordOutcome[]> {
+export async function fileOutcomes(
+  db: Queryable, tenantId: string, fileId: string, limit: number = limits.ingest.showRecordsMax,
+): Promise<ReportedOutcome[]> {
   const rowsMax = Math.min(limit, limits.ingest.showRecordsMax);
   const rows = await outcomesOfFile(db, tenantId, fileId, rowsMax);
   return rows.map((r) => ({ ...r, amount_minor: r.amount_minor === null ? null : r.amount_minor.toString() }));

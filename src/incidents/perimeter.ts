@@ -100,7 +100,7 @@ export async function perimeterRecords(db: Queryable, tenantId: string, criteria
   })));
 }
 
-export function totalsOf(records: readonly PerimeterRecord[]): Record<string, string> {
+export function perimeterTotalsOf(records: readonly PerimeterRecord[]): Record<string, string> {
   const totals = new Map<string, bigint>();
   for (const r of records) totals.set(r.currency, (totals.get(r.currency) ?? 0n) + r.amountMinor);
   return Object.fromEntries([...totals].sort().map(([currency, total]) => [currency, total.toString()]));
@@ -115,7 +115,7 @@ export async function openIncident(pool: Pool, tenantId: string, title: string, 
   if (!records.ok) return records;
   const canonical = JSON.stringify([tenantId, title, criteria.since, criteria.until, criteria.channel ?? null, criteria.partner ?? null, criteria.keyPrefix ?? null]);
   const incidentId = `inc_${createHash("sha256").update(canonical).digest("hex").slice(0, 20)}`;
-  const totals = totalsOf(records.value);
+  const totals = perimeterTotalsOf(records.value);
   await withTransaction(pool, async (tx) => {
     const opened = await tx.query(
       "INSERT INTO incident (tenant_id, incident_id, title, criteria, opened_by, records, totals) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",

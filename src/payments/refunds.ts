@@ -5,7 +5,9 @@ import { httpRefundRecord } from "../normalize/from-http.ts";
 import { decimalToMinor } from "../protocols/iso4217/currency.ts";
 import { appliedTransferKeyOf, decideRecords, type Rejected } from "../records/index.ts";
 import { lockIntent } from "./intent-lock.ts";
-import { intentId, transferKeyOf, type Payment, type Refund, type Refusal } from "./payment.ts";
+import {
+  intentId, paymentTransferKeyOf, type Payment, type Refund, type Refusal,
+} from "./payment.ts";
 import { findPayment } from "./payments.ts";
 
 export interface RefundRequest {
@@ -70,7 +72,10 @@ export async function createRefund(tx: Tx, tenantId: string, request: RefundRequ
   const outcome = decision.outcome;
   if (outcome.kind === "applied") {
     const transferKey = appliedTransferKeyOf(outcome);
-    assert(transferKey === transferKeyOf(request.clientReference, "refund"), `refund ${request.clientReference} posted under its intent's key, not ${transferKey}`);
+    const intentKey = paymentTransferKeyOf(request.clientReference, "refund");
+    const why = `refund ${request.clientReference} posted under its intent's key, `
+      + `not ${transferKey}`;
+    assert(transferKey === intentKey, why);
     await tx.query("UPDATE payment SET refunded_minor = refunded_minor + $3 WHERE tenant_id = $1 AND payment_id = $2", [tenantId, payment.paymentId, amount.value.toString()]);
     return { kind: "created", refund: await insertRefund(tx, tenantId, request.clientReference, payment, amount.value, "succeeded", transferKey) };
   }

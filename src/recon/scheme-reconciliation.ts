@@ -3,7 +3,7 @@ import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { findAccount } from "../ledger/index.ts";
 import { gatewayAccounts } from "../normalize/from-iso8583.ts";
-import { outcomeOrder, type MatchResult, type Outcome } from "./matching.ts";
+import { outcomeOrder, type MatchResult, type MatchOutcome } from "./matching.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";
 import { storeRun, type RunSummary } from "./runs.ts";
 import {
@@ -31,7 +31,7 @@ export interface SchemeTotalsMessage {
 
 export type SettlementCode = "1" | "2";   // field 66: 1 in balance, 2 out of balance
 
-export interface StoredResponse {
+export interface SchemeTotalsResponse {
   mti: string;
   fields: Record<string, unknown>;
 }
@@ -39,7 +39,7 @@ export interface StoredResponse {
 export interface SchemeTotalsOutcome {
   settlementCode: SettlementCode;
   runId: string | null;
-  response: StoredResponse;
+  response: SchemeTotalsResponse;
   repeated: boolean;        // answered from the record of an earlier copy of this message
 }
 
@@ -51,7 +51,7 @@ export const schemeTotalsRulesVersion = "iso8583-totals-1";
  */
 export async function reconcileSchemeTotals(
   pool: Pool, message: SchemeTotalsMessage, readOurs: SettledRecordsReader,
-  respond: (code: SettlementCode) => StoredResponse,
+  respond: (code: SettlementCode) => SchemeTotalsResponse,
 ): Promise<SchemeTotalsOutcome> {
   const outcome = await withTransaction(pool, async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))", [message.tenantId, message.naturalKey]);
@@ -91,7 +91,7 @@ function itemKeyOf(message: SchemeTotalsMessage, part: TotalsCategory | "net"): 
 }
 
 /** The reason of a category that does not agree: nothing of ours, nothing of theirs, or counts/amounts apart. */
-function reasonOf(theirCount: number, ourCount: number): Outcome {
+function reasonOf(theirCount: number, ourCount: number): MatchOutcome {
   if (ourCount === 0) return "theirs_only";
   if (theirCount === 0) return "ours_only";
   return "amount_differs";

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import pg from "pg";
 import { inject } from "vitest";
 import { createPool, type Pool } from "../../src/db/pool.ts";
-import { withDatabase } from "../../src/db/url.ts";
+import { urlWithDatabase } from "../../src/db/url.ts";
 
 export interface TestDatabase {
   pool: Pool;
@@ -34,7 +34,7 @@ async function newDatabase(suffix: string, createSql: (name: string) => string, 
   // Named after the run's template so the global teardown drops whatever a crashed file left.
   const name = `${inject("templateDatabase").replace("tmpl", "t")}_${suffix}${randomBytes(4).toString("hex")}`;
   await admin((client) => client.query(createSql(name)));
-  const url = withDatabase(inject("adminDatabaseUrl"), name);
+  const url = urlWithDatabase(inject("adminDatabaseUrl"), name);
   const pool = createPool(url, { max: poolMax });
   const database: TestDatabase = {
     pool, url, name,

@@ -65,10 +65,15 @@ export async function insertSameBytesRepeats(tx: Queryable, tenantId: string, fi
   return rowCount ?? 0;
 }
 
-export interface ReviewRow { reviewId: string; reason: "conflict" | "suspect"; naturalKey: string; fingerprint: string; recordIndex: number; record: string; matchedRef: string | null }
+export interface ReviewWrite {
+  reviewId: string; reason: "conflict" | "suspect"; naturalKey: string; fingerprint: string;
+  recordIndex: number; record: string; matchedRef: string | null;
+}
 
 /** Review items, one per (key, content): the same changed record uploaded twice is one item. */
-export async function insertReviews(tx: Queryable, tenantId: string, fileId: string, partnerId: string, rows: readonly ReviewRow[]): Promise<void> {
+export async function insertReviews(
+  tx: Queryable, tenantId: string, fileId: string, partnerId: string, rows: readonly ReviewWrite[],
+): Promise<void> {
   if (rows.length === 0) return;
   await tx.query(
     `INSERT INTO record_review (tenant_id, review_id, reason, natural_key, fingerprint, file_id,

@@ -17,7 +17,9 @@ export interface UndoOriginalRow {
  * batches lock them in one order), with the legs of their transfers: what serialises the undos of
  * one original. A second transaction waits here and then reads the undone amount the first committed.
  */
-export async function lockOriginals(tx: Queryable, tenantId: string, naturalKeys: readonly string[]): Promise<Map<string, UndoOriginalRow>> {
+export async function lockOriginalsToUndo(
+  tx: Queryable, tenantId: string, naturalKeys: readonly string[],
+): Promise<Map<string, UndoOriginalRow>> {
   if (naturalKeys.length === 0) return new Map();
   const { rows } = await tx.query<Omit<UndoOriginalRow, "legs"> & { accounts: string[] | null; directions: Array<"D" | "C"> | null }>({
     name: "clearline.records.undo-lock-originals",
