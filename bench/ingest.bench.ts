@@ -52,7 +52,8 @@ async function write(stream: WriteStream, line: string): Promise<void> {
 
 /** The rows one ingestion writes per record, as CSV files for a server-side COPY (for another tenant). */
 async function copyFiles(file: string, tenantId: string, partnerName: string, dir: string): Promise<string[]> {
-  const names = ["ingest_record_key", "transfer", "ledger_entry", "ingest_outcome", "dedup_mark"].map((t) => path.join(dir, `${t}.csv`));
+  const tables = ["record_key", "transfer", "ledger_entry", "record_outcome", "dedup_mark"];
+  const names = tables.map((t) => path.join(dir, `${t}.csv`));
   const [keys, transfers, entries, outcomes, marks] = names.map((n) => createWriteStream(n)) as [WriteStream, WriteStream, WriteStream, WriteStream, WriteStream];
   const accounts = partnerAccountsOf({ name: partnerName }, "USD");
   const stream = fileRecords(() => createReadStream(file, { highWaterMark: 1 << 20 }), "ach", { tenantId, fileId: "copy" });
@@ -91,10 +92,15 @@ async function copySameRows(pool: Pool, csvs: string[]): Promise<number> {
   const started = process.hrtime.bigint();
   await withTransaction(pool, async (tx) => {
     await tx.query("SET LOCAL statement_timeout = 0");   // one COPY of a million rows outlasts the service's per-statement bound
-    await tx.query(`COPY ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position, amount_minor, currency, value_date, transfer_key, link_id1, link_id2) FROM '${csvs[0]}' WITH (FORMAT csv)`);
+    await tx.query(
+      `COPY record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id,
+         record_index, position, amount_minor, currency, value_date, transfer_key, link_id1,
+         link_id2) FROM '${csvs[0]}' WITH (FORMAT csv)`);
     await tx.query(`COPY transfer (tenant_id, transfer_key, kind, value_date, source_ref) FROM '${csvs[1]}' WITH (FORMAT csv)`);
     await tx.query(`COPY ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date) FROM '${csvs[2]}' WITH (FORMAT csv)`);
-    await tx.query(`COPY ingest_outcome (tenant_id, file_id, record_index, position, natural_key, outcome, kind, amount_minor, currency, transfer_key) FROM '${csvs[3]}' WITH (FORMAT csv)`);
+    await tx.query(
+      `COPY record_outcome (tenant_id, file_id, record_index, position, natural_key, outcome, kind,
+         amount_minor, currency, transfer_key) FROM '${csvs[3]}' WITH (FORMAT csv)`);
   });
   return Number(process.hrtime.bigint() - started) / 1e9;
 }
@@ -118,7 +124,8 @@ async function ingestRound(database: { pool: Pool; url: string }, dir: string, f
   const file = files.file;
   const copy = await tenantWithPartner(database.pool, `copy-${round}`);
   await database.pool.query(
-    "INSERT INTO ingest_file (tenant_id, file_id, partner_id, source, original_name, size_bytes, bytes_sha256, status) VALUES ($1, 'copy', $2, 'cli', 'copy', 0, '', 'done')",
+    `INSERT INTO received_file (tenant_id, file_id, partner_id, source, original_name, size_bytes,
+       bytes_sha256, status) VALUES ($1, 'copy', $2, 'cli', 'copy', 0, '', 'done')`,
     [copy.tenantId, copy.partnerId]);
   const roundDir = mkdtempSync(path.join(dir, `round-${round}-`));
   chmodSync(roundDir, 0o755);

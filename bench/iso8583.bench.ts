@@ -19,7 +19,7 @@ import { createTenant } from "../src/tenants/tenants.ts";
 import { alternate, percentile, roundsRow, throughput, type BenchReport, type BenchRow, type Benchmark } from "./harness.ts";
 import { benchDatabase, type BenchDatabase } from "./support/database.ts";
 import { rawAuthorization, type RawAuthorization } from "./support/raw-authorization.ts";
-import { authorizationIdOf, buildResponse } from "../src/cards/messages.ts";
+import { approvalCodeOf, buildResponse } from "../src/cards/messages.ts";
 import { identityOf, naturalKeyOf, originalFingerprintOf } from "../src/normalize/from-iso8583.ts";
 
 /**
@@ -140,7 +140,8 @@ function rawOf(keys: CardKeys, tenantId: string, message: Message): RawAuthoriza
   const naturalKey = naturalKeyOf(identity);
   const cardHash = keys.cardHash(tenantId, pan);
   const amountMinor = BigInt(textField(message, de.amountTransaction) ?? "0");
-  const response = buildResponse(message, "approved", { [de.authorizationIdentificationResponse]: authorizationIdOf(naturalKey) });
+  const approval = { [de.authorizationIdentificationResponse]: approvalCodeOf(naturalKey) };
+  const response = buildResponse(message, "approved", approval);
   return {
     tenantId, cardHash, naturalKey, rrn: textField(message, de.retrievalReferenceNumber) ?? "", mti: message.mti,
     fingerprint: originalFingerprintOf({ mtiClass: identity.mtiClass, cardHash, amountMinor, currency: "EUR", transactionType: "00" }), amountMinor, currency: "EUR",

@@ -122,10 +122,11 @@ async function givenHistory(db: BenchDatabase, tenantId: string, rows: number): 
     `INSERT INTO payment (tenant_id, payment_id, client_reference, status, amount_minor, currency, debtor_account, creditor_account, transfer_key)
      SELECT $1, 'hist_' || g, 'HIST-' || g, 'succeeded', 100, 'USD', 'a', 'b', 'api:HIST-' || g || ':debit' FROM generate_series(1, $2::int) g`, [tenantId, rows]);
   await db.pool.query(
-    `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position, amount_minor, currency, value_date, transfer_key, link_id1)
+    `INSERT INTO record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id,
+       record_index, position, amount_minor, currency, value_date, transfer_key, link_id1)
      SELECT $1, 'hist:' || g, 'f', 'ach', 'credit', 'applied', 'hist', g, 'line', 100, 'USD', '2020-01-01', 'hist:' || g || ':post', 'ach-trace:' || g
        FROM generate_series(1, $2::int) g`, [tenantId, rows]);
-  await db.pool.query("ANALYZE payment, ingest_record_key");
+  await db.pool.query("ANALYZE payment, record_key");
 }
 
 /** The plain join of one tenant's day: their EndToEndId = our transfer key, same amount. */

@@ -3,7 +3,7 @@ import { openAccount } from "../src/ledger/accounts.ts";
 import { advanceProjection } from "../src/ledger/balance.ts";
 import { postTransfer } from "../src/ledger/post-transfers.ts";
 import { lockIntent } from "../src/payments/intent-lock.ts";
-import { intentId, transferKeyOf } from "../src/payments/payment.ts";
+import { intentId, paymentTransferKeyOf } from "../src/payments/payment.ts";
 import { createPayment } from "../src/payments/payment-batch.ts";
 import { createRefund } from "../src/payments/refunds.ts";
 import { createTenant } from "../src/tenants/tenants.ts";
@@ -77,7 +77,7 @@ async function refundByHand(tx: Tx, tenantId: string, reference: string, payment
   if (existing.rows.length > 0) throw new Error(`refund ${reference} exists`);
   const { rows } = await tx.query<{ amount_minor: string; refunded_minor: string }>("SELECT amount_minor, refunded_minor FROM payment WHERE tenant_id = $1 AND payment_id = $2 FOR UPDATE", [tenantId, payment.paymentId]);
   if (!rows[0] || BigInt(rows[0].amount_minor) - BigInt(rows[0].refunded_minor) < 1n) throw new Error(`payment ${payment.paymentId} has nothing left`);
-  const transferKey = transferKeyOf(reference, "refund");
+  const transferKey = paymentTransferKeyOf(reference, "refund");
   const posted = await postTransfer(tx, { tenantId, transferKey, kind: "refund", valueDate: new Date().toISOString().slice(0, 10), sourceRef: `http:${payment.paymentId}`, legs: [
     { accountId: payment.creditor, direction: "D", amountMinor: 1n, currency: "USD" }, { accountId: payment.debtor, direction: "C", amountMinor: 1n, currency: "USD" },
   ] });

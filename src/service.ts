@@ -10,7 +10,7 @@ import { loadCardKeys, openCardChannel } from "./cards/index.ts";
 import { startCardGateway, type CardGateway } from "./gateway/gateway.ts";
 import { deleteExpired, oldestInProgressAgeSeconds } from "./idempotency/records.ts";
 import { startIngestSources, type IngestSources } from "./sources/sources.ts";
-import { advanceProjection, tenantsWithAccounts } from "./ledger/balance.ts";
+import { advanceProjection, tenantsWithAccounts } from "./ledger/index.ts";
 import type { Logger } from "./observability/logger.ts";
 import { startOutbox } from "./outbox/outbox-service.ts";
 import { loadWebhookSecretKeys } from "./outbox/webhooks/secret-box.ts";

@@ -6,7 +6,7 @@ import pg from "pg";
 import { startEmbeddedPostgres } from "../../src/db/embedded.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { createPool, type Pool } from "../../src/db/pool.ts";
-import { withDatabase } from "../../src/db/url.ts";
+import { urlWithDatabase } from "../../src/db/url.ts";
 
 export interface BenchDatabase {
   pool: Pool;
@@ -32,7 +32,7 @@ export async function benchDatabase(poolMax = 20): Promise<BenchDatabase> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${name}`);
-  const url = withDatabase(adminUrl, name);
+  const url = urlWithDatabase(adminUrl, name);
   const pool = createPool(url, { max: poolMax });
   await migrate(pool);
   return {

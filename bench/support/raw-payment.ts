@@ -58,10 +58,13 @@ export async function rawPayment(tx: Tx, p: RawPayment): Promise<void> {
   const transferKey = `${naturalKey}:debit`;
   await commitAfter(tx, () => tx.query(
     `WITH k AS (
-       INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, position, amount_minor, currency, value_date, transfer_key, identity_key)
-       VALUES ($1, $2, $4, 'api', 'payment', 'applied', $5, $6, $7, $8, $3, $9)
+       INSERT INTO record_key (tenant_id, natural_key, fingerprint, channel, kind, state, position,
+         amount_minor, currency, value_date, transfer_key, identity_key)
+       VALUES ($1, $2, $4, 'http', 'payment', 'applied', $5, $6, $7, $8, $3, $9)
      ), i AS (
-       INSERT INTO record_identity (tenant_id, identity_key, natural_key, channel, fingerprint, transfer_key) VALUES ($1, $9, $2, 'api', $4, $3)
+       INSERT INTO record_identity (tenant_id, identity_key, natural_key, channel, fingerprint,
+                                    transfer_key)
+       VALUES ($1, $9, $2, 'http', $4, $3)
      ), t AS (
        INSERT INTO transfer (tenant_id, transfer_key, kind, value_date, source_ref) VALUES ($1, $3, 'payment', $8, $10)
      ), e AS (

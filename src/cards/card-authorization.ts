@@ -1,4 +1,4 @@
-import type { StoredResponse } from "../idempotency/records.ts";
+import type { StoredHttpResponse } from "../idempotency/records.ts";
 
 /**
  * A card authorization as the acquirer side asks for it: the contract between the route that
@@ -19,7 +19,7 @@ export interface CardAuthorizationRequest {
 }
 
 export type AuthorizeOutcome =
-  | { kind: "answer"; response: StoredResponse; replayed: boolean }
+  | { kind: "answer"; response: StoredHttpResponse; replayed: boolean }
   | { kind: "key_reuse"; differing: string[] }
   | { kind: "in_progress" }
   | { kind: "scheme_unavailable" }

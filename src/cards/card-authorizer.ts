@@ -2,7 +2,10 @@ import { createHash } from "node:crypto";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { recordDedupEventsCheaply } from "../dedup/dedup-event.ts";
-import { claim, complete, findRecord, type IdempotencyRecord, type IdempotencyScope, type StoredResponse } from "../idempotency/records.ts";
+import {
+  claim, complete, findRecord, type IdempotencyRecord, type IdempotencyScope,
+  type StoredHttpResponse,
+} from "../idempotency/records.ts";
 import { differingFields, requestDigest, type Canonical } from "../idempotency/request-digest.ts";
 import type { Logger } from "../observability/logger.ts";
 import { iso8583OutboundOutcomes } from "../observability/metrics-gateway.ts";
@@ -53,7 +56,9 @@ export class CardAuthorizer implements CardAuthorizationSender {
       const reversalStan = earlier?.state === "sent" ? await outbound.stans.next() : undefined;
       const message = outbound.authorizationRequest(request, stan);
 
-      let phase1: { kind: "send"; attempt: number } | { kind: "done"; response: StoredResponse } | { kind: "held"; record: IdempotencyRecord } | { kind: "busy" };
+      let phase1:
+        | { kind: "send"; attempt: number } | { kind: "done"; response: StoredHttpResponse }
+        | { kind: "held"; record: IdempotencyRecord } | { kind: "busy" };
       try {
         phase1 = await withTransaction(this.pool, async (tx) => {
           const claimed = await claim(tx, scope, digest, canonical);
@@ -97,7 +102,7 @@ export class CardAuthorizer implements CardAuthorizationSender {
     const exchange = await outbound.exchange(message);
     const needsReversal = exchange.kind !== "response";
     const secondStan = needsReversal ? await outbound.stans.next() : undefined;
-    let response: StoredResponse;
+    let response: StoredHttpResponse;
     try {
       response = await withTransaction(this.pool, async (tx) => {
         await this.decide(tx, request, message, exchange, secondStan);
@@ -133,7 +138,9 @@ export class CardAuthorizer implements CardAuthorizationSender {
   }
 
   /** A takeover found the earlier attempt's row: its answer, after reversing it if it was never decided. */
-  private async decideEarlier(tx: Tx, row: OutboundRow, reversalStan: string): Promise<StoredResponse> {
+  private async decideEarlier(
+    tx: Tx, row: OutboundRow, reversalStan: string,
+  ): Promise<StoredHttpResponse> {
     if (row.state !== "sent" || this.outbound === undefined) return storedResponseOf(row);
     const reversal = this.outbound.reversalFor(row.requestFields, reversalStan);
     await persistReversal(tx, row.tenantId, row.idemKey, reversal, this.outbound.matchKeyOf(reversal));
@@ -186,7 +193,7 @@ function storedRequestFields(message: Message): Record<string, FieldValue> {
 export function authorizationView(row: OutboundRow): Record<string, unknown> {
   const status = row.state === "sent" ? "pending" : row.state;
   return {
-    id: authorizationIdOf(row.tenantId, row.idemKey),
+    id: cardAuthorizationIdOf(row.tenantId, row.idemKey),
     status,
     response_code: row.state === "reversed" ? null : row.responseCode,
     authorization_code: row.state === "approved" ? (row.responseFields?.[de.authorizationIdentificationResponse] ?? null) : null,
@@ -201,10 +208,11 @@ export function authorizationView(row: OutboundRow): Record<string, unknown> {
   };
 }
 
-function storedResponseOf(row: OutboundRow): StoredResponse {
-  return { status: 201, body: JSON.stringify(authorizationView(row)), effectRef: authorizationIdOf(row.tenantId, row.idemKey) };
+function storedResponseOf(row: OutboundRow): StoredHttpResponse {
+  const effectRef = cardAuthorizationIdOf(row.tenantId, row.idemKey);
+  return { status: 201, body: JSON.stringify(authorizationView(row)), effectRef };
 }
 
-export function authorizationIdOf(tenantId: string, idemKey: string): string {
+export function cardAuthorizationIdOf(tenantId: string, idemKey: string): string {
   return `cauth_${createHash("sha256").update(`${tenantId}\u001f${idemKey}`).digest("hex").slice(0, 24)}`;
 }

@@ -1,7 +1,7 @@
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { findAccount, openAccount } from "../ledger/accounts.ts";
+import { findAccount, openAccount } from "../ledger/index.ts";
 import { limits } from "../config/limits.ts";
 import { gatewayAccounts } from "../normalize/from-iso8583.ts";
 import { maskPan } from "../protocols/iso8583/index.ts";

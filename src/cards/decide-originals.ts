@@ -2,20 +2,23 @@ import { assert } from "../assert.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import { recordDedupEvents, type DedupEvent } from "../dedup/dedup-event.ts";
-import { balanceOf } from "../ledger/balance.ts";
+import { balanceOf } from "../ledger/index.ts";
 import { cardOriginalRecord, originalFingerprintOf, type CardOriginal, type MessageKind } from "../normalize/from-iso8583.ts";
-import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../normalize/received-record.ts";
 import { currencyByCode } from "../protocols/iso4217/currency.ts";
 import { de, isRepeatMti, replayedResponse, type FieldValue, type Message } from "../protocols/iso8583/index.ts";
-import { appliedTransferKeyOf, type Decision } from "../records/decision.ts";
-import { decideRecords } from "../records/decide-records.ts";
-import { selectKeys } from "../records/store/keys.ts";
+import {
+  appliedTransferKeyOf, decideRecords, storedKeysOf, type Decision,
+} from "../records/index.ts";
 import { cardAccountsOf } from "./cards.ts";
 import type { InboundResult, PendingOriginal } from "./inbound-types.ts";
 
 export type { PendingOriginal } from "./inbound-types.ts";
-import { inTransaction, insertInbounds, lockOriginals, selectSeenOriginals, type InboundRow, type StoredResponse } from "./inbound-store.ts";
-import { authorizationIdOf, buildResponse, type ResponseCodeName } from "./messages.ts";
+import {
+  inTransaction, insertInbounds, lockOriginals, selectSeenOriginals, type InboundRow,
+  type StoredCardResponse,
+} from "./inbound-store.ts";
+import { approvalCodeOf, buildResponse, type ResponseCodeName } from "./messages.ts";
 import { availableBalanceAmount } from "./processing-codes.ts";
 
 /**
@@ -30,7 +33,7 @@ import { availableBalanceAmount } from "./processing-codes.ts";
 /** An original whose fields are well formed and whose card is routed, and the record the core is given. */
 export interface Routed {
   original: CardOriginal;
-  item: IngestRecord;
+  item: ReceivedRecord;
   naturalKey: string;
   fingerprint: string;
 }
@@ -93,7 +96,9 @@ export async function decideOriginals(tx: Tx, pending: readonly PendingOriginal[
   const batch: RoutedOriginal[] = pending.map((p) => ({ message: p.message, routed: routedOf(p, accountOf.get(p.original.cardHash)) }));
   // Keys whose answer is stored under the key itself: does the record core hold them? (Old rows, and 05s, it does not.)
   const storedOwnKeys = batch.filter((b, i) => seen[i]?.stored?.natural_key === b.routed.naturalKey).map((b) => b.routed.naturalKey);
-  const coreKeys = storedOwnKeys.length === 0 ? new Map() : await selectKeys(tx, tenantId, storedOwnKeys);
+  const coreKeys = storedOwnKeys.length === 0
+    ? new Map()
+    : await storedKeysOf(tx, tenantId, storedOwnKeys);
 
   const writes: Writes = { rows: [], events: [] };
   const results: Array<InboundResult | undefined> = batch.map(() => undefined);
@@ -126,7 +131,10 @@ export async function decideOriginals(tx: Tx, pending: readonly PendingOriginal[
 }
 
 /** The answer to an original the core decided, by its decision. */
-async function answerDecided(tx: Tx, writes: Writes, message: Message, routed: Routed, decision: Decision, stored: StoredResponse | undefined): Promise<InboundResult> {
+async function answerDecided(
+  tx: Tx, writes: Writes, message: Message, routed: Routed, decision: Decision,
+  stored: StoredCardResponse | undefined,
+): Promise<InboundResult> {
   const { original, naturalKey } = routed;
   assert(decision.outcome !== undefined, `card original ${naturalKey} was decided`);
   const result = { tenantId: original.tenantId, naturalKey };
@@ -156,7 +164,9 @@ async function answerApplied(tx: Tx, writes: Writes, message: Message, routed: R
   assert(rule !== undefined && account !== undefined, "an applied card original has its rule and account");
   const code: ResponseCodeName = isAdvice(original.messageKind) ? "acknowledged" : "approved";
   const extra: Record<number, FieldValue> = {};
-  if (code === "approved" && original.messageKind === "authorization") extra[de.authorizationIdentificationResponse] = authorizationIdOf(naturalKey);
+  if (code === "approved" && original.messageKind === "authorization") {
+    extra[de.authorizationIdentificationResponse] = approvalCodeOf(naturalKey);
+  }
   if (rule.action === "balance") extra[de.additionalAmounts] = await availableBalance(tx, message, original.tenantId, account.accountId, account.currency);
   const outcome: InboundRow["outcome"] = rule.action === "approve" ? "approved" : rule.action === "balance" ? "answered"
     : decision.outcome.code === "RECORD_POSTED_FROM_SUSPENSE" ? "posted_to_suspense"
@@ -192,9 +202,12 @@ const inputDeclines: Readonly<Record<string, ResponseCodeName>> = {
  * after the card is registered, and a dedup record. If the key already holds another message, that
  * is what the message is compared with.
  */
-function answerRejected(writes: Writes, message: Message, routed: Routed, decision: Decision, stored: StoredResponse | undefined): InboundResult {
+function answerRejected(
+  writes: Writes, message: Message, routed: Routed, decision: Decision,
+  stored: StoredCardResponse | undefined,
+): InboundResult {
   const { original, naturalKey } = routed;
-  if (decision.outcome.code === "INGEST_INSUFFICIENT_FUNDS") {
+  if (decision.outcome.code === "RECORD_INSUFFICIENT_FUNDS") {
     const response = buildResponse(message, "insufficientFunds");
     writes.rows.push(rowOf(routed, { outcome: "declined", response, effectKey: null, accountId: original.account?.accountId ?? null }));
     return { response, decision: "declined", tenantId: original.tenantId, naturalKey };
@@ -217,7 +230,9 @@ function answerRejected(writes: Writes, message: Message, routed: Routed, decisi
  * under a key that holds another one. Same content: the stored answer; other content: 94. Either
  * way a dedup record.
  */
-function answerFromStore(writes: Writes, message: Message, routed: Routed, stored: StoredResponse): InboundResult {
+function answerFromStore(
+  writes: Writes, message: Message, routed: Routed, stored: StoredCardResponse,
+): InboundResult {
   const { original, naturalKey, fingerprint } = routed;
   const byRrn = stored.natural_key !== naturalKey ? "_by_rrn" : "";
   const same = stored.fingerprint === fingerprint;

@@ -5,7 +5,7 @@ import { de, textField, type Message } from "../protocols/iso8583/index.ts";
 import { issuerOfPan } from "./cards.ts";
 import { decideAlone, type PendingOriginal } from "./decide-originals.ts";
 import type { InboundContext, InboundDependencies, InboundResult } from "./inbound-types.ts";
-import { positionOf } from "./inbound-store.ts";
+import { messagePositionOf } from "./inbound-store.ts";
 import { buildResponse, panOf } from "./messages.ts";
 import { processingRuleOf } from "./processing-codes.ts";
 
@@ -47,7 +47,8 @@ export async function handleOriginal(deps: InboundDependencies, message: Message
       // The transaction type is part of what a message says (a refund is not a purchase).
       transactionType: (textField(message, de.processingCode) ?? "00").slice(0, 2), rule,
       gatewayAccounts: { holds: gatewayAccounts.holds(currency), scheme: gatewayAccounts.scheme(currency), suspense: gatewayAccounts.suspense(currency) },
-      position: positionOf(message), connection: context.connection, valueDate: new Date().toISOString().slice(0, 10),
+      position: messagePositionOf(message), connection: context.connection,
+      valueDate: new Date().toISOString().slice(0, 10),
     },
   };
   // A balance inquiry reads the balance after its own decision: alone, so that no later message of a batch is in it.

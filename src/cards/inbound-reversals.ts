@@ -3,11 +3,13 @@ import type { Tx } from "../db/transaction.ts";
 import { recordDedupEvents } from "../dedup/dedup-event.ts";
 import { cardReversalRecord, gatewayAccounts, identityOf, naturalKeyOf, originalIdentityOf, reversalFingerprintOf, type CardReversal } from "../normalize/from-iso8583.ts";
 import { de, isRepeatMti, replayedResponse, responseMtiOf, textField, type Message } from "../protocols/iso8583/index.ts";
-import { originalRefOf, type Decision } from "../records/decision.ts";
-import { decideRecords } from "../records/decide-records.ts";
+import { decideRecords, originalRefOf, type Decision } from "../records/index.ts";
 import { routeCard } from "./cards.ts";
 import type { InboundContext, InboundDependencies, InboundResult } from "./inbound-types.ts";
-import { inTransaction, insertReversal, lockOriginal, positionOf, selectReversalSeen, type ReversalRow, type StoredResponse } from "./inbound-store.ts";
+import {
+  inTransaction, insertReversal, lockOriginal, messagePositionOf, selectReversalSeen,
+  type ReversalRow, type StoredCardResponse,
+} from "./inbound-store.ts";
 import { buildResponse, panOf } from "./messages.ts";
 import { replacementAmountOf } from "./replacement-amounts.ts";
 
@@ -51,7 +53,8 @@ export async function handleReversal(deps: InboundDependencies, message: Message
     amountMinor: BigInt(amountText), currencyField: textField(message, de.currencyCodeTransaction) ?? "",
     // A partial reversal's actual amount is part of what it says: another actual amount is another reversal.
     actualMinor: replacement.kind === "actual" ? replacement.actualMinor : undefined,
-    suspenseAccount: gatewayAccounts.suspense, position: positionOf(message), connection: context.connection, valueDate: new Date().toISOString().slice(0, 10),
+    suspenseAccount: gatewayAccounts.suspense, position: messagePositionOf(message),
+    connection: context.connection, valueDate: new Date().toISOString().slice(0, 10),
     originalKey, naturalKey: naturalKeyOf(identity),
   };
   return inTransaction(deps.pool, (tx) => decideReversal(tx, message, reversal));
@@ -108,7 +111,9 @@ async function answerOrphan(tx: Tx, message: Message, reversal: Placed): Promise
 }
 
 /** A repeat or retransmission of the original's reversal gets its stored answer; a different reversal gets 94. Either way a dedup record. */
-async function answerRepeat(tx: Tx, message: Message, reversal: Placed, stored: StoredResponse, same: boolean): Promise<InboundResult> {
+async function answerRepeat(
+  tx: Tx, message: Message, reversal: Placed, stored: StoredCardResponse, same: boolean,
+): Promise<InboundResult> {
   const reason = !same ? "duplicate_transmission" : isRepeatMti(message.mti) ? "repeat" : "retransmission";
   await recordDedupEvents(tx, [{
     tenantId: reversal.tenantId, channel: "iso8583", scope: reversal.connection, dedupKey: `reversal-of:${reversal.originalKey}`, reason,

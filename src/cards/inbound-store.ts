@@ -2,12 +2,13 @@ import { assert } from "../assert.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { sqlState, withTransaction, type Tx } from "../db/transaction.ts";
 import { de, storableFields, textField, type FieldValue, type Message } from "../protocols/iso8583/index.ts";
+import type { SettledRecordsReader, TotalsCategory } from "../recon/scheme-totals.ts";
 
 /**
  * The issuer side's response store (iso8583_inbound): one row per original answered, its
  * decision and its response without card data, written in the transaction that made the effect.
  * It is the channel's own contract, like the HTTP idempotency record: a repeat is answered from
- * here. Whether a key was seen, and with what content, is the record core's (ingest_record_key).
+ * here. Whether a key was seen, and with what content, is the record core's (record_key).
  * Every original runs these statements, so each is named: prepared once per connection, not
  * parsed and planned per message.
  */
@@ -44,12 +45,12 @@ export async function inTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T>)
 }
 
 /** Where a message came from, for dedup_event.position and the record's position: identifiers only. */
-export function positionOf(message: Message): string {
+export function messagePositionOf(message: Message): string {
   const stan = textField(message, de.systemTraceAuditNumber) ?? "";
   return `mti=${message.mti} stan=${stan} rrn=${textField(message, de.retrievalReferenceNumber) ?? ""}`;
 }
 
-export interface StoredResponse {
+export interface StoredCardResponse {
   natural_key: string;
   fingerprint: string;
   outcome: string;
@@ -59,7 +60,8 @@ export interface StoredResponse {
 }
 
 export interface SeenOriginal {
-  stored?: StoredResponse;          // the row of this key, else of this RRN in the message class (the second link)
+  // The row of this key, else of this RRN in the message class (the second link).
+  stored?: StoredCardResponse;
   reversalKey?: string;             // a reversal of this key that arrived first
 }
 
@@ -77,7 +79,8 @@ export interface OriginalLookup {
  * statement's prepared plan is the generic one.
  */
 export async function selectSeenOriginals(db: Queryable, tenantId: string, originals: readonly OriginalLookup[]): Promise<SeenOriginal[]> {
-  const { rows } = await db.query<Partial<StoredResponse> & { ord: string; reversal_key: string | null }>({
+  type Row = Partial<StoredCardResponse> & { ord: string; reversal_key: string | null };
+  const { rows } = await db.query<Row>({
     name: "iso8583_inbound_seen_batch",
     text: `SELECT q.ord::text AS ord, s.natural_key, s.fingerprint, s.outcome, s.response_mti, s.response_fields, s.effect_key,
             (SELECT r.natural_key FROM iso8583_inbound_reversal r WHERE r.tenant_id = $1 AND r.original_key = q.natural_key) AS reversal_key
@@ -96,7 +99,7 @@ export async function selectSeenOriginals(db: Queryable, tenantId: string, origi
   assert(rows.length === originals.length, "one seen row per original looked up");
   return rows.map((row) => {
     const seen: SeenOriginal = {};
-    if (row.natural_key != null) seen.stored = row as StoredResponse;
+    if (row.natural_key != null) seen.stored = row as StoredCardResponse;
     if (row.reversal_key != null) seen.reversalKey = row.reversal_key;
     return seen;
   });
@@ -141,13 +144,16 @@ export async function insertInbounds(tx: Tx, rows: readonly InboundRow[]): Promi
 }
 
 export interface SeenReversal {
-  stored?: StoredResponse;          // the first reversal's answer (iso8583_inbound_reversal: one per original)
+  // The first reversal's answer (iso8583_inbound_reversal: one per original).
+  stored?: StoredCardResponse;
   original?: { amountMinor: bigint; currency: string };   // the original as answered, when it was and with a currency
 }
 
 /** The answer stored for a reversal of this original, and the original as answered: one read, after the original's lock. */
 export async function selectReversalSeen(db: Queryable, tenantId: string, originalKey: string): Promise<SeenReversal> {
-  const { rows } = await db.query<Partial<StoredResponse> & { original_amount: string | null; original_currency: string | null }>({
+  type Row = Partial<StoredCardResponse>
+    & { original_amount: string | null; original_currency: string | null };
+  const { rows } = await db.query<Row>({
     name: "iso8583_inbound_reversal_seen",
     text: `SELECT r.natural_key, r.fingerprint, r.outcome, r.response_mti, r.response_fields, r.effect_key,
             o.amount_minor::text AS original_amount, o.currency AS original_currency
@@ -158,7 +164,7 @@ export async function selectReversalSeen(db: Queryable, tenantId: string, origin
   });
   const row = rows[0];
   const seen: SeenReversal = {};
-  if (row?.natural_key != null) seen.stored = row as StoredResponse;
+  if (row?.natural_key != null) seen.stored = row as StoredCardResponse;
   if (row?.original_amount != null && row.original_currency != null) seen.original = { amountMinor: BigInt(row.original_amount), currency: row.original_currency };
   return seen;
 }
@@ -189,3 +195,44 @@ export async function insertReversal(tx: Tx, row: ReversalRow): Promise<void> {
       JSON.stringify(storableFields(row.response)), row.effectKey, row.connection, row.actualMinor?.toString() ?? null, row.undoneMinor.toString()],
   });
 }
+
+/**
+ * Our card records of one settlement date (the UTC day they were decided, which is also the value
+ * date of the transfer they posted) in one currency, for the scheme totals' comparison
+ * (recon/scheme-reconciliation.ts): financial requests and advices that posted (processing code
+ * 2x a credit, else a debit), and reversals that reversed a posting, counted at the original's
+ * amount, which is what the ledger reversed. Holds and their releases settle nothing and are left
+ * out; so are declines.
+ */
+export const settledCardRecords: SettledRecordsReader = async (db, tenantId, date, currency) => {
+  const processingCode = `'${de.processingCode}'`;
+  type Row = { category: TotalsCategory; transfer_key: string; amount_minor: string };
+  const { rows } = await db.query<Row>(
+    `SELECT CASE WHEN i.response_fields->>${processingCode} LIKE '2%'
+                 THEN 'credits' ELSE 'debits' END AS category,
+            i.effect_key AS transfer_key, i.amount_minor::text
+       FROM iso8583_inbound i
+      WHERE i.tenant_id = $1
+        AND i.created_at >= ($2::date::timestamp AT TIME ZONE 'UTC')
+        AND i.created_at < (($2::date + 1)::timestamp AT TIME ZONE 'UTC')
+        AND i.currency = $3
+        AND i.mti_class IN ('020', '022') AND i.outcome IN ('posted', 'posted_to_suspense')
+        AND i.effect_key IS NOT NULL
+     UNION ALL
+     SELECT CASE WHEN o.response_fields->>${processingCode} LIKE '2%'
+                 THEN 'creditReversals' ELSE 'debitReversals' END,
+            r.effect_key, o.amount_minor::text
+       FROM iso8583_inbound_reversal r
+       JOIN iso8583_inbound o ON o.tenant_id = r.tenant_id AND o.natural_key = r.original_key
+      WHERE r.tenant_id = $1
+        AND r.created_at >= ($2::date::timestamp AT TIME ZONE 'UTC')
+        AND r.created_at < (($2::date + 1)::timestamp AT TIME ZONE 'UTC')
+        AND o.currency = $3
+        AND r.outcome = 'reversed' AND r.effect_key IS NOT NULL
+      ORDER BY 2`,
+    [tenantId, date, currency],
+  );
+  return rows.map((r) => ({
+    category: r.category, transferKey: r.transfer_key, amountMinor: BigInt(r.amount_minor),
+  }));
+};

@@ -52,6 +52,6 @@ export type ResponseCodeName = keyof typeof decisionCodes;
 for (const [name, code] of Object.entries(decisionCodes)) assert(responseCode(code) !== undefined, `decision ${name} answers with a code of the response-code table`);
 
 /** A deterministic six-character authorization id (DE 38) from the transaction's key. */
-export function authorizationIdOf(naturalKey: string): string {
+export function approvalCodeOf(naturalKey: string): string {
   return createHash("sha256").update(naturalKey).digest("hex").slice(0, 6).toUpperCase();
 }

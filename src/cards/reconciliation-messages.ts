@@ -6,6 +6,7 @@ import { settlementDateOf, type SettlementTotals, type TotalsCategory } from "..
 import { institutionCode, mtiClassOf, naturalKeyOf } from "../normalize/from-iso8583.ts";
 import { binDigits, issuerTenantOf } from "./cards.ts";
 import type { InboundContext, InboundDependencies, InboundResult } from "./inbound-types.ts";
+import { settledCardRecords } from "./inbound-store.ts";
 import { buildResponse } from "./messages.ts";
 
 /**
@@ -69,7 +70,11 @@ export async function handleReconciliation(deps: InboundDependencies, message: M
     mtiClass: mtiClassOf(message.mti), acquirer: institutionCode(acquirer), forwarding: institutionCode(forwarding), stan, transmission,
   });
   const isAdvice = message.mti[2] === "2";
-  const outcome = await reconcileSchemeTotals(deps.pool, { tenantId, naturalKey, mti: message.mti, settlementDate, currency: currency.code, theirs, connection: context.connection },
+  const totals = {
+    tenantId, naturalKey, mti: message.mti, settlementDate, currency: currency.code, theirs,
+    connection: context.connection,
+  };
+  const outcome = await reconcileSchemeTotals(deps.pool, totals, settledCardRecords,
     (code) => buildResponse(message, isAdvice ? "acknowledged" : "approved", { [de.settlementCode]: code }));
   const response = outcome.repeated ? replayedResponse(outcome.response.mti, outcome.response.fields as Record<string, FieldValue>, message) : (outcome.response as Message);
   const decision = `${outcome.settlementCode === "1" ? "in_balance" : "out_of_balance"}${outcome.repeated ? "_repeat" : ""}`;

@@ -105,7 +105,9 @@ function sftpSource(raw: Source | undefined, index: number, home: string, errors
     return undefined;
   }
   if (!text(raw.hostKeySha256) || !/^SHA256:[A-Za-z0-9+/]{43}=?$/.test(raw.hostKeySha256)) {
-    errors.push(finding("INGEST_SFTP_HOST_KEY_MISSING", `${where}.hostKeySha256 must be the server's host key fingerprint as SHA256:<base64>`, { field: `${where}.hostKeySha256` }));
+    const field = `${where}.hostKeySha256`;
+    const detail = `${field} must be the server's host key fingerprint as SHA256:<base64>`;
+    errors.push(finding("SOURCE_SFTP_HOST_KEY_MISSING", detail, { field }));
     return undefined;
   }
   const port = raw.port === undefined ? 22 : Number(raw.port);

@@ -1,5 +1,5 @@
 /** The same server and credentials, another database. */
-export function withDatabase(url: string, database: string): string {
+export function urlWithDatabase(url: string, database: string): string {
   const parsed = new URL(url);
   parsed.pathname = `/${database}`;
   return parsed.toString();

@@ -1,13 +1,13 @@
 import type { Pool, Queryable } from "../db/pool.ts";
 import { limits } from "../config/limits.ts";
+import type { Channel } from "../normalize/canonical-record.ts";
 import { dedupDecisions } from "../observability/metrics.ts";
 
-export type DedupChannel = "http" | "ach" | "iso20022" | "iso8583";
 
 /** One dedup decision: every repeat that was not applied leaves one of these. */
 export interface DedupEvent {
   tenantId: string;
-  channel: DedupChannel;
+  channel: Channel;
   scope: string;          // endpoint, file id or connection
   dedupKey: string;       // the idempotency key or natural key that matched
   reason: string;         // replayed, key_reuse, in_progress, duplicate_client_reference, duplicate, conflict, ...
@@ -36,8 +36,10 @@ export async function recordDedupEvents(db: Queryable, events: DedupEvent[]): Pr
  * Counts dedup decisions by channel and reason: those written here, and a file's repeats, whose
  * record is their outcome row (docs/decisions/0053). One increment per label pair, not per repeat.
  */
-export function countDedupDecisions(dedups: ReadonlyArray<{ channel: DedupChannel; reason: string }>): void {
-  const counts = new Map<string, { channel: DedupChannel; reason: string; n: number }>();
+export function countDedupDecisions(
+  dedups: ReadonlyArray<{ channel: Channel; reason: string }>,
+): void {
+  const counts = new Map<string, { channel: Channel; reason: string; n: number }>();
   for (const d of dedups) {
     const label = `${d.channel}\u0000${d.reason}`;
     const count = counts.get(label);
@@ -48,7 +50,7 @@ export function countDedupDecisions(dedups: ReadonlyArray<{ channel: DedupChanne
 }
 
 /** Counts `n` dedup decisions of one channel and reason (a range of a file answered at once). */
-export function countDedupDecisionsOf(channel: DedupChannel, reason: string, n: number): void {
+export function countDedupDecisionsOf(channel: Channel, reason: string, n: number): void {
   if (n > 0) dedupDecisions.inc({ channel, reason }, n);
 }
 

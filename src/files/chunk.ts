@@ -3,19 +3,19 @@ import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import type { Finding } from "../errors/finding.ts";
-import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../normalize/received-record.ts";
 import type { PartnerAccounts } from "../normalize/posting-rules.ts";
 import { recordReturnEntries, type ReturnEntryDraft } from "../partners/returns/return-store.ts";
 import { returnReasonFor } from "../protocols/ach/return-reasons.ts";
-import { recordOutcomeOf, type Decision } from "../records/decision.ts";
-import { decideRecords } from "../records/decide-records.ts";
-import { recordOutcomes, zeroCounts, type OutcomeCounts } from "../records/record-states.ts";
+import {
+  decideRecords, lockTenantIngestion, recordOutcomeOf, recordOutcomes, zeroCounts, type Decision,
+  type OutcomeCounts,
+} from "../records/index.ts";
 import { ingestRecords } from "../observability/metrics-ingest.ts";
-import { lockTenantIngestion } from "../records/tenant-lock.ts";
 import { ingestFaultPoint, type IngestFaultPoint } from "./fault-points.ts";
 import type { Partner } from "../partners/partners.ts";
 
-export { zeroCounts, type OutcomeCounts, type RecordOutcome as Outcome } from "../records/record-states.ts";
+export { zeroCounts, type OutcomeCounts, type RecordOutcome as Outcome } from "../records/index.ts";
 
 export interface ChunkContext {
   tenantId: string;
@@ -43,7 +43,9 @@ export type ChunkResult = { kind: "committed"; counts: OutcomeCounts } | { kind:
  * `chunkStart` is the progress this chunk expects to find: if the file moved on (another worker
  * resumed it), the chunk is fenced off and nothing is written.
  */
-export async function commitChunk(pool: Pool, context: ChunkContext, items: readonly IngestRecord[], chunkStart: number): Promise<ChunkResult> {
+export async function commitChunk(
+  pool: Pool, context: ChunkContext, items: readonly ReceivedRecord[], chunkStart: number,
+): Promise<ChunkResult> {
   const result = await inChunkTransaction(pool, context, { chunkStart, records: items.length }, async (tx) => {
     const decisions = await decideRecords(tx, {
       tenantId: context.tenantId, suspectWindowHours: context.suspectWindowHours, repeatsExpected: context.repeatsExpected,
@@ -77,14 +79,16 @@ export async function inChunkTransaction(
     return await withTransaction(pool, async (tx) => {
       await lockTenantIngestion(tx, context.tenantId);
       const file = await tx.query<{ records_done: number; status: string }>(
-        "SELECT records_done, status FROM ingest_file WHERE tenant_id = $1 AND file_id = $2 FOR UPDATE", [context.tenantId, context.fileId]);
+        `SELECT records_done, status FROM received_file WHERE tenant_id = $1 AND file_id = $2
+           FOR UPDATE`, [context.tenantId, context.fileId]);
       const row = file.rows[0];
       if (!row || row.status !== "processing" || row.records_done !== chunk.chunkStart) return { kind: "fenced" } as const;
       const counts = await decide(tx);
       if (!counts) throw undecidedChunk;
       assert(outcomeTotal(counts) === chunk.records, `a chunk of ${chunk.records} records has as many outcomes`);
       await tx.query(
-        `UPDATE ingest_file SET records_done = $3, applied = applied + $4, duplicate = duplicate + $5, conflict = conflict + $6,
+        `UPDATE received_file SET records_done = $3, applied = applied + $4,
+           duplicate = duplicate + $5, conflict = conflict + $6,
                 suspect = suspect + $7, rejected = rejected + $8, orphan = orphan + $9, updated_at = now()
           WHERE tenant_id = $1 AND file_id = $2`,
         [context.tenantId, context.fileId, chunk.chunkStart + chunk.records, counts.applied, counts.duplicate, counts.conflict, counts.suspect, counts.rejected, counts.orphan],
@@ -124,17 +128,18 @@ function returnsOf(context: ChunkContext, decisions: readonly Decision[]): Retur
 
 /** One file-level warning per record held because another record of the file has its key: the report shows them with the file. */
 async function addKeyReuseFindings(tx: Tx, context: ChunkContext, decisions: readonly Decision[]): Promise<void> {
-  const held = decisions.filter((d) => d.outcome.code === "INGEST_KEY_REUSED_IN_FILE"
+  const held = decisions.filter((d) => d.outcome.code === "RECORD_KEY_REUSED_IN_FILE"
     && d.record !== undefined);
   if (held.length === 0) return;
   const findings: Finding[] = held.map((d) => ({
-    code: "INGEST_KEY_REUSED_IN_FILE", severity: "warning",
+    code: "RECORD_KEY_REUSED_IN_FILE", severity: "warning",
     message: `${d.item.position}: natural key ${d.record?.naturalKey ?? ""}: `
       + `${d.outcome.detail ?? ""}`,
     position: /^line \d+$/.test(d.item.position) ? { line: Number(d.item.position.slice(5)) } : { xmlPath: d.item.position },
   }));
   await tx.query(
-    `UPDATE ingest_file SET findings = findings || (SELECT coalesce(jsonb_agg(f), '[]'::jsonb) FROM (
+    `UPDATE received_file SET findings = findings || (SELECT coalesce(jsonb_agg(f), '[]'::jsonb)
+       FROM (
        SELECT f FROM jsonb_array_elements($3::jsonb) WITH ORDINALITY AS e(f, n) WHERE n <= $4 - jsonb_array_length(findings)) AS kept)
       WHERE tenant_id = $1 AND file_id = $2`,
     [context.tenantId, context.fileId, JSON.stringify(findings), limits.ingest.findingsMax],

@@ -1,12 +1,11 @@
 import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { openTransaction, type Tx } from "../db/transaction.ts";
-import type { IngestRecord } from "../normalize/ingest-record.ts";
-import { recordOutcomeOf } from "../records/decision.ts";
-import type { RecordOutcome } from "../records/record-states.ts";
-import { previewRecords, type Preview } from "../records/decide-records.ts";
-import { selectAppliedOutcomesPage } from "../records/store/arrivals.ts";
-import { selectKeys } from "../records/store/keys.ts";
+import type { ReceivedRecord } from "../normalize/received-record.ts";
+import {
+  appliedRecordsOfFilePage, previewRecords, recordOutcomeOf, storedKeysOf, type Preview,
+  type RecordOutcome,
+} from "../records/index.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
 import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
 import { droppedRecordsNote, positionOf, type DroppedRecord, type DroppedRecords, type ReportedFinding } from "./report.ts";
@@ -69,7 +68,7 @@ async function dryRunIn(db: Tx, tenantId: string, content: ContentSource, option
   };
   if (scan.rejected || !scan.format) return report;
   const evidence: CorrectionEvidence = { keys: new Set(), newFingerprints: new Set(), repeatsByFile: new Map(), keyed: 0, overflow: false };
-  let chunk: IngestRecord[] = [];
+  let chunk: ReceivedRecord[] = [];
   const stream = fileRecords(content, scan.format, { tenantId, fileId: "dry-run", fileName: options.name });
   for await (const record of stream.records) {
     chunk.push(record);
@@ -99,7 +98,10 @@ function verdictOf(preview: Preview): DryRunVerdict {
   return "new";   // would be posted or recorded (or linked as a later leg)
 }
 
-async function classify(db: Tx, tenantId: string, chunk: IngestRecord[], report: DryRunReport, evidence: CorrectionEvidence): Promise<void> {
+async function classify(
+  db: Tx, tenantId: string, chunk: ReceivedRecord[], report: DryRunReport,
+  evidence: CorrectionEvidence,
+): Promise<void> {
   const decisions = await previewRecords(db, {
     tenantId, suspectWindowHours: limits.ingest.suspectWindowHours,
     arrival: { kind: "file", fileId: PREVIEW_FILE_ID, partnerId: "", accounts: new Map() },
@@ -109,7 +111,7 @@ async function classify(db: Tx, tenantId: string, chunk: IngestRecord[], report:
     const repeat = outcome === "duplicate" || outcome === "conflict";
     return d.record && repeat ? [d.record.naturalKey] : [];
   });
-  const known = await selectKeys(db, tenantId, repeated);
+  const known = await storedKeysOf(db, tenantId, repeated);
   for (const decision of decisions) {
     const item = decision.item;
     const verdict = verdictOf(decision);
@@ -146,14 +148,18 @@ function noteEvidence(evidence: CorrectionEvidence, naturalKey: string, fingerpr
 async function correctedFile(db: Queryable, tenantId: string, identityKey: string | undefined, contentHash: string, evidence: CorrectionEvidence): Promise<string | null> {
   if (identityKey !== undefined) {
     const { rows } = await db.query<{ file_id: string }>(
-      `SELECT file_id FROM ingest_file WHERE tenant_id = $1 AND identity_key = $2 AND status = 'done' AND content_hash IS DISTINCT FROM $3
+      `SELECT file_id FROM received_file WHERE tenant_id = $1 AND identity_key = $2
+         AND status = 'done' AND content_hash IS DISTINCT FROM $3
         ORDER BY received_at DESC LIMIT 1`, [tenantId, identityKey, contentHash]);
     if (rows[0]) return rows[0].file_id;
   }
   const candidates = [...evidence.repeatsByFile].filter(([, repeats]) => 2 * repeats >= evidence.keyed)
     .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0));
   for (const [fileId] of candidates) {
-    const { rows } = await db.query("SELECT 1 FROM ingest_file WHERE tenant_id = $1 AND file_id = $2 AND content_hash IS DISTINCT FROM $3", [tenantId, fileId, contentHash]);
+    const { rows } = await db.query(
+      `SELECT 1 FROM received_file WHERE tenant_id = $1 AND file_id = $2
+         AND content_hash IS DISTINCT FROM $3`,
+      [tenantId, fileId, contentHash]);
     if ((rows.length) > 0) return fileId;
   }
   return null;
@@ -164,7 +170,8 @@ async function droppedFrom(db: Queryable, tenantId: string, originalFileId: stri
   const dropped: DroppedRecord[] = [];
   let count = 0;
   for (let after = 0; ;) {
-    const rows = await selectAppliedOutcomesPage(db, tenantId, originalFileId, after, limits.ingest.chunkRecordsMax);
+    const rows = await appliedRecordsOfFilePage(
+      db, tenantId, originalFileId, after, limits.ingest.chunkRecordsMax);
     for (const { fingerprint, ...row } of rows) {
       if (evidence.keys.has(row.natural_key) || (fingerprint !== null && evidence.newFingerprints.has(fingerprint))) continue;
       count++;

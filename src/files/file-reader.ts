@@ -2,7 +2,9 @@ import { createHash } from "node:crypto";
 import { limits } from "../config/limits.ts";
 import type { Finding } from "../errors/finding.ts";
 import { AchContentHash, achFileIdentity } from "../normalize/from-ach.ts";
-import { achIngestRecord, isoIngestRecord, type IngestRecord } from "../normalize/ingest-record.ts";
+import {
+  achReceivedRecord, isoReceivedRecord, type ReceivedRecord,
+} from "../normalize/received-record.ts";
 import { readAch, validateAch } from "../protocols/ach/reader.ts";
 import type { AchRecord, SeverityOverrides } from "../protocols/ach/types.ts";
 import { detectFormat, type FileFormat } from "../protocols/detect-format.ts";
@@ -100,7 +102,7 @@ async function scanIso20022(content: ContentSource, scan: FileScan, options: { f
 }
 
 export interface RecordStream {
-  records: AsyncGenerator<IngestRecord>;
+  records: AsyncGenerator<ReceivedRecord>;
   /** Hash of the normalized content (identity, then each record's key and fingerprint); valid once `records` is exhausted. */
   contentHash(): string;
 }
@@ -108,7 +110,7 @@ export interface RecordStream {
 /** The second pass: every record of a file that passed the scan, in file order. */
 export function fileRecords(content: ContentSource, format: FileFormat, context: { tenantId: string; fileId: string; fileName?: string; achSeverityOverrides?: SeverityOverrides }): RecordStream {
   let digest = "";
-  async function* ach(): AsyncGenerator<IngestRecord> {
+  async function* ach(): AsyncGenerator<ReceivedRecord> {
     let hash = new AchContentHash();
     let fileHeader: AchRecord | undefined;
     let index = 0;
@@ -118,14 +120,16 @@ export function fileRecords(content: ContentSource, format: FileFormat, context:
         fileHeader = event.record;
         hash = new AchContentHash(achFileIdentity(event.record));
       } else if (event.type === "entry") {
-        const record = achIngestRecord(event.entry, ++index, fileHeader ? { tenantId: context.tenantId, fileId: context.fileId, fileHeader } : { tenantId: context.tenantId, fileId: context.fileId });
+        const file = { tenantId: context.tenantId, fileId: context.fileId };
+        const withHeader = fileHeader ? { ...file, fileHeader } : file;
+        const record = achReceivedRecord(event.entry, ++index, withHeader);
         if (record.record) hash.add(record.record);
         yield record;
       }
     }
     digest = hash.digest();
   }
-  async function* iso(): AsyncGenerator<IngestRecord> {
+  async function* iso(): AsyncGenerator<ReceivedRecord> {
     const hash = createHash("sha256");
     let header: Iso20022Header | undefined;
     let index = 0;
@@ -134,7 +138,8 @@ export function fileRecords(content: ContentSource, format: FileFormat, context:
         header = event.header;
         hash.update(`identity\u0000${isoIdentity(header)}\u0001`);
       } else if (event.type === "transaction" && header) {
-        const record = isoIngestRecord(header, event.transaction, ++index, { tenantId: context.tenantId, fileId: context.fileId });
+        const file = { tenantId: context.tenantId, fileId: context.fileId };
+        const record = isoReceivedRecord(header, event.transaction, ++index, file);
         if (record.record) hash.update(`${record.record.naturalKey}\u0000${record.record.fingerprint}\u0001`);
         yield record;
       }

@@ -3,7 +3,7 @@ import { enqueueEvent } from "../outbox/outbox-store.ts";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction } from "../db/transaction.ts";
 import { ok, type Finding, type Result } from "../errors/finding.ts";
-import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../normalize/received-record.ts";
 import type { SeverityOverrides } from "../protocols/ach/types.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
 import { ingestFilesByStatus, ingestFilesFinished, ingestOldestProcessingAge } from "../observability/metrics-ingest.ts";
@@ -11,7 +11,7 @@ import { commitChunk, countChunkRecords, type ChunkContext } from "./chunk.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
 import { fileRecords, scanFile, type ContentSource, type FileScan } from "./file-reader.ts";
 import { ensurePartnerAccounts, findPartner } from "../partners/partners.ts";
-import { receiveFile, storedContent, type Arrival } from "./receipt.ts";
+import { receiveFile, storedContent, type IncomingFile } from "./receipt.ts";
 import { answerFromSameBytesFile, findSameBytesFile } from "./same-bytes-file.ts";
 import { fileReport, type FileReport } from "./report.ts";
 import { reportFileRejection } from "./rejection-report.ts";
@@ -27,7 +27,9 @@ export interface IngestOptions {
 }
 
 /** Receives a file (stored before anything reads it), then processes it: the whole path of one arrival. */
-export async function ingestArrival(pool: Pool, arrival: Arrival, options: IngestOptions = {}): Promise<Result<FileReport, Finding>> {
+export async function ingestArrival(
+  pool: Pool, arrival: IncomingFile, options: IngestOptions = {},
+): Promise<Result<FileReport, Finding>> {
   const receipt = await receiveFile(pool, arrival);
   if (!receipt.ok) return receipt;
   ingestFaultPoint("ingest_after_receipt");
@@ -50,11 +52,15 @@ interface FileRow {
  */
 export async function processFile(pool: Pool, tenantId: string, fileId: string, options: IngestOptions = {}): Promise<FileReport> {
   const { rows } = await pool.query<FileRow>(
-    "SELECT partner_id, original_name, status, records_done FROM ingest_file WHERE tenant_id = $1 AND file_id = $2", [tenantId, fileId]);
+    `SELECT partner_id, original_name, status, records_done FROM received_file WHERE tenant_id = $1
+       AND file_id = $2`, [tenantId, fileId]);
   const file = rows[0];
   if (!file) throw new Error(`file ${fileId} of tenant ${tenantId} does not exist`);
   if (file.status === "received") {
-    await pool.query("UPDATE ingest_file SET status = 'processing', updated_at = now() WHERE tenant_id = $1 AND file_id = $2 AND status = 'received'", [tenantId, fileId]);
+    await pool.query(
+      `UPDATE received_file SET status = 'processing', updated_at = now() WHERE tenant_id = $1
+         AND file_id = $2 AND status = 'received'`,
+      [tenantId, fileId]);
   } else if (file.status !== "processing") {
     return reportOf(pool, tenantId, fileId);
   }
@@ -70,7 +76,8 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
     return reportOf(pool, tenantId, fileId);
   }
   await pool.query(
-    `UPDATE ingest_file SET format = $3, identity_key = $4, findings = $5::jsonb, records_total = $6, updated_at = now()
+    `UPDATE received_file SET format = $3, identity_key = $4, findings = $5::jsonb,
+       records_total = $6, updated_at = now()
       WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing'`,
     [tenantId, fileId, scan.format, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
   );
@@ -110,7 +117,8 @@ async function rejectFile(pool: Pool, file: { tenantId: string; fileId: string; 
   const { tenantId, fileId } = file;
   const rejected = await withTransaction(pool, async (tx) => {
     const updated = await tx.query(
-      `UPDATE ingest_file SET status = 'rejected', format = $3, identity_key = $4, findings = $5::jsonb, records_total = $6, finished_at = now(), updated_at = now()
+      `UPDATE received_file SET status = 'rejected', format = $3, identity_key = $4,
+         findings = $5::jsonb, records_total = $6, finished_at = now(), updated_at = now()
         WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = 0`,
       [tenantId, fileId, scan.format ?? null, scan.identityKey ?? null, JSON.stringify(scan.findings), scan.recordsTotal],
     );
@@ -129,12 +137,12 @@ async function rejectFile(pool: Pool, file: { tenantId: string; fileId: string; 
  * the file's progress on); lastIndex is the index of the last record read.
  */
 async function applyInChunks(
-  pool: Pool, context: ChunkContext, records: AsyncIterable<IngestRecord>,
+  pool: Pool, context: ChunkContext, records: AsyncIterable<ReceivedRecord>,
   progress: { recordsDone: number; recordsTotal: number; channel: string }, options: IngestOptions,
 ): Promise<{ complete: boolean; lastIndex: number }> {
   const chunkRecordsMax = options.chunkRecordsMax ?? limits.ingest.chunkRecordsMax;
   let done = progress.recordsDone;
-  const commit = async (chunk: IngestRecord[]): Promise<boolean> => {
+  const commit = async (chunk: ReceivedRecord[]): Promise<boolean> => {
     await openChunkAccounts(pool, context, chunk);
     const result = await commitChunk(pool, context, chunk, done);
     if (result.kind === "fenced") return false;
@@ -149,12 +157,12 @@ async function applyInChunks(
   // One chunk commits while the next is read and normalized: the database and the parser work at
   // the same time, and chunks still commit one after the other, in file order.
   let inFlight: Promise<boolean> | undefined;
-  const start = (chunk: IngestRecord[]) => {
+  const start = (chunk: ReceivedRecord[]) => {
     const running = commit(chunk);
     running.catch(() => undefined);   // awaited below; this only keeps an early failure from being "unhandled"
     inFlight = running;
   };
-  let chunk: IngestRecord[] = [];
+  let chunk: ReceivedRecord[] = [];
   let lastIndex = 0;
   for await (const record of records) {
     lastIndex = record.index;
@@ -172,7 +180,9 @@ async function applyInChunks(
 }
 
 /** The partner's accounts in each currency of the chunk, opened (and committed) before the chunk's transaction. */
-async function openChunkAccounts(pool: Pool, context: ChunkContext, chunk: readonly IngestRecord[]): Promise<void> {
+async function openChunkAccounts(
+  pool: Pool, context: ChunkContext, chunk: readonly ReceivedRecord[],
+): Promise<void> {
   for (const currency of new Set(chunk.flatMap((r) => (r.record ? [r.record.currency] : [])))) {
     if (context.accounts.has(currency) || currency === "XXX") continue;
     const opened = await ensurePartnerAccounts(pool, context.partner, currency);
@@ -194,15 +204,16 @@ async function finish(
   const { tenantId, fileId } = file;
   const finished = await withTransaction(pool, async (tx) => {
     const updated = await tx.query(
-      `UPDATE ingest_file f SET status = 'done', content_hash = $3, records_total = $4, finished_at = now(), updated_at = now(),
+      `UPDATE received_file f SET status = 'done', content_hash = $3, records_total = $4,
+         finished_at = now(), updated_at = now(),
               correction_of = coalesce(
-                (SELECT e.file_id FROM ingest_file e
+                (SELECT e.file_id FROM received_file e
                   WHERE e.tenant_id = f.tenant_id AND e.identity_key = f.identity_key AND e.file_id <> f.file_id
                     AND e.status = 'done' AND e.content_hash IS DISTINCT FROM $3 AND e.received_at <= f.received_at
                   ORDER BY e.received_at DESC LIMIT 1),
-                (SELECT k.file_id FROM ingest_outcome o
-                   JOIN ingest_record_key k ON k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
-                   JOIN ingest_file e ON e.tenant_id = k.tenant_id AND e.file_id = k.file_id
+                (SELECT k.file_id FROM record_outcome o
+                   JOIN record_key k ON k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
+                   JOIN received_file e ON e.tenant_id = k.tenant_id AND e.file_id = k.file_id
                   WHERE o.tenant_id = f.tenant_id AND o.file_id = f.file_id AND o.outcome IN ('duplicate', 'conflict')
                     AND k.file_id <> f.file_id AND e.content_hash IS DISTINCT FROM $3
                     -- necessary, and free: a file mostly new (every fresh file) skips both scans
@@ -211,7 +222,9 @@ async function finish(
                     -- file, whose content is this file's, so no row can qualify; the scan is skipped
                     AND NOT $5::boolean
                   GROUP BY k.file_id
-                 HAVING 2 * count(*) >= (SELECT count(*) FROM ingest_outcome c WHERE c.tenant_id = f.tenant_id AND c.file_id = f.file_id AND c.natural_key IS NOT NULL)
+                 HAVING 2 * count(*) >= (SELECT count(*) FROM record_outcome c
+                                          WHERE c.tenant_id = f.tenant_id AND c.file_id = f.file_id
+                                            AND c.natural_key IS NOT NULL)
                   ORDER BY count(*) DESC, k.file_id LIMIT 1))
         WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = $4
        RETURNING partner_id, original_name, format, applied, duplicate, conflict, suspect, rejected, orphan, correction_of`,
@@ -243,7 +256,7 @@ async function reportOf(pool: Pool, tenantId: string, fileId: string): Promise<F
  */
 export async function unfinishedFiles(pool: Pool, options: { staleAfterMs?: number } = {}): Promise<Array<{ tenantId: string; fileId: string }>> {
   const { rows } = await pool.query<{ tenant_id: string; file_id: string }>(
-    `SELECT tenant_id, file_id FROM ingest_file
+    `SELECT tenant_id, file_id FROM received_file
       WHERE status IN ('received', 'processing') AND updated_at < now() - make_interval(secs => $1::double precision / 1000)
       ORDER BY received_at LIMIT $2`,
     [options.staleAfterMs ?? 0, limits.ingest.listRowsMax],
@@ -263,7 +276,10 @@ export async function resumeUnfinished(pool: Pool, options: IngestOptions & { st
 /** Files by status and the age of the oldest unfinished one, for the gauges. */
 export async function refreshIngestGauges(pool: Pool): Promise<void> {
   const { rows } = await pool.query<{ status: string; files: bigint; oldest_seconds: string | null }>(
-    `SELECT status, count(*) AS files, extract(epoch FROM now() - min(received_at))::text AS oldest_seconds FROM ingest_file GROUP BY status`);
+    `SELECT status, count(*) AS files,
+            extract(epoch FROM now() - min(received_at))::text AS oldest_seconds
+       FROM received_file
+      GROUP BY status`);
   let oldest = 0;
   for (const status of ["received", "processing", "done", "rejected"]) {
     const row = rows.find((r) => r.status === status);

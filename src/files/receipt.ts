@@ -7,7 +7,7 @@ import { fail, finding, ok, type Finding, type Result } from "../errors/finding.
 
 export type FileSource = "drop_folder" | "sftp" | "http" | "cli";
 
-export interface Arrival {
+export interface IncomingFile {
   tenantId: string;
   partnerId: string;
   source: FileSource;
@@ -30,7 +30,10 @@ export interface Receipt {
 export function sanitizeFileName(raw: string): Result<string, Finding> {
   const base = path.posix.basename(raw.replace(/\\/g, "/"));
   const cleaned = base.replace(/[^A-Za-z0-9._-]/g, "_").slice(0, limits.ingest.fileNameCharsMax);
-  if (cleaned === "" || /^\.+$/.test(cleaned)) return fail(finding("INGEST_FILE_NAME_INVALID", `${JSON.stringify(raw.slice(0, 80))} is not a usable file name`, { field: "name" }));
+  if (cleaned === "" || /^\.+$/.test(cleaned)) {
+    const detail = `${JSON.stringify(raw.slice(0, 80))} is not a usable file name`;
+    return fail(finding("FILE_NAME_INVALID", detail, { field: "name" }));
+  }
   return ok(cleaned);
 }
 
@@ -49,7 +52,9 @@ async function* pieces(content: Uint8Array | AsyncIterable<Uint8Array>): AsyncGe
  * received file is never lost. Memory stays at one piece whatever the file size. A file past
  * fileBytesMax is refused and nothing is kept.
  */
-export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileBytesMax?: number } = {}): Promise<Result<Receipt, Finding>> {
+export async function receiveFile(
+  pool: Pool, arrival: IncomingFile, options: { fileBytesMax?: number } = {},
+): Promise<Result<Receipt, Finding>> {
   const named = sanitizeFileName(arrival.name);
   if (!named.ok) return named;
   const fileBytesMax = options.fileBytesMax ?? limits.ingest.fileBytesMax;
@@ -58,7 +63,8 @@ export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileB
   try {
     return await withTransaction(pool, async (tx) => {
       await tx.query(
-        `INSERT INTO ingest_file (tenant_id, file_id, partner_id, source, original_name, size_bytes, bytes_sha256, status)
+        `INSERT INTO received_file (tenant_id, file_id, partner_id, source, original_name,
+           size_bytes, bytes_sha256, status)
          VALUES ($1, $2, $3, $4, $5, 0, '', 'received')`,
         [arrival.tenantId, fileId, arrival.partnerId, arrival.source, named.value],
       );
@@ -73,7 +79,10 @@ export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileB
       let size = 0;
       const flush = async () => {
         if (filled === 0) return;
-        await tx.query("INSERT INTO ingest_file_content (tenant_id, file_id, seq, bytes) VALUES ($1, $2, $3, $4)", [arrival.tenantId, fileId, seq++, buffer.subarray(0, filled)]);
+        await tx.query(
+          `INSERT INTO received_file_content (tenant_id, file_id, seq, bytes)
+             VALUES ($1, $2, $3, $4)`,
+          [arrival.tenantId, fileId, seq++, buffer.subarray(0, filled)]);
         filled = 0;
       };
       for await (const chunk of pieces(arrival.content)) {
@@ -91,30 +100,43 @@ export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileB
       }
       await flush();
       const bytesSha256 = hash.digest("hex");
-      await tx.query("UPDATE ingest_file SET size_bytes = $3, bytes_sha256 = $4 WHERE tenant_id = $1 AND file_id = $2", [arrival.tenantId, fileId, size, bytesSha256]);
+      await tx.query(
+        `UPDATE received_file SET size_bytes = $3, bytes_sha256 = $4 WHERE tenant_id = $1
+           AND file_id = $2`,
+        [arrival.tenantId, fileId, size, bytesSha256]);
       return ok({ fileId, name: named.value, sizeBytes: size, bytesSha256 });
     });
   } catch (error) {
-    if (error === tooLarge) return fail(finding("INGEST_FILE_TOO_LARGE", `the file exceeds ${fileBytesMax} bytes; nothing was stored`, { field: "content" }));
+    if (error === tooLarge) {
+      const detail = `the file exceeds ${fileBytesMax} bytes; nothing was stored`;
+      return fail(finding("FILE_TOO_LARGE", detail, { field: "content" }));
+    }
     throw error;
   }
 }
 
 /** Same as receiveFile, inside the caller's transaction (an HTTP upload claims its key and stores the file together). */
-export async function receiveSmallFileInTransaction(tx: Tx, arrival: Arrival & { content: Uint8Array }): Promise<Result<Receipt, Finding>> {
+export async function receiveSmallFileInTransaction(
+  tx: Tx, arrival: IncomingFile & { content: Uint8Array },
+): Promise<Result<Receipt, Finding>> {
   const named = sanitizeFileName(arrival.name);
   if (!named.ok) return named;
-  if (arrival.content.byteLength > limits.ingest.fileBytesMax) return fail(finding("INGEST_FILE_TOO_LARGE", `the file exceeds ${limits.ingest.fileBytesMax} bytes; nothing was stored`, { field: "content" }));
+  if (arrival.content.byteLength > limits.ingest.fileBytesMax) {
+    const detail = `the file exceeds ${limits.ingest.fileBytesMax} bytes; nothing was stored`;
+    return fail(finding("FILE_TOO_LARGE", detail, { field: "content" }));
+  }
   const fileId = newFileId();
   const bytesSha256 = createHash("sha256").update(arrival.content).digest("hex");
   await tx.query(
-    `INSERT INTO ingest_file (tenant_id, file_id, partner_id, source, original_name, size_bytes, bytes_sha256, status)
+    `INSERT INTO received_file (tenant_id, file_id, partner_id, source, original_name, size_bytes,
+       bytes_sha256, status)
      VALUES ($1, $2, $3, $4, $5, $6, $7, 'received')`,
     [arrival.tenantId, fileId, arrival.partnerId, arrival.source, named.value, arrival.content.byteLength, bytesSha256],
   );
   const pieceBytes = limits.ingest.contentPieceBytes;
   for (let offset = 0, seq = 0; offset < arrival.content.byteLength; offset += pieceBytes, seq++) {
-    await tx.query("INSERT INTO ingest_file_content (tenant_id, file_id, seq, bytes) VALUES ($1, $2, $3, $4)",
+    await tx.query(
+      `INSERT INTO received_file_content (tenant_id, file_id, seq, bytes) VALUES ($1, $2, $3, $4)`,
       [arrival.tenantId, fileId, seq, Buffer.from(arrival.content.buffer, arrival.content.byteOffset + offset, Math.min(pieceBytes, arrival.content.byteLength - offset))]);
   }
   return ok({ fileId, name: named.value, sizeBytes: arrival.content.byteLength, bytesSha256 });
@@ -128,7 +150,9 @@ export async function receiveSmallFileInTransaction(tx: Tx, arrival: Arrival & {
 export async function* storedContent(db: Queryable, tenantId: string, fileId: string): AsyncGenerator<Uint8Array> {
   const slice = limits.ingest.readSliceBytes;
   for (let seq = 0; ; seq++) {
-    const { rows } = await db.query<{ bytes: Buffer }>("SELECT bytes FROM ingest_file_content WHERE tenant_id = $1 AND file_id = $2 AND seq = $3", [tenantId, fileId, seq]);
+    const { rows } = await db.query<{ bytes: Buffer }>(
+      `SELECT bytes FROM received_file_content WHERE tenant_id = $1 AND file_id = $2 AND seq = $3`,
+      [tenantId, fileId, seq]);
     const row = rows[0];
     if (!row) return;
     for (let offset = 0; offset < row.bytes.byteLength; offset += slice) yield row.bytes.subarray(offset, offset + slice);

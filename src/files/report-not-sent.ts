@@ -14,7 +14,8 @@ export async function noteReportNotSent(
   const message = `no ${what} was sent to partner ${announcement.partnerName}: ${announcement.reason}`;
   const warning = finding("PARTNER_REPORT_NOT_SENT", message, {}, { severity: "warning" });
   await tx.query(
-    "UPDATE ingest_file SET findings = findings || $3::jsonb WHERE tenant_id = $1 AND file_id = $2",
+    `UPDATE received_file SET findings = findings || $3::jsonb WHERE tenant_id = $1
+       AND file_id = $2`,
     [file.tenantId, file.fileId, JSON.stringify([warning])],
   );
 }

@@ -1,9 +1,13 @@
-import type { KeyState } from "../records/record-states.ts";
-import { selectDroppedOutcomes, selectFileOutcomes, selectRejectedOutcomes } from "../records/store/arrivals.ts";
-import { selectStatesByLinkId } from "../records/store/keys.ts";
+import {
+  keyStatesByLinkId, outcomesOfFile, recordsDroppedByCorrection, rejectedRecordsOfFile,
+  type KeyState,
+} from "../records/index.ts";
+import { assert } from "../assert.ts";
 import { limits } from "../config/limits.ts";
+import { currentCode } from "../errors/catalog.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Finding } from "../errors/finding.ts";
+import { partnerNamesOf } from "../partners/partners.ts";
 import { zeroCounts, type Outcome, type OutcomeCounts } from "./chunk.ts";
 
 /** A finding as a report shows it: where (line or xmlPath), which field, the code and the message. */
@@ -71,7 +75,7 @@ interface FileRow {
   rejected: number;
   orphan: number;
   findings: Finding[];
-  partner_name: string;
+  partner_id: string;
   source: string;
   size_bytes: bigint;
   received_at: Date;
@@ -81,10 +85,12 @@ interface FileRow {
 }
 
 const FILE_COLUMNS = `f.file_id, f.original_name, f.format, f.status, f.records_total, f.records_done, f.applied, f.duplicate, f.conflict,
-  f.suspect, f.rejected, f.orphan, f.findings, p.name AS partner_name, f.source, f.size_bytes, f.received_at, f.identity_key, f.correction_of, f.same_bytes_as`;
+  f.suspect, f.rejected, f.orphan, f.findings, f.partner_id, f.source, f.size_bytes, f.received_at,
+  f.identity_key, f.correction_of, f.same_bytes_as`;
 
 function reported(found: Finding): ReportedFinding {
-  const out: ReportedFinding = { code: found.code, message: found.message };
+  // A finding stored before its code was renamed reads as the code's name now (decision 0068).
+  const out: ReportedFinding = { code: currentCode(found.code), message: found.message };
   if (found.position.line !== undefined) out.line = found.position.line;
   if (found.position.xmlPath !== undefined) out.xmlPath = found.position.xmlPath;
   if (found.position.field !== undefined) out.field = found.position.field;
@@ -97,7 +103,19 @@ export function positionOf(position: string): { line: number } | { xmlPath: stri
   return line ? { line: Number(line[1]) } : { xmlPath: position };
 }
 
-function reportFromRow(row: FileRow, recordErrors: ReportedFinding[]): FileReport {
+/** Each row's partner by name, from the partners' registry (a file's partner always exists). */
+async function partnersOf(
+  db: Queryable, tenantId: string, rows: readonly FileRow[],
+): Promise<(row: FileRow) => string> {
+  const names = await partnerNamesOf(db, tenantId, rows.map((row) => row.partner_id));
+  return (row) => {
+    const name = names.get(row.partner_id);
+    assert(name !== undefined, `file ${row.file_id} names partner ${row.partner_id}, which exists`);
+    return name;
+  };
+}
+
+function reportFromRow(row: FileRow, partner: string, recordErrors: ReportedFinding[]): FileReport {
   const outcomes: OutcomeCounts = zeroCounts();
   for (const name of Object.keys(outcomes) as Outcome[]) outcomes[name] = row[name];
   return {
@@ -109,7 +127,7 @@ function reportFromRow(row: FileRow, recordErrors: ReportedFinding[]): FileRepor
     outcomes,
     errors: [...row.findings.filter((f) => f.severity === "error").map(reported), ...recordErrors].slice(0, limits.ingest.findingsMax),
     warnings: row.findings.filter((f) => f.severity === "warning").map(reported),
-    partner: row.partner_name,
+    partner,
     source: row.source,
     size_bytes: Number(row.size_bytes),
     received_at: row.received_at.toISOString(),
@@ -121,14 +139,20 @@ function reportFromRow(row: FileRow, recordErrors: ReportedFinding[]): FileRepor
 
 export async function fileReport(db: Queryable, tenantId: string, fileId: string): Promise<FileReport | undefined> {
   const { rows } = await db.query<FileRow>(
-    `SELECT ${FILE_COLUMNS} FROM ingest_file f JOIN partner p ON p.tenant_id = f.tenant_id AND p.partner_id = f.partner_id
+    `SELECT ${FILE_COLUMNS}
+       FROM received_file f
       WHERE f.tenant_id = $1 AND f.file_id = $2`, [tenantId, fileId]);
   const row = rows[0];
   if (!row) return undefined;
+  const partnerOf = await partnersOf(db, tenantId, [row]);
   const rejected = row.rejected > 0
-    ? await selectRejectedOutcomes(db, tenantId, fileId, limits.ingest.findingsMax)
+    ? await rejectedRecordsOfFile(db, tenantId, fileId, limits.ingest.findingsMax)
     : [];
-  const report = reportFromRow(row, rejected.map((r) => ({ ...positionOf(r.position), ...(r.field ? { field: r.field } : {}), code: r.code, message: r.detail ?? r.code })));
+  const recordErrors = rejected.map((r) => ({
+    ...positionOf(r.position), ...(r.field ? { field: r.field } : {}), code: r.code,
+    message: r.detail ?? r.code,
+  }));
+  const report = reportFromRow(row, partnerOf(row), recordErrors);
   report.dropped_records = row.correction_of && row.status === "done" ? await droppedRecords(db, tenantId, row.correction_of, fileId) : null;
   return report;
 }
@@ -138,22 +162,44 @@ export async function fileReport(db: Queryable, tenantId: string, fileId: string
  * content under another key (a suspect the correction holds against it) is in the correction.
  */
 export async function droppedRecords(db: Queryable, tenantId: string, originalFileId: string, correctionFileId: string): Promise<DroppedRecords> {
-  const rows = await selectDroppedOutcomes(db, tenantId, originalFileId, correctionFileId, limits.ingest.showRecordsMax);
+  const rows = await recordsDroppedByCorrection(
+    db, tenantId, originalFileId, correctionFileId, limits.ingest.showRecordsMax);
   return {
     note: droppedRecordsNote, original_file_id: originalFileId, count: Number(rows[0]?.total ?? 0n),
     records: rows.map(({ total: _total, ...r }) => ({ ...r, amount_minor: BigInt(r.amount_minor).toString() })),
   };
 }
 
-export async function listFiles(db: Queryable, tenantId: string, options: { status?: string; limit?: number } = {}): Promise<FileReport[]> {
-  const { rows } = await db.query<FileRow>(
-    `SELECT ${FILE_COLUMNS} FROM ingest_file f JOIN partner p ON p.tenant_id = f.tenant_id AND p.partner_id = f.partner_id
-      WHERE f.tenant_id = $1 AND ($2::text IS NULL OR f.status = $2) ORDER BY f.received_at DESC, f.file_id LIMIT $3`,
-    [tenantId, options.status ?? null, Math.min(options.limit ?? limits.ingest.listRowsMax, limits.ingest.listRowsMax)]);
-  return rows.map((row) => reportFromRow(row, []));
+/**
+ * The tenants that received a file with this id: one, none, or (ids are per tenant) several, of
+ * which two are read, enough for the caller to ask which.
+ */
+export async function tenantsOfFile(db: Queryable, fileId: string): Promise<string[]> {
+  const { rows } = await db.query<{ tenant_id: string }>(
+    "SELECT tenant_id FROM received_file WHERE file_id = $1 LIMIT 2", [fileId]);
+  return rows.map((r) => r.tenant_id);
 }
 
-export interface RecordOutcome {
+/** Every tenant that has received a file, by id. */
+export async function tenantsWithFiles(db: Queryable): Promise<string[]> {
+  const { rows } = await db.query<{ tenant_id: string }>(
+    "SELECT DISTINCT tenant_id FROM received_file ORDER BY tenant_id");
+  return rows.map((r) => r.tenant_id);
+}
+
+export async function listFiles(db: Queryable, tenantId: string, options: { status?: string; limit?: number } = {}): Promise<FileReport[]> {
+  const { rows } = await db.query<FileRow>(
+    `SELECT ${FILE_COLUMNS}
+       FROM received_file f
+      WHERE f.tenant_id = $1 AND ($2::text IS NULL OR f.status = $2)
+      ORDER BY f.received_at DESC, f.file_id
+      LIMIT $3`,
+    [tenantId, options.status ?? null, Math.min(options.limit ?? limits.ingest.listRowsMax, limits.ingest.listRowsMax)]);
+  const partnerOf = await partnersOf(db, tenantId, rows);
+  return rows.map((row) => reportFromRow(row, partnerOf(row), []));
+}
+
+export interface ReportedOutcome {
   index: number;
   position: string;
   natural_key: string | null;
@@ -169,8 +215,11 @@ export interface RecordOutcome {
 }
 
 /** Per-record outcomes of a file, in file order, with their positions. */
-export async function fileOutcomes(db: Queryable, tenantId: string, fileId: string, limit: number = limits.ingest.showRecordsMax): Promise<RecordOutcome[]> {
-  const rows = await selectFileOutcomes(db, tenantId, fileId, Math.min(limit, limits.ingest.showRecordsMax));
+export async function fileOutcomes(
+  db: Queryable, tenantId: string, fileId: string, limit: number = limits.ingest.showRecordsMax,
+): Promise<ReportedOutcome[]> {
+  const rowsMax = Math.min(limit, limits.ingest.showRecordsMax);
+  const rows = await outcomesOfFile(db, tenantId, fileId, rowsMax);
   return rows.map((r) => ({ ...r, amount_minor: r.amount_minor === null ? null : r.amount_minor.toString() }));
 }
 
@@ -188,6 +237,6 @@ export interface PaymentState {
  */
 export async function paymentStatesByLinkId(db: Queryable, tenantId: string, linkIds: readonly string[]): Promise<Map<string, PaymentState>> {
   if (linkIds.length === 0) return new Map();
-  const rows = await selectStatesByLinkId(db, tenantId, [...new Set(linkIds)]);
+  const rows = await keyStatesByLinkId(db, tenantId, [...new Set(linkIds)]);
   return new Map(rows.map((r) => [r.link_id, { linkId: r.link_id, naturalKey: r.natural_key, state: r.state, code: r.code, detail: r.detail }]));
 }

@@ -1,6 +1,6 @@
 import type { Pool } from "../db/pool.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
-import { decideSameBytesRange } from "../records/same-bytes-file.ts";
+import { decideSameBytesRange } from "../records/index.ts";
 import { countChunkRecords, inChunkTransaction } from "./chunk.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
 import type { FileScan } from "./file-reader.ts";
@@ -20,8 +20,8 @@ export interface SameBytesFile {
 export async function findSameBytesFile(pool: Pool, file: { tenantId: string; fileId: string }, scan: FileScan): Promise<SameBytesFile | undefined> {
   if (!scan.format || scan.rejected || scan.recordsRejected > 0 || scan.recordsTotal === 0) return undefined;
   const { rows } = await pool.query<{ file_id: string; content_hash: string }>(
-    `SELECT e.file_id, e.content_hash FROM ingest_file f
-       JOIN ingest_file e ON e.tenant_id = f.tenant_id AND e.bytes_sha256 = f.bytes_sha256
+    `SELECT e.file_id, e.content_hash FROM received_file f
+       JOIN received_file e ON e.tenant_id = f.tenant_id AND e.bytes_sha256 = f.bytes_sha256
       WHERE f.tenant_id = $1 AND f.file_id = $2 AND e.file_id <> f.file_id AND e.size_bytes = f.size_bytes
         AND e.status = 'done' AND e.format = $3 AND e.records_total = $4 AND e.applied = e.records_total AND e.content_hash IS NOT NULL
       ORDER BY e.received_at, e.file_id LIMIT 1`,
@@ -56,7 +56,9 @@ export async function answerFromSameBytesFile(
       // The receipt names the file whose records answered this one's, with the first answers of
       // this run (a resumed run writes it again: the same value).
       if (counts && fromIndex === progress.recordsDone) {
-        await tx.query("UPDATE ingest_file SET same_bytes_as = $3 WHERE tenant_id = $1 AND file_id = $2", [file.tenantId, file.fileId, earlier.fileId]);
+        await tx.query(
+          `UPDATE received_file SET same_bytes_as = $3 WHERE tenant_id = $1 AND file_id = $2`,
+          [file.tenantId, file.fileId, earlier.fileId]);
       }
       return counts;
     });

@@ -3,7 +3,10 @@ import { StatementParams } from "../db/statement-parts.ts";
 import type { Tx } from "../db/transaction.ts";
 import type { Canonical } from "./request-digest.ts";
 import { assert } from "../assert.ts";
-import { RESTORE_LOCK_TIMEOUT_SQL, SESSION_LOCK_TIMEOUT, toRecord, type IdempotencyRecord, type RecordRow, type StoredResponse } from "./records.ts";
+import {
+  RESTORE_LOCK_TIMEOUT_SQL, SESSION_LOCK_TIMEOUT, toRecord, type IdempotencyRecord, type RecordRow,
+  type StoredHttpResponse,
+} from "./records.ts";
 
 /**
  * The idempotency claims and completions of a group-committed batch of requests (one tenant, one
@@ -67,7 +70,7 @@ export async function findBatchRecords(tx: Tx, tenantId: string, endpoint: strin
 export interface BatchCompletion {
   key: string;
   attempt: number;
-  response: StoredResponse;
+  response: StoredHttpResponse;
 }
 
 /**

@@ -10,14 +10,14 @@ export interface IdempotencyScope {
   key: string;
 }
 
-export interface StoredResponse {
+export interface StoredHttpResponse {
   status: number;
   body: string;       // exact bytes, replayed as they were sent
   effectRef: string | null;
 }
 
 export type IdempotencyRecord =
-  | { state: "completed"; digest: string; canonical: Canonical; response: StoredResponse }
+  | { state: "completed"; digest: string; canonical: Canonical; response: StoredHttpResponse }
   | { state: "in_progress"; digest: string; canonical: Canonical; leaseExpired: boolean; attempt: number };
 
 export interface RecordRow {
@@ -182,7 +182,9 @@ export async function claim(tx: Tx, scope: IdempotencyScope, digest: string, can
  * false when the attempt was fenced off (another request took the key over after this attempt's
  * lease expired): the caller must then roll back, so the stale effect never commits.
  */
-export async function complete(tx: Tx, scope: IdempotencyScope, attempt: number, response: StoredResponse): Promise<boolean> {
+export async function complete(
+  tx: Tx, scope: IdempotencyScope, attempt: number, response: StoredHttpResponse,
+): Promise<boolean> {
   const result = await tx.query(
     `UPDATE idempotency_record
         SET state = 'completed', response_status = $5, response_body = $6, effect_ref = $7, completed_at = now(), lease_until = now()
@@ -198,7 +200,9 @@ export async function complete(tx: Tx, scope: IdempotencyScope, attempt: number,
  * false; true when the attempt completed and the transaction committed. The caller's work must
  * return right after, without another statement.
  */
-export async function completeAndCommit(tx: Tx, scope: IdempotencyScope, attempt: number, response: StoredResponse): Promise<boolean> {
+export async function completeAndCommit(
+  tx: Tx, scope: IdempotencyScope, attempt: number, response: StoredHttpResponse,
+): Promise<boolean> {
   try {
     await commitAfter(tx, () => tx.query(
       {

@@ -1,9 +1,9 @@
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { compensationsOf } from "../ledger/compensation.ts";
-import { postTransfers } from "../ledger/post-transfers.ts";
-import type { Transfer } from "../ledger/transfer.ts";
+import {
+  compensationsOf, linkCompensations, postTransfers, type Transfer,
+} from "../ledger/index.ts";
 import { compensations as compensationsMetric } from "../observability/metrics.ts";
 import { netCompensationOf, plannedCompensations, type PlannedCompensation } from "./net-compensation.ts";
 import { showIncident } from "./perimeter.ts";
@@ -87,9 +87,8 @@ async function recordCompensations(tx: Tx, input: { tenantId: string; incidentId
   );
   // Linked like a review's compensations (docs/decisions/0011): what it compensates, why, who.
   const posted = rows.filter((r) => r.outcome === "posted");
-  await tx.query(
-    `INSERT INTO compensation (tenant_id, compensation_key, compensated_key, reason, decided_by)
-     SELECT $1, c.compensation_key, c.compensated_key, 'incident', $2 FROM unnest($3::text[], $4::text[]) AS c(compensation_key, compensated_key)`,
-    [input.tenantId, `incident:${input.incidentId}`, posted.map((r) => r.compensationKey), posted.map((r) => r.transferKey)],
-  );
+  await linkCompensations(tx, input.tenantId, posted.map((r) => ({
+    compensationKey: r.compensationKey, compensatedKey: r.transferKey, correctedKey: null,
+    reason: "incident", decidedBy: `incident:${input.incidentId}`,
+  })));
 }

@@ -1,5 +1,5 @@
 import { assert } from "../assert.ts";
-import type { Transfer } from "../ledger/transfer.ts";
+import type { Transfer } from "../ledger/index.ts";
 import type { PerimeterRecord } from "./perimeter.ts";
 
 /**

@@ -49,9 +49,11 @@ const UNDONE_SQL = `
                                        FROM iso8583_inbound_reversal rv WHERE rv.tenant_id = $1 AND rv.original_key = r.natural_key)
     WHEN r.channel = 'http' THEN (SELECT coalesce(sum(p.refunded_minor), 0) FROM payment p
                                    WHERE p.tenant_id = $1 AND p.client_reference = substr(r.natural_key, 6) AND p.transfer_key = r.transfer_key)
-    ELSE (SELECT coalesce(sum(x.amount_minor), 0) FROM ingest_record_key x WHERE x.tenant_id = $1 AND x.matched_key = r.natural_key AND x.state = 'applied')
+    ELSE (SELECT coalesce(sum(x.amount_minor), 0) FROM record_key x WHERE x.tenant_id = $1
+      AND x.matched_key = r.natural_key AND x.state = 'applied')
   END)::text AS undone_minor,
-  CASE WHEN r.channel IN ('ach', 'iso20022') THEN (SELECT x.matched_key FROM ingest_record_key x WHERE x.tenant_id = $1 AND x.natural_key = r.natural_key) END AS undoes_key`;
+  CASE WHEN r.channel IN ('ach', 'iso20022') THEN (SELECT x.matched_key FROM record_key x
+    WHERE x.tenant_id = $1 AND x.natural_key = r.natural_key) END AS undoes_key`;
 
 /**
  * Every record that arrived in the window through the channels that post money, with its
@@ -66,7 +68,7 @@ const PERIMETER_SQL = `
       FROM payment p WHERE p.tenant_id = $1 AND p.created_at >= $2::timestamptz AND p.created_at < $3::timestamptz AND p.transfer_key IS NOT NULL
     UNION ALL
     SELECT k.channel, k.natural_key, k.file_id || ' ' || k.position, k.transfer_key, k.amount_minor, k.currency, k.created_at, f.partner_id
-      FROM ingest_record_key k JOIN ingest_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id
+      FROM record_key k JOIN received_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id
      WHERE k.tenant_id = $1 AND k.created_at >= $2::timestamptz AND k.created_at < $3::timestamptz AND k.transfer_key IS NOT NULL
     UNION ALL
     SELECT 'iso8583', i.natural_key, 'iso8583:' || i.mti || coalesce(' ' || i.connection, ''), i.effect_key, i.amount_minor, i.currency, i.created_at, NULL
@@ -98,7 +100,7 @@ export async function perimeterRecords(db: Queryable, tenantId: string, criteria
   })));
 }
 
-export function totalsOf(records: readonly PerimeterRecord[]): Record<string, string> {
+export function perimeterTotalsOf(records: readonly PerimeterRecord[]): Record<string, string> {
   const totals = new Map<string, bigint>();
   for (const r of records) totals.set(r.currency, (totals.get(r.currency) ?? 0n) + r.amountMinor);
   return Object.fromEntries([...totals].sort().map(([currency, total]) => [currency, total.toString()]));
@@ -113,7 +115,7 @@ export async function openIncident(pool: Pool, tenantId: string, title: string, 
   if (!records.ok) return records;
   const canonical = JSON.stringify([tenantId, title, criteria.since, criteria.until, criteria.channel ?? null, criteria.partner ?? null, criteria.keyPrefix ?? null]);
   const incidentId = `inc_${createHash("sha256").update(canonical).digest("hex").slice(0, 20)}`;
-  const totals = totalsOf(records.value);
+  const totals = perimeterTotalsOf(records.value);
   await withTransaction(pool, async (tx) => {
     const opened = await tx.query(
       "INSERT INTO incident (tenant_id, incident_id, title, criteria, opened_by, records, totals) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",

@@ -1,3 +1,4 @@
+import { limits } from "../config/limits.ts";
 import { currencyByCode } from "../protocols/iso4217/currency.ts";
 import type { Queryable } from "../db/pool.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
@@ -47,4 +48,19 @@ export async function findAccounts(tx: Queryable, tenantId: string, accountIds: 
     [tenantId, [...new Set(accountIds)]],
   );
   return new Map(rows.map((r) => [r.account_id, { tenantId, accountId: r.account_id, kind: r.kind, currency: r.currency }]));
+}
+
+/** The tenant's accounts, first by id, at most limits.ledger.accountsListedMax of them. */
+export async function listAccounts(db: Queryable, tenantId: string): Promise<Account[]> {
+  const { rows } = await db.query<{ account_id: string; kind: AccountKind; currency: string }>(
+    `SELECT account_id, kind, currency
+       FROM account
+      WHERE tenant_id = $1
+      ORDER BY account_id
+      LIMIT $2`,
+    [tenantId, limits.ledger.accountsListedMax],
+  );
+  return rows.map((r) => ({
+    tenantId, accountId: r.account_id, kind: r.kind, currency: r.currency,
+  }));
 }

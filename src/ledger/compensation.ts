@@ -24,3 +24,31 @@ export async function compensationsOf(db: Queryable, tenantId: string, transferK
   }
   return compensations;
 }
+
+/** A compensation as the ledger links it: what it reverses, what takes its place, why, who. */
+export interface CompensationLink {
+  compensationKey: string;         // '<compensated key>:compensate'
+  compensatedKey: string;
+  correctedKey: string | null;     // the posting that takes the compensated one's place
+  reason: string;                  // review_replace, incident
+  decidedBy: string;               // 'review:<review id>', 'incident:<incident id>'
+}
+
+/**
+ * Links compensations to the transfers they compensate (docs/decisions/0011), in the
+ * transaction that posts them; a transfer is compensated at most once (the table's unique key).
+ */
+export async function linkCompensations(
+  tx: Queryable, tenantId: string, links: readonly CompensationLink[],
+): Promise<void> {
+  if (links.length === 0) return;
+  await tx.query(
+    `INSERT INTO compensation
+       (tenant_id, compensation_key, compensated_key, corrected_key, reason, decided_by)
+     SELECT $1, c.compensation_key, c.compensated_key, c.corrected_key, c.reason, c.decided_by
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+         AS c(compensation_key, compensated_key, corrected_key, reason, decided_by)`,
+    [tenantId, links.map((l) => l.compensationKey), links.map((l) => l.compensatedKey),
+      links.map((l) => l.correctedKey), links.map((l) => l.reason), links.map((l) => l.decidedBy)],
+  );
+}

@@ -1,9 +1,28 @@
+import { assert } from "../assert.ts";
+
 /**
  * The normalizer's one input shape: whatever channel a payment came through, it becomes this.
  * Dedup works on `naturalKey` (the stable business identity of THIS record) and compares
  * `fingerprint` (a hash of the economically meaningful fields) when a key is seen again.
  */
-export type Channel = "ach" | "iso20022" | "iso8583" | "api";
+export const channels = ["ach", "iso20022", "iso8583", "http"] as const;
+export type Channel = (typeof channels)[number];
+
+/**
+ * The channel a stored row names. Rows written before decision 0068 name the HTTP channel "api"
+ * (its name in the record core until then): they read as "http", so a record of the HTTP channel
+ * is one channel whenever it arrived. The row's other columns (keys, transfer keys) never change.
+ */
+export function storedChannel(name: string): Channel {
+  const channel = name === "api" ? "http" : channelNamed(name);
+  assert(channel !== undefined, `a stored channel is one of ${channels.join(", ")}: ${name}`);
+  return channel;
+}
+
+/** The channel of this name; undefined for a name that is none. */
+export function channelNamed(name: string): Channel | undefined {
+  return channels.find((channel) => channel === name);
+}
 
 export interface CanonicalRecord {
   tenantId: string;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import rulesJson from "../../protocols/identity/cross-channel-keys.json" with { type: "json" };
 import { assert } from "../assert.ts";
-import type { CanonicalRecord, Channel } from "./canonical-record.ts";
+import { channelNamed, type CanonicalRecord, type Channel } from "./canonical-record.ts";
 
 /**
  * Cross-channel key rules (protocols/identity/cross-channel-keys.json): which records carry a
@@ -15,18 +15,17 @@ export interface IdentityRule {
   creditor: { attribute: string } | { counterparty: true };
 }
 
-const channels: readonly Channel[] = ["ach", "iso20022", "iso8583", "api"];
-
 function loadRules(): IdentityRule[] {
   return rulesJson.identities.map((raw, index) => {
     const where = `cross-channel rule ${index}`;
-    assert(channels.includes(raw.channel as Channel), `${where}: channel ${raw.channel}`);
+    const channel = channelNamed(raw.channel);
+    assert(channel !== undefined, `${where}: channel ${raw.channel}`);
     assert(Array.isArray(raw.kinds) && raw.kinds.length > 0, `${where} names kinds`);
     assert(typeof raw.identity === "string" && raw.identity.length > 0, `${where} names the identity attribute`);
     const creditor = raw.creditor as { attribute?: string; counterparty?: boolean };
     assert((typeof creditor.attribute === "string") !== (creditor.counterparty === true), `${where}: the creditor is an attribute or the counterparty`);
     return {
-      channel: raw.channel as Channel, kinds: raw.kinds, identity: raw.identity,
+      channel, kinds: raw.kinds, identity: raw.identity,
       creditor: typeof creditor.attribute === "string" ? { attribute: creditor.attribute } : { counterparty: true },
     };
   });

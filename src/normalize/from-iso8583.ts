@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { finding, type Finding } from "../errors/finding.ts";
 import { currencyByNumeric } from "../protocols/iso4217/currency.ts";
 import { de, textField, type Message, type Subfields } from "../protocols/iso8583/index.ts";
-import type { IngestRecord } from "./ingest-record.ts";
+import type { ReceivedRecord } from "./received-record.ts";
 
 /**
  * ISO 8583 originals (0100/0101, 0120/0121, 0200/0201, 0220/0221) and reversals (0400/0401,
@@ -128,7 +128,7 @@ const postingKinds: Readonly<Record<MessageKind, string>> = {
  * registered, a currency the card's account does not serve, a processing code not served) reject
  * the record: it claims no key.
  */
-export function cardOriginalRecord(original: CardOriginal): IngestRecord {
+export function cardOriginalRecord(original: CardOriginal): ReceivedRecord {
   const base = { index: 1, position: original.position, linkIds: [], originalIds: [] };
   const rejection = inputProblemOf(original);
   if (rejection !== undefined) return { ...base, rejection };
@@ -198,7 +198,7 @@ export function reversalFingerprintOf(reversal: Pick<CardReversal, "cardHash" | 
  * the scheme got wrong: rejected, so it claims no key and a valid reversal can follow. Without a
  * known original the amount is what the message says it undoes; an orphan moves nothing.
  */
-export function cardReversalRecord(reversal: CardReversal): IngestRecord {
+export function cardReversalRecord(reversal: CardReversal): ReceivedRecord {
   const base = { index: 1, position: reversal.position, linkIds: [], originalIds: [] };
   const { original, actualMinor } = reversal;
   if (original !== undefined && actualMinor !== undefined && actualMinor > original.amountMinor) {

@@ -1,9 +1,9 @@
 import achRulesJson from "../../protocols/posting-rules/ach.json" with { type: "json" };
 import isoRulesJson from "../../protocols/posting-rules/iso20022.json" with { type: "json" };
-import apiRulesJson from "../../protocols/posting-rules/api.json" with { type: "json" };
+import httpRulesJson from "../../protocols/posting-rules/http.json" with { type: "json" };
 import iso8583RulesJson from "../../protocols/posting-rules/iso8583.json" with { type: "json" };
 import { assert } from "../assert.ts";
-import type { CanonicalRecord, Channel } from "./canonical-record.ts";
+import { channelNamed, type CanonicalRecord, type Channel } from "./canonical-record.ts";
 import type { Leg, Transfer } from "./transfer.ts";
 
 /**
@@ -34,8 +34,12 @@ export interface PostingRule {
   transferKind?: string;                // the posting's kind; default `<channel>-<kind>`
   transferKindAttribute?: string;       // or: the attribute holding the posting's kind (an ISO 8583 processing code's)
   transferStage?: string;               // the posting's key is `<natural key>:<stage>`; default "post"
-  /** `intent`: the posting's key is `<channel>:<intent id>:<stage>` (the API's ledger keys), not `<natural key>:<stage>`. */
+  /**
+   * `intent`: the posting's key is `<transferKeyPrefix>:<intent id>:<stage>` (the HTTP channel's
+   * ledger keys, `api:...`), not `<natural key>:<stage>`.
+   */
   transferKeyBase?: "intent";
+  transferKeyPrefix?: string;
   /** A posting the debit account cannot cover is applied as advised, its debit leg taken from the account in `suspenseAttribute`. */
   insufficientFunds?: "suspense";
   suspenseAttribute?: string;
@@ -57,8 +61,8 @@ const ACCOUNTS = new Set<RuleAccount>(["settlement", "counterparty", "suspense",
 
 /** Loads and checks a rules file: a malformed rule is a bug in our data, so it asserts. */
 export function loadPostingRules(file: RulesFile): PostingRule[] {
-  const channel = file.channel as Channel;
-  assert(["ach", "iso20022", "iso8583", "api"].includes(channel), `posting rules channel ${file.channel}`);
+  const channel = channelNamed(file.channel);
+  assert(channel !== undefined, `posting rules channel ${file.channel}`);
   return file.rules.map((raw, index) => {
     const where = `posting rule ${channel}[${index}]`;
     const kind = raw.kind;
@@ -124,7 +128,11 @@ function loadUndoRule(raw: Record<string, unknown>, rule: PostingRule, where: st
   rule.transferStage = raw.transferStage;
   if (raw.transferKeyBase !== undefined) {
     assert(raw.transferKeyBase === "intent", `${where}: transferKeyBase is "intent"`);
+    const prefix = raw.transferKeyPrefix;
+    const named = typeof prefix === "string" && prefix.length > 0;
+    assert(named, `${where}: an intent key names its transferKeyPrefix`);
     rule.transferKeyBase = "intent";
+    rule.transferKeyPrefix = prefix;
   }
 }
 
@@ -148,7 +156,7 @@ function loadPostingOptions(raw: Record<string, unknown>, rule: PostingRule, whe
 const rulesByChannel = new Map<Channel, PostingRule[]>([
   ["ach", loadPostingRules(achRulesJson)],
   ["iso20022", loadPostingRules(isoRulesJson)],
-  ["api", loadPostingRules(apiRulesJson)],
+  ["http", loadPostingRules(httpRulesJson)],
   ["iso8583", loadPostingRules(iso8583RulesJson)],
 ]);
 
@@ -164,9 +172,18 @@ export function transferKeyOf(naturalKey: string, rule?: Pick<PostingRule, "tran
   return `${naturalKey}:${rule?.transferStage ?? "post"}`;
 }
 
-/** The key of a record's posting by its rule: from its natural key, or (`transferKeyBase: "intent"`) from its channel and intent id. */
-export function recordTransferKeyOf(record: Pick<CanonicalRecord, "channel" | "naturalKey" | "intentId">, rule: Pick<PostingRule, "transferStage" | "transferKeyBase">): string {
-  return rule.transferKeyBase === "intent" ? `${record.channel}:${record.intentId}:${rule.transferStage ?? "post"}` : transferKeyOf(record.naturalKey, rule);
+/**
+ * The key of a record's posting by its rule: from its natural key, or (`transferKeyBase:
+ * "intent"`) from the rule's key prefix and the record's intent id.
+ */
+export function recordTransferKeyOf(
+  record: Pick<CanonicalRecord, "naturalKey" | "intentId">,
+  rule: Pick<PostingRule, "transferStage" | "transferKeyBase" | "transferKeyPrefix">,
+): string {
+  if (rule.transferKeyBase !== "intent") return transferKeyOf(record.naturalKey, rule);
+  const prefix = rule.transferKeyPrefix;
+  assert(prefix !== undefined, "a rule keyed by the intent names its key prefix (checked at load)");
+  return `${prefix}:${record.intentId}:${rule.transferStage ?? "post"}`;
 }
 
 /** The accounts a rule's `named` legs take from the record's attributes (undefined when one is missing). */

@@ -1,9 +1,10 @@
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { decideReviewInTransaction, type DecisionOutcome, type ReviewDecisionKind } from "../records/review-decision.ts";
-import { itemOf, type ReviewItem } from "../records/review-queue.ts";
-import { selectReviewById } from "../records/store/reviews.ts";
+import {
+  decideReviewInTransaction, reviewItemsById, type DecisionOutcome, type ReviewDecisionKind,
+  type ReviewItem,
+} from "../records/index.ts";
 import { type Operator, needsSecondApprover } from "./operators.ts";
 import { correctDifferenceInTransaction, type Difference } from "../recon/differences.ts";
 import { decidedBy, markApproved, openProposalFor, propose, proposerNamed, refuseWhileProposed, type NamedOperator, type Proposal, type ProposalPath, type StoredProposal } from "./proposals.ts";
@@ -22,9 +23,12 @@ export type OperatorMove = { kind: "moved"; move: SuspenseMove } | { kind: "prop
 export type ApprovedDecision = { kind: "review"; outcome: DecisionOutcome } | { kind: "suspense_move"; move: SuspenseMove } | { kind: "recon_difference"; difference: Difference };
 
 async function reviewOf(db: Queryable, tenantId: string | undefined, reviewId: string): Promise<Result<ReviewItem | undefined, Finding>> {
-  const rows = await selectReviewById(db, reviewId, tenantId ?? null);
-  if (rows.length > 1) return fail(finding("INGEST_REVIEW_NOT_FOUND", `review ${reviewId} exists for several tenants: name one with --tenant`, { field: "tenant" }));
-  return ok(rows[0] ? itemOf(rows[0]) : undefined);
+  const items = await reviewItemsById(db, reviewId, tenantId);
+  if (items.length > 1) {
+    const detail = `review ${reviewId} exists for several tenants: name one with --tenant`;
+    return fail(finding("REVIEW_NOT_FOUND", detail, { field: "tenant" }));
+  }
+  return ok(items[0]);
 }
 
 interface ReviewDecisionRequest { reviewId: string; decision: ReviewDecisionKind; reason: string }
@@ -39,7 +43,10 @@ async function decideOrPropose(tx: Tx, tenantId: string | undefined, request: Re
   const found = await reviewOf(tx, tenantId, request.reviewId);
   if (!found.ok) return found;
   const review = found.value;
-  if (!review) return fail(finding("INGEST_REVIEW_NOT_FOUND", `no review ${request.reviewId}`, { field: "review_id" }));
+  if (!review) {
+    const detail = `no review ${request.reviewId}`;
+    return fail(finding("REVIEW_NOT_FOUND", detail, { field: "review_id" }));
+  }
   if (review.state === "open" && await needsSecondApprover(tx, review.tenant_id, BigInt(review.amount_minor))) {
     const by = await proposer(review.tenant_id);
     if (!by.ok) return by;

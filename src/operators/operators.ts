@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Queryable } from "../db/pool.ts";
 import { sqlState } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
+import { tenantIdsNamed } from "../tenants/tenants.ts";
 import { hashOperatorSecret, newOperatorSecret, secretMatches } from "./secret.ts";
 
 /** viewer reads; approver also decides; admin also sets the tenant's four-eyes amount (docs/decisions/0026). */
@@ -45,9 +46,11 @@ export async function createOperator(db: Queryable, input: { tenantId: string; n
 
 /** The operator whose tenant (name or id), name and secret match; undefined for any mismatch, without saying which. */
 export async function authenticateOperator(db: Queryable, input: { tenant: string; name: string; secret: string }): Promise<Operator | undefined> {
+  const tenantIds = await tenantIdsNamed(db, input.tenant);
   const { rows } = await db.query<OperatorRow>(
-    `SELECT o.operator_id, o.tenant_id, o.name, o.role, o.secret_hash FROM operator o JOIN tenant t ON t.tenant_id = o.tenant_id
-      WHERE (t.name = $1 OR t.tenant_id = $1) AND o.name = $2`, [input.tenant, input.name]);
+    `SELECT operator_id, tenant_id, name, role, secret_hash
+       FROM operator
+      WHERE tenant_id = ANY($1::text[]) AND name = $2`, [tenantIds, input.name]);
   const row = rows[0];
   if (!row || !(await secretMatches(input.secret, row.secret_hash))) return undefined;
   return operatorOf(row);

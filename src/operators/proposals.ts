@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { Queryable } from "../db/pool.ts";
 import { sqlState, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import type { ReviewDecisionKind } from "../records/review-decision.ts";
+import type { ReviewDecisionKind } from "../records/index.ts";
 import { isOperatorRole, type Operator } from "./operators.ts";
 import { secretMatches } from "./secret.ts";
 

@@ -1,10 +1,10 @@
-import { selectUnresolvedPosting } from "../records/store/arrivals.ts";
+import { unresolvedCounterpartyPosting } from "../records/index.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { postTransfer } from "../ledger/post-transfers.ts";
-import { storedTransfers } from "../ledger/stored-transfers.ts";
-import type { Leg, Transfer } from "../ledger/transfer.ts";
+import {
+  findAccounts, postTransfer, storedTransfers, type Leg, type Transfer,
+} from "../ledger/index.ts";
 
 /**
  * Moving a record's money out of suspense (docs/decisions/0026). A record whose counterparty
@@ -29,13 +29,14 @@ export interface SuspenseMove {
 export interface SuspensePosting { transferKey: string; amountMinor: bigint; currency: string; valueDate: string; suspenseLegs: Leg[] }
 
 export async function suspensePosting(db: Queryable, tenantId: string, transferKey: string): Promise<SuspensePosting | undefined> {
-  const row = await selectUnresolvedPosting(db, tenantId, transferKey);
+  const row = await unresolvedCounterpartyPosting(db, tenantId, transferKey);
   if (!row) return undefined;
   const stored = (await storedTransfers(db, tenantId, [transferKey])).get(transferKey);
   if (!stored) return undefined;
   const accountIds = [...new Set([...stored.entries.values()].map((entry) => entry.account_id))];
-  const suspense = await db.query<{ account_id: string }>("SELECT account_id FROM account WHERE tenant_id = $1 AND account_id = ANY($2::text[]) AND kind = 'suspense'", [tenantId, accountIds]);
-  const suspenseIds = new Set(suspense.rows.map((r) => r.account_id));
+  const accounts = await findAccounts(db, tenantId, accountIds);
+  const suspenseIds = new Set([...accounts.values()]
+    .filter((account) => account.kind === "suspense").map((account) => account.accountId));
   const suspenseLegs = [...stored.entries.values()].filter((entry) => suspenseIds.has(entry.account_id))
     .map((entry) => ({ accountId: entry.account_id, direction: entry.direction as Leg["direction"], amountMinor: BigInt(entry.amount_minor), currency: entry.currency }));
   return { transferKey, amountMinor: BigInt(row.amount_minor), currency: row.currency, valueDate: stored.valueDate, suspenseLegs };

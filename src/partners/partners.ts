@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import type { Queryable } from "../db/pool.ts";
 import { sqlState } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { findAccount, openAccount } from "../ledger/accounts.ts";
-import { parseAlias } from "../normalize/ingest-record.ts";
+import { findAccount, openAccount } from "../ledger/index.ts";
+import { parseAlias } from "../normalize/received-record.ts";
 import type { PartnerAccounts } from "../normalize/posting-rules.ts";
 import { currencyByCode } from "../protocols/iso4217/currency.ts";
 
@@ -35,13 +35,17 @@ export async function ensurePartnerAccounts(db: Queryable, partner: Partner, cur
 
 /** Creates a partner with its settlement and suspense accounts in its currency. */
 export async function createPartner(db: Queryable, tenantId: string, name: string, currency = "USD"): Promise<Result<Partner, Finding>> {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(name)) return fail(finding("INGEST_PARTNER_NAME_INVALID", "a partner name is 1 to 63 letters, digits, '.', '_' or '-'", { field: "name" }));
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$/.test(name)) {
+    const detail = "a partner name is 1 to 63 letters, digits, '.', '_' or '-'";
+    return fail(finding("PARTNER_NAME_INVALID", detail, { field: "name" }));
+  }
   if (!currencyByCode(currency)) return fail(finding("CURRENCY_UNKNOWN", `unknown currency ${currency}`, { field: "currency" }));
   const partner: Partner = { tenantId, partnerId: `prt_${randomBytes(8).toString("hex")}`, name, currency };
   try {
     await db.query("INSERT INTO partner (tenant_id, partner_id, name, currency) VALUES ($1, $2, $3, $4)", [tenantId, partner.partnerId, name, currency]);
   } catch (error) {
-    if (sqlState(error) === "23505") return fail(finding("INGEST_PARTNER_EXISTS", `a partner named ${name} exists`, { field: "name" }));
+    const exists = finding("PARTNER_EXISTS", `a partner named ${name} exists`, { field: "name" });
+    if (sqlState(error) === "23505") return fail(exists);
     throw error;
   }
   const accounts = await ensurePartnerAccounts(db, partner, currency);
@@ -58,6 +62,18 @@ export async function findPartner(db: Queryable, tenantId: string, idOrName: str
   return row ? { tenantId, partnerId: row.partner_id, name: row.name, currency: row.currency } : undefined;
 }
 
+/** The names of these partners of a tenant, by id; an unknown id is absent. */
+export async function partnerNamesOf(
+  db: Queryable, tenantId: string, partnerIds: readonly string[],
+): Promise<Map<string, string>> {
+  const { rows } = await db.query<{ partner_id: string; name: string }>(
+    `SELECT partner_id, name
+       FROM partner
+      WHERE tenant_id = $1 AND partner_id = ANY($2::text[])`,
+    [tenantId, [...new Set(partnerIds)]]);
+  return new Map(rows.map((r) => [r.partner_id, r.name]));
+}
+
 export async function listPartners(db: Queryable, tenantId: string): Promise<Partner[]> {
   const { rows } = await db.query<{ partner_id: string; name: string; currency: string }>(
     "SELECT partner_id, name, currency FROM partner WHERE tenant_id = $1 ORDER BY name", [tenantId]);
@@ -68,23 +84,31 @@ export async function listPartners(db: Queryable, tenantId: string): Promise<Par
 export async function partnerForIngest(db: Queryable, tenantId: string, idOrName: string | undefined): Promise<Result<Partner, Finding>> {
   if (idOrName !== undefined) {
     const partner = await findPartner(db, tenantId, idOrName);
-    return partner ? ok(partner) : fail(finding("INGEST_PARTNER_UNKNOWN", `no partner ${idOrName}`, { field: "partner" }));
+    if (partner) return ok(partner);
+    return fail(finding("PARTNER_UNKNOWN", `no partner ${idOrName}`, { field: "partner" }));
   }
   const partners = await listPartners(db, tenantId);
   if (partners.length === 1 && partners[0]) return ok(partners[0]);
-  return fail(finding("INGEST_PARTNER_UNKNOWN", partners.length === 0 ? "the tenant has no partner: clearline partner add --tenant T NAME" : "the tenant has several partners: name one with --partner", { field: "partner" }));
+  const detail = partners.length === 0
+    ? "the tenant has no partner: clearline partner add --tenant T NAME"
+    : "the tenant has several partners: name one with --partner";
+  return fail(finding("PARTNER_UNKNOWN", detail, { field: "partner" }));
 }
 
 /** Maps a counterparty alias to a ledger account; the same alias to the same account is `exists`. */
 export async function addAccountAlias(db: Queryable, tenantId: string, aliasText: string, accountId: string): Promise<Result<"created" | "exists", Finding>> {
   const alias = parseAlias(aliasText);
-  if (!alias) return fail(finding("INGEST_ALIAS_INVALID", `${aliasText} is not aba:<routing>:<account>, iban:<IBAN> or acct:<id>`, { field: "alias" }));
+  if (!alias) {
+    const detail = `${aliasText} is not aba:<routing>:<account>, iban:<IBAN> or acct:<id>`;
+    return fail(finding("PARTNER_ALIAS_INVALID", detail, { field: "alias" }));
+  }
   if (!(await findAccount(db, tenantId, accountId))) return fail(finding("LEDGER_ACCOUNT_UNKNOWN", `account ${accountId} does not exist`, { field: "account" }));
   const inserted = await db.query("INSERT INTO account_alias (tenant_id, alias, account_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [tenantId, alias, accountId]);
   if (inserted.rowCount === 1) return ok("created");
   const { rows } = await db.query<{ account_id: string }>("SELECT account_id FROM account_alias WHERE tenant_id = $1 AND alias = $2", [tenantId, alias]);
   if (rows[0]?.account_id === accountId) return ok("exists");
-  return fail(finding("INGEST_ALIAS_INVALID", `${alias} already maps to ${rows[0]?.account_id}`, { field: "alias" }));
+  const detail = `${alias} already maps to ${rows[0]?.account_id}`;
+  return fail(finding("PARTNER_ALIAS_INVALID", detail, { field: "alias" }));
 }
 
 /** Aliases -> accounts (with their currency), in one statement; an alias that maps nowhere is absent. */

@@ -1,11 +1,12 @@
 import { assert } from "../assert.ts";
 import type { Tx } from "../db/transaction.ts";
-import { appliedTransferKeyOf, originalRefOf, type Outcome } from "../records/decision.ts";
-import { decideRecords } from "../records/decide-records.ts";
+import {
+  appliedTransferKeyOf, decideRecords, originalRefOf, type Outcome,
+} from "../records/index.ts";
 import { StatementParams } from "../db/statement-parts.ts";
 import { enqueueEventsPart, type OutboxEvent } from "../outbox/outbox-store.ts";
 import { lockIntents } from "./intent-lock.ts";
-import { intentId, transferKeyOf, type Payment } from "./payment.ts";
+import { intentId, paymentTransferKeyOf, type Payment } from "./payment.ts";
 import {
   declinedPayment, invalidPaymentRefusal, isOtherChannel, paymentRecordOf, repeatRefusal, PAYMENT_COLUMNS, toPayment,
   type PaymentOutcome, type PaymentRequest, type PaymentRow,
@@ -84,7 +85,10 @@ export async function decidePayments(tx: Tx, tenantId: string, scope: string, pa
   const inserted = new Map(rows.map((payment) => [payment.clientReference, payment]));
   // Told in the posting's transaction, under a key derived from the intent's transfer key.
   const events = rows.filter((row) => row.status === "succeeded")
-    .map((payment) => ({ tenantId, eventType: "payment.applied", eventKey: `${transferKeyOf(payment.clientReference, "debit")}:applied`, data: payment }));
+    .map((payment) => ({
+      tenantId, eventType: "payment.applied",
+      eventKey: `${paymentTransferKeyOf(payment.clientReference, "debit")}:applied`, data: payment,
+    }));
   const outcomes = decided.map((d) => outcomeOf(d.request, d.outcome, inserted, existing));
   return { outcomes, rows, events };
 }
@@ -97,6 +101,9 @@ export async function decidePayments(tx: Tx, tenantId: string, scope: string, pa
  */
 export function paymentWritesPart(params: StatementParams, tenantId: string, decided: DecidedPayments): string {
   const column = <T>(f: (p: Payment) => T) => decided.rows.map(f);
+  const transferKeys = column((p) => (p.status === "succeeded"
+    ? paymentTransferKeyOf(p.clientReference, "debit")
+    : null));
   const paid = `INSERT INTO payment (tenant_id, payment_id, client_reference, status, decline_code, amount_minor, currency, debtor_account, creditor_account, description, transfer_key)
      SELECT ${params.add(tenantId)}, p.*
        FROM unnest(${params.add(column((p) => p.paymentId), "text[]")}, ${params.add(column((p) => p.clientReference), "text[]")},
@@ -104,7 +111,7 @@ export function paymentWritesPart(params: StatementParams, tenantId: string, dec
                    ${params.add(column((p) => p.amountMinor.toString()), "bigint[]")}, ${params.add(column((p) => p.currency), "text[]")},
                    ${params.add(column((p) => p.debtorAccount), "text[]")}, ${params.add(column((p) => p.creditorAccount), "text[]")},
                    ${params.add(column((p) => p.description), "text[]")},
-                   ${params.add(column((p) => (p.status === "succeeded" ? transferKeyOf(p.clientReference, "debit") : null)), "text[]")}) AS p
+                   ${params.add(transferKeys, "text[]")}) AS p
      RETURNING 1`;
   return `paid AS (${paid}), told AS (${enqueueEventsPart(params, decided.events)})`;
 }
@@ -122,14 +129,14 @@ interface PaymentRowDraft {
 function rowToInsert(request: PaymentRequest, outcome: Outcome): PaymentRowDraft[] {
   if (outcome.kind === "applied") {
     const transferKey = appliedTransferKeyOf(outcome);
-    const intentKey = transferKeyOf(request.clientReference, "debit");
+    const intentKey = paymentTransferKeyOf(request.clientReference, "debit");
     const reference = request.clientReference;
     const why = `payment ${reference} posted under its intent's key, not ${transferKey}`;
     assert(transferKey === intentKey, why);
     return [{ request, status: "succeeded", declineCode: null }];
   }
   // A decision about money: the intent is declined for good, and a caller who lost the response finds it by client_reference.
-  if (outcome.kind === "rejected" && outcome.code === "INGEST_INSUFFICIENT_FUNDS") {
+  if (outcome.kind === "rejected" && outcome.code === "RECORD_INSUFFICIENT_FUNDS") {
     return [{ request, status: "declined", declineCode: "insufficient_funds" }];
   }
   return [];

@@ -42,6 +42,6 @@ export function intentId(prefix: "pay" | "ref", tenantId: string, clientReferenc
 }
 
 /** Ledger keys of the API channel: `api:<intent>:<stage>`. */
-export function transferKeyOf(clientReference: string, stage: "debit" | "refund"): string {
+export function paymentTransferKeyOf(clientReference: string, stage: "debit" | "refund"): string {
   return `api:${clientReference}:${stage}`;
 }

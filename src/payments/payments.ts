@@ -1,7 +1,7 @@
 import type { Queryable } from "../db/pool.ts";
 import type { ErrorCode } from "../errors/catalog.ts";
-import { apiPaymentKeyOf, apiPaymentRecord } from "../normalize/from-api.ts";
-import type { IngestRecord } from "../normalize/ingest-record.ts";
+import { apiPaymentKeyOf, httpPaymentRecord } from "../normalize/from-http.ts";
+import type { ReceivedRecord } from "../normalize/received-record.ts";
 import { intentId, type Payment, type Refusal } from "./payment.ts";
 
 export interface PaymentRequest {
@@ -47,8 +47,10 @@ export async function findPayment(db: Queryable, tenantId: string, by: { payment
 }
 
 /** The payment as the record core's input: its position names the endpoint and the Idempotency-Key it came with. */
-export function paymentRecordOf(tenantId: string, request: PaymentRequest, scope: string, idempotencyKey: string | undefined): IngestRecord {
-  return apiPaymentRecord(tenantId, request, {
+export function paymentRecordOf(
+  tenantId: string, request: PaymentRequest, scope: string, idempotencyKey: string | undefined,
+): ReceivedRecord {
+  return httpPaymentRecord(tenantId, request, {
     position: idempotencyKey === undefined ? scope : `${scope} Idempotency-Key ${idempotencyKey}`,
     sourceRef: `http:${intentId("pay", tenantId, request.clientReference)}`, valueDate: new Date().toISOString().slice(0, 10),
   });

@@ -1,12 +1,13 @@
 import { assert } from "../assert.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
-import { apiRefundRecord } from "../normalize/from-api.ts";
+import { httpRefundRecord } from "../normalize/from-http.ts";
 import { decimalToMinor } from "../protocols/iso4217/currency.ts";
-import { decideRecords } from "../records/decide-records.ts";
-import { appliedTransferKeyOf, type Rejected } from "../records/decision.ts";
+import { appliedTransferKeyOf, decideRecords, type Rejected } from "../records/index.ts";
 import { lockIntent } from "./intent-lock.ts";
-import { intentId, transferKeyOf, type Payment, type Refund, type Refusal } from "./payment.ts";
+import {
+  intentId, paymentTransferKeyOf, type Payment, type Refund, type Refusal,
+} from "./payment.ts";
 import { findPayment } from "./payments.ts";
 
 export interface RefundRequest {
@@ -58,7 +59,11 @@ export async function createRefund(tx: Tx, tenantId: string, request: RefundRequ
     if (currency !== payment.currency) return { kind: "refused", refusal: currencyMismatch(payment) };
     return { kind: "refused", refusal: { code: "REQUEST_INVALID", detail: amount.error.message } };
   }
-  const item = apiRefundRecord(tenantId, { clientReference: request.clientReference, paymentClientReference: payment.clientReference, amountMinor: amount.value, currency }, {
+  const refund = {
+    clientReference: request.clientReference, paymentClientReference: payment.clientReference,
+    amountMinor: amount.value, currency,
+  };
+  const item = httpRefundRecord(tenantId, refund, {
     position: idempotencyKey === undefined ? scope : `${scope} Idempotency-Key ${idempotencyKey}`,
     sourceRef: `http:${payment.paymentId}`, valueDate: new Date().toISOString().slice(0, 10),
   });
@@ -67,7 +72,10 @@ export async function createRefund(tx: Tx, tenantId: string, request: RefundRequ
   const outcome = decision.outcome;
   if (outcome.kind === "applied") {
     const transferKey = appliedTransferKeyOf(outcome);
-    assert(transferKey === transferKeyOf(request.clientReference, "refund"), `refund ${request.clientReference} posted under its intent's key, not ${transferKey}`);
+    const intentKey = paymentTransferKeyOf(request.clientReference, "refund");
+    const why = `refund ${request.clientReference} posted under its intent's key, `
+      + `not ${transferKey}`;
+    assert(transferKey === intentKey, why);
     await tx.query("UPDATE payment SET refunded_minor = refunded_minor + $3 WHERE tenant_id = $1 AND payment_id = $2", [tenantId, payment.paymentId, amount.value.toString()]);
     return { kind: "created", refund: await insertRefund(tx, tenantId, request.clientReference, payment, amount.value, "succeeded", transferKey) };
   }
@@ -89,7 +97,7 @@ async function rejectedRefund(
   rejected: Rejected,
 ): Promise<RefundOutcome> {
   switch (rejected.code) {
-    case "INGEST_INSUFFICIENT_FUNDS": {
+    case "RECORD_INSUFFICIENT_FUNDS": {
       const refund = await insertRefund(tx, tenantId, clientReference, payment, amountMinor, "declined", null);
       return { kind: "refused", refusal: { code: "INSUFFICIENT_FUNDS", detail: `account ${payment.creditorAccount} cannot cover the refund`, extensions: { refund_id: refund.refundId } } };
     }

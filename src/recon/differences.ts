@@ -1,9 +1,7 @@
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { openAccount } from "../ledger/accounts.ts";
-import { postTransfer } from "../ledger/post-transfers.ts";
-import type { Transfer } from "../ledger/transfer.ts";
+import { openAccount, postTransfer, type Transfer } from "../ledger/index.ts";
 import { reconCorrections } from "../observability/metrics.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";
 
@@ -70,7 +68,7 @@ export function correctionTransferOf(tenantId: string, difference: Difference, v
   };
 }
 
-export interface Decision {
+export interface DifferenceRuling {
   tenantId: string;
   differenceId: string;
   reason: string;
@@ -81,14 +79,18 @@ export interface Decision {
  * `correct`: posts the keyed correction transfer (recon:<difference id>) and marks the difference
  * corrected, in one transaction. Repeating it answers the same and posts nothing more.
  */
-export async function correctDifference(pool: Pool, decision: Decision, today: string): Promise<Result<Difference, Finding>> {
+export async function correctDifference(
+  pool: Pool, decision: DifferenceRuling, today: string,
+): Promise<Result<Difference, Finding>> {
   const result = await withTransaction(pool, (tx) => correctDifferenceInTransaction(tx, decision, today));
   await refreshReconMetrics(pool, decision.tenantId);
   return result;
 }
 
 /** `correct` inside the caller's transaction (an approval, an Idempotency-Key's claim): the posting commits with it. */
-export async function correctDifferenceInTransaction(tx: Tx, decision: Decision, today: string): Promise<Result<Difference, Finding>> {
+export async function correctDifferenceInTransaction(
+  tx: Tx, decision: DifferenceRuling, today: string,
+): Promise<Result<Difference, Finding>> {
   const found = await decidable(tx, decision, "corrected");
   if (!found.ok || found.value.state === "corrected") return found;
   const difference = found.value;
@@ -104,13 +106,17 @@ export async function correctDifferenceInTransaction(tx: Tx, decision: Decision,
 }
 
 /** `explain`: closes the difference with a reason; no money moves. Repeating it answers the same. */
-export async function explainDifference(pool: Pool, decision: Decision): Promise<Result<Difference, Finding>> {
+export async function explainDifference(
+  pool: Pool, decision: DifferenceRuling,
+): Promise<Result<Difference, Finding>> {
   const result = await withTransaction(pool, (tx) => explainDifferenceInTransaction(tx, decision));
   await refreshReconMetrics(pool, decision.tenantId);
   return result;
 }
 
-export async function explainDifferenceInTransaction(tx: Tx, decision: Decision): Promise<Result<Difference, Finding>> {
+export async function explainDifferenceInTransaction(
+  tx: Tx, decision: DifferenceRuling,
+): Promise<Result<Difference, Finding>> {
   const found = await decidable(tx, decision, "explained");
   if (!found.ok || found.value.state === "explained") return found;
   reconCorrections.inc({ decision: "explained", reason: found.value.reason });
@@ -118,14 +124,19 @@ export async function explainDifferenceInTransaction(tx: Tx, decision: Decision)
 }
 
 /** The difference, locked; refused when another decision closed it first. */
-async function decidable(tx: Tx, decision: Decision, wanted: "corrected" | "explained"): Promise<Result<Difference, Finding>> {
+async function decidable(
+  tx: Tx, decision: DifferenceRuling, wanted: "corrected" | "explained",
+): Promise<Result<Difference, Finding>> {
   const difference = await findDifference(tx, decision.tenantId, decision.differenceId, { forUpdate: true });
   if (!difference) return fail(finding("RECON_DIFFERENCE_UNKNOWN", `no difference ${decision.differenceId}`, { field: "difference" }));
   if (difference.state === wanted || difference.state === "open") return ok(difference);
   return fail(finding("RECON_DIFFERENCE_DECIDED", `difference ${difference.differenceId} is ${difference.state}${difference.decidedBy ? ` by ${difference.decidedBy}` : ""}`, { field: "difference" }));
 }
 
-async function decide(tx: Tx, decision: Decision, state: "corrected" | "explained", correctionKey: string | null): Promise<Difference> {
+async function decide(
+  tx: Tx, decision: DifferenceRuling, state: "corrected" | "explained",
+  correctionKey: string | null,
+): Promise<Difference> {
   const { rows } = await tx.query<DifferenceRow>(
     `UPDATE recon_difference SET state = $3, decided_by = $4, decision_reason = $5, decided_at = now(), correction_key = $6
       WHERE tenant_id = $1 AND difference_id = $2 RETURNING ${COLUMNS}`,

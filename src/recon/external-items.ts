@@ -3,9 +3,11 @@ import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { findAccount } from "../ledger/accounts.ts";
+import { findAccount } from "../ledger/index.ts";
 import type { ExternalItem, ExternalStatementHead } from "../protocols/statement/external-item.ts";
-import { fingerprintOf, readExternalItems, type ExternalFormat, type ExternalRead } from "./read-external-file.ts";
+import {
+  statementFingerprintOf, readExternalItems, type ExternalFormat, type ExternalRead,
+} from "./read-external-file.ts";
 import { bufferSource, type StatementSource } from "./statement-source.ts";
 
 export interface ImportSummary {
@@ -37,7 +39,7 @@ export async function importExternalFile(
   if (!account) return fail([finding("LEDGER_ACCOUNT_UNKNOWN", `account ${input.accountId} does not exist`, { field: "account" })]);
   if (account.kind !== "settlement") return fail([finding("RECON_ACCOUNT_NOT_RECONCILABLE", `account ${input.accountId} is a ${account.kind} account`, { field: "account" })]);
   if (source.byteLength > limits.recon.fileBytesMax) return fail([finding("RECON_ENTRIES_TOO_MANY", `the file exceeds ${limits.recon.fileBytesMax} bytes`, { byteOffset: limits.recon.fileBytesMax })]);
-  const fingerprint = await fingerprintOf(source);
+  const fingerprint = await statementFingerprintOf(source);
   const importId = `rim_${createHash("sha256").update(`${input.tenantId}\u0000${input.accountId}\u0000${fingerprint.sha256}`).digest("hex").slice(0, 24)}`;
   const earlier = await importSummaryOf(pool, input.tenantId, importId);
   if (earlier) return ok({ ...earlier, alreadyImported: true });

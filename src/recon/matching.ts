@@ -22,10 +22,12 @@ export interface OurTransfer {
   refs: string[];
 }
 
-export type Outcome = "matched" | "theirs_only" | "ours_only" | "amount_differs" | "date_outside_window" | "duplicate_on_their_side" | "pending";
+export type MatchOutcome =
+  | "matched" | "theirs_only" | "ours_only" | "amount_differs" | "date_outside_window"
+  | "duplicate_on_their_side" | "pending";
 
 export interface MatchResult {
-  outcome: Outcome;
+  outcome: MatchOutcome;
   rule?: string;
   itemKeys: string[];
   transferKeys: string[];
@@ -34,7 +36,10 @@ export interface MatchResult {
 }
 
 /** Listed in this order: what they have and we do not is the most dangerous, so it comes first. */
-export const outcomeOrder: readonly Outcome[] = ["theirs_only", "amount_differs", "duplicate_on_their_side", "ours_only", "date_outside_window", "pending", "matched"];
+export const outcomeOrder: readonly MatchOutcome[] = [
+  "theirs_only", "amount_differs", "duplicate_on_their_side", "ours_only", "date_outside_window",
+  "pending", "matched",
+];
 
 const DAY_MS = 86_400_000;
 const dayNumbers = new Map<string, number>(); // a run sees few distinct dates: parse each once
@@ -69,7 +74,7 @@ class MatchState {
     }
   }
 
-  record(outcome: Outcome, items: TheirItem[], transfers: OurTransfer[], rule?: string): void {
+  record(outcome: MatchOutcome, items: TheirItem[], transfers: OurTransfer[], rule?: string): void {
     // Plain loops: this runs once per result, a few hundred thousand times in a large run.
     const itemKeys: string[] = [];
     const transferKeys: string[] = [];
@@ -190,6 +195,6 @@ export function reconcile(theirs: TheirItem[], ours: OurTransfer[], rules: Match
   const itemDates = new Map(sortedTheirs.map((i) => [i.itemKey, i.bookingDate]));
   const transferDates = new Map(sortedOurs.map((t) => [t.transferKey, t.valueDate]));
   const touchesPeriod = (r: MatchResult) => r.itemKeys.some((k) => inPeriod(itemDates.get(k) ?? "")) || r.transferKeys.some((k) => inPeriod(transferDates.get(k) ?? ""));
-  const rank = (o: Outcome) => outcomeOrder.indexOf(o);
+  const rank = (o: MatchOutcome) => outcomeOrder.indexOf(o);
   return state.results.filter(touchesPeriod).sort((a, b) => rank(a.outcome) - rank(b.outcome));
 }

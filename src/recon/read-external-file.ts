@@ -37,7 +37,9 @@ export function detectExternalFormat(content: Buffer): ExternalFormat | undefine
 }
 
 /** One pass over a source: its SHA-256 and its format (from its first bytes), holding one chunk at a time. */
-export async function fingerprintOf(source: StatementSource): Promise<{ sha256: string; format: ExternalFormat | undefined }> {
+export async function statementFingerprintOf(
+  source: StatementSource,
+): Promise<{ sha256: string; format: ExternalFormat | undefined }> {
   const hash = createHash("sha256");
   const first: Buffer[] = [];
   let firstBytes = 0;
@@ -99,7 +101,7 @@ export async function readExternalItems(
   source: StatementSource, format: ExternalFormat | undefined, bounds: ReadBounds, batchItemsMax: number, onItems: (items: ExternalItem[]) => Promise<void>,
 ): Promise<Result<ExternalRead, Finding[]>> {
   if (source.byteLength > bounds.fileBytesMax) return fail([finding("RECON_ENTRIES_TOO_MANY", `the file exceeds ${bounds.fileBytesMax} bytes`, { byteOffset: bounds.fileBytesMax })]);
-  const chosen = format ?? (await fingerprintOf(source)).format;
+  const chosen = format ?? (await statementFingerprintOf(source)).format;
   if (!chosen) return fail([finding("RECON_FORMAT_UNKNOWN", "the file is neither camt.053/054 XML, a NACHA file, nor a CSV with an amount column", {})]);
   const reader = readerFor(chosen, bounds);
   const hash = createHash("sha256");

@@ -4,14 +4,14 @@ import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { findAccount } from "../ledger/accounts.ts";
-import { reconcile, type MatchResult, type Outcome } from "./matching.ts";
+import { findAccount } from "../ledger/index.ts";
+import { reconcile, type MatchResult, type MatchOutcome } from "./matching.ts";
 import { matchingRules, widestWindowDays, type MatchingRules } from "./matching-rules.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";
 import { leadingSetRules, matchInDatabase, storePrematched, type SetMatchSummary } from "./set-matching.ts";
 import { ourTransfers, theirItems } from "./sides.ts";
 
-export type DifferenceReason = Exclude<Outcome, "matched" | "pending">;
+export type DifferenceReason = Exclude<MatchOutcome, "matched" | "pending">;
 
 export interface RunSummary {
   runId: string;
@@ -19,7 +19,7 @@ export interface RunSummary {
   from: string;
   to: string;
   matched: number;
-  differences: Record<Exclude<Outcome, "matched">, number>;
+  differences: Record<Exclude<MatchOutcome, "matched">, number>;
   dryRun: boolean;
   alreadyRun: boolean;       // the same inputs were reconciled before: this is that run
 }
@@ -167,7 +167,10 @@ async function resolveVanishedDifferences(tx: Tx, tenantId: string, summary: Run
 }
 
 export interface RunDetail extends RunSummary {
-  results: Array<{ outcome: Outcome; rule: string | null; itemKeys: string[]; transferKeys: string[]; theirsMinor: string; oursMinor: string; differenceId: string | null; state: string | null }>;
+  results: Array<{
+    outcome: MatchOutcome; rule: string | null; itemKeys: string[]; transferKeys: string[];
+    theirsMinor: string; oursMinor: string; differenceId: string | null; state: string | null;
+  }>;
   resultsTruncated: boolean;
 }
 
@@ -178,7 +181,10 @@ export async function showRun(db: Queryable, tenantId: string, runId: string, ro
        FROM recon_run WHERE tenant_id = $1 AND run_id = $2`, [tenantId, runId]);
   const head = run.rows[0];
   if (!head) return undefined;
-  const { rows } = await db.query<{ outcome: Outcome; rule: string | null; item_keys: string[]; transfer_keys: string[]; theirs_minor: string; ours_minor: string; difference_id: string | null; state: string | null }>(
+  const { rows } = await db.query<{
+    outcome: MatchOutcome; rule: string | null; item_keys: string[]; transfer_keys: string[];
+    theirs_minor: string; ours_minor: string; difference_id: string | null; state: string | null;
+  }>(
     `SELECT r.outcome, r.rule, r.item_keys, r.transfer_keys, r.theirs_minor::text, r.ours_minor::text, r.difference_id, d.state
        FROM recon_result r LEFT JOIN recon_difference d ON d.tenant_id = r.tenant_id AND d.difference_id = r.difference_id
       WHERE r.tenant_id = $1 AND r.run_id = $2 ORDER BY r.seq LIMIT $3`, [tenantId, runId, rowsMax + 1]);

@@ -1,14 +1,14 @@
 import { createHash } from "node:crypto";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
-import { findAccount } from "../ledger/accounts.ts";
+import { findAccount } from "../ledger/index.ts";
 import { gatewayAccounts } from "../normalize/from-iso8583.ts";
-import { outcomeOrder, type MatchResult, type Outcome } from "./matching.ts";
+import { outcomeOrder, type MatchResult, type MatchOutcome } from "./matching.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";
 import { storeRun, type RunSummary } from "./runs.ts";
 import {
-  categorySign, mismatchedCategories, netOf, ourRecords, totalsAgree, totalsCategories, totalsJson, totalsOf,
-  type CategoryRecord, type SettlementTotals, type TotalsCategory,
+  categorySign, mismatchedCategories, netOf, totalsAgree, totalsCategories, totalsJson, totalsOf,
+  type CategoryRecord, type SettledRecordsReader, type SettlementTotals, type TotalsCategory,
 } from "./scheme-totals.ts";
 
 /**
@@ -31,7 +31,7 @@ export interface SchemeTotalsMessage {
 
 export type SettlementCode = "1" | "2";   // field 66: 1 in balance, 2 out of balance
 
-export interface StoredResponse {
+export interface SchemeTotalsResponse {
   mti: string;
   fields: Record<string, unknown>;
 }
@@ -39,13 +39,20 @@ export interface StoredResponse {
 export interface SchemeTotalsOutcome {
   settlementCode: SettlementCode;
   runId: string | null;
-  response: StoredResponse;
+  response: SchemeTotalsResponse;
   repeated: boolean;        // answered from the record of an earlier copy of this message
 }
 
 export const schemeTotalsRulesVersion = "iso8583-totals-1";
 
-export async function reconcileSchemeTotals(pool: Pool, message: SchemeTotalsMessage, respond: (code: SettlementCode) => StoredResponse): Promise<SchemeTotalsOutcome> {
+/**
+ * Compares `message` with our records of its date and currency, which `readOurs` reads (the card
+ * channel's store is cards/'s), and answers with `respond`.
+ */
+export async function reconcileSchemeTotals(
+  pool: Pool, message: SchemeTotalsMessage, readOurs: SettledRecordsReader,
+  respond: (code: SettlementCode) => SchemeTotalsResponse,
+): Promise<SchemeTotalsOutcome> {
   const outcome = await withTransaction(pool, async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock(hashtext($1), hashtext($2))", [message.tenantId, message.naturalKey]);
     const seen = await tx.query<{ settlement_code: SettlementCode; run_id: string | null; response_mti: string; response_fields: Record<string, unknown> }>(
@@ -56,7 +63,7 @@ export async function reconcileSchemeTotals(pool: Pool, message: SchemeTotalsMes
     if (earlier !== undefined) {
       return { settlementCode: earlier.settlement_code, runId: earlier.run_id, response: { mti: earlier.response_mti, fields: earlier.response_fields }, repeated: true };
     }
-    const records = await ourRecords(tx, message.tenantId, message.settlementDate, message.currency);
+    const records = await readOurs(tx, message.tenantId, message.settlementDate, message.currency);
     const ours = totalsOf(records);
     const settlementCode: SettlementCode = totalsAgree(message.theirs, ours) ? "1" : "2";
     const runId = settlementCode === "2" ? await storeDetailRun(tx, message, records) : null;
@@ -84,7 +91,7 @@ function itemKeyOf(message: SchemeTotalsMessage, part: TotalsCategory | "net"): 
 }
 
 /** The reason of a category that does not agree: nothing of ours, nothing of theirs, or counts/amounts apart. */
-function reasonOf(theirCount: number, ourCount: number): Outcome {
+function reasonOf(theirCount: number, ourCount: number): MatchOutcome {
   if (ourCount === 0) return "theirs_only";
   if (theirCount === 0) return "ours_only";
   return "amount_differs";

@@ -1,10 +1,9 @@
 import type { Queryable } from "../db/pool.ts";
-import { de } from "../protocols/iso8583/index.ts";
 
 /**
  * Settlement totals of the card channel for one date, as ISO 8583 reconciliation messages carry
  * them (fields 74-77, 86-89, 97): counts and amounts of credits, debits and their reversals.
- * Pure values and one reading of our own records; the comparison and its run live beside it.
+ * Pure values; the comparison and its run live beside it, our records are read by cards/.
  */
 export const totalsCategories = ["credits", "creditReversals", "debits", "debitReversals"] as const;
 export type TotalsCategory = (typeof totalsCategories)[number];
@@ -51,29 +50,12 @@ export interface CategoryRecord {
 }
 
 /**
- * Our records of one settlement date (the UTC day they were decided, which is also the value
- * date of the transfer they posted) in one currency: financial requests and advices that posted
- * (processing code 2x a credit, else a debit), and reversals that reversed a posting, counted at
- * the original's amount, which is what the ledger reversed. Holds and their releases settle
- * nothing and are left out; so are declines.
+ * Our records of one settlement date in one currency, as the card channel reads them from its
+ * own store (cards/ owns the card tables and hands this reader to the comparison).
  */
-export async function ourRecords(db: Queryable, tenantId: string, settlementDate: string, currency: string): Promise<CategoryRecord[]> {
-  const { rows } = await db.query<{ category: TotalsCategory; transfer_key: string; amount_minor: string }>(
-    `SELECT CASE WHEN i.response_fields->>'${de.processingCode}' LIKE '2%' THEN 'credits' ELSE 'debits' END AS category, i.effect_key AS transfer_key, i.amount_minor::text
-       FROM iso8583_inbound i
-      WHERE i.tenant_id = $1 AND i.created_at >= ($2::date::timestamp AT TIME ZONE 'UTC') AND i.created_at < (($2::date + 1)::timestamp AT TIME ZONE 'UTC') AND i.currency = $3
-        AND i.mti_class IN ('020', '022') AND i.outcome IN ('posted', 'posted_to_suspense') AND i.effect_key IS NOT NULL
-     UNION ALL
-     SELECT CASE WHEN o.response_fields->>'${de.processingCode}' LIKE '2%' THEN 'creditReversals' ELSE 'debitReversals' END, r.effect_key, o.amount_minor::text
-       FROM iso8583_inbound_reversal r
-       JOIN iso8583_inbound o ON o.tenant_id = r.tenant_id AND o.natural_key = r.original_key
-      WHERE r.tenant_id = $1 AND r.created_at >= ($2::date::timestamp AT TIME ZONE 'UTC') AND r.created_at < (($2::date + 1)::timestamp AT TIME ZONE 'UTC') AND o.currency = $3
-        AND r.outcome = 'reversed' AND r.effect_key IS NOT NULL
-      ORDER BY 2`,
-    [tenantId, settlementDate, currency],
-  );
-  return rows.map((r) => ({ category: r.category, transferKey: r.transfer_key, amountMinor: BigInt(r.amount_minor) }));
-}
+export type SettledRecordsReader = (
+  db: Queryable, tenantId: string, settlementDate: string, currency: string,
+) => Promise<CategoryRecord[]>;
 
 export function totalsOf(records: readonly CategoryRecord[]): SettlementTotals {
   const totals = Object.fromEntries(totalsCategories.map((c) => [c, { count: 0, amountMinor: 0n }])) as Record<TotalsCategory, CategoryTotal>;

@@ -44,7 +44,10 @@ export interface SetMatchInput {
   referenceLookup?: ReferenceLookup;
 }
 
-/** Per table (payment, ingest_record_key): an index probe per transfer of the period, or one hash of the table. */
+/**
+ * Per table (payment, record_key): an index probe per transfer of the period, or one hash of the
+ * table.
+ */
 export interface ReferenceLookup { paymentByProbe: boolean; recordByProbe: boolean }
 
 export interface SetMatchSummary {
@@ -99,9 +102,9 @@ function referencesSql(lookup: ReferenceLookup): string {
                            WHERE p.tenant_id = $1 AND p.transfer_key = o.transfer_key AND length(p.client_reference) > 0 OFFSET 0) p`
     : "JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = o.transfer_key AND length(p.client_reference) > 0";
   const records = lookup.recordByProbe
-    ? `CROSS JOIN LATERAL (SELECT k.natural_key, k.link_id1, k.link_id2 FROM ingest_record_key k
+    ? `CROSS JOIN LATERAL (SELECT k.natural_key, k.link_id1, k.link_id2 FROM record_key k
                            WHERE k.tenant_id = $1 AND k.transfer_key = o.transfer_key OFFSET 0) k`
-    : "JOIN ingest_record_key k ON k.tenant_id = $1 AND k.transfer_key = o.transfer_key";
+    : "JOIN record_key k ON k.tenant_id = $1 AND k.transfer_key = o.transfer_key";
   return `
   their_ref AS (
     SELECT item_key, ref, booking_date, signed_minor, currency, item_hash FROM recon_item_ref
@@ -132,7 +135,8 @@ async function chooseReferenceLookup(tx: Tx, input: SetMatchInput): Promise<Refe
     `SELECT (SELECT count(*) FROM settlement_transfer_net
               WHERE tenant_id = $1 AND account_id = $2 AND value_date BETWEEN $3::date AND $4::date) AS transfers,
             (SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = 'payment'::regclass) AS payments,
-            (SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = 'ingest_record_key'::regclass) AS records`,
+            (SELECT n_live_tup FROM pg_stat_user_tables
+              WHERE relid = 'record_key'::regclass) AS records`,
     [input.tenantId, input.accountId, input.loadFrom, input.loadTo],
   );
   const row = rows[0];

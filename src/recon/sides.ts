@@ -67,7 +67,7 @@ export async function ourTransfers(db: Queryable, tenantId: string, currency: st
             p.client_reference, k.natural_key, k.link_id1, k.link_id2
        FROM recon_left_transfer o
        LEFT JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = o.transfer_key
-       LEFT JOIN ingest_record_key k ON k.tenant_id = $1 AND k.transfer_key = o.transfer_key`,
+       LEFT JOIN record_key k ON k.tenant_id = $1 AND k.transfer_key = o.transfer_key`,
     [tenantId, currency],
   );
   return rows.map((row) => ({

@@ -1,7 +1,7 @@
 import { assert } from "../assert.ts";
 import type { Tx } from "../db/transaction.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
-import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../normalize/received-record.ts";
 import {
   Outcomes, type Candidate, type Decision, type Outcome, type RecordContext,
 } from "./decision.ts";
@@ -32,7 +32,7 @@ import { undoNamedOriginals } from "./stages/undo-originals.ts";
  * outcomes, review items and dedup events commit together or not at all.
  */
 export async function decideRecords(
-  tx: Tx, context: RecordContext, items: readonly IngestRecord[],
+  tx: Tx, context: RecordContext, items: readonly ReceivedRecord[],
 ): Promise<Decision[]> {
   const faultPoint = context.faultPoint ?? (() => undefined);
   const batch = await decideBeforePosting(tx, context, items);
@@ -52,7 +52,7 @@ export async function decideRecords(
 
 /** A record as the preview leaves it: no outcome yet means it would be posted or recorded. */
 export interface Preview {
-  readonly item: IngestRecord;
+  readonly item: ReceivedRecord;
   readonly record?: CanonicalRecord;
   readonly outcome: Outcome | undefined;
 }
@@ -64,7 +64,7 @@ export interface Preview {
  * posted or recorded. Nothing is posted, no arrival is written, no metric counts it.
  */
 export async function previewRecords(
-  tx: Tx, context: RecordContext, items: readonly IngestRecord[],
+  tx: Tx, context: RecordContext, items: readonly ReceivedRecord[],
 ): Promise<Preview[]> {
   const { entries, outcomes } = await decideBeforePosting(tx, context, items);
   return entries.map((entry) => (isCandidate(entry)
@@ -85,7 +85,7 @@ interface Batch {
 }
 
 async function decideBeforePosting(
-  tx: Tx, context: RecordContext, items: readonly IngestRecord[],
+  tx: Tx, context: RecordContext, items: readonly ReceivedRecord[],
 ): Promise<Batch> {
   const entries = items.map(candidateOf);
   const candidates = entries.filter(isCandidate);

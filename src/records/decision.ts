@@ -1,9 +1,9 @@
 import { assert } from "../assert.ts";
-import type { DedupChannel } from "../dedup/dedup-event.ts";
+import type { Channel } from "../normalize/canonical-record.ts";
 import type { ErrorCode } from "../errors/catalog.ts";
-import type { Transfer } from "../ledger/transfer.ts";
+import type { Transfer } from "../ledger/index.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
-import type { IngestRecord } from "../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../normalize/received-record.ts";
 import type { PartnerAccounts, PostingRule } from "../normalize/posting-rules.ts";
 import type { RecordOutcome } from "./record-states.ts";
 
@@ -25,7 +25,7 @@ export interface FileArrival {
 
 export interface RequestArrival {
   kind: "request";
-  channel: DedupChannel;
+  channel: Channel;
   scope: string;            // the endpoint or connection, as dedup_event.scope
   /**
    * The caller records this arrival's repeats itself, in the same transaction and in its channel's
@@ -50,7 +50,7 @@ export interface RecordContext {
 
 /** A record the stages decide: what it is, read-only, built once by the first stage. */
 export interface Candidate {
-  readonly item: IngestRecord;
+  readonly item: ReceivedRecord;
   readonly record: CanonicalRecord;
   readonly rule: PostingRule;
   /** The payment identity the record carries across channels (cross-channel key rules). */
@@ -71,7 +71,7 @@ export interface Review {
 export interface Applied {
   readonly kind: "applied";
   readonly transfer?: Transfer;         // what it posted (its key is the outcome's transfer key)
-  readonly code?: Codes<"INGEST_COUNTERPARTY_UNRESOLVED" | "INGEST_RETURN_LINK_WARNING"
+  readonly code?: Codes<"RECORD_COUNTERPARTY_UNRESOLVED" | "RECORD_RETURN_LINK_WARNING"
     | "RECORD_NOTHING_TO_REVERSE" | "RECORD_POSTED_FROM_SUSPENSE">;
   readonly detail?: string;
   readonly originalRef?: string;        // the original a return or undo undid
@@ -80,7 +80,7 @@ export interface Applied {
 /** Its key (or its transfer's) was applied before with the same content: nothing posted. */
 export interface Duplicate {
   readonly kind: "duplicate";
-  readonly code: Codes<"INGEST_RECORD_DUPLICATE">;
+  readonly code: Codes<"RECORD_DUPLICATE">;
   readonly originalRef: string;
   readonly detail?: string;
 }
@@ -88,7 +88,7 @@ export interface Duplicate {
 /** Its key was seen with other content: held for a person (`review`), or refused to its sender. */
 export interface Conflict {
   readonly kind: "conflict";
-  readonly code: Codes<"INGEST_RECORD_CONFLICT" | "RECORD_IDENTITY_CONFLICT"
+  readonly code: Codes<"RECORD_CONFLICT" | "RECORD_IDENTITY_CONFLICT"
     | "RECORD_ORIGINAL_ALREADY_REVERSED">;
   readonly detail: string;
   readonly originalRef: string;
@@ -98,8 +98,8 @@ export interface Conflict {
 /** A new key that looks like a record seen before: held for a person. */
 export interface Suspect {
   readonly kind: "suspect";
-  readonly code: Codes<"INGEST_RECORD_SUSPECT" | "INGEST_UETR_REUSED"
-    | "INGEST_KEY_REUSED_IN_FILE">;
+  readonly code: Codes<"RECORD_SUSPECT" | "RECORD_UETR_REUSED"
+    | "RECORD_KEY_REUSED_IN_FILE">;
   readonly detail: string;
   readonly originalRef: string;
   readonly review: Review;
@@ -111,7 +111,7 @@ export interface Suspect {
  */
 export interface Linked {
   readonly kind: "linked";
-  readonly code: Codes<"INGEST_PAYMENT_LEG_LINKED" | "RECORD_SAME_PAYMENT">;
+  readonly code: Codes<"RECORD_PAYMENT_LEG_LINKED" | "RECORD_SAME_PAYMENT">;
   readonly detail: string;
   readonly originalRef: string;
   readonly legOf: string;               // the natural key of the arrival it is linked to
@@ -130,7 +130,7 @@ export interface Rejected {
 /** A return or reversal whose original is unknown: recorded, nothing posted. */
 export interface Orphan {
   readonly kind: "orphan";
-  readonly code: Codes<"INGEST_RECORD_ORPHAN" | "INGEST_RETURN_AMOUNT_MISMATCH">;
+  readonly code: Codes<"RECORD_ORPHAN" | "RECORD_RETURN_AMOUNT_MISMATCH">;
   readonly detail: string;
 }
 
@@ -139,7 +139,7 @@ export type Outcome = Applied | Duplicate | Conflict | Suspect | Linked | Reject
 
 /** One record and its outcome, as the core answers its caller. */
 export interface Decision {
-  readonly item: IngestRecord;
+  readonly item: ReceivedRecord;
   readonly record?: CanonicalRecord;   // absent when the reader rejected the record
   readonly outcome: Outcome;
 }
@@ -176,7 +176,7 @@ export class Outcomes implements OutcomesSoFar {
   }
 }
 
-/** The stored outcome (ingest_outcome.outcome, the counts): a link is applied or a duplicate. */
+/** The stored outcome (record_outcome.outcome, the counts): a link is applied or a duplicate. */
 export function recordOutcomeOf(outcome: Outcome): RecordOutcome {
   if (outcome.kind !== "linked") return outcome.kind;
   return outcome.code === "RECORD_SAME_PAYMENT" ? "duplicate" : "applied";

@@ -1,5 +1,5 @@
 import type { Queryable } from "../db/pool.ts";
-import { transfersWithLegs, type ShownTransfer } from "../ledger/stored-transfers.ts";
+import { transfersWithLegs, type ShownTransfer } from "../ledger/index.ts";
 import { compensationKeyOf } from "../normalize/posting-rules.ts";
 import { minorToDecimal } from "../protocols/iso4217/currency.ts";
 import type { KeyState, RecordOutcome } from "./record-states.ts";

@@ -1,14 +1,16 @@
 import { assert } from "../assert.ts";
 import type { Pool } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
-import { recordDedupEvents, type DedupChannel } from "../dedup/dedup-event.ts";
+import { recordDedupEvents } from "../dedup/dedup-event.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { postTransfers } from "../ledger/post-transfers.ts";
+import { linkCompensations, postTransfers } from "../ledger/index.ts";
 import { compensations } from "../observability/metrics.ts";
 import { lockTenantIngestion } from "./tenant-lock.ts";
 import type { ReviewState } from "./record-states.ts";
 import { decisionPostings, type DecisionPostings } from "./review-postings.ts";
-import { insertCompensation, insertDecision, lockReview, markKeyDecided, selectDecision, selectReviewById, type ReviewRow } from "./store/reviews.ts";
+import {
+  insertDecision, lockReview, markKeyDecided, selectDecision, selectReviewById, type ReviewRow,
+} from "./store/reviews.ts";
 
 /**
  * A person's decision on a held record (docs/decisions/0011): replace (compensate the original,
@@ -62,12 +64,23 @@ export function countCompensations(outcome: DecisionOutcome): void {
 
 /** The decision inside the caller's transaction (HTTP: the Idempotency-Key's claim commits with it). */
 export async function decideReviewInTransaction(tx: Tx, request: DecisionRequest): Promise<Result<DecisionOutcome, Finding>> {
-  if (request.reason.trim() === "") return fail(finding("INGEST_REVIEW_REASON_MISSING", "a decision needs a reason (--reason)", { field: "reason" }));
-  if (request.operator.trim() === "") return fail(finding("INGEST_REVIEW_REASON_MISSING", "a decision needs an operator's name (--operator)", { field: "operator" }));
+  const missing = (detail: string, field: string) =>
+    fail(finding("REVIEW_REASON_MISSING", detail, { field }));
+  if (request.reason.trim() === "") {
+    return missing("a decision needs a reason (--reason)", "reason");
+  }
+  if (request.operator.trim() === "") {
+    return missing("a decision needs an operator's name (--operator)", "operator");
+  }
   const found = await selectReviewById(tx, request.reviewId, request.tenantId ?? null);
-  if (found.length > 1) return fail(finding("INGEST_REVIEW_NOT_FOUND", `review ${request.reviewId} exists for several tenants: name one with --tenant`, { field: "tenant" }));
+  if (found.length > 1) {
+    const detail = `review ${request.reviewId} exists for several tenants: name one with --tenant`;
+    return fail(finding("REVIEW_NOT_FOUND", detail, { field: "tenant" }));
+  }
   const row = found[0];
-  if (!row) return fail(finding("INGEST_REVIEW_NOT_FOUND", `no review item ${request.reviewId}`, { field: "id" }));
+  if (!row) {
+    return fail(finding("REVIEW_NOT_FOUND", `no review item ${request.reviewId}`, { field: "id" }));
+  }
 
   // The tenant's ingestion lock: no chunk changes the dedup marks or posts meanwhile (decision 0010);
   // the row lock makes a concurrent decision on this review wait for ours and then see it.
@@ -75,7 +88,11 @@ export async function decideReviewInTransaction(tx: Tx, request: DecisionRequest
   const state: ReviewState | undefined = await lockReview(tx, row.tenant_id, row.review_id);
   const earlier = await recordedDecision(tx, row.tenant_id, row.review_id);
   if (earlier) return answerDecided(earlier, request.decision);
-  if (state !== "open") return fail(finding("INGEST_REVIEW_DECIDED", `review ${row.review_id} was already ${state} (before review decisions were recorded)`, { field: "id" }));
+  if (state !== "open") {
+    const detail = `review ${row.review_id} was already ${state} `
+      + "(before review decisions were recorded)";
+    return fail(finding("REVIEW_DECIDED", detail, { field: "id" }));
+  }
 
   const postings = await decisionPostings(tx, row, request.decision);
   if (!postings.ok) return postings;
@@ -89,7 +106,7 @@ export async function decideReviewInTransaction(tx: Tx, request: DecisionRequest
 
 function answerDecided(earlier: DecidedReview, decision: ReviewDecisionKind): Result<DecisionOutcome, Finding> {
   if (earlier.decision === decision) return ok({ decided: earlier, compensationsPosted: 0 });
-  return fail(finding("INGEST_REVIEW_DECIDED",
+  return fail(finding("REVIEW_DECIDED",
     `review ${earlier.review_id} was already decided: ${earlier.decision} by ${earlier.operator} at ${earlier.decided_at} (${earlier.reason}); a decision is never changed`,
     { field: "decision" }));
 }
@@ -107,11 +124,14 @@ async function postAllOrNothing(tx: Tx, postings: DecisionPostings): Promise<Res
     await tx.query("ROLLBACK TO SAVEPOINT review_decision");
     const key = transfer.transferKey;
     if (!result.ok && result.error.code === "LEDGER_INSUFFICIENT_FUNDS") {
-      return fail(finding("INGEST_REVIEW_INSUFFICIENT_FUNDS", `${result.error.message} for ${key}: nothing posted, the review stays open`, { field: "amount" }));
+      const detail = `${result.error.message} for ${key}: nothing posted, the review stays open`;
+      return fail(finding("REVIEW_INSUFFICIENT_FUNDS", detail, { field: "amount" }));
     }
     if (!result.ok) return fail(result.error);
     // Under the tenant's lock an open review's keys are unposted, unless something else posted them.
-    return fail(finding("INGEST_REVIEW_NOT_APPLICABLE", `${key} was posted already (${result.value}): nothing posted, the review stays open`, { field: "id" }));
+    const detail = `${key} was posted already (${result.value}): `
+      + "nothing posted, the review stays open";
+    return fail(finding("REVIEW_NOT_APPLICABLE", detail, { field: "id" }));
   }
   await tx.query("RELEASE SAVEPOINT review_decision");
   return ok(true);
@@ -126,14 +146,18 @@ async function recordDecision(tx: Tx, row: ReviewRow, request: DecisionRequest, 
   // The review row is locked and had no decision: no one else can have inserted one.
   assert(inserted, `one decision per review (${row.review_id})`);
   if (postings.compensation) {
-    await insertCompensation(tx, {
-      tenantId: row.tenant_id, compensationKey: postings.compensation.transferKey, compensatedKey: postings.originalTransferKey,
-      correctedKey: postings.posting?.transferKey ?? null, reason: "review_replace", decidedBy: `review:${row.review_id}`,
-    });
+    const compensatedKey = postings.originalTransferKey;
+    assert(compensatedKey !== null, `review ${row.review_id}'s compensation names what it undoes`);
+    await linkCompensations(tx, row.tenant_id, [{
+      compensationKey: postings.compensation.transferKey, compensatedKey,
+      correctedKey: postings.posting?.transferKey ?? null, reason: "review_replace",
+      decidedBy: `review:${row.review_id}`,
+    }]);
   }
   for (const mark of postings.keyMarks) await markKeyDecided(tx, row.tenant_id, mark);
   await recordDedupEvents(tx, [{
-    tenantId: row.tenant_id, channel: row.record.record.channel as DedupChannel, scope: `review:${row.review_id}`, dedupKey: row.natural_key,
+    tenantId: row.tenant_id, channel: row.record.record.channel, scope: `review:${row.review_id}`,
+    dedupKey: row.natural_key,
     reason: `review_${request.decision}`, position: `${row.file_id}#${row.record_index}`,
     ...(postings.posting ? { originalRef: postings.posting.transferKey } : postings.originalTransferKey ? { originalRef: postings.originalTransferKey } : {}),
   }]);

@@ -1,7 +1,7 @@
 import { assert } from "../assert.ts";
 import type { Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
-import { postedTransfer } from "../ledger/statement.ts";
+import { postedTransfer } from "../ledger/index.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
 import {
   compensationFor, correctionKinds, newPaymentTransferKeyOf, postingRuleFor, replacementTransferKeyOf, reversalFor, transferFor,
@@ -51,7 +51,9 @@ export async function decisionPostings(tx: Tx, row: ReviewRow, decision: "replac
   return replacePostings(tx, row);
 }
 
-const notApplicable = (message: string) => fail(finding("INGEST_REVIEW_NOT_APPLICABLE", `${message}: replace has no meaning here; apply-as-new or refuse remain`, { field: "decision" }));
+const notApplicable = (message: string) => fail(finding(
+  "REVIEW_NOT_APPLICABLE", `${message}: replace has no meaning here; apply-as-new or refuse remain`,
+  { field: "decision" }));
 
 /**
  * Replace: the original's posting compensated (`<its key>:compensate`, every leg mirrored) and the
@@ -100,7 +102,10 @@ async function postingOfHeldRecord(tx: Tx, row: ReviewRow, transferKey: string, 
 
 async function forwardPosting(tx: Tx, row: ReviewRow, record: CanonicalRecord, rule: PostingRule, transferKey: string): Promise<Result<Transfer, Finding>> {
   const partner = await findPartner(tx, row.tenant_id, row.partner_id);
-  if (!partner) return fail(finding("INGEST_PARTNER_UNKNOWN", `partner ${row.partner_id} is gone`, { field: "partner" }));
+  if (!partner) {
+    const detail = `partner ${row.partner_id} is gone`;
+    return fail(finding("PARTNER_UNKNOWN", detail, { field: "partner" }));
+  }
   const accounts = await ensurePartnerAccounts(tx, partner, record.currency);
   if (!accounts.ok) return accounts;
   const alias = rule.counterparty ? record.attributes[rule.counterparty] : undefined;
@@ -111,6 +116,9 @@ async function forwardPosting(tx: Tx, row: ReviewRow, record: CanonicalRecord, r
 async function reversalPosting(tx: Tx, row: ReviewRow, record: CanonicalRecord, transferKey: string): Promise<Result<Transfer, Finding>> {
   const mark = row.matched_ref === null ? undefined : await selectKeyMark(tx, row.tenant_id, row.matched_ref);
   const original = mark?.transfer_key ? await postedTransfer(tx, row.tenant_id, mark.transfer_key) : undefined;
-  if (!original || original.legs.length !== 2) return fail(finding("INGEST_RECORD_ORPHAN", `the original ${row.matched_ref} has no posting to reverse`, { field: "original" }));
+  if (!original || original.legs.length !== 2) {
+    const detail = `the original ${row.matched_ref} has no posting to reverse`;
+    return fail(finding("RECORD_ORPHAN", detail, { field: "original" }));
+  }
   return ok(reversalFor(record, original.legs, transferKey));
 }

@@ -2,7 +2,9 @@ import { limits } from "../config/limits.ts";
 import type { Queryable } from "../db/pool.ts";
 import { achFileCreationOfKey } from "../normalize/from-ach.ts";
 import type { ReviewState } from "./record-states.ts";
-import { selectReviews, selectSuspensePostings, type ReviewRow } from "./store/reviews.ts";
+import {
+  selectReviewById, selectReviews, selectSuspensePostings, type ReviewRow,
+} from "./store/reviews.ts";
 
 // open, or what a person decided (docs/decisions/0011); `released` only on items decided before release went away.
 export { reviewStates, type ReviewState } from "./record-states.ts";
@@ -67,6 +69,16 @@ function matchedFileOf(row: ReviewRow): MatchedFile | null {
 export async function listReviews(db: Queryable, options: { tenantId?: string; state?: ReviewState | "all" } = {}): Promise<ReviewItem[]> {
   const rows = await selectReviews(db, options.tenantId ?? null, options.state ?? "open", limits.ingest.listRowsMax);
   return rows.map(itemOf);
+}
+
+/**
+ * The review items with this id: one, none, or one per tenant when no tenant is named and
+ * several hold the id (the caller asks which).
+ */
+export async function reviewItemsById(
+  db: Queryable, reviewId: string, tenantId: string | undefined,
+): Promise<ReviewItem[]> {
+  return (await selectReviewById(db, reviewId, tenantId ?? null)).map(itemOf);
 }
 
 /** Records posted to a partner's suspense account because their counterparty matched no alias: listed for operations. */

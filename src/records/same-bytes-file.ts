@@ -1,5 +1,6 @@
 import type { Tx } from "../db/transaction.ts";
-import { countDedupDecisionsOf, type DedupChannel } from "../dedup/dedup-event.ts";
+import { countDedupDecisionsOf } from "../dedup/dedup-event.ts";
+import type { Channel } from "../normalize/canonical-record.ts";
 import { zeroCounts, type OutcomeCounts } from "./record-states.ts";
 import { insertSameBytesRepeats } from "./store/arrivals.ts";
 
@@ -8,7 +9,7 @@ export interface SameBytesRange {
   fileId: string;
   /** The earlier file with the same bytes that applied every one of its records. */
   sameBytesFileId: string;
-  channel: DedupChannel;
+  channel: Channel;
   fromIndex: number;     // records after this index...
   records: number;       // ...this many of them
 }

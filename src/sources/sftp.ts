@@ -15,7 +15,7 @@ import { hostKeyFingerprint, type SftpPartnerSource } from "../config/sources-co
 import { isSourcePaused } from "../incidents/source-pause.ts";
 
 export class HostKeyMismatch extends Error {
-  readonly code = "INGEST_SFTP_HOST_KEY_MISMATCH";
+  readonly code = "SOURCE_SFTP_HOST_KEY_MISMATCH";
   constructor(readonly presented: string) {
     super(`the server presented host key ${presented}, not the configured fingerprint: connection refused`);
   }

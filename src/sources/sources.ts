@@ -40,7 +40,8 @@ async function ensureDefaults(pool: Pool, home: string, logger: Logger): Promise
   if (!tenant) throw new Error("the default tenant could not be created");
   if (!(await findPartner(pool, tenant.tenantId, "default"))) {
     const created = await createPartner(pool, tenant.tenantId, "default");
-    if (!created.ok && created.error.code !== "INGEST_PARTNER_EXISTS") throw new Error(created.error.message);
+    const exists = !created.ok && created.error.code === "PARTNER_EXISTS";
+    if (!created.ok && !exists) throw new Error(created.error.message);
     logger.info({ tenant: "default", partner: "default" }, "default partner created");
   }
 }

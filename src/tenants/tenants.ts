@@ -42,6 +42,13 @@ export async function findTenant(db: Queryable, idOrName: string): Promise<Tenan
   return row ? { tenantId: row.tenant_id, name: row.name } : undefined;
 }
 
+/** The ids of the tenants with this id or this name (a name may be another tenant's id). */
+export async function tenantIdsNamed(db: Queryable, idOrName: string): Promise<string[]> {
+  const { rows } = await db.query<{ tenant_id: string }>(
+    "SELECT tenant_id FROM tenant WHERE tenant_id = $1 OR name = $1", [idOrName]);
+  return rows.map((r) => r.tenant_id);
+}
+
 /** API key -> tenant, cached briefly and boundedly: every request authenticates. */
 export class TenantAuthenticator {
   private readonly cache = new Map<string, { tenant: Tenant; expiresAtMs: number }>();

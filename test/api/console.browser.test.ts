@@ -12,7 +12,7 @@ import { setFourEyesAboveMinor } from "../../src/operators/operators.ts";
 import { fund, givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator } from "../support/ops-client.ts";
-import { fixture, ingest, type Scene } from "../ingest/support.ts";
+import { fixture, ingest, type Scene } from "../files/support.ts";
 
 const ARTIFACTS = fileURLToPath(new URL("../../test-artifacts/console/", import.meta.url));
 const CORRECTED = fileURLToPath(new URL("../../fixtures/ach/corrected.ach", import.meta.url));

@@ -13,7 +13,7 @@ import { givenTenant, startTestApi, type TestApi } from "../support/api-server.t
 import { runCliInProcess } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator, signIn } from "../support/ops-client.ts";
-import { fixture, ingest } from "../ingest/support.ts";
+import { fixture, ingest } from "../files/support.ts";
 
 const today = () => new Date().toISOString().slice(0, 10);
 

@@ -12,8 +12,8 @@ import { projectionLagDeltas } from "../../src/observability/metrics.ts";
 import { startService, type RunningService } from "../../src/service.ts";
 import { runCliInProcess } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { givenScene } from "../ingest/support.ts";
-import { newKeyPair } from "../ingest/sftp-server.ts";
+import { givenScene } from "../files/support.ts";
+import { newKeyPair } from "../support/sftp-server.ts";
 
 const quiet = createLogger({ destination: new Writable({ write(_chunk, _encoding, done) { done(); } }) });
 

@@ -2,7 +2,7 @@ import { addAccountAlias, createPartner } from "../../src/partners/partners.ts";
 import { listReviews } from "../../src/records/review-queue.ts";
 import type { ApiWorld } from "../support/api-scenario.ts";
 import type { TestDatabase } from "../support/database.ts";
-import { fixture, ingest, type Scene } from "../ingest/support.ts";
+import { fixture, ingest, type Scene } from "../files/support.ts";
 
 /**
  * The quickstart over the API's world: original.ach applied (payee two credited 200.00 through its

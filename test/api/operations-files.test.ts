@@ -3,7 +3,7 @@ import { addAccountAlias, createPartner } from "../../src/partners/partners.ts";
 import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator, signIn, type OpsClient } from "../support/ops-client.ts";
-import { fixture, PAYEE_TWO_KEY } from "../ingest/support.ts";
+import { fixture, PAYEE_TWO_KEY } from "../files/support.ts";
 
 describe("files for operators: list, show, re-upload preview then confirm", () => {
   let db: TestDatabase;
@@ -48,12 +48,14 @@ describe("files for operators: list, show, re-upload preview then confirm", () =
   });
 
   it("previews the corrected file without storing anything: 1 new, 3 already applied, 1 changed with 200.00 and 205.00", async () => {
-    const before = await db.pool.query("SELECT count(*)::int AS n FROM ingest_file WHERE tenant_id = $1", [world.tenantId]);
+    const before = await db.pool.query(
+      `SELECT count(*)::int AS n FROM received_file WHERE tenant_id = $1`, [world.tenantId]);
     const preview = await upload(ann, "/v1/ops/files/preview", "ach/corrected.ach");
     expect(preview.status).toBe(200);
     expect(preview.json.verdicts).toEqual({ new: 1, already_applied: 3, changed: 1, suspect: 0, rejected: 0 });
     expect(preview.json.records_listed).toContainEqual(expect.objectContaining({ natural_key: PAYEE_TWO_KEY, verdict: "changed", original_amount_minor: "20000", amount_minor: "20500" }));
-    const after = await db.pool.query("SELECT count(*)::int AS n FROM ingest_file WHERE tenant_id = $1", [world.tenantId]);
+    const after = await db.pool.query(
+      `SELECT count(*)::int AS n FROM received_file WHERE tenant_id = $1`, [world.tenantId]);
     expect(after.rows[0].n).toBe(before.rows[0].n);
   });
 

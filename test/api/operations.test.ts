@@ -6,7 +6,7 @@ import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator, signIn, type OpsClient } from "../support/ops-client.ts";
 import { givenHeldCorrection } from "./held-correction.ts";
-import { PAYEE_TWO_KEY } from "../ingest/support.ts";
+import { PAYEE_TWO_KEY } from "../files/support.ts";
 
 describe("the operations API: operators, sessions, CSRF, roles, four eyes", () => {
   let db: TestDatabase;

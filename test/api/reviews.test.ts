@@ -4,7 +4,7 @@ import { verifyLedger } from "../../src/ledger/verify.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
 import { givenHeldCorrection } from "./held-correction.ts";
-import { PAYEE_TWO_KEY } from "../ingest/support.ts";
+import { PAYEE_TWO_KEY } from "../files/support.ts";
 
 describe("the review queue over HTTP", () => {
   let db: TestDatabase;
@@ -54,10 +54,11 @@ describe("the review queue over HTTP", () => {
     expect((await verifyLedger(db.pool)).ok).toBe(true);
   });
 
-  it("refuses another decision under a new key with 409 ingest_review_decided naming the first", async () => {
+  it("refuses another decision under a new key: 409 review_decided naming the first", async () => {
     const response = await world.client.post(`/v1/reviews/${reviewId}/decision`, { decision: "apply_as_new", reason: "second thoughts", operator: "ops-2" }, { "idempotency-key": randomUUID() });
     expect(response.status).toBe(409);
-    expect(response.json).toMatchObject({ code: "ingest_review_decided", detail: expect.stringMatching(/replace by ops-1/) });
+    const namingTheFirst = expect.stringMatching(/replace by ops-1/);
+    expect(response.json).toMatchObject({ code: "review_decided", detail: namingTheFirst });
   });
 
   it("shows the correction in the payee's statement as technical corrections with their origin", async () => {

@@ -11,6 +11,10 @@ import ts from "typescript";
 export const layers = ["core", "service", "adapter", "composition"] as const;
 export type Layer = (typeof layers)[number];
 
+/**
+ * A room of src/. Inside a layer, the rooms table lists rooms top first: a room imports only
+ * rooms listed after it in its layer (or in a lower layer), so a climb inside a layer fails too.
+ */
 export interface Room {
   name: string;
   layer: Layer;
@@ -28,6 +32,8 @@ export interface ImportEdge {
   from: string;
   to: string;
   typeOnly?: boolean;
+  /** The names it imports ("*" for a namespace or a dynamic import); absent when unknown. */
+  names?: readonly string[];
 }
 
 /**
@@ -40,6 +46,8 @@ export interface ImportBan {
   target: string;
   except?: readonly string[];
   typesFrom?: readonly string[];
+  /** An import that names only these (no namespace, no dynamic import) passes. */
+  exceptNames?: readonly string[];
   why: string;
 }
 
@@ -54,6 +62,61 @@ export interface AllowedImport extends ImportEdge {
  */
 export function importSpecifiers(sourceText: string): string[] {
   return ts.preProcessFile(sourceText, true, true).importedFiles.map((imported) => imported.fileName);
+}
+
+/**
+ * The names a file imports from each specifier, as the imported module exports them (`a as b`
+ * is `a`): named imports and re-exports, "default", and "*" for a namespace, `export *` or a
+ * dynamic `import()`. A side-effect import names nothing.
+ */
+export function importedNames(sourceText: string): Map<string, string[]> {
+  const file = ts.createSourceFile("imports.ts", sourceText, ts.ScriptTarget.Latest, false);
+  const names = new Map<string, string[]>();
+  const add = (specifier: string, added: readonly string[]) =>
+    names.set(specifier, [...(names.get(specifier) ?? []), ...added]);
+  const visit = (node: ts.Node): void => {
+    if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
+      add(node.moduleSpecifier.text, clauseNames(node.importClause));
+    } else if (ts.isExportDeclaration(node) && node.moduleSpecifier !== undefined
+      && ts.isStringLiteral(node.moduleSpecifier)) {
+      const clause = node.exportClause;
+      const exported = clause === undefined || ts.isNamespaceExport(clause)
+        ? ["*"]
+        : clause.elements.map((element) => (element.propertyName ?? element.name).text);
+      add(node.moduleSpecifier.text, exported);
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword) {
+      const [argument] = node.arguments;
+      if (argument !== undefined && ts.isStringLiteral(argument)) add(argument.text, ["*"]);
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) {
+      if (ts.isStringLiteral(node.argument.literal)) add(node.argument.literal.text, ["*"]);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
+  return names;
+}
+
+function clauseNames(clause: ts.ImportClause | undefined): string[] {
+  if (clause === undefined) return [];
+  const named = clause.namedBindings;
+  const names = clause.name === undefined ? [] : ["default"];
+  if (named === undefined) return names;
+  if (ts.isNamespaceImport(named)) return [...names, "*"];
+  const elements = named.elements.map((element) => (element.propertyName ?? element.name).text);
+  return [...names, ...elements];
+}
+
+/**
+ * The rooms table with each folder room's front door filled in: a room whose folder holds an
+ * index.ts among `files` is entered through it (docs/decisions/0069).
+ */
+export function withIndexEntries(rooms: readonly Room[], files: readonly string[]): Room[] {
+  return rooms.map((room) => {
+    const [folder] = room.paths;
+    const isFolder = room.paths.length === 1 && folder?.endsWith("/") === true;
+    const index = isFolder ? `${folder}index.ts` : undefined;
+    return index !== undefined && files.includes(`src/${index}`) ? { ...room, entry: index } : room;
+  });
 }
 
 /** The file a relative specifier names, relative to the repository; packages and node: modules are not files of ours. */
@@ -115,9 +178,10 @@ const edgeName = (edge: ImportEdge): string => `${edge.from} imports ${edge.to}`
 
 /**
  * The rules over a graph of src/ files: every file has a room; no import runs from a lower layer
- * to a higher one; no adapter imports another adapter; no cycle between rooms; no cycle between
- * files. Imports outside src/ (data under protocols/) are not part of the graph. Returns one
- * message per violation, empty when the graph holds.
+ * to a higher one, nor up the order of the rooms inside a layer; no adapter imports another
+ * adapter; no cycle between rooms; no cycle between files. Imports outside src/ (data under
+ * protocols/) are not part of the graph. Returns one message per violation, empty when the graph
+ * holds.
  */
 export function checkImportGraph(files: readonly string[], imports: readonly ImportEdge[], rooms: readonly Room[], allowed: readonly AllowedImport[] = []): string[] {
   const violations: string[] = [];
@@ -137,6 +201,10 @@ export function checkImportGraph(files: readonly string[], imports: readonly Imp
     roomEdges.push({ ...edge, fromRoom: from.name, toRoom: to.name });
     if (rank(to.layer) > rank(from.layer)) violations.push(`upward import, ${from.layer} ${from.name} -> ${to.layer} ${to.name}: ${edgeName(edge)}`);
     if (from.layer === "adapter" && to.layer === "adapter") violations.push(`adapter imports adapter, ${from.name} -> ${to.name}: ${edgeName(edge)}`);
+    else if (from.layer === to.layer && rooms.indexOf(to) < rooms.indexOf(from)) {
+      const climb = `${from.name} -> ${to.name} (listed above it)`;
+      violations.push(`climb inside the ${from.layer} layer, ${climb}: ${edgeName(edge)}`);
+    }
   }
   for (const { path: cycle, members } of cycles(roomEdges.map((e) => ({ from: e.fromRoom, to: e.toRoom })))) {
     const steps = cycle.slice(1).map((room, i) => {
@@ -182,6 +250,10 @@ function isBanned(edge: ImportEdge, ban: ImportBan): boolean {
     edge.to === `src/${target}` || (target.endsWith("/") && edge.to.startsWith(`src/${target}`));
   if (!(edge.to === ban.target || underSrc(ban.target))) return false;
   if ((ban.except ?? []).some(underSrc)) return false;
+  const names = edge.names;
+  const namesOnly = (allowed: readonly string[]) =>
+    names !== undefined && names.length > 0 && names.every((name) => allowed.includes(name));
+  if (ban.exceptNames !== undefined && namesOnly(ban.exceptNames)) return false;
   return !(edge.typeOnly === true && (ban.typesFrom ?? []).some(underSrc));
 }
 

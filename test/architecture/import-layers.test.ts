@@ -2,50 +2,11 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import {
-  checkEntriesAndBans, checkImportGraph, importSpecifiers, packageOf, resolveImport, typeOnlySpecifiers,
+  checkEntriesAndBans, checkImportGraph, importedNames, importSpecifiers, packageOf, resolveImport,
+  typeOnlySpecifiers, withIndexEntries,
   type AllowedImport, type ImportBan, type ImportEdge, type Room,
 } from "./import-graph.ts";
-
-/**
- * The rooms of src/ and their layers (docs/decisions/0034). Composition roots may import
- * anything; adapters translate a channel and import services and core, never each other;
- * services hold the business and import core and other services (without cycles); core imports
- * only core. A new top-level folder of src/ must be placed here before its first import passes.
- * A room with an `entry` is entered only through it (docs/decisions/0056).
- */
-const rooms: Room[] = [
-  // Composition roots: wire everything together; nothing imports them.
-  { name: "service", layer: "composition", paths: ["service.ts"] },        // `clearline serve`: starts every adapter and job
-  { name: "cli", layer: "composition", paths: ["cli/"] },                  // the `clearline` command: each subcommand composes what it runs
-  // Adapters: turn a channel's input into service calls and the answers back into the channel's protocol.
-  { name: "api", layer: "adapter", paths: ["api/"] },                      // HTTP: the API, the operations API and the operators' console (api/console/)
-  { name: "gateway", layer: "adapter", paths: ["gateway/"] },              // ISO 8583 over TCP: framing, sessions, admission, STAN/RRN, the outbound link, replies
-  { name: "sources", layer: "adapter", paths: ["sources/"] },              // inputs pulled from outside: drop folders, SFTP, the JetStream inbox
-  // Services: what the business does, each owning its tables' SQL.
-  { name: "files", layer: "service", paths: ["files/"] },                  // received files: receipt, reading, processing, reports, status files to partners
-  { name: "records", layer: "service", paths: ["records/"] },              // the record core: key, fingerprint, decision, posting
-  { name: "outbox", layer: "service", paths: ["outbox/"] },                // transactional outbox, relays, webhooks, JetStream events
-  { name: "recon", layer: "service", paths: ["recon/"] },                  // reconciliation of our side against statements
-  { name: "incidents", layer: "service", paths: ["incidents/"] },          // incident perimeter, compensation batches, source pauses
-  { name: "partners", layer: "service", paths: ["partners/"] },            // clearing partners, their accounts and aliases, outbound files
-  { name: "operators", layer: "service", paths: ["operators/"] },          // console operators, sessions, four-eyes decisions
-  { name: "payments", layer: "service", paths: ["payments/"] },            // payments and refunds; the payment instruction every channel reads
-  { name: "cards", layer: "service", paths: ["cards/"], entry: "cards/index.ts" }, // card messages: card identity, issuer and acquirer decisions, their stores (gateway/ -> cards/)
-  { name: "idempotency", layer: "service", paths: ["idempotency/"] },      // idempotency records: claim, complete, expire
-  { name: "requests", layer: "service", paths: ["requests/"] },            // a mutating request run once per key, whatever channel carried it, and its stored reply
-  { name: "tenants", layer: "service", paths: ["tenants/"] },              // tenants and their API keys
-  { name: "dedup", layer: "service", paths: ["dedup/"] },                  // the record of every dedup
-  // Core: pure codecs and the foundations every service stands on.
-  { name: "normalize", layer: "core", paths: ["normalize/"] },             // typed message -> canonical record; key and posting rules as data
-  { name: "ledger", layer: "core", paths: ["ledger/"] },                   // the one posting path, balances, verify
-  { name: "protocols", layer: "core", paths: ["protocols/"] },             // pure codecs: ACH, ISO 20022, ISO 8583, statements
-  { name: "db", layer: "core", paths: ["db/"] },                           // pool, transactions, migrations, embedded server
-  { name: "config", layer: "core", paths: ["config/"] },                   // loading and validating the configuration
-  { name: "limits", layer: "core", paths: ["config/limits.ts", "config/limits/"] }, // every named bound; imported by all, imports only assert
-  { name: "errors", layer: "core", paths: ["errors/"] },                   // the error catalog, findings with positions, problem details
-  { name: "observability", layer: "core", paths: ["observability/"] },     // logger, metrics, readiness
-  { name: "assert", layer: "core", paths: ["assert.ts"] },                 // assert(): a broken invariant stops the process
-];
+import { roomsTable } from "./rooms.ts";
 
 /**
  * Imports that break the rules today from files the record core work is rewriting (issue 11
@@ -56,19 +17,30 @@ const allowedDuringMove: AllowedImport[] = [
 ];
 
 /**
- * What adapters may not import (docs/decisions/0056): they translate, and reach the database, the
- * ledger and the record core through services. Measured before the rules were written: no
- * adapter imports pg; api/ and sources/ import from db/ only the Pool or Queryable type they pass
- * to services, and api/ the test of a failure's kind (503 or 500); none reads records/store/.
- * api/ still reads balances and statements from ledger/ directly, so the ledger ban names the
- * adapters it holds for today; the ledger's front door is where api/ moves to.
+ * What adapters may not import (docs/decisions/0056, 0069): they translate, and reach the
+ * database, the ledger and the record core through services. Measured before the rules were
+ * written: no adapter imports pg; api/ and sources/ import from db/ only the Pool or Queryable
+ * type they pass to services, and api/ the test of a failure's kind (503 or 500); none reads
+ * records/store/. api/ shows accounts, balances and statements and opens accounts: it may name
+ * those of the ledger's front door, never a posting.
  */
-const adapters = rooms.filter((room) => room.layer === "adapter").map((room) => room.name);
+const adapters = roomsTable.filter((room) => room.layer === "adapter").map((room) => room.name);
+const ledgerReadSide = [
+  "accountStatement", "balanceOf", "listAccounts", "openAccount", "projectionLag",
+  "statementDocument", "Account", "AccountKind", "Balance",
+];
 const bans: ImportBan[] = [
   { rooms: adapters, target: "pg", why: "the database driver is db/'s" },
-  { rooms: adapters, target: "db/", except: ["db/failure-kind.ts"], typesFrom: ["db/pool.ts"], why: "an adapter passes a handle through, it opens no transaction" },
+  {
+    rooms: adapters, target: "db/", except: ["db/failure-kind.ts"], typesFrom: ["db/pool.ts"],
+    why: "an adapter passes a handle through, it opens no transaction",
+  },
   { rooms: adapters, target: "records/store/", why: "the record core's store is private" },
   { rooms: ["gateway", "sources"], target: "ledger/", why: "balances and postings are a service's" },
+  {
+    rooms: ["api"], target: "ledger/", exceptNames: ledgerReadSide,
+    why: "api shows accounts, balances and statements; posting is a service's",
+  },
 ];
 
 const root = path.resolve(import.meta.dirname, "../..");
@@ -82,12 +54,15 @@ function sourceFiles(folder: string): string[] {
 }
 
 const files = sourceFiles("src");
+const rooms = withIndexEntries(roomsTable, files);
 const imports: ImportEdge[] = files.flatMap((from) => {
   const text = readFileSync(path.join(root, from), "utf8");
   const typeOnly = typeOnlySpecifiers(text);
+  const names = importedNames(text);
   return importSpecifiers(text).flatMap((specifier) => {
     const to = resolveImport(from, specifier) ?? packageOf(specifier);
-    return to === undefined ? [] : [{ from, to, typeOnly: typeOnly.has(specifier) }];
+    if (to === undefined) return [];
+    return [{ from, to, typeOnly: typeOnly.has(specifier), names: names.get(specifier) ?? [] }];
   });
 });
 
@@ -98,6 +73,56 @@ describe("the import graph of src/", () => {
 
   it("enters a room with an entry only through it, and no adapter imports what it is banned", () => {
     expect(checkEntriesAndBans(imports, rooms, bans)).toEqual([]);
+  });
+
+  it("enters the record core, the ledger and the card messages through their index.ts", () => {
+    const entries = rooms.filter((room) => room.entry !== undefined).map((room) => room.entry);
+    expect(entries).toEqual(
+      expect.arrayContaining(["cards/index.ts", "records/index.ts", "ledger/index.ts"]));
+  });
+
+  // The real table, fed imports that must fail (issue 28): each rule of the table shows it holds.
+  const checkReal = (from: string, to: string, names?: string[]) => [
+    ...checkImportGraph([from, to], [{ from, to }], rooms),
+    ...checkEntriesAndBans([{ from, to, ...(names ? { names } : {}) }], rooms, bans),
+  ];
+
+  it("reports a climb inside the core layer: db/ importing normalize/", () => {
+    expect(checkReal("src/db/pool.ts", "src/normalize/fingerprint.ts")).toEqual([
+      "climb inside the core layer, db -> normalize (listed above it): "
+        + "src/db/pool.ts imports src/normalize/fingerprint.ts",
+    ]);
+  });
+
+  it("reports a climb inside the service layer: records/ importing recon/", () => {
+    expect(checkReal("src/records/decide-records.ts", "src/recon/sides.ts")).toEqual([
+      "climb inside the service layer, records -> recon (listed above it): "
+        + "src/records/decide-records.ts imports src/recon/sides.ts",
+    ]);
+  });
+
+  it("reports an import of the record core's or the ledger's files past their front doors", () => {
+    expect([
+      ...checkReal("src/files/report.ts", "src/records/store/arrivals.ts"),
+      ...checkReal("src/recon/runs.ts", "src/ledger/accounts.ts"),
+    ]).toEqual([
+      "import past the entry of records (src/records/index.ts): "
+        + "src/files/report.ts imports src/records/store/arrivals.ts",
+      "import past the entry of ledger (src/ledger/index.ts): "
+        + "src/recon/runs.ts imports src/ledger/accounts.ts",
+    ]);
+  });
+
+  it("lets api/ read balances and statements through the ledger's front door, never post", () => {
+    const route = "src/api/routes/accounts.ts";
+    expect([
+      ...checkReal(route, "src/ledger/index.ts", ["balanceOf", "accountStatement"]),
+      ...checkReal(route, "src/ledger/index.ts", ["balanceOf", "postTransfer"]),
+    ]).toEqual([
+      "banned import, api -> ledger/ "
+        + "(api shows accounts, balances and statements; posting is a service's): "
+        + "src/api/routes/accounts.ts imports src/ledger/index.ts",
+    ]);
   });
 });
 
@@ -130,8 +155,22 @@ describe("the import checker", () => {
     expect(check([["http/route.ts", "tcp/session.ts"]])).toEqual(["adapter imports adapter, http -> tcp: src/http/route.ts imports src/tcp/session.ts"]);
   });
 
+  it("reports a room importing one listed above it in its layer", () => {
+    const climbs = check([
+      ["shipping/ship.ts", "billing/bill.ts"], ["base/limits.ts", "base/money.ts"],
+    ]);
+    expect(climbs).toEqual([
+      "climb inside the service layer, shipping -> billing (listed above it): "
+        + "src/shipping/ship.ts imports src/billing/bill.ts",
+      "climb inside the core layer, limits -> base (listed above it): "
+        + "src/base/limits.ts imports src/base/money.ts",
+    ]);
+  });
+
   it("reports a cycle between rooms with the import behind each step", () => {
     expect(check([["billing/bill.ts", "shipping/ship.ts"], ["shipping/label.ts", "billing/price.ts"]])).toEqual([
+      "climb inside the service layer, shipping -> billing (listed above it): "
+        + "src/shipping/label.ts imports src/billing/price.ts",
       "cycle between rooms: billing -> shipping (src/billing/bill.ts imports src/shipping/ship.ts) -> billing (src/shipping/label.ts imports src/billing/price.ts)",
     ]);
   });
@@ -145,6 +184,8 @@ describe("the import checker", () => {
   it("places a file by its longest matching path, so a room can sit inside another's folder", () => {
     // base/limits.ts is the limits room: base -> limits -> base is a cycle between rooms.
     expect(check([["base/config.ts", "base/limits.ts"], ["base/limits.ts", "base/assert.ts"]])).toEqual([
+      "climb inside the core layer, limits -> base (listed above it): "
+        + "src/base/limits.ts imports src/base/assert.ts",
       "cycle between rooms: base -> limits (src/base/config.ts imports src/base/limits.ts) -> base (src/base/limits.ts imports src/base/assert.ts)",
     ]);
   });
@@ -180,7 +221,7 @@ describe("the import checker", () => {
       { rooms: ["http", "tcp"], target: "billing/store/", why: "private store" },
       { rooms: ["tcp"], target: "base/ledger/", why: "services post" },
     ];
-    const checkRules = (edges: Array<{ from: string; to: string; typeOnly?: boolean }>, bans = houseBans) =>
+    const checkRules = (edges: ImportEdge[], bans = houseBans) =>
       checkEntriesAndBans(edges.map((e) => ({ ...e, from: `src/${e.from}`, to: e.to.endsWith(".ts") ? `src/${e.to}` : e.to })), withEntry, bans);
 
     it("reports an adapter that imports the driver, opens a transaction or reads a private store, and lets a handle's type pass", () => {
@@ -212,6 +253,35 @@ describe("the import checker", () => {
       ])).toEqual(["import past the entry of billing (src/billing/index.ts): src/main.ts imports src/billing/invoice.ts"]);
     });
 
+    it("lets an import pass a ban that names only the names it excepts", () => {
+      const readSide: ImportBan = {
+        rooms: ["http"], target: "base/ledger/", exceptNames: ["balanceOf"], why: "reads only",
+      };
+      expect(checkRules([
+        { from: "http/route.ts", to: "base/ledger/index.ts", names: ["balanceOf"] },
+        { from: "http/route.ts", to: "base/ledger/index.ts", names: ["balanceOf", "post"] },
+        { from: "http/route.ts", to: "base/ledger/index.ts", names: ["*"] },
+        { from: "http/route.ts", to: "base/ledger/index.ts" },
+      ], [readSide])).toEqual([
+        "banned import, http -> base/ledger/ (reads only): "
+          + "src/http/route.ts imports src/base/ledger/index.ts",
+        "banned import, http -> base/ledger/ (reads only): "
+          + "src/http/route.ts imports src/base/ledger/index.ts",
+        "banned import, http -> base/ledger/ (reads only): "
+          + "src/http/route.ts imports src/base/ledger/index.ts",
+      ]);
+    });
+
+    it("enters a folder room through its index.ts when it has one", () => {
+      const files = [
+        "src/billing/index.ts", "src/billing/bill.ts", "src/shipping/ship.ts", "src/base/index.ts",
+      ];
+      const entered = withIndexEntries(house, files).filter((room) => room.entry !== undefined);
+      expect(entered.map((room) => [room.name, room.entry])).toEqual([
+        ["billing", "billing/index.ts"], ["base", "base/index.ts"],
+      ]);
+    });
+
     it("reports a ban that names no room", () => {
       expect(checkRules([], [{ rooms: ["smtp"], target: "pg", why: "driver" }])).toEqual(["an import ban names smtp, which is no room"]);
     });
@@ -228,6 +298,22 @@ describe("the import checker", () => {
       `const e = async () => (await import("./e.ts")).e;`,
     ].join("\n");
     expect([...typeOnlySpecifiers(source)].sort()).toEqual(["./c.ts", "./d.ts", "./pool.ts"]);
+  });
+
+  it("reads the names each import takes, as its module exports them", () => {
+    const source = [
+      `import { a, b as c, type D } from "./one.ts";`,
+      `import type { E } from "./one.ts";`,
+      `import F, * as G from "./two.ts";`,
+      `export { h as i } from "./three.ts";`,
+      `export * from "./four.ts";`,
+      `import "./five.ts";`,
+      `const j = async () => (await import("./six.ts")).j;`,
+    ].join("\n");
+    expect(Object.fromEntries(importedNames(source))).toEqual({
+      "./one.ts": ["a", "b", "D", "E"], "./two.ts": ["default", "*"], "./three.ts": ["h"],
+      "./four.ts": ["*"], "./five.ts": [], "./six.ts": ["*"],
+    });
   });
 
   it("names the package of a bare specifier", () => {

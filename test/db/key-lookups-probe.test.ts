@@ -8,7 +8,7 @@ import { findAccounts } from "../../src/ledger/accounts.ts";
 import { balancesOf } from "../../src/ledger/balance.ts";
 import { postTransfers } from "../../src/ledger/post-transfers.ts";
 import { storedTransfers } from "../../src/ledger/stored-transfers.ts";
-import { selectKeys, selectRecentlyApplied } from "../../src/records/store/keys.ts";
+import { storedKeysOf, selectRecentlyApplied } from "../../src/records/store/keys.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { transferOf } from "../support/ledger-fixtures.ts";
 
@@ -61,7 +61,8 @@ describe("lookups by a list of keys on tables without statistics", () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
-    for (const table of ["ingest_record_key", "account", "idempotency_record", "transfer", "ledger_entry"]) {
+    const tables = ["record_key", "account", "idempotency_record", "transfer", "ledger_entry"];
+    for (const table of tables) {
       await db.pool.query(`ALTER TABLE ${table} SET (autovacuum_enabled = false)`);
     }
     await db.pool.query(
@@ -74,7 +75,8 @@ describe("lookups by a list of keys on tables without statistics", () => {
         (tx) => postTransfers(tx, batch.map((transfer) => ({ transfer }))));
     }
     await db.pool.query(
-      `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position, amount_minor, currency, value_date)
+      `INSERT INTO record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id,
+         record_index, position, amount_minor, currency, value_date)
        SELECT $1, 'key-' || g, 'fp-' || g, 'ach', 'credit', 'applied', 'fil_seed', g, 'line ' || g, 100, 'USD', '2026-12-02' FROM generate_series(1, $2::int) g`,
       [TENANT, ROWS]);
     await db.pool.query(
@@ -88,12 +90,15 @@ describe("lookups by a list of keys on tables without statistics", () => {
   });
 
   it("the stored keys of a chunk are found by probing each key", async () => {
-    const read = await rowsReadBy(db, "ingest_record_key", (tx) => selectKeys(tx, TENANT, [...some("key-", 3), "key-none"]));
+    const read = await rowsReadBy(
+      db, "record_key", (tx) => storedKeysOf(tx, TENANT, [...some("key-", 3), "key-none"]));
     expect(read).toBeLessThanOrEqual(ASKED);
   });
 
   it("the suspect probe reads only records with the chunk's fingerprints", async () => {
-    const read = await rowsReadBy(db, "ingest_record_key", (tx) => selectRecentlyApplied(tx, TENANT, [...some("fp-", 9), "fp-none"], "fil_other", 24));
+    const fingerprints = [...some("fp-", 9), "fp-none"];
+    const read = await rowsReadBy(
+      db, "record_key", (tx) => selectRecentlyApplied(tx, TENANT, fingerprints, "fil_other", 24));
     expect(read).toBeLessThanOrEqual(ASKED);
   });
 

@@ -7,7 +7,7 @@ import { addAccountAlias } from "../../src/partners/partners.ts";
 import { listReviews } from "../../src/records/review-queue.ts";
 import { decideReview } from "../../src/records/review-decision.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { balances, fixture, givenScene, ingest, PAYEE_TWO_KEY } from "../ingest/support.ts";
+import { balances, fixture, givenScene, ingest, PAYEE_TWO_KEY } from "../files/support.ts";
 
 // Payee two of original.ach is paid 200.00; corrected.ach says 205.00 under the same trace.
 describe("an incident after a review's replace (docs/decisions/0015, item 8)", () => {

@@ -10,7 +10,7 @@ import { balanceOf } from "../../src/ledger/balance.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { fund, givenApiWorld, paymentRequest } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { balances, fixture, givenScene, ingest } from "../ingest/support.ts";
+import { balances, fixture, givenScene, ingest } from "../files/support.ts";
 import { balance, connectClient, givenIssuer, startTestEndpoint, testKeys, testPan } from "../gateway/support.ts";
 
 const wideWindow = () => ({ since: new Date(Date.now() - 3_600_000).toISOString(), until: new Date(Date.now() + 3_600_000).toISOString() });
@@ -128,7 +128,8 @@ describe("incident compensation undoes only what reversals and refunds left in e
     await ingest(db.pool, scene, fixture("iso20022/pacs008-multi.xml"), "pacs008.xml");
     expect((await ingest(db.pool, scene, fixture("iso20022/pacs004-return.xml"), "pacs004.xml")).outcomes.applied).toBe(1);
     const { rows: matched } = await db.pool.query<{ natural_key: string; matched_key: string }>(
-      "SELECT natural_key, matched_key FROM ingest_record_key WHERE tenant_id = $1 AND matched_key IS NOT NULL", [scene.tenantId]);
+      `SELECT natural_key, matched_key FROM record_key WHERE tenant_id = $1
+         AND matched_key IS NOT NULL`, [scene.tenantId]);
     expect(matched).toHaveLength(1);
     const [returnKey, originalKey] = [matched[0]?.natural_key, matched[0]?.matched_key];
     const euro = async () => Object.entries(await balances(db.pool, scene.tenantId)).filter(([account]) => account.endsWith(".EUR"));

@@ -8,7 +8,7 @@ import { balanceOf } from "../../src/ledger/balance.ts";
 import { cardRequest } from "../support/scheme-simulator.ts";
 import { fund, givenApiWorld, paymentRequest, type ApiWorld } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { fixture, ingest } from "../ingest/support.ts";
+import { fixture, ingest } from "../files/support.ts";
 import { connectClient, givenIssuer, startTestEndpoint, testKeys, testPan } from "../gateway/support.ts";
 
 const wideWindow = () => ({ since: new Date(Date.now() - 3_600_000).toISOString(), until: new Date(Date.now() + 3_600_000).toISOString() });

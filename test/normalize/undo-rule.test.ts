@@ -1,12 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { apiRefundKeyOf, apiRefundRecord } from "../../src/normalize/from-api.ts";
+import { apiRefundKeyOf, httpRefundRecord } from "../../src/normalize/from-http.ts";
 import { loadPostingRules, partialUndoFor, postingRuleFor } from "../../src/normalize/posting-rules.ts";
 
 /** The API refund's record and its `undo-named-original` rule (protocols/posting-rules/api.json; docs/decisions/0038). */
 describe("undo of part of a named original, as data", () => {
   const arrival = { position: "POST /v1/refunds", sourceRef: "http:pay_1", valueDate: "2026-12-03" };
   const refundOf = (amountMinor: bigint, paymentClientReference = "order-1") =>
-    apiRefundRecord("t", { clientReference: "rf-1", paymentClientReference, amountMinor, currency: "USD" }, arrival).record;
+    httpRefundRecord("t", {
+      clientReference: "rf-1", paymentClientReference, amountMinor, currency: "USD",
+    }, arrival).record;
 
   it("keys a refund's posting by its intent, api:<client_reference>:refund of kind refund, the payment's legs mirrored for the refund's amount", () => {
     const refund = refundOf(250n);
@@ -28,9 +30,17 @@ describe("undo of part of a named original, as data", () => {
 
   it("refuses at load an undo rule with legs of its own, or without its transfer kind and stage", () => {
     const undo = { kind: "refund", action: "undo-named-original", transferKind: "refund", transferStage: "refund" };
-    expect(() => loadPostingRules({ channel: "api", rules: [{ ...undo, legs: [{ direction: "D", account: "named", attribute: "a" }, { direction: "C", account: "named", attribute: "b" }] }] })).toThrow(/mirrors its original's legs/);
-    expect(() => loadPostingRules({ channel: "api", rules: [{ kind: "refund", action: "undo-named-original", transferStage: "refund" }] })).toThrow(/transferKind/);
-    expect(() => loadPostingRules({ channel: "api", rules: [{ kind: "refund", action: "undo-named-original", transferKind: "refund" }] })).toThrow(/transferStage/);
-    expect(() => loadPostingRules({ channel: "api", rules: [{ ...undo, transferKeyBase: "file" }] })).toThrow(/transferKeyBase/);
+    const load = (rule: Record<string, unknown>) => () =>
+      loadPostingRules({ channel: "http", rules: [rule] });
+    const legs = [
+      { direction: "D", account: "named", attribute: "a" },
+      { direction: "C", account: "named", attribute: "b" },
+    ];
+    const action = "undo-named-original";
+    expect(load({ ...undo, legs })).toThrow(/mirrors its original's legs/);
+    expect(load({ kind: "refund", action, transferStage: "refund" })).toThrow(/transferKind/);
+    expect(load({ kind: "refund", action, transferKind: "refund" })).toThrow(/transferStage/);
+    expect(load({ ...undo, transferKeyBase: "file" })).toThrow(/transferKeyBase/);
+    expect(load({ ...undo, transferKeyBase: "intent" })).toThrow(/transferKeyPrefix/);
   });
 });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { newSigningSecret } from "../../src/outbox/webhooks/signature.ts";
 import { addWebhookEndpoint } from "../../src/outbox/webhooks/webhook-store.ts";
-import { fixture, givenScene, ingest } from "../ingest/support.ts";
+import { fixture, givenScene, ingest } from "../files/support.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { testWebhookKeys } from "../support/outbox.ts";
 

@@ -12,7 +12,9 @@ import { cutReturnFile, returnFileKeyOf } from "../../src/files/return-cut.ts";
 import { parseAch, validateAch } from "../../src/protocols/ach/reader.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { post, transferOf } from "../support/ledger-fixtures.ts";
-import { balances, fixture, givenScene, ingest, noOutcomes, settlementOf, type Scene } from "../ingest/support.ts";
+import {
+  balances, fixture, givenScene, ingest, noOutcomes, settlementOf, type Scene,
+} from "../files/support.ts";
 import { givenDeliverableScene, outboxMessages, withPartnerOutbound } from "./support.ts";
 
 const quiet = createLogger({ level: "silent" });
@@ -85,7 +87,8 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
     const returned = await ingest(db.pool, other, file?.content ?? Buffer.alloc(0), "returns.ach");
     expect(returned).toMatchObject({ status: "done", outcomes: { ...noOutcomes, applied: 1 }, errors: [] });
     const { rows } = await db.pool.query<{ original_ref: string | null; kind: string }>(
-      "SELECT original_ref, kind FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2", [other.tenantId, returned.file_id]);
+      `SELECT original_ref, kind FROM record_outcome WHERE tenant_id = $1
+         AND file_id = $2`, [other.tenantId, returned.file_id]);
     expect(rows).toEqual([{ kind: "return", original_ref: expect.stringContaining("231380100000002") }]);
   });
 

@@ -4,7 +4,7 @@ import { ingestSettings } from "../../src/config/sources-config.ts";
 import { partnerDestination } from "../../src/partners/outbound/outbound-store.ts";
 import { partnerDeliverers } from "../../src/partners/outbound/outbound-deliverers.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { givenScene } from "../ingest/support.ts";
+import { givenScene } from "../files/support.ts";
 
 const sftpPartner = { tenant: "acme", partner: "fedach", host: "sftp.example", username: "u", privateKeyPath: "/k", hostKeySha256: `SHA256:${"A".repeat(43)}`, inbox: "/in", archive: "/archive" };
 

@@ -9,8 +9,8 @@ import { defaultRelaySettings, relayPass } from "../../src/outbox/relay.ts";
 import { partnerDestination } from "../../src/partners/outbound/outbound-store.ts";
 import { PartnerSftpDeliverer } from "../../src/partners/outbound/sftp-deliverer.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { fingerprintOf } from "../ingest/sftp-server.ts";
-import { fixture, givenScene, ingest, noOutcomes } from "../ingest/support.ts";
+import { fingerprintOf } from "../support/sftp-server.ts";
+import { fixture, givenScene, ingest, noOutcomes } from "../files/support.ts";
 import { givenDeliverableScene, outboxMessages, startPartnerSftp, withPartnerOutbound, type PartnerSftp } from "./support.ts";
 
 const quiet = createLogger({ level: "silent" });

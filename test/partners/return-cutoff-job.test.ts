@@ -10,7 +10,7 @@ import { latestCutoff } from "../../src/config/return-cutoff-config.ts";
 import { runReturnCutoffs } from "../../src/files/return-cutoff-job.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { post, transferOf } from "../support/ledger-fixtures.ts";
-import { fixture, givenScene, ingest, settlementOf, type Scene } from "../ingest/support.ts";
+import { fixture, givenScene, ingest, settlementOf, type Scene } from "../files/support.ts";
 
 describe("serve's return cut-off job: each partner's ACH returns cut at its configured times, keyed as the CLI's cut", () => {
   let db: TestDatabase;

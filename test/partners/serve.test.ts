@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readIso20022Sync } from "../../src/protocols/iso20022/reader.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { startServeProcess } from "../support/serve-process.ts";
-import { fixture, givenScene } from "../ingest/support.ts";
+import { fixture, givenScene } from "../files/support.ts";
 
 /**
  * Waits for a condition the service brings about (a file appearing). No deadline of its own, which

@@ -11,8 +11,8 @@ import { PartnerSftpDeliverer } from "../../src/partners/outbound/sftp-deliverer
 import { readIso20022Sync } from "../../src/protocols/iso20022/reader.ts";
 import type { Iso20022Event } from "../../src/protocols/iso20022/types.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { fingerprintOf, newKeyPair } from "../ingest/sftp-server.ts";
-import { fixture, givenScene, ingest, noOutcomes, type Scene } from "../ingest/support.ts";
+import { fingerprintOf, newKeyPair } from "../support/sftp-server.ts";
+import { fixture, givenScene, ingest, noOutcomes, type Scene } from "../files/support.ts";
 import { givenDeliverableScene, outboxMessages, startPartnerSftp, type PartnerSftp } from "./support.ts";
 
 const quiet = createLogger({ level: "silent" });

@@ -4,7 +4,7 @@ import { openAccount } from "../../src/ledger/accounts.ts";
 import { outboundFiles } from "../../src/partners/outbound/outbound-store.ts";
 import { readIso20022Sync } from "../../src/protocols/iso20022/reader.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { fixture, givenScene, ingest, noOutcomes } from "../ingest/support.ts";
+import { fixture, givenScene, ingest, noOutcomes } from "../files/support.ts";
 
 describe("pacs.028 status requests are answered with a pacs.002 for the payments they name", () => {
   let db: TestDatabase;
@@ -32,7 +32,8 @@ describe("pacs.028 status requests are answered with a pacs.002 for the payments
     await openAccount(db.pool, { tenantId: scene.tenantId, accountId: "acme-eur", kind: "customer", currency: "EUR" });
     await addAccountAlias(db.pool, scene.tenantId, "iban:DE89370400440532013000", "acme-eur");
     const initiation = await ingest(db.pool, scene, fixture("iso20022/pain001-v09.xml"), "pain001.xml");
-    expect(initiation.errors.map((e) => e.code)).toEqual(["INGEST_INSUFFICIENT_FUNDS", "INGEST_INSUFFICIENT_FUNDS"]);
+    const codes = initiation.errors.map((e) => e.code);
+    expect(codes).toEqual(["RECORD_INSUFFICIENT_FUNDS", "RECORD_INSUFFICIENT_FUNDS"]);
     const [report] = await outboundFiles(db.pool, scene.tenantId, scene.partner.partnerId, 1);
     const reportLines = readIso20022Sync(report?.content ?? Buffer.alloc(0)).flatMap((e) => (e.type === "transaction" ? [e.transaction.values] : []));
     expect(reportLines.slice(0, 2).map((l) => [l.OrgnlEndToEndId, l.TxSts, l.StsRsnCd])).toEqual([["ACME-E2E-0001", "RJCT", "AM04"], ["ACME-E2E-0002", "RJCT", "AM04"]]);

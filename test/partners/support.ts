@@ -5,8 +5,10 @@ import { currentConfig, setProcessConfig } from "../../src/config/config.ts";
 import type { PartnerOutboundSetting } from "../../src/config/partner-outbound-config.ts";
 import type { Pool } from "../../src/db/pool.ts";
 import type { OutboxMessage } from "../../src/outbox/deliverer.ts";
-import { givenScene, type Scene } from "../ingest/support.ts";
-import { newKeyPair, startSftpServer, type KeyPair, type TestSftpServer } from "../ingest/sftp-server.ts";
+import { givenScene, type Scene } from "../files/support.ts";
+import {
+  newKeyPair, startSftpServer, type KeyPair, type TestSftpServer,
+} from "../support/sftp-server.ts";
 
 /** The outbox rows for one destination of a tenant, as the relay hands them to a deliverer. */
 export async function outboxMessages(pool: Pool, tenantId: string, destination: string): Promise<OutboxMessage[]> {

@@ -24,7 +24,8 @@ async function givenBooksWithPaymentAndRecordReferences(db: TestDatabase): Promi
     `INSERT INTO payment (tenant_id, payment_id, client_reference, status, amount_minor, currency, debtor_account, creditor_account, transfer_key)
      VALUES ($1, 'pay_1', 'INV-1', 'succeeded', 5000, 'USD', 'settlement', 'alice', 'pay:ORDER-1:debit')`, [tenantId]);
   await db.pool.query(
-    `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position, amount_minor, currency, value_date, transfer_key, link_id1)
+    `INSERT INTO record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id,
+       record_index, position, amount_minor, currency, value_date, transfer_key, link_id1)
      VALUES ($1, 'ach:rec-1', 'f', 'ach', 'credit', 'applied', 'fil_1', 1, 'line 3', 7000, 'USD', '2026-12-01', 'ach:rec-1:post', 'ach-trace:231380100000009')`, [tenantId]);
   const imported = await importExternalFile(db.pool, { tenantId, accountId: "settlement", name: "lookups.xml", content: camt053({ id: "L1", entries: [
     { amount: "50.00", date: "2026-12-01", svcrRef: "B1", endToEndId: "INV-1" },

@@ -80,7 +80,9 @@ describe("the set-based step of a run takes only what the rules in order would t
   it("matches an entry by a file record's end-to-end id, read without its tag", async () => {
     const tenantId = await givenBooks(db, [["iso:rec-9:post", 2_500n, "2026-12-01"]]);
     await db.pool.query(
-      `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position, amount_minor, currency, value_date, transfer_key, link_id1, link_id2)
+      `INSERT INTO record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id,
+         record_index, position, amount_minor, currency, value_date, transfer_key, link_id1,
+         link_id2)
        VALUES ($1, 'iso:rec-9', 'f', 'iso20022', 'credit', 'applied', 'fil_1', 0, '/Document', 2500, 'USD', '2026-12-01', 'iso:rec-9:post', 'uetr:4c1e9a52-0d2f-4f4e-9b3a-1f0c2e7d9a11', 'e2e:E2E-9')`,
       [tenantId]);
     await imported(db, tenantId, "SM4", [{ amount: "25.00", date: "2026-12-01", svcrRef: "B1", endToEndId: "E2E-9" }]);
@@ -91,7 +93,9 @@ describe("the set-based step of a run takes only what the rules in order would t
   it("matches an entry whose reference names the same transfer twice (its key and its record's end-to-end id)", async () => {
     const tenantId = await givenBooks(db, [["E2E-T", 4_200n, "2026-12-01"]]);
     await db.pool.query(
-      `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position, amount_minor, currency, value_date, transfer_key, link_id1, link_id2)
+      `INSERT INTO record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id,
+         record_index, position, amount_minor, currency, value_date, transfer_key, link_id1,
+         link_id2)
        VALUES ($1, 'iso:rec-t', 'f', 'iso20022', 'credit', 'applied', 'fil_1', 0, '/Document', 4200, 'USD', '2026-12-01', 'E2E-T', NULL, 'e2e:E2E-T')`,
       [tenantId]);
     await imported(db, tenantId, "SM8", [{ amount: "42.00", date: "2026-12-01", svcrRef: "B1", endToEndId: "E2E-T" }]);

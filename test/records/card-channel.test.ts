@@ -38,7 +38,8 @@ describe("ISO 8583 originals through the record core", () => {
   }
 
   const keyRows = async (naturalKey: string) => (await scene.db.pool.query<{ natural_key: string; fingerprint: string; channel: string; kind: string; state: string; transfer_key: string | null; file_id: string | null }>(
-    "SELECT natural_key, fingerprint, channel, kind, state, transfer_key, file_id FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = $2", [scene.issuer.tenantId, naturalKey])).rows;
+    `SELECT natural_key, fingerprint, channel, kind, state, transfer_key, file_id FROM record_key
+       WHERE tenant_id = $1 AND natural_key = $2`, [scene.issuer.tenantId, naturalKey])).rows;
   const transfersOf = async (naturalKey: string) => (await scene.db.pool.query<{ transfer_key: string; kind: string }>(
     "SELECT transfer_key, kind FROM transfer WHERE tenant_id = $1 AND transfer_key LIKE $2 ORDER BY transfer_key", [scene.issuer.tenantId, `${naturalKey}:%`])).rows;
   const dedupEvents = async (naturalKey: string) => (await scene.db.pool.query<{ channel: string; reason: string; original_ref: string | null; position: string | null }>(
@@ -122,7 +123,10 @@ describe("ISO 8583 originals through the record core", () => {
     const naturalKey = recordOf(authorization, "authorization").naturalKey;
     expect(await transfersOf(naturalKey)).toEqual([{ transfer_key: `${naturalKey}:hold`, kind: "card_hold" }]);
     expect((await dedupEvents(naturalKey)).map((e) => e.reason)).toEqual(["duplicate_by_rrn"]);
-    const keys = await scene.db.pool.query("SELECT 1 FROM ingest_record_key WHERE tenant_id = $1 AND natural_key LIKE 'iso8583:010:%' AND natural_key LIKE $2", [scene.issuer.tenantId, `%:${String(relinked.fields[11])}:%`]);
+    const keys = await scene.db.pool.query(
+      `SELECT 1 FROM record_key WHERE tenant_id = $1 AND natural_key LIKE 'iso8583:010:%'
+         AND natural_key LIKE $2`,
+      [scene.issuer.tenantId, `%:${String(relinked.fields[11])}:%`]);
     expect(keys.rowCount).toBe(0);
   });
 

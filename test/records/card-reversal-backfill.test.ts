@@ -1,6 +1,5 @@
-import { readFileSync } from "node:fs";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { migrationSqlOnTodaysTables } from "../support/database.ts";
 import { cardRequest, reversalOf } from "../support/scheme-simulator.ts";
 import { identityOf, naturalKeyOf } from "../../src/normalize/from-iso8583.ts";
 import type { Message } from "../../src/protocols/iso8583/index.ts";
@@ -18,12 +17,15 @@ describe("migration 0020: dedup marks for card messages answered before the reco
   const pan = testPan("476500", 3);
   const nextStan = () => ++stan;
   const scene = useSchemeScene({ name: "card-reversal-backfill", pans: [pan], balanceMinor: 50_000n });
-  const backfill = readFileSync(path.resolve(import.meta.dirname, "../../migrations/0020_card_reversals_through_the_record_core.sql"), "utf8");
+  const backfill = migrationSqlOnTodaysTables("0020_card_reversals_through_the_record_core.sql");
   const keyOf = (message: Message) => naturalKeyOf(identityOf(message) ?? (() => { throw new Error("a test message has its identity fields"); })());
   const markOf = async (naturalKey: string) => (await scene.db.pool.query(
-    "SELECT fingerprint, channel, kind, state, amount_minor::text, currency, transfer_key, original_ref, matched_key FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = $2",
+    `SELECT fingerprint, channel, kind, state, amount_minor::text, currency, transfer_key,
+       original_ref, matched_key FROM record_key WHERE tenant_id = $1 AND natural_key = $2`,
     [scene.issuer.tenantId, naturalKey])).rows;
-  const forget = (naturalKey: string) => scene.db.pool.query("DELETE FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = $2", [scene.issuer.tenantId, naturalKey]);
+  const forget = (naturalKey: string) => scene.db.pool.query(
+    `DELETE FROM record_key WHERE tenant_id = $1 AND natural_key = $2`,
+    [scene.issuer.tenantId, naturalKey]);
   const customer = () => balance(scene.db.pool, scene.issuer.tenantId, scene.issuer.accountId);
 
   it("writes for a stored original the mark the core wrote, so a reversal after the migration releases its hold", async () => {

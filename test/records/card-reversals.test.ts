@@ -19,7 +19,8 @@ describe("ISO 8583 reversals through the record core", () => {
   const keyOf = (message: Message) => naturalKeyOf(identityOf(message) ?? (() => { throw new Error("a test message has its identity fields"); })());
   const originalKeyOf = (reversal: Message) => naturalKeyOf(originalIdentityOf(reversal) ?? (() => { throw new Error("a test reversal has field 90"); })());
   const keyRows = async (naturalKey: string) => (await scene.db.pool.query<{ fingerprint: string; kind: string; state: string; amount_minor: string; transfer_key: string | null; original_ref: string | null; matched_key: string | null }>(
-    "SELECT fingerprint, kind, state, amount_minor::text, transfer_key, original_ref, matched_key FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = $2",
+    `SELECT fingerprint, kind, state, amount_minor::text, transfer_key, original_ref, matched_key
+       FROM record_key WHERE tenant_id = $1 AND natural_key = $2`,
     [scene.issuer.tenantId, naturalKey])).rows;
   const undoTransfers = async (originalKey: string) => (await scene.db.pool.query<{ transfer_key: string; kind: string; amount_minor: string }>(
     `SELECT t.transfer_key, t.kind, max(e.amount_minor)::text AS amount_minor FROM transfer t JOIN ledger_entry e ON e.tenant_id = t.tenant_id AND e.transfer_key = t.transfer_key

@@ -5,11 +5,12 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { addAccountAlias, createPartner } from "../../src/partners/partners.ts";
 import { identityFingerprintOf } from "../../src/normalize/cross-channel-keys.ts";
-import { apiPaymentRecord } from "../../src/normalize/from-api.ts";
+import { httpPaymentRecord } from "../../src/normalize/from-http.ts";
+import { recordHistory } from "../../src/records/index.ts";
 import { fund, givenApiWorld, paymentRequest, type ApiWorld } from "../support/api-scenario.ts";
 import { runCliInProcess } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { ingest, type Scene } from "../ingest/support.ts";
+import { ingest, type Scene } from "../files/support.ts";
 import { pacs008 } from "./support.ts";
 
 // bob's account is known to the partner's files by this IBAN.
@@ -44,15 +45,19 @@ describe("one payment across channels: HTTP and a partner's file (protocols/iden
     expect(report.outcomes).toMatchObject({ applied: 0, duplicate: 1 });
     expect(await transfers()).toEqual(before);
     expect(await balanceOf("bob")).toBe("25.00");
-    const { rows } = await db.pool.query("SELECT outcome, code, original_ref FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2", [world.tenantId, report.file_id]);
+    const { rows } = await db.pool.query(
+      `SELECT outcome, code, original_ref FROM record_outcome WHERE tenant_id = $1
+         AND file_id = $2`,
+      [world.tenantId, report.file_id]);
     expect(rows).toEqual([{ outcome: "duplicate", code: "RECORD_SAME_PAYMENT", original_ref: "api:order-7001:debit" }]);
   });
 
   it("gives both arrivals the one payment identity, and the identity the fingerprint of amount, currency and creditor", async () => {
     const { rows } = await db.pool.query<{ channel: string; identity_key: string; state: string; matched_key: string | null }>(
-      "SELECT channel, identity_key, state, matched_key FROM ingest_record_key WHERE tenant_id = $1 AND identity_key = 'e2e:order-7001' ORDER BY channel", [world.tenantId]);
+      `SELECT channel, identity_key, state, matched_key FROM record_key WHERE tenant_id = $1
+         AND identity_key = 'e2e:order-7001' ORDER BY channel`, [world.tenantId]);
     expect(rows).toEqual([
-      { channel: "api", identity_key: "e2e:order-7001", state: "applied", matched_key: null },
+      { channel: "http", identity_key: "e2e:order-7001", state: "applied", matched_key: null },
       { channel: "iso20022", identity_key: "e2e:order-7001", state: "applied", matched_key: "api:order-7001" },
     ]);
     const identity = await db.pool.query("SELECT natural_key, fingerprint FROM record_identity WHERE tenant_id = $1 AND identity_key = 'e2e:order-7001'", [world.tenantId]);
@@ -60,9 +65,16 @@ describe("one payment across channels: HTTP and a partner's file (protocols/iden
   });
 
   it("keys and fingerprints the HTTP payment as the core's API normalizer does", async () => {
-    const expected = apiPaymentRecord(world.tenantId, { clientReference: "order-7001", amountMinor: 2500n, currency: "USD", debtorAccount: "alice", creditorAccount: "bob" },
-      { position: "", sourceRef: "", valueDate: "2026-12-03" }).record;
-    const { rows } = await db.pool.query("SELECT natural_key, fingerprint FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = 'api:order-7001'", [world.tenantId]);
+    const payment = {
+      clientReference: "order-7001", amountMinor: 2500n, currency: "USD", debtorAccount: "alice",
+      creditorAccount: "bob",
+    };
+    const arrival = { position: "", sourceRef: "", valueDate: "2026-12-03" };
+    const expected = httpPaymentRecord(world.tenantId, payment, arrival).record;
+    const { rows } = await db.pool.query(
+      `SELECT natural_key, fingerprint FROM record_key WHERE tenant_id = $1
+         AND natural_key = 'api:order-7001'`,
+      [world.tenantId]);
     expect(rows).toEqual([{ natural_key: expected?.naturalKey, fingerprint: expected?.fingerprint }]);
   });
 
@@ -72,7 +84,7 @@ describe("one payment across channels: HTTP and a partner's file (protocols/iden
     expect(shown.exitCode).toBe(0);
     const history = JSON.parse(shown.stdout);
     expect(history.events.filter((e: { type: string }) => e.type === "arrival").map((e: { channel: string; outcome: string }) => [e.channel, e.outcome]))
-      .toEqual([["api", "applied"], ["file", "duplicate"]]);
+      .toEqual([["http", "applied"], ["file", "duplicate"]]);
     expect(history.transfers.map((t: { transfer_key: string }) => t.transfer_key)).toEqual(["api:order-7001:debit"]);
     const text = await runCliInProcess(["record", "show", "e2e:order-7001"], env);
     expect(text.stdout).toContain("RECORD_SAME_PAYMENT");
@@ -103,7 +115,9 @@ describe("one payment across channels: HTTP and a partner's file (protocols/iden
     const report = await ingest(db.pool, scene, pacs008({ msgId: "CC-3", endToEndId: "order-7003", amount: "41.00", creditorIban: BOB_IBAN }), "cc-3.xml");
     expect(report.outcomes).toMatchObject({ applied: 0, conflict: 1 });
     expect(await transfers()).toEqual(before);
-    const { rows } = await db.pool.query("SELECT reason, matched_ref, state FROM ingest_review WHERE tenant_id = $1 AND file_id = $2", [world.tenantId, report.file_id]);
+    const { rows } = await db.pool.query(
+      `SELECT reason, matched_ref, state FROM record_review WHERE tenant_id = $1 AND file_id = $2`,
+      [world.tenantId, report.file_id]);
     expect(rows).toEqual([{ reason: "conflict", matched_ref: "api:order-7003", state: "open" }]);
   });
 
@@ -112,5 +126,26 @@ describe("one payment across channels: HTTP and a partner's file (protocols/iden
     // Another amount: the same content from another file would be a suspect, which is another rule.
     const second = await ingest(db.pool, scene, pacs008({ msgId: "CC-5", endToEndId: "INV-1", amount: "6.00", creditorIban: BOB_IBAN }), "cc-5.xml");
     expect([first.outcomes.applied, second.outcomes.applied]).toEqual([1, 1]);
+  });
+
+  it("reads a mark stored under the HTTP channel's old name, api, as http", async () => {
+    const paid = await world.client.post(
+      "/v1/payments", paymentRequest("order-7009", "1.00"), { "idempotency-key": randomUUID() });
+    expect(paid.status).toBe(201);
+    for (const table of ["record_key", "record_identity"]) {
+      await db.pool.query(
+        `UPDATE ${table} SET channel = 'api'
+          WHERE tenant_id = $1 AND natural_key = 'api:order-7009'`,
+        [world.tenantId]);
+    }
+    const history = await recordHistory(db.pool, world.tenantId, "api:order-7009");
+    expect(history?.records.map((r) => r.channel)).toEqual(["http"]);
+    const arrivals = history?.events.filter((e) => e.type === "arrival");
+    expect(arrivals?.map((e) => (e.type === "arrival" ? e.channel : ""))).toEqual(["http"]);
+    const file = pacs008({
+      msgId: "CC-9", endToEndId: "order-7009", amount: "1.00", creditorIban: BOB_IBAN,
+    });
+    const report = await ingest(db.pool, scene, file, "cc-9.xml");
+    expect(report.outcomes).toMatchObject({ applied: 0, duplicate: 1 });
   });
 });

@@ -14,15 +14,16 @@ describe("the record core's states are the ones the SQL checks allow", () => {
   beforeAll(async () => { db = await createTestDatabase(); });
   afterAll(async () => { await db.drop(); });
 
-  it("lists the key states of ingest_record_key", async () => {
-    expect(await allowedValues(db, "ingest_record_key_state_check")).toEqual([...keyStates].sort());
+  it("lists the key states of record_key", async () => {
+    expect(await allowedValues(db, "record_key_state_check")).toEqual([...keyStates].sort());
   });
 
-  it("lists the outcomes of ingest_outcome", async () => {
-    expect(await allowedValues(db, "ingest_outcome_outcome_check")).toEqual([...recordOutcomes].sort());
+  it("lists the outcomes of record_outcome", async () => {
+    const allowed = await allowedValues(db, "record_outcome_outcome_check");
+    expect(allowed).toEqual([...recordOutcomes].sort());
   });
 
-  it("lists the review states of ingest_review", async () => {
-    expect(await allowedValues(db, "ingest_review_state_check")).toEqual([...reviewStates].sort());
+  it("lists the review states of record_review", async () => {
+    expect(await allowedValues(db, "record_review_state_check")).toEqual([...reviewStates].sort());
   });
 });

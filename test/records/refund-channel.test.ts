@@ -1,13 +1,15 @@
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { verifyLedger } from "../../src/ledger/verify.ts";
-import { apiRefundRecord } from "../../src/normalize/from-api.ts";
+import { httpRefundRecord } from "../../src/normalize/from-http.ts";
 import { fund, givenApiWorld, paymentRequest, type ApiWorld } from "../support/api-scenario.ts";
 import { runCliInProcess } from "../support/cli.ts";
-import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import {
+  createTestDatabase, migrationSqlOnTodaysTables, type TestDatabase,
+} from "../support/database.ts";
 import { entrySums } from "../support/money.ts";
 
 /**
@@ -19,9 +21,12 @@ describe("HTTP refunds through the record core", () => {
   let db: TestDatabase;
   let world: ApiWorld;
   const keyOf = async (naturalKey: string) => (await db.pool.query<{ fingerprint: string; channel: string; kind: string; state: string; transfer_key: string | null; matched_key: string | null; original_ref: string | null }>(
-    "SELECT fingerprint, channel, kind, state, transfer_key, matched_key, original_ref FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = $2", [world.tenantId, naturalKey])).rows;
+    `SELECT fingerprint, channel, kind, state, transfer_key, matched_key, original_ref
+       FROM record_key WHERE tenant_id = $1
+       AND natural_key = $2`, [world.tenantId, naturalKey])).rows;
   const undoneOf = async (naturalKey: string) => (await db.pool.query<{ undone_minor: string }>(
-    "SELECT undone_minor::text FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = $2", [world.tenantId, naturalKey])).rows[0]?.undone_minor;
+    `SELECT undone_minor::text FROM record_key WHERE tenant_id = $1
+       AND natural_key = $2`, [world.tenantId, naturalKey])).rows[0]?.undone_minor;
   const transfersLike = async (pattern: string) => (await db.pool.query<{ transfer_key: string; kind: string }>(
     "SELECT transfer_key, kind FROM transfer WHERE tenant_id = $1 AND transfer_key LIKE $2 ORDER BY transfer_key", [world.tenantId, pattern])).rows;
   const transferCount = async () => Number((await db.pool.query("SELECT count(*) AS n FROM transfer WHERE tenant_id = $1", [world.tenantId])).rows[0].n);
@@ -47,10 +52,16 @@ describe("HTTP refunds through the record core", () => {
     const paymentId = await pay("core-pay-1", "20.00");
     const refunded = await refund("core-rf-1", paymentId, "7.50");
     expect(refunded.status).toBe(201);
-    const expected = apiRefundRecord(world.tenantId, { clientReference: "core-rf-1", paymentClientReference: "core-pay-1", amountMinor: 750n, currency: "USD" },
-      { position: "test", sourceRef: "test", valueDate: "2026-12-03" }).record;
+    const refundRequest = {
+      clientReference: "core-rf-1", paymentClientReference: "core-pay-1", amountMinor: 750n,
+      currency: "USD",
+    };
+    const arrival = { position: "test", sourceRef: "test", valueDate: "2026-12-03" };
+    const expected = httpRefundRecord(world.tenantId, refundRequest, arrival).record;
     expect(await keyOf("api-refund:core-rf-1")).toEqual([{
-      fingerprint: expected?.fingerprint, channel: "api", kind: "refund", state: "applied", transfer_key: "api:core-rf-1:refund", matched_key: "api:core-pay-1", original_ref: "api:core-pay-1",
+      fingerprint: expected?.fingerprint, channel: "http", kind: "refund", state: "applied",
+      transfer_key: "api:core-rf-1:refund", matched_key: "api:core-pay-1",
+      original_ref: "api:core-pay-1",
     }]);
     expect(await transfersLike("api:core-rf-1:%")).toEqual([{ transfer_key: "api:core-rf-1:refund", kind: "refund" }]);
     const legs = await db.pool.query("SELECT account_id, direction, amount_minor::text FROM ledger_entry WHERE tenant_id = $1 AND transfer_key = 'api:core-rf-1:refund' ORDER BY entry_key", [world.tenantId]);
@@ -169,12 +180,17 @@ describe("payments and refunds from before the record core (migration 0019)", ()
   it("backfills the marks with the normalizer's fingerprints and what was refunded, so older refunds count and repeat as duplicates", async () => {
     const paid = await world.client.post("/v1/payments", paymentRequest("old-pay", "10.00"), { "idempotency-key": randomUUID() });
     expect((await world.client.post("/v1/refunds", { client_reference: "old-rf", payment_id: paid.json.id, amount: "4.00" }, { "idempotency-key": randomUUID() })).status).toBe(201);
-    const marks = "SELECT natural_key, fingerprint, state, transfer_key, matched_key, undone_minor::text FROM ingest_record_key WHERE tenant_id = $1 AND natural_key IN ('api:old-pay', 'api-refund:old-rf') ORDER BY natural_key";
+    const marks = `SELECT natural_key, fingerprint, state, transfer_key, matched_key,
+                     undone_minor::text FROM record_key WHERE tenant_id = $1
+                     AND natural_key IN ('api:old-pay', 'api-refund:old-rf') ORDER BY natural_key`;
     const written = (await db.pool.query(marks, [world.tenantId])).rows;
     // The database as before the record core took refunds: no undone_minor, no marks for these two.
-    await db.pool.query("ALTER TABLE ingest_record_key DROP COLUMN undone_minor");
-    await db.pool.query("DELETE FROM ingest_record_key WHERE tenant_id = $1 AND natural_key IN ('api:old-pay', 'api-refund:old-rf')", [world.tenantId]);
-    await db.pool.query(readFileSync(new URL("../../migrations/0019_undone_of_record.sql", import.meta.url), "utf8"));
+    await db.pool.query("ALTER TABLE record_key DROP COLUMN undone_minor");
+    await db.pool.query(
+      `DELETE FROM record_key WHERE tenant_id = $1 AND natural_key IN ('api:old-pay',
+         'api-refund:old-rf')`,
+      [world.tenantId]);
+    await db.pool.query(migrationSqlOnTodaysTables("0019_undone_of_record.sql"));
     expect((await db.pool.query(marks, [world.tenantId])).rows).toEqual(written);
     const repeat = await world.client.post("/v1/refunds", { client_reference: "old-rf", payment_id: paid.json.id, amount: "4.00" }, { "idempotency-key": randomUUID() });
     expect(repeat.json.code).toBe("duplicate_client_reference");

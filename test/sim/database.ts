@@ -6,7 +6,7 @@ import pg from "pg";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../src/db/embedded.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { createPool, type Pool } from "../../src/db/pool.ts";
-import { withDatabase } from "../../src/db/url.ts";
+import { urlWithDatabase } from "../../src/db/url.ts";
 
 /** The simulation's own connections are named, so that the service's can be told apart in pg_stat_activity. */
 export const simApplicationName = "clearline-sim";
@@ -49,7 +49,7 @@ export async function createSimDatabase(adminUrl = process.env.DATABASE_URL): Pr
   } finally {
     await admin.end().catch(() => undefined);
   }
-  const url = withDatabase(adminUrl, name);
+  const url = urlWithDatabase(adminUrl, name);
   const pool = createPool(url, { max: 8, applicationName: simApplicationName });
   await migrate(pool);
   const admin2 = adminUrl;

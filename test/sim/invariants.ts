@@ -76,8 +76,8 @@ async function noCustomerBelowZero({ world, pool }: InvariantInput): Promise<Vio
  */
 async function achEffectivePostings(pool: Pool, tenantId: string): Promise<Map<string, { effective: number; keys: string }>> {
   const { rows } = await pool.query<{ natural_key: string; postings: bigint; compensations: bigint; keys: string | null }>(
-    `WITH keys AS (SELECT natural_key FROM ingest_record_key WHERE tenant_id = $1 AND channel = 'ach'
-                   UNION SELECT natural_key FROM ingest_review WHERE tenant_id = $1)
+    `WITH keys AS (SELECT natural_key FROM record_key WHERE tenant_id = $1 AND channel = 'ach'
+                   UNION SELECT natural_key FROM record_review WHERE tenant_id = $1)
      SELECT k.natural_key,
             count(t.transfer_key) FILTER (WHERE t.transfer_key NOT LIKE '%:compensate') AS postings,
             count(t.transfer_key) FILTER (WHERE t.transfer_key LIKE '%:compensate') AS compensations,
@@ -166,7 +166,13 @@ async function dedupDecisionsRecorded({ world, pool }: InvariantInput): Promise<
       // A file's record is its own dedup record: its outcome row, with the reason and the original (decision 0053).
       const [fileId, naturalKey] = key.split("|");
       found = await countFileDedup(pool, [world.tenantId, fileId, naturalKey, reason]);
-      if (found !== 1n) violations.push({ invariant: "dedupDecisionsRecorded", subject: `${channel} ${key}`, expected: `one ingest_outcome ${reason} with its code and original_ref`, found: String(found) });
+      if (found !== 1n) {
+        violations.push({
+          invariant: "dedupDecisionsRecorded", subject: `${channel} ${key}`,
+          expected: `one record_outcome ${reason} with its code and original_ref`,
+          found: String(found),
+        });
+      }
       continue;
     } else if (channel === "review") {
       found = await countDedup(pool, "scope = $2", [world.tenantId, `review:${key}`]);
@@ -190,7 +196,7 @@ async function dedupDecisionsRecorded({ world, pool }: InvariantInput): Promise<
 
 async function countFileDedup(pool: Pool, values: [string, string | undefined, string | undefined, string]): Promise<bigint> {
   const { rows } = await pool.query<{ n: bigint }>(
-    `SELECT count(*) AS n FROM ingest_outcome
+    `SELECT count(*) AS n FROM record_outcome
       WHERE tenant_id = $1 AND file_id = $2 AND natural_key = $3 AND outcome = $4 AND code IS NOT NULL AND original_ref IS NOT NULL`, values);
   return rows[0]?.n ?? 0n;
 }

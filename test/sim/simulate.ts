@@ -42,7 +42,8 @@ async function settleFiles(pool: Pool, tenantId: string): Promise<Violation[]> {
   const deadline = Date.now() + simBounds.settleTimeoutMs;
   for (;;) {
     const { rows } = await pool.query<{ file_id: string; status: string }>(
-      "SELECT file_id, status FROM ingest_file WHERE tenant_id = $1 AND status IN ('received', 'processing') ORDER BY file_id", [tenantId]);
+      `SELECT file_id, status FROM received_file WHERE tenant_id = $1
+         AND status IN ('received', 'processing') ORDER BY file_id`, [tenantId]);
     if (rows.length === 0) return [];
     if (Date.now() > deadline) {
       return rows.map((r) => ({ invariant: "everyReceivedFileFinishes", subject: `file ${r.file_id}`, expected: "done or rejected", found: `${r.status} after ${simBounds.settleTimeoutMs} ms` }));

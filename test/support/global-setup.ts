@@ -8,7 +8,7 @@ import type { TestProject } from "vitest/node";
 import { startEmbeddedPostgres, type EmbeddedDatabase } from "../../src/db/embedded.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { createPool } from "../../src/db/pool.ts";
-import { withDatabase } from "../../src/db/url.ts";
+import { urlWithDatabase } from "../../src/db/url.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -38,7 +38,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`CREATE DATABASE ${templateDatabase}`);
-  const templatePool = createPool(withDatabase(adminUrl, templateDatabase), { max: 2 });
+  const templatePool = createPool(urlWithDatabase(adminUrl, templateDatabase), { max: 2 });
   await migrate(templatePool);
   await templatePool.end();
 

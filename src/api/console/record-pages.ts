@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Pool } from "../../db/pool.ts";
-import { recordHistory, type HistoryEvent } from "../../records/record-history.ts";
+import { recordHistory, type HistoryEvent } from "../../records/index.ts";
 import { operatorOf } from "../operator-session.ts";
 import { html, type Html } from "./html.ts";
 import { shell } from "./shell.ts";

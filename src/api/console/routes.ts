@@ -2,10 +2,11 @@ import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
-import { listReviews, listSuspensePostings } from "../../records/review-queue.ts";
+import { listReviews, listSuspensePostings } from "../../records/index.ts";
 import { listFiles } from "../../files/report.ts";
-import { balanceOf, projectionLag } from "../../ledger/balance.ts";
-import { accountStatement, statementDocument } from "../../ledger/statement.ts";
+import {
+  accountStatement, balanceOf, listAccounts, projectionLag, statementDocument,
+} from "../../ledger/index.ts";
 import { oldestUndeliveredAgeSeconds } from "../../outbox/outbox-store.ts";
 import { decideAsOperator, listProposals, moveAsOperator } from "../../operators/four-eyes.ts";
 import { authenticateOperator } from "../../operators/operators.ts";
@@ -171,11 +172,15 @@ function registerSuspensePages(pages: FastifyInstance, deps: { pool: Pool }): vo
 function registerAccountPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   pages.get("/console/accounts", async (request, reply) => {
     const tenantId = operatorOf(request).tenantId;
-    const { rows } = await deps.pool.query<{ account_id: string; kind: string }>("SELECT account_id, kind FROM account WHERE tenant_id = $1 ORDER BY account_id LIMIT 1000", [tenantId]);
     const lines: Html[] = [];
-    for (const row of rows) {
-      const balance = await balanceOf(deps.pool, tenantId, row.account_id);
-      lines.push(html`<tr><td><a href="/console/accounts/${encodeURIComponent(row.account_id)}">${row.account_id}</a></td><td>${row.kind}</td><td class="num">${balance ? statementDocument(balance, { lines: [], truncated: false }).balance : ""} ${balance?.currency ?? ""}</td></tr>`);
+    for (const { accountId: id, kind } of await listAccounts(deps.pool, tenantId)) {
+      const balance = await balanceOf(deps.pool, tenantId, id);
+      const noLines = { lines: [], truncated: false };
+      const amount = balance ? statementDocument(balance, noLines).balance : "";
+      const currency = balance?.currency ?? "";
+      const link = html`<a href="/console/accounts/${encodeURIComponent(id)}">${id}</a>`;
+      const shown = html`<td class="num">${amount} ${currency}</td>`;
+      lines.push(html`<tr><td>${link}</td><td>${kind}</td>${shown}</tr>`);
     }
     // The bar's scale: 1,000 unfolded rows fill it (a folding step takes far more at once; a full bar means folding has stopped).
     return shell(request, reply, "Accounts", html`<div style="display:flex;gap:32px">${projectionLagChart(await projectionLag(deps.pool, tenantId), 1_000)}${outboxLagChart(await oldestUndeliveredAgeSeconds(deps.pool), OUTBOX_LAG_SCALE_SECONDS)}</div><table id="accounts"><tr><th>account</th><th>kind</th><th>balance</th></tr>${lines}</table>`);

@@ -1,7 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { openAccount } from "../../ledger/accounts.ts";
-import { balanceOf } from "../../ledger/balance.ts";
-import { accountStatement, statementDocument } from "../../ledger/statement.ts";
+import { accountStatement, balanceOf, openAccount, statementDocument } from "../../ledger/index.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";

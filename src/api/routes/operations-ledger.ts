@@ -2,9 +2,10 @@ import type { FastifyInstance } from "fastify";
 import type { Pool } from "../../db/pool.ts";
 import type { ErrorCode } from "../../errors/catalog.ts";
 import type { Finding } from "../../errors/finding.ts";
-import { listSuspensePostings } from "../../records/review-queue.ts";
-import { balanceOf } from "../../ledger/balance.ts";
-import { accountStatement, statementDocument } from "../../ledger/statement.ts";
+import { listSuspensePostings } from "../../records/index.ts";
+import {
+  accountStatement, balanceOf, listAccounts, statementDocument,
+} from "../../ledger/index.ts";
 import { moveAsOperator } from "../../operators/four-eyes.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { send } from "../http-context.ts";
@@ -32,7 +33,7 @@ const schemas = {
 
 /** A refusal of the record core, the ledger or four eyes as a problem reply (the one catalog). */
 export function refusal(error: Finding): Reply {
-  const code = error.code === "INGEST_REVIEW_REASON_MISSING" ? "REQUEST_INVALID" : error.code;
+  const code = error.code === "REVIEW_REASON_MISSING" ? "REQUEST_INVALID" : error.code;
   return problemReply(code as ErrorCode, error.message, { field: error.position.field ?? null });
 }
 
@@ -46,12 +47,11 @@ export function refusal(error: Finding): Reply {
 export function registerLedgerOperations(scope: FastifyInstance, deps: { pool: Pool }): void {
   scope.get("/v1/ops/accounts", { schema: schemas.accounts }, async (request, reply) => {
     const tenantId = operatorOf(request).tenantId;
-    const { rows } = await deps.pool.query<{ account_id: string; kind: string; currency: string }>(
-      "SELECT account_id, kind, currency FROM account WHERE tenant_id = $1 ORDER BY account_id LIMIT 1000", [tenantId]);
     const accounts = [];
-    for (const row of rows) {
-      const balance = await balanceOf(deps.pool, tenantId, row.account_id);
-      accounts.push({ id: row.account_id, kind: row.kind, currency: row.currency, balance: balance ? minorToDecimal(balance.balanceMinor, balance.currency) : null });
+    for (const { accountId: id, kind, currency } of await listAccounts(deps.pool, tenantId)) {
+      const balance = await balanceOf(deps.pool, tenantId, id);
+      const shown = balance ? minorToDecimal(balance.balanceMinor, balance.currency) : null;
+      accounts.push({ id, kind, currency, balance: shown });
     }
     return send(reply, jsonReply(200, { accounts }));
   });

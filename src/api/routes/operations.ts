@@ -1,8 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
-import { countCompensations, type DecisionOutcome } from "../../records/review-decision.ts";
-import { listReviews } from "../../records/review-queue.ts";
+import {
+  countCompensations, listReviews, recordHistory, type DecisionOutcome,
+} from "../../records/index.ts";
 import { approveProposal, decideAsOperator, listProposals, cancelProposal, type ApprovedDecision } from "../../operators/four-eyes.ts";
 import { authenticateOperator, setFourEyesAboveMinor } from "../../operators/operators.ts";
 import { closeSession, openSession } from "../../operators/sessions.ts";
@@ -19,7 +20,6 @@ import { reviewQuery } from "../schemas.ts";
 import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
 import { reviewItem } from "../resource-schemas.ts";
 import { routeSchema } from "../route-schema.ts";
-import { recordHistory } from "../../records/record-history.ts";
 
 const tags = ["operations"];
 const sessionAnswer = { description: "{ operator, role, tenant_id, csrf_token, expires_at }", schema: { type: "object", properties: {
@@ -43,7 +43,10 @@ const schemas = {
     summary: "Decide a held record (decision 0011's meanings); above the four-eyes amount, propose it instead", tags, auth: "session_csrf",
     params: ["id"], body: opsDecisionBody, idempotencyKey: true,
     ok: { 200: "the recorded decision, with the operator", 202: "{ proposal }: waits for a second approver; nothing posted" },
-    problems: { 404: "ingest_review_not_found", 409: "ingest_review_decided, or proposal_open", 422: "ingest_review_insufficient_funds, ingest_review_not_applicable or idempotency_key_reuse" },
+    problems: {
+      404: "review_not_found", 409: "review_decided, or proposal_open",
+      422: "review_insufficient_funds, review_not_applicable or idempotency_key_reuse",
+    },
   }),
   approval: routeSchema({
     summary: "Approve another operator's proposal: runs its decision, once (docs/decisions/0035)", tags, auth: "session_csrf", params: ["id"], body: opsApprovalBody, idempotencyKey: true,

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { recordHistory } from "../../records/record-history.ts";
+import { recordHistory } from "../../records/index.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
 import { routeSchema } from "../route-schema.ts";

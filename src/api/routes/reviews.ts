@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { listReviews } from "../../records/review-queue.ts";
-import { countCompensations, type DecisionOutcome } from "../../records/review-decision.ts";
+import { countCompensations, listReviews, type DecisionOutcome } from "../../records/index.ts";
 import { send, tenantOf, type ApiDependencies } from "../http-context.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
@@ -24,8 +23,12 @@ const decisionSchema = routeSchema({
     202: "{ proposal }: above the tenant's four-eyes amount the decision is proposed by the operator named, and waits for another approver in the console; nothing posted (docs/decisions/0035)",
   },
   problems: {
-    404: "ingest_review_not_found (stored)", 409: "ingest_review_decided: another decision was recorded first (named); proposal_open; or request_in_progress",
-    422: "ingest_review_insufficient_funds or ingest_review_not_applicable (stored; nothing posted, the review stays open), four_eyes_proposer_unknown (the operator named is no approver of the tenant), or idempotency_key_reuse",
+    404: "review_not_found (stored)",
+    409: "review_decided: another decision was recorded first (named); proposal_open; "
+      + "or request_in_progress",
+    422: "review_insufficient_funds or review_not_applicable (stored; nothing posted, the review "
+      + "stays open), four_eyes_proposer_unknown (the operator named is no approver of the "
+      + "tenant), or idempotency_key_reuse",
   },
 });
 
@@ -57,7 +60,8 @@ export function registerReviewRoutes(app: FastifyInstance, deps: ApiDependencies
         // Above the four-eyes amount: a proposal by the operator the body names (docs/decisions/0035).
         const outcome = await decideByNamedOperator(tx, { tenantId, reviewId, decision: body.data.decision, reason: body.data.reason, operatorName: body.data.operator, fallbackName: body.data.operator, via: "api_key" });
         if (!outcome.ok) {
-          const code = outcome.error.code === "INGEST_REVIEW_REASON_MISSING" ? "REQUEST_INVALID" : outcome.error.code;
+          const missingReason = outcome.error.code === "REVIEW_REASON_MISSING";
+          const code = missingReason ? "REQUEST_INVALID" : outcome.error.code;
           return problemReply(code, outcome.error.message, { field: outcome.error.position.field ?? null });
         }
         if (outcome.value.kind === "proposed") return jsonReply(202, { proposal: outcome.value.proposal }, outcome.value.proposal.proposal_id);

@@ -1,6 +1,8 @@
 import type { Command } from "commander";
 import type { Queryable } from "../../db/pool.ts";
-import { fileOutcomes, fileReport, listFiles } from "../../files/report.ts";
+import {
+  fileOutcomes, fileReport, listFiles, tenantsOfFile, tenantsWithFiles,
+} from "../../files/report.ts";
 import { withDatabase } from "../context.ts";
 import { printDropped } from "./ingest.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
@@ -11,9 +13,11 @@ const STATUSES = ["received", "processing", "done", "rejected"];
 
 async function tenantOfFile(db: Queryable, fileId: string, tenant: string | undefined): Promise<string> {
   if (tenant !== undefined) return (await tenantOrExit(db, tenant)).tenantId;
-  const { rows } = await db.query<{ tenant_id: string }>("SELECT tenant_id FROM ingest_file WHERE file_id = $1 LIMIT 2", [fileId]);
-  if (rows.length !== 1 || !rows[0]) throw new CliError(`INGEST_FILE_NOT_FOUND: no file ${fileId}${rows.length > 1 ? " (several tenants: name one with --tenant)" : ""}`, exitCodes.usage);
-  return rows[0].tenant_id;
+  const tenants = await tenantsOfFile(db, fileId);
+  const [only] = tenants;
+  if (tenants.length === 1 && only !== undefined) return only;
+  const several = tenants.length > 1 ? " (several tenants: name one with --tenant)" : "";
+  throw new CliError(`FILE_NOT_FOUND: no file ${fileId}${several}`, exitCodes.usage);
 }
 
 export function registerFilesCommands(program: Command): void {
@@ -26,8 +30,9 @@ export function registerFilesCommands(program: Command): void {
     .action(async (options: { tenant?: string; status?: string; json?: boolean }) => {
       if (options.status !== undefined && !STATUSES.includes(options.status)) throw new CliError(`--status must be one of ${STATUSES.join(", ")}`, exitCodes.usage);
       const files = await withDatabase(async (db) => {
-        const tenants = options.tenant !== undefined ? [(await tenantOrExit(db.pool, options.tenant)).tenantId]
-          : (await db.pool.query<{ tenant_id: string }>("SELECT DISTINCT tenant_id FROM ingest_file ORDER BY tenant_id")).rows.map((r) => r.tenant_id);
+        const tenants = options.tenant !== undefined
+          ? [(await tenantOrExit(db.pool, options.tenant)).tenantId]
+          : await tenantsWithFiles(db.pool);
         const all = [];
         for (const tenantId of tenants) all.push(...(await listFiles(db.pool, tenantId, options.status === undefined ? {} : { status: options.status })));
         return all.sort((a, b) => b.received_at.localeCompare(a.received_at));
@@ -49,7 +54,7 @@ export function registerFilesCommands(program: Command): void {
       const shown = await withDatabase(async (db) => {
         const tenantId = await tenantOfFile(db.pool, fileId, options.tenant);
         const report = await fileReport(db.pool, tenantId, fileId);
-        if (!report) throw new CliError(`INGEST_FILE_NOT_FOUND: no file ${fileId}`, exitCodes.usage);
+        if (!report) throw new CliError(`FILE_NOT_FOUND: no file ${fileId}`, exitCodes.usage);
         return { ...report, record_outcomes: await fileOutcomes(db.pool, tenantId, fileId) };
       });
       if (options.json) return printJson(shown);

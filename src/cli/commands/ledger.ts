@@ -1,6 +1,5 @@
 import type { Command } from "commander";
-import { balanceOf } from "../../ledger/balance.ts";
-import { ledgerStats, verifyLedger } from "../../ledger/verify.ts";
+import { balanceOf, ledgerStats, verifyLedger } from "../../ledger/index.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";

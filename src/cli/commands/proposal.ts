@@ -3,7 +3,7 @@ import { limits } from "../../config/limits.ts";
 import { withTransaction } from "../../db/transaction.ts";
 import { approveProposal, cancelProposal, listProposals, type ApprovedDecision, type Proposal } from "../../operators/four-eyes.ts";
 import { proposerNamed } from "../../operators/proposals.ts";
-import { countCompensations } from "../../records/review-decision.ts";
+import { countCompensations } from "../../records/index.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { withOperatorSecret } from "../operator-secret.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";

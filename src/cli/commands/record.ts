@@ -1,7 +1,8 @@
 import type { Command } from "commander";
 import type { Queryable } from "../../db/pool.ts";
-import { recordHistory, type HistoryEvent, type RecordHistory } from "../../records/record-history.ts";
-import { tenantsHoldingKey } from "../../records/store/history.ts";
+import {
+  recordHistory, tenantsHoldingKey, type HistoryEvent, type RecordHistory,
+} from "../../records/index.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
 import { printJson, printLine } from "../output.ts";

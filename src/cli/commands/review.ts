@@ -1,7 +1,9 @@
 import { userInfo } from "node:os";
 import type { Command } from "commander";
-import { listReviews, listSuspensePostings } from "../../records/review-queue.ts";
-import { type DecidedReview, type ReviewDecisionKind, countCompensations } from "../../records/review-decision.ts";
+import {
+  countCompensations, listReviews, listSuspensePostings, type DecidedReview,
+  type ReviewDecisionKind,
+} from "../../records/index.ts";
 import { withTransaction } from "../../db/transaction.ts";
 import { decideByNamedOperator, type Proposal } from "../../operators/four-eyes.ts";
 import { withDatabase } from "../context.ts";
@@ -97,6 +99,9 @@ export function registerReviewCommands(program: Command): void {
     .allowUnknownOption()
     .option("--reason <reason>", "ignored")
     .action(() => {
-      throw new CliError("INGEST_REVIEW_RELEASE_REMOVED: review release is gone: decide with `review replace ID` (the record corrects the original), `review apply-as-new ID` (a separate payment) or `review refuse ID` (nothing posted), each with --reason", exitCodes.usage);
+      throw new CliError("REVIEW_RELEASE_REMOVED: review release is gone: decide with "
+        + "`review replace ID` (the record corrects the original), `review apply-as-new ID` "
+        + "(a separate payment) or `review refuse ID` (nothing posted), each with --reason",
+      exitCodes.usage);
     });
 }

@@ -1,8 +1,8 @@
 import type { Command } from "commander";
 import { limits } from "../../config/limits.ts";
-import { accountKinds } from "../../ledger/account-kinds.ts";
-import { balanceOf } from "../../ledger/balance.ts";
-import { accountStatement, statementDocument } from "../../ledger/statement.ts";
+import {
+  accountKinds, accountStatement, balanceOf, statementDocument,
+} from "../../ledger/index.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";

@@ -6,5 +6,8 @@ export const ledgerLimits = {
   // Entries one statement read lists (the latest ones): a settlement account takes every
   // record's entry, so a statement is a window, never the whole history in one answer.
   statementEntriesMax: 1_000,
+  // Accounts one listing shows (the operations API and the console), first by id: a page for
+  // people, never a walk of the table.
+  accountsListedMax: 1_000,
   projectionLagDeltasMax: 100_000, // /readyz fails past this backlog of unfolded delta rows: balances stay exact, but reads get slower
 } as const;

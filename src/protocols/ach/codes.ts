@@ -1,19 +1,19 @@
 import codesJson from "../../../protocols/nacha/codes.json" with { type: "json" };
 import { assert } from "../../assert.ts";
 
-export type Direction = "credit" | "debit";
+export type EntryDirection = "credit" | "debit";
 export type TransactionPurpose = "forward" | "prenote" | "zero-dollar" | "return";
 
 export interface TransactionCodeInfo {
   account: string;
-  direction: Direction;
+  direction: EntryDirection;
   purpose: TransactionPurpose;
 }
 
 export interface SecCodeInfo {
   addendaTypes: string[];
   addendaMax: number;
-  directions: Direction[];
+  directions: EntryDirection[];
   nameMandatory: boolean;
   purposes?: TransactionPurpose[];
   accounts?: string[];
@@ -35,9 +35,9 @@ for (const [code, info] of Object.entries(codesJson.standardEntryClassCodes) as 
   secCodes.set(code, info);
 }
 
-const serviceClassCodes = new Map<string, Direction[]>();
+const serviceClassCodes = new Map<string, EntryDirection[]>();
 for (const [code, info] of Object.entries(codesJson.serviceClassCodes)) {
-  serviceClassCodes.set(code, info.directions as Direction[]);
+  serviceClassCodes.set(code, info.directions as EntryDirection[]);
 }
 
 const returnCodes = codesJson.returnReasonCodes;
@@ -56,7 +56,7 @@ export function secCodeInfo(code: string): SecCodeInfo | undefined {
   return secCodes.get(code);
 }
 
-export function serviceClassDirections(code: string): Direction[] | undefined {
+export function serviceClassDirections(code: string): EntryDirection[] | undefined {
   return serviceClassCodes.get(code);
 }
 

@@ -1,7 +1,7 @@
 import type { ErrorCode } from "../../errors/catalog.ts";
 import { fail, finding, ok, type Finding, type Result } from "../../errors/finding.ts";
 import { describeUnstorable, firstUnstorableCharacter } from "../storable-text.ts";
-import { recordLength, type FieldSpec, type RecordLayout } from "./layout.ts";
+import { recordLength, type AchFieldSpec, type RecordLayout } from "./layout.ts";
 
 /** Raw text of each field, exactly as in the record (blanks kept), keyed by the layout's field names. */
 export type RecordFields = Record<string, string>;
@@ -29,7 +29,7 @@ const uppercaseOrDigit = /^[A-Z0-9]$/;
 /** Fields whose value is personal enough to show only its last four characters in a finding. */
 const maskedFields = new Set(["dfiAccountNumber"]);
 
-export function maskFieldValue(field: string, value: string): string {
+export function maskAchFieldValue(field: string, value: string): string {
   if (maskedFields.has(field)) return value.trim().length <= 4 ? "****" : `****${value.trim().slice(-4)}`;
   return value.length > 40 ? value.slice(0, 40) : value;
 }
@@ -45,8 +45,12 @@ export function isValidDate(yymmdd: string): boolean {
   return day <= daysInMonth;
 }
 
-function problem(code: ErrorCode, spec: FieldSpec, value: string, message: string, severity: "error" | "warning" = "error"): FieldProblem {
-  return { code, field: spec.name, message, valueMasked: maskFieldValue(spec.name, value), severity };
+function problem(
+  code: ErrorCode, spec: AchFieldSpec, value: string, message: string,
+  severity: "error" | "warning" = "error",
+): FieldProblem {
+  const valueMasked = maskAchFieldValue(spec.name, value);
+  return { code, field: spec.name, message, valueMasked, severity };
 }
 
 /**
@@ -59,7 +63,7 @@ export function checkFields(layout: RecordLayout, fields: RecordFields, problems
     // A NUL byte cannot be stored in PostgreSQL text: the field is refused, whatever its type.
     const unstorable = firstUnstorableCharacter(value);
     if (unstorable) {
-      const shown = maskFieldValue(spec.name, value).replaceAll("\u0000", "\\0");
+      const shown = maskAchFieldValue(spec.name, value).replaceAll("\u0000", "\\0");
       problems.push({ ...problem("TEXT_CHARACTER_INVALID", spec, value, `${spec.name} ${describeUnstorable(unstorable)}`), valueMasked: shown, columnOffset: unstorable.index });
       continue;
     }
@@ -76,7 +80,11 @@ export function checkFields(layout: RecordLayout, fields: RecordFields, problems
       case "numeric":
       case "amount":
       case "routing":
-        if (!digits.test(value)) problems.push(problem("ACH_FIELD_NOT_NUMERIC", spec, value, `${spec.name} ${JSON.stringify(maskFieldValue(spec.name, value))} is not numeric`));
+        if (!digits.test(value)) {
+          const shown = JSON.stringify(maskAchFieldValue(spec.name, value));
+          const message = `${spec.name} ${shown} is not numeric`;
+          problems.push(problem("ACH_FIELD_NOT_NUMERIC", spec, value, message));
+        }
         break;
       case "date":
         if (!isValidDate(value)) problems.push(problem("ACH_DATE_INVALID", spec, value, `${spec.name} ${JSON.stringify(value)} is not a YYMMDD date`, "warning"));

@@ -1,16 +1,16 @@
 import layoutsJson from "../../../protocols/nacha/record-layouts.json" with { type: "json" };
 import { assert } from "../../assert.ts";
 
-export type FieldType = "numeric" | "alphanumeric" | "routing" | "amount" | "date" | "time";
+export type AchFieldType = "numeric" | "alphanumeric" | "routing" | "amount" | "date" | "time";
 export type Presence = "mandatory" | "optional";
 
 /** One field of a NACHA record, as described in protocols/nacha/record-layouts.json. */
-export interface FieldSpec {
+export interface AchFieldSpec {
   name: string;
   start: number;        // 1-based, inclusive
   end: number;          // 1-based, inclusive
   length: number;
-  type: FieldType;
+  type: AchFieldType;
   justify: "left" | "right";
   presence: Presence;
   value?: string;       // the one value the field may hold (record size "094", format code "1", ...)
@@ -20,8 +20,8 @@ export interface RecordLayout {
   name: string;
   recordTypeCode: string;
   addendaTypeCode?: string;
-  fields: FieldSpec[];
-  byName: Map<string, FieldSpec>;
+  fields: AchFieldSpec[];
+  byName: Map<string, AchFieldSpec>;
 }
 
 export const recordLength = 94;
@@ -43,8 +43,8 @@ interface LayoutJson {
  */
 export function loadLayout(json: LayoutJson): RecordLayout {
   assert(json.fields.length > 0, `layout ${json.name} has fields`);
-  const fields: FieldSpec[] = [];
-  const byName = new Map<string, FieldSpec>();
+  const fields: AchFieldSpec[] = [];
+  const byName = new Map<string, AchFieldSpec>();
   let next = 1;
   for (const f of json.fields) {
     assert(f.start === next, `layout ${json.name}: field ${f.name} starts at ${f.start}, expected ${next} (contiguous, no overlap)`);
@@ -55,7 +55,10 @@ export function loadLayout(json: LayoutJson): RecordLayout {
     assert(!byName.has(f.name), `layout ${json.name}: field ${f.name} is unique`);
     const length = f.end - f.start + 1;
     assert(f.value === undefined || f.value.length === length, `layout ${json.name}: constant of ${f.name} fills its field`);
-    const spec: FieldSpec = { name: f.name, start: f.start, end: f.end, length, type: f.type as FieldType, justify: f.justify, presence: f.presence };
+    const spec: AchFieldSpec = {
+      name: f.name, start: f.start, end: f.end, length, type: f.type as AchFieldType,
+      justify: f.justify, presence: f.presence,
+    };
     if (f.value !== undefined) spec.value = f.value;
     fields.push(spec);
     byName.set(f.name, spec);

@@ -3,9 +3,12 @@ import { FindingCollector, type Severity } from "../../errors/finding.ts";
 import type { Position } from "../../errors/position.ts";
 import {
   iatMandatoryAddenda, iatOptionalAddendaMax, isChangeCode, isReturnReasonCode, returnForm, secCodeInfo,
-  serviceClassDirections, transactionCodeInfo, type Direction, type SecCodeInfo, type TransactionCodeInfo,
+  serviceClassDirections, transactionCodeInfo, type EntryDirection, type SecCodeInfo,
+  type TransactionCodeInfo,
 } from "./codes.ts";
-import { checkFields, decodeFixedWidth, isFileIdModifier, maskFieldValue, type FieldProblem } from "./fixed-width.ts";
+import {
+  checkFields, decodeFixedWidth, isFileIdModifier, maskAchFieldValue, type FieldProblem,
+} from "./fixed-width.ts";
 import { blockingFactor, hasLayout, layoutNamed, type RecordLayout } from "./layout.ts";
 import { routingCheckDigit } from "./routing.ts";
 import type { AchEntry, AchEvent, AchFinding, AchFindingScope, AchReadLimits, AchRecord, AchRecordKind, AchSummary, SeverityOverrides } from "./types.ts";
@@ -45,7 +48,7 @@ interface BatchState {
   header: AchRecord;
   sec: string;
   secInfo: SecCodeInfo | undefined;
-  directions: Direction[] | undefined;
+  directions: EntryDirection[] | undefined;
   odfi: string;
   entryAddendaCount: number;
   entryHash: number;
@@ -154,7 +157,9 @@ export class AchValidator {
         }
         return this.fileControlRecord(line, text);
       default:
-        this.report("ACH_RECORD_TYPE_UNKNOWN", "file", "error", `line ${line}: record type ${JSON.stringify(type)} is not 1, 5, 6, 7, 8 or 9`, { line, column: 1 }, maskFieldValue("recordTypeCode", type));
+        this.report("ACH_RECORD_TYPE_UNKNOWN", "file", "error",
+          `line ${line}: record type ${JSON.stringify(type)} is not 1, 5, 6, 7, 8 or 9`,
+          { line, column: 1 }, maskAchFieldValue("recordTypeCode", type));
     }
   }
 
@@ -218,7 +223,7 @@ export class AchValidator {
     const layout = layoutNamed(record.layout);
     this.report(code, scope, severity, `line ${record.line} ${field}: ${message}`,
       { line: record.line, recordType: layout.recordTypeCode, field, column: (layout.byName.get(field)?.start ?? 1) + (problem?.columnOffset ?? 0) },
-      problem?.valueMasked ?? maskFieldValue(field, record.fields[field] ?? ""));
+      problem?.valueMasked ?? maskAchFieldValue(field, record.fields[field] ?? ""));
   }
 
   private fileHeaderRecord(line: number, text: string): void {

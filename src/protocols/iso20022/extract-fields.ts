@@ -1,6 +1,6 @@
 import { decimalToMinor } from "../iso4217/currency.ts";
 import type { ErrorCode } from "../../errors/catalog.ts";
-import type { FieldSpec, FieldTable } from "./mapping.ts";
+import type { Iso20022FieldSpec, FieldTable } from "./mapping.ts";
 import type { FieldValues, FindingScope, Iso20022Finding } from "./types.ts";
 import { resolvePath, type Resolved, type XmlNode } from "./xml-node.ts";
 
@@ -50,7 +50,10 @@ function characterCount(value: string): number {
   return Array.from(value).length;
 }
 
-function checkValue(name: string, spec: FieldSpec, value: string, xmlPath: string, element: XmlNode, where: Where, out: FieldValues, findings: Iso20022Finding[]): void {
+function checkValue(
+  name: string, spec: Iso20022FieldSpec, value: string, xmlPath: string, element: XmlNode,
+  where: Where, out: FieldValues, findings: Iso20022Finding[],
+): void {
   if (spec.maxLength !== undefined && value.length > spec.maxLength && characterCount(value) > spec.maxLength) {
     findings.push(issue("ISO20022_FIELD_TOO_LONG", `${name} is ${characterCount(value)} characters, at most ${spec.maxLength} allowed`, xmlPath, where, value));
   }

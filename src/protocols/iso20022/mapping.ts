@@ -16,17 +16,18 @@ import { assert } from "../../assert.ts";
  * Where each field of a message family lives, as data (protocols/iso20022/*.json). The reader
  * resolves these paths; no TypeScript file names an ISO 20022 path of a particular version.
  */
-export type FieldType = "text" | "uetr" | "amount" | "date" | "dateTime" | "dateOrDateTime" | "count" | "decimal" | "bic";
+export type Iso20022FieldType =
+  "text" | "uetr" | "amount" | "date" | "dateTime" | "dateOrDateTime" | "count" | "decimal" | "bic";
 
-export interface FieldSpec {
+export interface Iso20022FieldSpec {
   paths: string[];        // alternatives, first present wins; "A/B/@Attr" reads an attribute
-  type: FieldType;
+  type: Iso20022FieldType;
   required: boolean;
   maxLength?: number;
   identifier: boolean;    // listed among a transaction's identifiers (inspect, conformance)
 }
 
-export type FieldTable = Record<string, FieldSpec>;
+export type FieldTable = Record<string, Iso20022FieldSpec>;
 
 export interface Control {
   level: "header" | "context";
@@ -78,7 +79,10 @@ function loadTable(raw: RawTable | undefined, where: string, firstSteps?: readon
     const type = field.type ?? "text";
     assert(fieldTypes.includes(type), `${where}.${name}: type ${type} is known`);
     assert(field.maxLength === undefined || (Number.isInteger(field.maxLength) && field.maxLength > 0), `${where}.${name}: maxLength is positive`);
-    const spec: FieldSpec = { paths: field.paths, type: type as FieldType, required: field.required ?? false, identifier: field.identifier ?? false };
+    const spec: Iso20022FieldSpec = {
+      paths: field.paths, type: type as Iso20022FieldType, required: field.required ?? false,
+      identifier: field.identifier ?? false,
+    };
     if (field.maxLength !== undefined) spec.maxLength = field.maxLength;
     table[name] = spec;
   }

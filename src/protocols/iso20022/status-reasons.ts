@@ -10,7 +10,7 @@ for (const [outcome, entry] of Object.entries(table.byOutcome)) {
   assert(statuses.has(entry.status), `status report: outcome ${outcome} maps to ACSC, ACCP or RJCT`);
   byOutcome.set(outcome, entry as { status: TransactionStatus["status"]; additionalInformation?: string });
 }
-const reasons = new Map<string, string>(Object.entries(table.reasonByIngestCode));
+const reasons = new Map<string, string>(Object.entries(table.reasonByCode));
 for (const [code, reason] of reasons) assert(/^[A-Z0-9]{4}$/.test(reason), `status reason for ${code} is a 4-character ISO code`);
 
 /** AddtlInf is Max105Text. */

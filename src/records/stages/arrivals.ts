@@ -1,6 +1,9 @@
 import { assert } from "../../assert.ts";
 import type { Tx } from "../../db/transaction.ts";
-import { countDedupDecisions, recordDedupEvents, type DedupChannel, type DedupEvent } from "../../dedup/dedup-event.ts";
+import {
+  countDedupDecisions, recordDedupEvents, type DedupEvent,
+} from "../../dedup/dedup-event.ts";
+import type { Channel } from "../../normalize/canonical-record.ts";
 import type { CanonicalRecord } from "../../normalize/canonical-record.ts";
 import { enqueueEvents } from "../../outbox/outbox-store.ts";
 import {
@@ -105,11 +108,12 @@ function dedupReasonOf(decision: Decision): string | undefined {
 }
 
 /** The channel and reason of each repeat, link or hold among the decisions, for the dedup counter. */
-function dedupsOf(decisions: readonly Decision[]): Array<{ channel: DedupChannel; reason: string }> {
-  const dedups: Array<{ channel: DedupChannel; reason: string }> = [];
+function dedupsOf(decisions: readonly Decision[]): Array<{ channel: Channel; reason: string }> {
+  const dedups: Array<{ channel: Channel; reason: string }> = [];
   for (const decision of decisions) {
     const reason = dedupReasonOf(decision);
-    if (decision.record && reason !== undefined) dedups.push({ channel: decision.record.channel as DedupChannel, reason });
+    if (decision.record === undefined || reason === undefined) continue;
+    dedups.push({ channel: decision.record.channel, reason });
   }
   return dedups;
 }

@@ -2,7 +2,9 @@ import { assert } from "../../assert.ts";
 import type { Queryable } from "../../db/pool.ts";
 import { namedAccountsOf, transferKeyOf } from "../../normalize/posting-rules.ts";
 import { fileIdOf, type Candidate, type Decided, type RecordContext } from "../decision.ts";
-import { claimKeysAndIdentities, selectKeys, type ClaimResult, type KeyClaim, type StoredKey } from "../store/keys.ts";
+import {
+  claimKeysAndIdentities, storedKeysOf, type ClaimResult, type KeyClaim, type StoredKey,
+} from "../store/keys.ts";
 import { identityFingerprint } from "./identities.ts";
 
 /** What the claim says: the records whose keys are new, and the first arrival of the keys it found claimed before. */
@@ -36,7 +38,7 @@ export async function claimKeys(
   counterparties: ReadonlyMap<Candidate, string>,
 ): Promise<ClaimedKeys> {
   const known = context.repeatsExpected
-    ? await selectKeys(tx, context.tenantId, candidates.map((c) => c.record.naturalKey))
+    ? await storedKeysOf(tx, context.tenantId, candidates.map((c) => c.record.naturalKey))
     : new Map<string, StoredKey>();
   const first = new Map<string, Candidate>();
   for (const candidate of candidates) {

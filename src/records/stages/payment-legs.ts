@@ -55,14 +55,14 @@ export async function relatePaymentLegs(
     const firstPayment = describePayment(first.content);
     if (relation.kind === "leg") {
       decided.set(candidate, {
-        kind: "linked", code: "INGEST_PAYMENT_LEG_LINKED", originalRef,
+        kind: "linked", code: "RECORD_PAYMENT_LEG_LINKED", originalRef,
         legOf: first.content.naturalKey,
         detail: `a later leg of ${firstPayment}: recorded and linked, not posted again`,
       });
     } else {
       const differing = relation.differing.join(", ");
       decided.set(candidate, {
-        kind: "suspect", code: "INGEST_UETR_REUSED", originalRef,
+        kind: "suspect", code: "RECORD_UETR_REUSED", originalRef,
         review: { matchedRef: first.content.naturalKey },
         detail: `${uetr.slice(5)} already names ${firstPayment}; `
           + `this record ${describePayment(content)} differs in ${differing}`,

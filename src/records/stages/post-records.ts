@@ -1,7 +1,6 @@
 import { assert } from "../../assert.ts";
 import type { Tx } from "../../db/transaction.ts";
-import { postTransfers, type PostResult } from "../../ledger/post-transfers.ts";
-import type { Transfer } from "../../ledger/transfer.ts";
+import { postTransfers, type PostResult, type Transfer } from "../../ledger/index.ts";
 import { suspenseTransferFor, transferFor, type PartnerAccounts } from "../../normalize/posting-rules.ts";
 import type {
   Applied, Candidate, Conflict, Decided, Duplicate, RecordContext, Rejected,
@@ -11,7 +10,7 @@ import type {
 export interface Posting {
   readonly candidate: Candidate;
   readonly transfer: Transfer;
-  readonly note?: { readonly code: "INGEST_COUNTERPARTY_UNRESOLVED"; readonly detail: string };
+  readonly note?: { readonly code: "RECORD_COUNTERPARTY_UNRESOLVED"; readonly detail: string };
 }
 
 /** What a posting can come to. */
@@ -52,7 +51,7 @@ export async function postNewRecords(
     const detail = alias === undefined
       ? "the record names no counterparty account"
       : `no account for ${alias}: posted to the partner's suspense account`;
-    toPost.push({ candidate, transfer, note: { code: "INGEST_COUNTERPARTY_UNRESOLVED", detail } });
+    toPost.push({ candidate, transfer, note: { code: "RECORD_COUNTERPARTY_UNRESOLVED", detail } });
   }
   for (const { candidate, outcome } of await postCandidates(tx, toPost)) {
     decided.set(candidate, outcome);
@@ -132,17 +131,17 @@ export function outcomeOfPosting(
     const failed = `posting of ${transferKey} failed: ${code} ${message}`;
     assert(code === "LEDGER_INSUFFICIENT_FUNDS", failed);
     const detail = `${message}: nothing posted; return the entry (R01)`;
-    return { kind: "rejected", code: "INGEST_INSUFFICIENT_FUNDS", detail };
+    return { kind: "rejected", code: "RECORD_INSUFFICIENT_FUNDS", detail };
   }
   if (result.value === "applied") return { kind: "applied", transfer, ...note };
   if (result.value === "exists") {
     const detail = note === undefined ? {} : { detail: note.detail };
     return {
-      kind: "duplicate", code: "INGEST_RECORD_DUPLICATE", originalRef: transferKey, ...detail,
+      kind: "duplicate", code: "RECORD_DUPLICATE", originalRef: transferKey, ...detail,
     };
   }
   return {
-    kind: "conflict", code: "INGEST_RECORD_CONFLICT", originalRef: transferKey,
+    kind: "conflict", code: "RECORD_CONFLICT", originalRef: transferKey,
     detail: `transfer ${transferKey} ${result.value.replaceAll("_", " ")}`,
     review: { matchedRef: transferKey },
   };

@@ -1,5 +1,5 @@
 import { identityKeyOf } from "../../normalize/cross-channel-keys.ts";
-import type { IngestRecord } from "../../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../../normalize/received-record.ts";
 import { postingRuleFor } from "../../normalize/posting-rules.ts";
 import type { Candidate, Decision } from "../decision.ts";
 
@@ -8,13 +8,13 @@ import type { Candidate, Decision } from "../decision.ts";
  * is a candidate for the other stages (with the payment identity it carries, if any); a valid one
  * without a rule is rejected, never guessed.
  */
-export function candidateOf(item: IngestRecord): Candidate | Decision {
+export function candidateOf(item: ReceivedRecord): Candidate | Decision {
   const record = item.record;
   if (!record) {
     const error = item.rejection;
     const field = error?.position.field;
     return { item, outcome: {
-      kind: "rejected", code: error?.code ?? "INGEST_NO_POSTING_RULE",
+      kind: "rejected", code: error?.code ?? "RECORD_NO_POSTING_RULE",
       detail: error?.message ?? "rejected",
       ...(field ? { field } : {}),
     } };
@@ -22,7 +22,7 @@ export function candidateOf(item: IngestRecord): Candidate | Decision {
   const rule = postingRuleFor(record);
   if (!rule) {
     const detail = `no posting rule for ${record.channel} ${record.kind}`;
-    return { item, record, outcome: { kind: "rejected", code: "INGEST_NO_POSTING_RULE", detail } };
+    return { item, record, outcome: { kind: "rejected", code: "RECORD_NO_POSTING_RULE", detail } };
   }
   const identityKey = identityKeyOf(record);
   return identityKey === undefined ? { item, record, rule } : { item, record, rule, identityKey };

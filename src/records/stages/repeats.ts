@@ -6,7 +6,7 @@ import {
 } from "../decision.ts";
 import { reviewIdOf } from "../review-id.ts";
 import type { ClaimedKeys } from "./claim-keys.ts";
-import { selectFileNames, selectKeys, type FileName, type StoredKey } from "../store/keys.ts";
+import { selectFileNames, storedKeysOf, type FileName, type StoredKey } from "../store/keys.ts";
 import { selectPostedReviews } from "../store/reviews.ts";
 
 /** A repeat whose content changed: a conflict, unless a person already posted it as a payment. */
@@ -28,7 +28,7 @@ export async function compareRepeats(
 ): Promise<Decided> {
   const decided: Decided = new Map();
   if (repeats.length === 0) return decided;
-  const stored = await storedKeysOf(tx, context.tenantId, repeats, claimed.stored);
+  const stored = await storedKeysOfRepeats(tx, context.tenantId, repeats, claimed.stored);
   const freshByKey = new Map([...claimed.fresh].map((d) => [d.record.naturalKey, d]));
   const fileId = fileIdOf(context);
   const changed: Changed[] = [];
@@ -45,7 +45,7 @@ export async function compareRepeats(
     const arrival = first.file_id === null ? first.natural_key : fileRecord;
     const originalRef = first.transfer_key ?? arrival;
     if (first.fingerprint === candidate.record.fingerprint) {
-      decided.set(candidate, { kind: "duplicate", code: "INGEST_RECORD_DUPLICATE", originalRef });
+      decided.set(candidate, { kind: "duplicate", code: "RECORD_DUPLICATE", originalRef });
     } else {
       changed.push({ candidate, first, originalRef });
     }
@@ -57,7 +57,7 @@ export async function compareRepeats(
   const postedByReview = await answerDecidedConflicts(tx, context, changed);
   for (const { candidate, first, originalRef } of changed) {
     decided.set(candidate, postedByReview.get(candidate) ?? {
-      kind: "conflict", code: "INGEST_RECORD_CONFLICT", originalRef,
+      kind: "conflict", code: "RECORD_CONFLICT", originalRef,
       review: { matchedRef: originalRef },
       detail: `key first seen in ${describeFirst(first, names)} with other content`,
     });
@@ -69,10 +69,14 @@ export async function compareRepeats(
  * The first arrival of each repeat's key: as the claim read it, else read now (a key first claimed
  * by this chunk, or committed by another transaction while the claim waited on it).
  */
-async function storedKeysOf(tx: Queryable, tenantId: string, repeats: readonly Candidate[], read: ReadonlyMap<string, StoredKey>): Promise<Map<string, StoredKey>> {
+async function storedKeysOfRepeats(
+  tx: Queryable, tenantId: string, repeats: readonly Candidate[],
+  read: ReadonlyMap<string, StoredKey>,
+): Promise<Map<string, StoredKey>> {
   const stored = new Map(read);
   const missing = repeats.map((d) => d.record.naturalKey).filter((key) => !stored.has(key));
-  if (missing.length > 0) for (const [key, row] of await selectKeys(tx, tenantId, missing)) stored.set(key, row);
+  if (missing.length === 0) return stored;
+  for (const [key, row] of await storedKeysOf(tx, tenantId, missing)) stored.set(key, row);
   return stored;
 }
 
@@ -100,7 +104,7 @@ async function answerDecidedConflicts(
   for (const { candidate, reviewId } of reviews) {
     if (!posted.has(reviewId)) continue;
     duplicates.set(candidate, {
-      kind: "duplicate", code: "INGEST_RECORD_DUPLICATE",
+      kind: "duplicate", code: "RECORD_DUPLICATE",
       originalRef: posted.get(reviewId) ?? `review:${reviewId}`,
       detail: `applied as a separate payment by review ${reviewId}`,
     });
@@ -127,14 +131,14 @@ function holdKeyReusedInFile(
   // A key is claimed with its transfer key before it posts: only an applied key names a posting.
   const posted = !stillOpen && stored.state === "applied" ? stored.transfer_key : null;
   decided.set(later, {
-    kind: "suspect", code: "INGEST_KEY_REUSED_IN_FILE", review,
+    kind: "suspect", code: "RECORD_KEY_REUSED_IN_FILE", review,
     originalRef: posted ?? `${fileId}#${firstIndex}`,
     detail: `record ${firstIndex} of this file ${reused}: ${stillOpen ? "both held for review"
       : "that one was applied in an earlier chunk; this one is held for review"}`,
   });
   if (!stillOpen) return;
   decided.set(first, {
-    kind: "suspect", code: "INGEST_KEY_REUSED_IN_FILE", review,
+    kind: "suspect", code: "RECORD_KEY_REUSED_IN_FILE", review,
     originalRef: `${fileId}#${later.item.index}`,
     detail: `record ${later.item.index} of this file ${reused}: both held for review`,
   });

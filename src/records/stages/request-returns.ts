@@ -1,5 +1,5 @@
 import type { Tx } from "../../db/transaction.ts";
-import { transferLegs } from "../../ledger/stored-transfers.ts";
+import { transferLegs } from "../../ledger/index.ts";
 import { reversalFor, reversalKeyOf } from "../../normalize/posting-rules.ts";
 import type { Candidate, Decided, Outcome, RecordContext } from "../decision.ts";
 import { selectReturnTargets, type KeyStateChange, type ReturnTargetRow } from "../store/keys.ts";
@@ -56,7 +56,7 @@ export async function matchRequestReturns(
       states.push(repeated.state);
     } else if (original === undefined) {
       const detail = "no original found; it is refused if it arrives later";
-      decided.set(candidate, { kind: "orphan", code: "INGEST_RECORD_ORPHAN", detail });
+      decided.set(candidate, { kind: "orphan", code: "RECORD_ORPHAN", detail });
     } else if (original.currency !== record.currency || record.amount > original.amount_minor) {
       const detail = `original ${originalKey} is ${original.amount_minor} ${original.currency}`;
       decided.set(candidate, { kind: "rejected", code: "RECORD_REVERSAL_ABOVE_ORIGINAL", detail });
@@ -92,7 +92,7 @@ function decideRepeatedReturn(
   if (earlier.fingerprint === candidate.record.fingerprint) {
     const detail = `the same reversal as ${earlier.natural_key}`;
     return {
-      outcome: { kind: "duplicate", code: "INGEST_RECORD_DUPLICATE", originalRef, detail },
+      outcome: { kind: "duplicate", code: "RECORD_DUPLICATE", originalRef, detail },
       state: { naturalKey, state: "applied", transferKey: null, matchedKey },
     };
   }

@@ -1,10 +1,10 @@
 import { assert } from "../../assert.ts";
 import type { Tx } from "../../db/transaction.ts";
-import { postTransfers, type Posted } from "../../ledger/post-transfers.ts";
-import { transferLegs } from "../../ledger/stored-transfers.ts";
-import type { Direction, Transfer } from "../../ledger/transfer.ts";
+import {
+  postTransfers, transferLegs, type Direction, type Posted, type Transfer,
+} from "../../ledger/index.ts";
 import type { CanonicalRecord } from "../../normalize/canonical-record.ts";
-import type { IngestRecord } from "../../normalize/ingest-record.ts";
+import type { ReceivedRecord } from "../../normalize/received-record.ts";
 import { reversalFor } from "../../normalize/posting-rules.ts";
 import type { Candidate, Decided, OutcomesSoFar, RecordContext } from "../decision.ts";
 import { outcomeOfPosting, type PostingOutcome } from "./post-records.ts";
@@ -46,7 +46,7 @@ function amountConfirms(channel: string, returned: bigint, original: bigint): bo
  * what the stages before decided: what this chunk posted are originals too.
  */
 export async function matchReturns(
-  tx: Tx, context: RecordContext, items: readonly IngestRecord[], fresh: ReadonlySet<Candidate>,
+  tx: Tx, context: RecordContext, items: readonly ReceivedRecord[], fresh: ReadonlySet<Candidate>,
   outcomes: OutcomesSoFar,
 ): Promise<ReturnsDecided> {
   const returns = [...fresh]
@@ -91,16 +91,16 @@ async function matchChunkReturns(
       && amountConfirms(record.channel, record.amount, r.amount_minor));
     if (!confirmed) {
       decided.set(candidate, candidates.length > 0
-        ? { kind: "orphan", code: "INGEST_RETURN_AMOUNT_MISMATCH",
+        ? { kind: "orphan", code: "RECORD_RETURN_AMOUNT_MISMATCH",
           detail: `original ${candidates[0]?.natural_key} has another amount` }
-        : { kind: "orphan", code: "INGEST_RECORD_ORPHAN",
+        : { kind: "orphan", code: "RECORD_ORPHAN",
           detail: "no original found; matched when it arrives" });
       continue;
     }
     const originalKey = confirmed.natural_key;
     if (alreadyReversed.has(originalKey) || reversedOriginals.has(originalKey)) {
       decided.set(candidate, {
-        kind: "suspect", code: "INGEST_RECORD_SUSPECT",
+        kind: "suspect", code: "RECORD_SUSPECT",
         detail: `original ${originalKey} was already returned`,
         originalRef: confirmed.transfer_key, review: { matchedRef: originalKey },
       });
@@ -116,7 +116,7 @@ async function matchChunkReturns(
 
 /** Records applied in this chunk offered to the returns waiting for them (a late original). */
 async function matchWaitingOrphans(
-  tx: Tx, context: RecordContext, items: readonly IngestRecord[], applied: readonly PostedHere[],
+  tx: Tx, context: RecordContext, items: readonly ReceivedRecord[], applied: readonly PostedHere[],
   reversedOriginals: Set<string>,
 ): Promise<PendingReversal[]> {
   // Orphans are looked up under the tenant's ingestion lock, which only file chunks take.
@@ -194,7 +194,7 @@ async function settleReversal(
   };
   const notes = reversal.linkNotes;
   const outcome: PostingOutcome = posted.kind === "applied" && notes.length > 0 ? {
-    ...posted, code: "INGEST_RETURN_LINK_WARNING",
+    ...posted, code: "RECORD_RETURN_LINK_WARNING",
     detail: `linked to ${matchedKey} by original trace and amount although ${notes.join("; ")}`,
   } : posted;
   decided.set(reversal.candidate, outcome);
@@ -226,7 +226,8 @@ function linkNotesOf(record: CanonicalRecord, namedByOriginalDfi: boolean, origi
 
 function orphanRecord(context: RecordContext, orphan: OrphanRow): CanonicalRecord {
   return {
-    tenantId: context.tenantId, channel: orphan.channel as CanonicalRecord["channel"], naturalKey: orphan.natural_key, intentId: orphan.natural_key,
+    tenantId: context.tenantId, channel: orphan.channel, naturalKey: orphan.natural_key,
+    intentId: orphan.natural_key,
     kind: orphan.kind, amount: orphan.amount_minor, currency: orphan.currency, valueDate: orphan.value_date, fingerprint: orphan.fingerprint,
     source: { fileId: orphan.file_id, position: orphan.position }, attributes: {},
   };

@@ -23,7 +23,7 @@ export async function holdSuspects(
     const match = matches.get(candidate.record.fingerprint);
     if (!match) continue;
     decided.set(candidate, {
-      kind: "suspect", code: "INGEST_RECORD_SUSPECT",
+      kind: "suspect", code: "RECORD_SUSPECT",
       detail: `same content as ${match.natural_key}, applied from another file`,
       originalRef: match.transfer_key ?? match.natural_key,
       review: { matchedRef: match.natural_key },

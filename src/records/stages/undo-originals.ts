@@ -3,7 +3,9 @@ import type { Tx } from "../../db/transaction.ts";
 import { partialUndoFor } from "../../normalize/posting-rules.ts";
 import type { Candidate, Decided, RecordContext, Rejected } from "../decision.ts";
 import type { KeyStateChange } from "../store/keys.ts";
-import { lockOriginals, releaseFreshKeys, settleUndoMarks, type UndoOriginalRow } from "../store/undos.ts";
+import {
+  lockOriginalsToUndo, releaseFreshKeys, settleUndoMarks, type UndoOriginalRow,
+} from "../store/undos.ts";
 import { postCandidates, type PostedRecord } from "./post-records.ts";
 
 /**
@@ -21,7 +23,8 @@ export async function undoNamedOriginals(
   const decided: Decided = new Map();
   const undos = fresh.filter((d) => d.rule.action === "undo-named-original");
   if (undos.length === 0) return decided;
-  const originals = await lockOriginals(tx, context.tenantId, undos.map((d) => d.record.original ?? ""));
+  const named = undos.map((d) => d.record.original ?? "");
+  const originals = await lockOriginalsToUndo(tx, context.tenantId, named);
   // Undos of one original earlier in this batch count against it (conservatively, even one the funds then refuse).
   const reserved = new Map<string, bigint>();
   const toPost: Array<{ candidate: Candidate; original: UndoOriginalRow }> = [];

@@ -1,6 +1,9 @@
-/** What a file arrival leaves: one outcome row per record (ingest_outcome) and review items (ingest_review). */
+/**
+ * What a file arrival leaves: one outcome row per record (record_outcome) and review items
+ * (record_review).
+ */
 import type { Queryable } from "../../db/pool.ts";
-import type { ErrorCode } from "../../errors/catalog.ts";
+import { currentCode, storedNamesOf, type ErrorCode } from "../../errors/catalog.ts";
 import type { RecordOutcome } from "../record-states.ts";
 
 const column = <T, R>(rows: readonly T[], pick: (row: T) => R): R[] => rows.map(pick);
@@ -15,7 +18,8 @@ export interface OutcomeRow {
 export async function insertOutcomes(tx: Queryable, tenantId: string, fileId: string, rows: readonly OutcomeRow[]): Promise<void> {
   if (rows.length === 0) return;
   await tx.query(
-    `INSERT INTO ingest_outcome (tenant_id, file_id, record_index, position, natural_key, outcome, code, field, detail, kind, amount_minor, currency, original_ref, transfer_key)
+    `INSERT INTO record_outcome (tenant_id, file_id, record_index, position, natural_key, outcome,
+       code, field, detail, kind, amount_minor, currency, original_ref, transfer_key)
      SELECT $1, $2, o.record_index, o.position, o.natural_key, o.outcome, o.code, o.field, o.detail, o.kind, o.amount_minor, o.currency, o.original_ref, o.transfer_key
        FROM unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[], $13::text[], $14::text[])
             AS o(record_index, position, natural_key, outcome, code, field, detail, kind, amount_minor, currency, original_ref, transfer_key)
@@ -43,12 +47,14 @@ export async function insertOutcomes(tx: Queryable, tenantId: string, fileId: st
 export async function insertSameBytesRepeats(tx: Queryable, tenantId: string, fileId: string, sameBytesFileId: string, fromIndex: number, records: number): Promise<number> {
   const { rowCount } = await tx.query({
     name: "clearline.records.same-bytes-repeats",
-    text: `INSERT INTO ingest_outcome (tenant_id, file_id, record_index, position, natural_key, outcome, code, kind, amount_minor, currency, original_ref)
-           SELECT o.tenant_id, $2, o.record_index, o.position, o.natural_key, 'duplicate', 'INGEST_RECORD_DUPLICATE', o.kind, o.amount_minor, o.currency,
+    text: `INSERT INTO record_outcome (tenant_id, file_id, record_index, position, natural_key,
+             outcome, code, kind, amount_minor, currency, original_ref)
+           SELECT o.tenant_id, $2, o.record_index, o.position, o.natural_key, 'duplicate',
+                  'RECORD_DUPLICATE', o.kind, o.amount_minor, o.currency,
                   coalesce(k.transfer_key, k.file_id || '#' || k.record_index)
-             FROM ingest_outcome o
+             FROM record_outcome o
             CROSS JOIN LATERAL (
-                  SELECT k.transfer_key, k.file_id, k.record_index FROM ingest_record_key k
+                  SELECT k.transfer_key, k.file_id, k.record_index FROM record_key k
                    WHERE k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
                      AND k.file_id = o.file_id AND k.record_index = o.record_index AND k.transfer_key IS NOT DISTINCT FROM o.transfer_key
                   OFFSET 0) k
@@ -59,13 +65,19 @@ export async function insertSameBytesRepeats(tx: Queryable, tenantId: string, fi
   return rowCount ?? 0;
 }
 
-export interface ReviewRow { reviewId: string; reason: "conflict" | "suspect"; naturalKey: string; fingerprint: string; recordIndex: number; record: string; matchedRef: string | null }
+export interface ReviewWrite {
+  reviewId: string; reason: "conflict" | "suspect"; naturalKey: string; fingerprint: string;
+  recordIndex: number; record: string; matchedRef: string | null;
+}
 
 /** Review items, one per (key, content): the same changed record uploaded twice is one item. */
-export async function insertReviews(tx: Queryable, tenantId: string, fileId: string, partnerId: string, rows: readonly ReviewRow[]): Promise<void> {
+export async function insertReviews(
+  tx: Queryable, tenantId: string, fileId: string, partnerId: string, rows: readonly ReviewWrite[],
+): Promise<void> {
   if (rows.length === 0) return;
   await tx.query(
-    `INSERT INTO ingest_review (tenant_id, review_id, reason, natural_key, fingerprint, file_id, record_index, partner_id, record, matched_ref)
+    `INSERT INTO record_review (tenant_id, review_id, reason, natural_key, fingerprint, file_id,
+       record_index, partner_id, record, matched_ref)
      SELECT $1, r.review_id, r.reason, r.natural_key, r.fingerprint, $2, r.record_index, $3, r.record::jsonb, r.matched_ref
        FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[])
             AS r(review_id, reason, natural_key, fingerprint, record_index, record, matched_ref)
@@ -84,11 +96,14 @@ export async function insertReviews(tx: Queryable, tenantId: string, fileId: str
 export interface RejectedOutcomeRow { position: string; field: string | null; code: string; detail: string | null }
 
 /** A file's rejected records, in file order. */
-export async function selectRejectedOutcomes(db: Queryable, tenantId: string, fileId: string, rowsMax: number): Promise<RejectedOutcomeRow[]> {
+export async function rejectedRecordsOfFile(
+  db: Queryable, tenantId: string, fileId: string, rowsMax: number,
+): Promise<RejectedOutcomeRow[]> {
   const { rows } = await db.query<RejectedOutcomeRow>(
-    `SELECT position, field, code, detail FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND outcome = 'rejected'
+    `SELECT position, field, code, detail FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+       AND outcome = 'rejected'
       ORDER BY record_index LIMIT $3`, [tenantId, fileId, rowsMax]);
-  return rows;
+  return rows.map((row) => ({ ...row, code: currentCode(row.code) }));
 }
 
 export interface DroppedOutcomeRow { index: number; position: string; natural_key: string; kind: string | null; amount_minor: bigint; currency: string; transfer_key: string | null; total: bigint }
@@ -97,19 +112,24 @@ export interface DroppedOutcomeRow { index: number; position: string; natural_ke
  * What the original applied and the correction leaves out: neither its natural key nor its
  * content under another key (a suspect the correction holds against it) is in the correction.
  */
-export async function selectDroppedOutcomes(db: Queryable, tenantId: string, originalFileId: string, correctionFileId: string, rowsMax: number): Promise<DroppedOutcomeRow[]> {
+export async function recordsDroppedByCorrection(
+  db: Queryable, tenantId: string, originalFileId: string, correctionFileId: string,
+  rowsMax: number,
+): Promise<DroppedOutcomeRow[]> {
   const { rows } = await db.query<DroppedOutcomeRow>(
     // NOT IN over the correction's keys is planned as one hashed set, whatever the statistics:
     // right after a large file, before autovacuum has analyzed it, correlated NOT EXISTS probes
     // were planned as a nested loop over every pair of records (20,000 x 20,000 passed the
     // statement timeout on a busy machine in the kill test).
     `SELECT o.record_index AS index, o.position, o.natural_key, o.kind, o.amount_minor, o.currency, o.transfer_key, count(*) OVER () AS total
-       FROM ingest_outcome o
+       FROM record_outcome o
       WHERE o.tenant_id = $1 AND o.file_id = $2 AND o.outcome = 'applied' AND o.natural_key IS NOT NULL
         AND o.natural_key NOT IN (
-              SELECT c.natural_key FROM ingest_outcome c WHERE c.tenant_id = $1 AND c.file_id = $3 AND c.natural_key IS NOT NULL
+              SELECT c.natural_key FROM record_outcome c WHERE c.tenant_id = $1 AND c.file_id = $3
+                AND c.natural_key IS NOT NULL
               UNION ALL
-              SELECT r.matched_ref FROM ingest_review r WHERE r.tenant_id = $1 AND r.file_id = $3 AND r.matched_ref IS NOT NULL)
+              SELECT r.matched_ref FROM record_review r WHERE r.tenant_id = $1 AND r.file_id = $3
+                AND r.matched_ref IS NOT NULL)
       ORDER BY o.record_index LIMIT $4`,
     [tenantId, originalFileId, correctionFileId, rowsMax]);
   return rows;
@@ -121,30 +141,41 @@ export interface OutcomeReadRow {
 }
 
 /** Per-record outcomes of a file, in file order. */
-export async function selectFileOutcomes(db: Queryable, tenantId: string, fileId: string, rowsMax: number): Promise<OutcomeReadRow[]> {
+export async function outcomesOfFile(
+  db: Queryable, tenantId: string, fileId: string, rowsMax: number,
+): Promise<OutcomeReadRow[]> {
   const { rows } = await db.query<OutcomeReadRow>(
     `SELECT record_index AS index, position, natural_key, outcome, code, field, detail, kind, amount_minor, currency, original_ref, transfer_key
-       FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index LIMIT $3`,
+       FROM record_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index LIMIT $3`,
     [tenantId, fileId, rowsMax]);
-  return rows;
+  // A row written before a code was renamed reads as the code's name now (docs/decisions/0068).
+  return rows.map((row) => (row.code === null ? row : { ...row, code: currentCode(row.code) }));
 }
 
 export interface AppliedOutcomeRow { index: number; position: string; natural_key: string; kind: string | null; amount_minor: bigint; currency: string; transfer_key: string | null; fingerprint: string | null }
 
 /** A page of a file's applied records (after `afterIndex`), with the content their keys stand for now. */
-export async function selectAppliedOutcomesPage(db: Queryable, tenantId: string, fileId: string, afterIndex: number, rowsMax: number): Promise<AppliedOutcomeRow[]> {
+export async function appliedRecordsOfFilePage(
+  db: Queryable, tenantId: string, fileId: string, afterIndex: number, rowsMax: number,
+): Promise<AppliedOutcomeRow[]> {
   const { rows } = await db.query<AppliedOutcomeRow>(
     `SELECT o.record_index AS index, o.position, o.natural_key, o.kind, o.amount_minor, o.currency, o.transfer_key, k.fingerprint
-       FROM ingest_outcome o LEFT JOIN ingest_record_key k ON k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
+       FROM record_outcome o LEFT JOIN record_key k ON k.tenant_id = o.tenant_id
+         AND k.natural_key = o.natural_key
       WHERE o.tenant_id = $1 AND o.file_id = $2 AND o.outcome = 'applied' AND o.natural_key IS NOT NULL AND o.record_index > $3
       ORDER BY o.record_index LIMIT $4`, [tenantId, fileId, afterIndex, rowsMax]);
   return rows;
 }
 
 /** The record posted under `transferKey` to the partner's suspense account because its counterparty matched no alias. */
-export async function selectUnresolvedPosting(db: Queryable, tenantId: string, transferKey: string): Promise<{ amount_minor: string; currency: string } | undefined> {
+export async function unresolvedCounterpartyPosting(
+  db: Queryable, tenantId: string, transferKey: string,
+): Promise<{ amount_minor: string; currency: string } | undefined> {
   const { rows } = await db.query<{ amount_minor: string; currency: string }>(
-    `SELECT amount_minor::text, currency FROM ingest_outcome WHERE tenant_id = $1 AND transfer_key = $2 AND outcome = 'applied' AND code = 'INGEST_COUNTERPARTY_UNRESOLVED' LIMIT 1`,
-    [tenantId, transferKey]);
+    `SELECT amount_minor::text, currency
+       FROM record_outcome
+      WHERE tenant_id = $1 AND transfer_key = $2 AND outcome = 'applied' AND code = ANY($3::text[])
+      LIMIT 1`,
+    [tenantId, transferKey, storedNamesOf("RECORD_COUNTERPARTY_UNRESOLVED")]);
   return rows[0];
 }

@@ -1,9 +1,11 @@
 /**
- * Dedup marks (ingest_record_key): the claim of a natural key, where each key stands, and the
+ * Dedup marks (record_key): the claim of a natural key, where each key stands, and the
  * lookups the stages make across keys (repeats, UETR legs, suspects, originals and orphans). Set-based:
  * one statement per stage and chunk.
  */
 import type { Queryable } from "../../db/pool.ts";
+import { currentCode } from "../../errors/catalog.ts";
+import { storedChannel, type Channel } from "../../normalize/canonical-record.ts";
 import type { KeyState } from "../record-states.ts";
 
 const column = <T, R>(rows: readonly T[], pick: (row: T) => R): R[] => rows.map(pick);
@@ -29,7 +31,7 @@ export interface ClaimResult {
   /**
    * The first arrival of each key this statement found claimed before (a repeat), as its snapshot
    * saw it. A key another transaction committed while this one waited on it is not here: its
-   * reader looks it up (selectKeys).
+   * reader looks it up (storedKeysOf).
    */
   stored: Map<string, StoredKey>;
 }
@@ -56,7 +58,8 @@ export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fi
          FROM (SELECT DISTINCT unnest(array_cat($20::text[], $21::text[]))) AS w(account_id)
         CROSS JOIN LATERAL (SELECT account_id, currency FROM account WHERE tenant_id = $1 AND account_id = w.account_id OFFSET 0) a
      ), k AS (
-       INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id, record_index, position,
+       INSERT INTO record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id,
+                                      record_index, position,
                                       amount_minor, currency, value_date, transfer_key, link_id1, link_id2, original_ref, original_id1, original_id2, identity_key)
        SELECT $1, k.natural_key, k.fingerprint, k.channel, k.kind, k.state, $2, k.record_index, k.position,
               k.amount_minor, k.currency, k.value_date::date, k.transfer_key, k.link_id1, k.link_id2, k.original_ref, k.original_id1, k.original_id2, k.identity_key
@@ -112,7 +115,7 @@ export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fi
  */
 const STORED_KEY_PROBE_SQL = `
   SELECT k.natural_key, k.fingerprint, k.transfer_key, k.state, k.amount_minor, k.file_id, k.record_index, k.position
-    FROM ingest_record_key k
+    FROM record_key k
    WHERE k.tenant_id = $1 AND k.natural_key = w.natural_key
   OFFSET 0`;
 
@@ -125,7 +128,9 @@ export interface StoredKey {
 type StoredKeyJson = Omit<StoredKey, "amount_minor"> & { amount_minor: string };
 
 /** The first arrival of keys seen before. */
-export async function selectKeys(tx: Queryable, tenantId: string, naturalKeys: readonly string[]): Promise<Map<string, StoredKey>> {
+export async function storedKeysOf(
+  tx: Queryable, tenantId: string, naturalKeys: readonly string[],
+): Promise<Map<string, StoredKey>> {
   const { rows } = await tx.query<StoredKey>(
     `SELECT s.* FROM unnest($2::text[]) AS w(natural_key) CROSS JOIN LATERAL (${STORED_KEY_PROBE_SQL}) s`,
     [tenantId, [...new Set(naturalKeys)]],
@@ -142,7 +147,8 @@ export async function selectFileNames(tx: Queryable, tenantId: string, fileIds: 
     // One probe of the primary key per file, whatever the planner believes of the table (docs/decisions/0052).
     `SELECT f.file_id, f.original_name, f.identity_key
        FROM unnest($2::text[]) AS w(file_id)
-      CROSS JOIN LATERAL (SELECT file_id, original_name, identity_key FROM ingest_file WHERE tenant_id = $1 AND file_id = w.file_id OFFSET 0) f`,
+      CROSS JOIN LATERAL (SELECT file_id, original_name, identity_key FROM received_file
+        WHERE tenant_id = $1 AND file_id = w.file_id OFFSET 0) f`,
     [tenantId, [...new Set(fileIds)]]);
   return new Map(rows.map((r) => [r.file_id, r]));
 }
@@ -155,7 +161,8 @@ export async function selectAppliedByUetr(tx: Queryable, tenantId: string, uetrs
     `SELECT k.natural_key, k.link_id1, k.link_id2, k.amount_minor, k.currency, k.transfer_key
        FROM unnest($2::text[]) AS w(link_id1)
       CROSS JOIN LATERAL (
-        SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key, created_at FROM ingest_record_key
+        SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key, created_at
+          FROM record_key
          WHERE tenant_id = $1 AND link_id1 = w.link_id1 AND kind = ANY($3::text[]) AND state = 'applied' AND NOT natural_key = ANY($4::text[])
         OFFSET 0) k
       ORDER BY k.created_at, k.natural_key`,
@@ -170,7 +177,7 @@ export async function selectRecentlyApplied(tx: Queryable, tenantId: string, fin
     `SELECT w.fingerprint, k.natural_key, k.transfer_key
        FROM unnest($2::text[]) AS w(fingerprint)
       CROSS JOIN LATERAL (
-        SELECT natural_key, transfer_key FROM ingest_record_key
+        SELECT natural_key, transfer_key FROM record_key
          WHERE tenant_id = $1 AND fingerprint = w.fingerprint AND file_id IS NOT NULL AND file_id <> $3 AND state = 'applied'
            AND created_at > now() - make_interval(hours => $4)
          ORDER BY created_at LIMIT 1) k`,
@@ -184,77 +191,96 @@ export interface KeyStateChange { naturalKey: string; state: KeyState; transferK
 export async function updateKeyStates(tx: Queryable, tenantId: string, states: readonly KeyStateChange[]): Promise<void> {
   if (states.length === 0) return;
   await tx.query(
-    `UPDATE ingest_record_key k SET state = s.state, transfer_key = s.transfer_key, matched_key = s.matched_key
+    `UPDATE record_key k SET state = s.state, transfer_key = s.transfer_key,
+       matched_key = s.matched_key
        FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS s(natural_key, state, transfer_key, matched_key)
       WHERE k.tenant_id = $1 AND k.natural_key = s.natural_key`,
     [tenantId, column(states, (s) => s.naturalKey), column(states, (s) => s.state), column(states, (s) => s.transferKey), column(states, (s) => s.matchedKey)],
   );
 }
 
-export interface OriginalRow { natural_key: string; link_id1: string | null; link_id2: string | null; amount_minor: bigint; currency: string; transfer_key: string; channel: string }
+/** A row as stored: its channel a name (storedChannel reads it). */
+type StoredRow<T extends { channel: Channel }> = Omit<T, "channel"> & { channel: string };
+
+export interface OriginalRow {
+  natural_key: string; link_id1: string | null; link_id2: string | null; amount_minor: bigint;
+  currency: string; transfer_key: string; channel: Channel;
+}
 
 /** Posted records a return may name: by natural key or link id, else by the fallback ids. */
 export async function selectOriginals(tx: Queryable, tenantId: string, refs: readonly string[], ids: readonly string[]): Promise<OriginalRow[]> {
-  const { rows } = await tx.query<OriginalRow>(
-    `SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key, channel FROM ingest_record_key
+  const { rows } = await tx.query<StoredRow<OriginalRow>>(
+    `SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key, channel
+       FROM record_key
       WHERE tenant_id = $1 AND state = 'applied' AND transfer_key IS NOT NULL AND kind NOT IN ('return')
         AND (natural_key = ANY($2::text[]) OR link_id1 = ANY($2::text[]) OR link_id1 = ANY($3::text[]) OR link_id2 = ANY($3::text[]))`,
     [tenantId, refs, ids],
   );
-  return rows;
+  return rows.map((row) => ({ ...row, channel: storedChannel(row.channel) }));
 }
 
 /** Originals an applied return already reversed. */
 export async function selectReversedOriginals(tx: Queryable, tenantId: string, originals: readonly string[]): Promise<Set<string>> {
   if (originals.length === 0) return new Set();
   const { rows } = await tx.query<{ matched_key: string }>(
-    "SELECT matched_key FROM ingest_record_key WHERE tenant_id = $1 AND matched_key = ANY($2::text[]) AND state = 'applied'", [tenantId, originals]);
+    `SELECT matched_key FROM record_key WHERE tenant_id = $1 AND matched_key = ANY($2::text[])
+       AND state = 'applied'`, [tenantId, originals]);
   return new Set(rows.map((r) => r.matched_key));
 }
 
 /** Whether any return waits for its original: one probe of a small partial index. */
 export async function hasOrphans(tx: Queryable, tenantId: string): Promise<boolean> {
-  const { rows } = await tx.query<{ waiting: boolean }>("SELECT EXISTS (SELECT 1 FROM ingest_record_key WHERE tenant_id = $1 AND state = 'orphan') AS waiting", [tenantId]);
+  const { rows } = await tx.query<{ waiting: boolean }>(
+    `SELECT EXISTS (SELECT 1 FROM record_key WHERE tenant_id = $1 AND state = 'orphan') AS waiting`,
+    [tenantId]);
   return rows[0]?.waiting === true;
 }
 
 export interface OrphanRow {
-  natural_key: string; fingerprint: string; channel: string; kind: string; file_id: string; record_index: number; position: string;
+  natural_key: string; fingerprint: string; channel: Channel; kind: string; file_id: string;
+  record_index: number; position: string;
   amount_minor: bigint; currency: string; value_date: string; original_ref: string | null; original_id1: string | null; original_id2: string | null;
 }
 
 /** Returns waiting for an original that names one of `refs` or carries one of `ids`. */
 export async function selectWaitingOrphans(tx: Queryable, tenantId: string, refs: readonly string[], ids: readonly string[]): Promise<OrphanRow[]> {
-  const { rows } = await tx.query<OrphanRow>(
+  const { rows } = await tx.query<StoredRow<OrphanRow>>(
     `SELECT natural_key, fingerprint, channel, kind, file_id, record_index, position, amount_minor, currency,
             to_char(value_date, 'YYYY-MM-DD') AS value_date, original_ref, original_id1, original_id2
-       FROM ingest_record_key
+       FROM record_key
       WHERE tenant_id = $1 AND state = 'orphan'
         AND (original_ref = ANY($2::text[]) OR original_id1 = ANY($3::text[]) OR original_id2 = ANY($3::text[]))`,
     [tenantId, refs, ids],
   );
-  return rows;
+  return rows.map((row) => ({ ...row, channel: storedChannel(row.channel) }));
 }
 
 /** An orphan's outcome row tells that its original arrived and the reversal was posted. */
 export async function noteOrphanMatched(tx: Queryable, tenantId: string, orphan: Pick<OrphanRow, "file_id" | "record_index">, detail: string): Promise<void> {
-  await tx.query("UPDATE ingest_outcome SET detail = $4 WHERE tenant_id = $1 AND file_id = $2 AND record_index = $3", [tenantId, orphan.file_id, orphan.record_index, detail]);
+  await tx.query(
+    `UPDATE record_outcome SET detail = $4 WHERE tenant_id = $1 AND file_id = $2
+       AND record_index = $3`,
+    [tenantId, orphan.file_id, orphan.record_index, detail]);
 }
 
 
 export interface LinkStateRow { link_id: string; natural_key: string; state: KeyState; code: string | null; detail: string | null }
 
 /** Per link id ("e2e:...", "uetr:..."), the most recent record carrying it, with the code and detail of its outcome. */
-export async function selectStatesByLinkId(db: Queryable, tenantId: string, linkIds: readonly string[]): Promise<LinkStateRow[]> {
+export async function keyStatesByLinkId(
+  db: Queryable, tenantId: string, linkIds: readonly string[],
+): Promise<LinkStateRow[]> {
   const { rows } = await db.query<LinkStateRow>(
     `SELECT DISTINCT ON (l.link_id) l.link_id, k.natural_key, k.state, o.code, o.detail
        FROM unnest($2::text[]) AS l(link_id)
-       JOIN ingest_record_key k ON k.tenant_id = $1 AND (k.link_id1 = l.link_id OR k.link_id2 = l.link_id)
-       LEFT JOIN ingest_outcome o ON o.tenant_id = k.tenant_id AND o.file_id = k.file_id AND o.record_index = k.record_index
+       JOIN record_key k ON k.tenant_id = $1 AND (k.link_id1 = l.link_id OR k.link_id2 = l.link_id)
+       LEFT JOIN record_outcome o ON o.tenant_id = k.tenant_id AND o.file_id = k.file_id
+         AND o.record_index = k.record_index
       ORDER BY l.link_id, k.created_at DESC, k.natural_key`,
     [tenantId, linkIds],
   );
-  return rows;
+  // A row written before a code was renamed reads as the code's name now (docs/decisions/0068).
+  return rows.map((row) => (row.code === null ? row : { ...row, code: currentCode(row.code) }));
 }
 
 export interface ReturnTargetRow {
@@ -277,14 +303,14 @@ export async function selectReturnTargets(tx: Queryable, tenantId: string, origi
       CROSS JOIN LATERAL (
         SELECT * FROM (
           SELECT 'original' AS role, natural_key, NULL AS original_key, fingerprint, state, transfer_key, amount_minor, currency, created_at
-            FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = w.original_key
+            FROM record_key WHERE tenant_id = $1 AND natural_key = w.original_key
           UNION ALL
           SELECT 'return', natural_key, COALESCE(matched_key, original_ref), fingerprint, state, transfer_key, amount_minor, currency, created_at
-            FROM ingest_record_key
+            FROM record_key
            WHERE tenant_id = $1 AND matched_key = w.original_key AND state = 'applied' AND original_ref IS NOT NULL AND NOT natural_key = ANY($3::text[])
           UNION ALL
           SELECT 'return', natural_key, COALESCE(matched_key, original_ref), fingerprint, state, transfer_key, amount_minor, currency, created_at
-            FROM ingest_record_key
+            FROM record_key
            WHERE tenant_id = $1 AND original_ref = w.original_key AND state = 'orphan' AND NOT natural_key = ANY($3::text[])
         ) u OFFSET 0) t
      ORDER BY t.created_at, t.natural_key`,

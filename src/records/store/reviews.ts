@@ -1,5 +1,9 @@
-/** Review items and decisions (ingest_review, review_decision, compensation) and the dedup-mark reads and writes a decision makes. */
+/**
+ * Review items and decisions (record_review, review_decision) and the dedup-mark reads and writes
+ * a decision makes; the compensation a replace posts is linked by the ledger.
+ */
 import type { Queryable } from "../../db/pool.ts";
+import { storedNamesOf } from "../../errors/catalog.ts";
 import type { ReviewRecord } from "../review-id.ts";
 import type { KeyState, ReviewState } from "../record-states.ts";
 
@@ -16,11 +20,12 @@ const SELECT_REVIEW = `SELECT r.review_id, r.tenant_id, r.reason, r.state, r.nat
   r.matched_ref, r.decision_reason, r.transfer_key, r.created_at, r.decided_at, o.position, d.operator, d.compensation_key, o.detail,
   f.file_id AS matched_file_id, f.original_name AS matched_file_name, f.identity_key AS matched_file_identity, f.received_at AS matched_file_received_at,
   k.record_index AS matched_record_index
-  FROM ingest_review r LEFT JOIN ingest_outcome o ON o.tenant_id = r.tenant_id AND o.file_id = r.file_id AND o.record_index = r.record_index
+  FROM record_review r LEFT JOIN record_outcome o ON o.tenant_id = r.tenant_id
+    AND o.file_id = r.file_id AND o.record_index = r.record_index
   LEFT JOIN review_decision d ON d.tenant_id = r.tenant_id AND d.review_id = r.review_id
-  LEFT JOIN ingest_record_key k ON k.tenant_id = r.tenant_id AND k.file_id <> r.file_id
+  LEFT JOIN record_key k ON k.tenant_id = r.tenant_id AND k.file_id <> r.file_id
    AND k.natural_key = CASE WHEN r.reason = 'conflict' THEN r.natural_key ELSE r.matched_ref END
-  LEFT JOIN ingest_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id`;
+  LEFT JOIN received_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id`;
 
 /** Items in a state (or all), oldest first; without a tenant, every tenant's. */
 export async function selectReviews(db: Queryable, tenantId: string | null, state: ReviewState | "all", rowsMax: number): Promise<ReviewRow[]> {
@@ -39,14 +44,17 @@ export async function selectReviewById(db: Queryable, reviewId: string, tenantId
 
 /** Locks the item's row (a concurrent decision waits, then sees ours) and reads its state. */
 export async function lockReview(tx: Queryable, tenantId: string, reviewId: string): Promise<ReviewState | undefined> {
-  const { rows } = await tx.query<{ state: ReviewState }>("SELECT state FROM ingest_review WHERE tenant_id = $1 AND review_id = $2 FOR UPDATE", [tenantId, reviewId]);
+  const { rows } = await tx.query<{ state: ReviewState }>(
+    `SELECT state FROM record_review WHERE tenant_id = $1 AND review_id = $2 FOR UPDATE`,
+    [tenantId, reviewId]);
   return rows[0]?.state;
 }
 
 /** Review items a person decided by posting the changed record as a payment of its own. */
 export async function selectPostedReviews(tx: Queryable, tenantId: string, reviewIds: readonly string[]): Promise<Map<string, string | null>> {
   const { rows } = await tx.query<{ review_id: string; transfer_key: string | null }>(
-    "SELECT review_id, transfer_key FROM ingest_review WHERE tenant_id = $1 AND review_id = ANY($2::text[]) AND state IN ('applied_as_new', 'released')",
+    `SELECT review_id, transfer_key FROM record_review WHERE tenant_id = $1
+       AND review_id = ANY($2::text[]) AND state IN ('applied_as_new', 'released')`,
     [tenantId, reviewIds]);
   return new Map(rows.map((r) => [r.review_id, r.transfer_key]));
 }
@@ -59,7 +67,8 @@ export interface DecisionRow {
 export async function selectDecision(tx: Queryable, tenantId: string, reviewId: string): Promise<DecisionRow | undefined> {
   const { rows } = await tx.query<DecisionRow>(
     `SELECT d.decision, r.state, d.reason, d.operator, d.decided_at, d.original_transfer_key, d.compensation_key, d.posting_key
-       FROM review_decision d JOIN ingest_review r ON r.tenant_id = d.tenant_id AND r.review_id = d.review_id
+       FROM review_decision d JOIN record_review r ON r.tenant_id = d.tenant_id
+         AND r.review_id = d.review_id
       WHERE d.tenant_id = $1 AND d.review_id = $2`, [tenantId, reviewId]);
   return rows[0];
 }
@@ -77,16 +86,10 @@ export async function insertDecision(tx: Queryable, d: DecisionWrite): Promise<b
     [d.tenantId, d.reviewId, d.decision, d.reason, d.operator, d.originalTransferKey, d.compensationKey, d.postingKey]);
   if (inserted.rowCount !== 1) return false;
   await tx.query(
-    "UPDATE ingest_review SET state = $3, decision_reason = $4, decided_at = now(), transfer_key = $5 WHERE tenant_id = $1 AND review_id = $2",
+    `UPDATE record_review SET state = $3, decision_reason = $4, decided_at = now(),
+       transfer_key = $5 WHERE tenant_id = $1 AND review_id = $2`,
     [d.tenantId, d.reviewId, d.state, d.reason, d.postingKey]);
   return true;
-}
-
-/** A compensation and what decided it, in the compensation's transaction. */
-export async function insertCompensation(tx: Queryable, c: { tenantId: string; compensationKey: string; compensatedKey: string | null; correctedKey: string | null; reason: string; decidedBy: string }): Promise<void> {
-  await tx.query(
-    "INSERT INTO compensation (tenant_id, compensation_key, compensated_key, corrected_key, reason, decided_by) VALUES ($1, $2, $3, $4, $5, $6)",
-    [c.tenantId, c.compensationKey, c.compensatedKey, c.correctedKey, c.reason, c.decidedBy]);
 }
 
 export interface KeyMarkWrite {
@@ -97,7 +100,8 @@ export interface KeyMarkWrite {
 /** What a decision does to a dedup mark: its state and effect, and for a replace the content it now stands for. */
 export async function markKeyDecided(tx: Queryable, tenantId: string, mark: KeyMarkWrite): Promise<void> {
   await tx.query(
-    `UPDATE ingest_record_key SET state = $3, transfer_key = $4, fingerprint = coalesce($5, fingerprint), amount_minor = coalesce($6::bigint, amount_minor),
+    `UPDATE record_key SET state = $3, transfer_key = $4, fingerprint = coalesce($5, fingerprint),
+       amount_minor = coalesce($6::bigint, amount_minor),
             currency = coalesce($7, currency), value_date = coalesce($8::date, value_date)
       WHERE tenant_id = $1 AND natural_key = $2`,
     [tenantId, mark.naturalKey, mark.state, mark.transferKey, mark.content?.fingerprint ?? null, mark.content?.amountMinor ?? null,
@@ -108,8 +112,9 @@ export async function markKeyDecided(tx: Queryable, tenantId: string, mark: KeyM
 export async function selectKeyMark(tx: Queryable, tenantId: string, naturalKey: string): Promise<{ state: KeyState; transfer_key: string | null; returned: boolean } | undefined> {
   const { rows } = await tx.query<{ state: KeyState; transfer_key: string | null; returned: boolean }>(
     `SELECT k.state, k.transfer_key,
-            EXISTS (SELECT 1 FROM ingest_record_key r WHERE r.tenant_id = k.tenant_id AND r.matched_key = k.natural_key AND r.state = 'applied') AS returned
-       FROM ingest_record_key k WHERE k.tenant_id = $1 AND k.natural_key = $2`, [tenantId, naturalKey]);
+            EXISTS (SELECT 1 FROM record_key r WHERE r.tenant_id = k.tenant_id
+              AND r.matched_key = k.natural_key AND r.state = 'applied') AS returned
+       FROM record_key k WHERE k.tenant_id = $1 AND k.natural_key = $2`, [tenantId, naturalKey]);
   return rows[0];
 }
 
@@ -118,9 +123,11 @@ export interface SuspensePostingRow { tenant_id: string; file_id: string; positi
 /** Records posted to a partner's suspense account because their counterparty matched no alias, newest first. */
 export async function selectSuspensePostings(db: Queryable, tenantId: string | null, rowsMax: number): Promise<SuspensePostingRow[]> {
   const { rows } = await db.query<SuspensePostingRow>(
-    `SELECT tenant_id, file_id, position, natural_key, amount_minor, currency, transfer_key, detail FROM ingest_outcome
-      WHERE ($1::text IS NULL OR tenant_id = $1) AND outcome = 'applied' AND code = 'INGEST_COUNTERPARTY_UNRESOLVED'
+    `SELECT tenant_id, file_id, position, natural_key, amount_minor, currency, transfer_key, detail
+       FROM record_outcome
+      WHERE ($1::text IS NULL OR tenant_id = $1) AND outcome = 'applied'
+        AND code = ANY($3::text[])
       ORDER BY created_at DESC LIMIT $2`,
-    [tenantId, rowsMax]);
+    [tenantId, rowsMax, storedNamesOf("RECORD_COUNTERPARTY_UNRESOLVED")]);
   return rows;
 }

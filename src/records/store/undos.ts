@@ -17,7 +17,9 @@ export interface UndoOriginalRow {
  * batches lock them in one order), with the legs of their transfers: what serialises the undos of
  * one original. A second transaction waits here and then reads the undone amount the first committed.
  */
-export async function lockOriginals(tx: Queryable, tenantId: string, naturalKeys: readonly string[]): Promise<Map<string, UndoOriginalRow>> {
+export async function lockOriginalsToUndo(
+  tx: Queryable, tenantId: string, naturalKeys: readonly string[],
+): Promise<Map<string, UndoOriginalRow>> {
   if (naturalKeys.length === 0) return new Map();
   const { rows } = await tx.query<Omit<UndoOriginalRow, "legs"> & { accounts: string[] | null; directions: Array<"D" | "C"> | null }>({
     name: "clearline.records.undo-lock-originals",
@@ -26,7 +28,8 @@ export async function lockOriginals(tx: Queryable, tenantId: string, naturalKeys
     text: `SELECT k.natural_key, k.state, k.amount_minor, k.undone_minor, k.currency, k.transfer_key, e.accounts, e.directions
              FROM (SELECT DISTINCT unnest($2::text[]) ORDER BY 1 OFFSET 0) AS w(natural_key)
             CROSS JOIN LATERAL (
-               SELECT natural_key, state, amount_minor, undone_minor, currency, transfer_key FROM ingest_record_key
+               SELECT natural_key, state, amount_minor, undone_minor, currency, transfer_key
+                 FROM record_key
                 WHERE tenant_id = $1 AND natural_key = w.natural_key FOR UPDATE) k
              LEFT JOIN LATERAL (
                SELECT array_agg(x.account_id ORDER BY x.entry_key) AS accounts, array_agg(x.direction ORDER BY x.entry_key) AS directions
@@ -50,11 +53,12 @@ export async function settleUndoMarks(tx: Queryable, tenantId: string, undone: R
   await tx.query({
     name: "clearline.records.undo-settle",
     text: `WITH u AS (
-             UPDATE ingest_record_key k SET undone_minor = k.undone_minor + u.amount_minor
+             UPDATE record_key k SET undone_minor = k.undone_minor + u.amount_minor
                FROM unnest($2::text[], $3::bigint[]) AS u(natural_key, amount_minor)
               WHERE k.tenant_id = $1 AND k.natural_key = u.natural_key
            )
-           UPDATE ingest_record_key k SET state = s.state, transfer_key = s.transfer_key, matched_key = s.matched_key
+           UPDATE record_key k SET state = s.state, transfer_key = s.transfer_key,
+             matched_key = s.matched_key
              FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) AS s(natural_key, state, transfer_key, matched_key)
             WHERE k.tenant_id = $1 AND k.natural_key = s.natural_key`,
     values: [tenantId, originals, originals.map((k) => (undone.get(k) ?? 0n).toString()),
@@ -70,5 +74,7 @@ export async function settleUndoMarks(tx: Queryable, tenantId: string, undone: R
  */
 export async function releaseFreshKeys(tx: Queryable, tenantId: string, freshKeys: readonly string[]): Promise<void> {
   if (freshKeys.length === 0) return;
-  await tx.query("DELETE FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = ANY($2::text[])", [tenantId, freshKeys]);
+  await tx.query(
+    `DELETE FROM record_key WHERE tenant_id = $1 AND natural_key = ANY($2::text[])`,
+    [tenantId, freshKeys]);
 }

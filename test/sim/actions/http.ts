@@ -1,5 +1,5 @@
 import { advanceProjection } from "../../../src/ledger/balance.ts";
-import { apiPaymentKeyOf } from "../../../src/normalize/from-api.ts";
+import { apiPaymentKeyOf } from "../../../src/normalize/from-http.ts";
 import { simBounds } from "../bounds.ts";
 import type { SimContext } from "../context.ts";
 import { httpCall, type HttpOutcome } from "../http.ts";

@@ -41,7 +41,8 @@ export async function decideReview(ctx: SimContext, reviewId: string, decision: 
 /** An operator decides one open conflict (sometimes twice: a repeat must do nothing more). */
 export async function reviewDecide(ctx: SimContext): Promise<void> {
   const { rows } = await ctx.pool.query<{ review_id: string; natural_key: string }>(
-    "SELECT review_id, natural_key FROM ingest_review WHERE tenant_id = $1 AND state = 'open' ORDER BY natural_key, review_id", [ctx.world.tenantId]);
+    `SELECT review_id, natural_key FROM record_review WHERE tenant_id = $1 AND state = 'open'
+       ORDER BY natural_key, review_id`, [ctx.world.tenantId]);
   if (rows.length === 0) return fileCorrection(ctx);
   const item = ctx.rng.pick(rows);
   const decision = ctx.rng.weighted<ReviewDecision>({ replace: 3, apply_as_new: 1, refuse: 1 });

@@ -11,8 +11,12 @@ import { createLogger } from "../../src/observability/logger.ts";
 import { registry } from "../../src/observability/metrics.ts";
 import type { Finding } from "../../src/errors/finding.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
-import { fingerprintOf, newKeyPair, startSftpServer, type KeyPair, type TestSftpServer } from "./sftp-server.ts";
-import { balances, fixture, givenScene, noOutcomes, settlementOf, type Scene } from "./support.ts";
+import {
+  fingerprintOf, newKeyPair, startSftpServer, type KeyPair, type TestSftpServer,
+} from "../support/sftp-server.ts";
+import {
+  balances, fixture, givenScene, noOutcomes, settlementOf, type Scene,
+} from "../files/support.ts";
 
 const quiet = createLogger({ level: "silent" });
 
@@ -97,9 +101,12 @@ describe("SFTP partners, against a real SFTP server", () => {
   it("refuses a server whose host key is not the configured one, takes nothing and counts the failure", async () => {
     writeFileSync(path.join(root, "inbox", "other.ach"), fixture("ach/base-valid.ach"));
     const sftp = poller({ hostKeySha256: fingerprintOf(newKeyPair().public) });
-    await expect(sftp.poll()).rejects.toMatchObject({ code: "INGEST_SFTP_HOST_KEY_MISMATCH" });
+    await expect(sftp.poll()).rejects.toMatchObject({ code: "SOURCE_SFTP_HOST_KEY_MISMATCH" });
     expect(existsSync(path.join(root, "inbox", "other.ach"))).toBe(true);
-    const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM ingest_file WHERE tenant_id = $1 AND original_name = 'other.ach'", [scene.tenantId]);
+    const { rows } = await db.pool.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM received_file WHERE tenant_id = $1
+         AND original_name = 'other.ach'`,
+      [scene.tenantId]);
     expect(rows[0]?.n).toBe(0n);
   });
 
@@ -120,6 +127,6 @@ describe("SFTP partners, against a real SFTP server", () => {
     const errors: Finding[] = [];
     const { hostKeySha256: _omitted, ...withoutKey } = { ...source, tenant: "t", partner: "p" };
     ingestSettings({}, { sftpPartners: [withoutKey] }, "/tmp", errors);
-    expect(errors).toMatchObject([{ code: "INGEST_SFTP_HOST_KEY_MISSING" }]);
+    expect(errors).toMatchObject([{ code: "SOURCE_SFTP_HOST_KEY_MISSING" }]);
   });
 });

@@ -19,8 +19,11 @@ describe("records: counterparties, funds, record-level rejections, ISO 20022, re
     expect(await addAccountAlias(db.pool, scene.tenantId, "aba:091000019:1000001", "payee-one")).toEqual({ ok: true, value: "created" });
     await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
     expect(await balances(db.pool, scene.tenantId)).toEqual({ "payee-one": 10_000n, [settlementOf(scene)]: 150_000n, [suspenseOf(scene)]: 140_000n });
-    const { rows } = await db.pool.query<{ code: string | null }>("SELECT code FROM ingest_outcome WHERE tenant_id = $1 ORDER BY record_index", [scene.tenantId]);
-    expect(rows.map((r) => r.code)).toEqual([null, "INGEST_COUNTERPARTY_UNRESOLVED", "INGEST_COUNTERPARTY_UNRESOLVED", "INGEST_COUNTERPARTY_UNRESOLVED", "INGEST_COUNTERPARTY_UNRESOLVED"]);
+    const { rows } = await db.pool.query<{ code: string | null }>(
+      `SELECT code FROM record_outcome WHERE tenant_id = $1 ORDER BY record_index`,
+      [scene.tenantId]);
+    const unresolved = Array(4).fill("RECORD_COUNTERPARTY_UNRESOLVED");
+    expect(rows.map((r) => r.code)).toEqual([null, ...unresolved]);
   });
 
   it("rejects an incoming debit the customer cannot cover, with the reason to return it, and posts nothing for it", async () => {
@@ -31,7 +34,9 @@ describe("records: counterparties, funds, record-level rejections, ISO 20022, re
     const report = await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
     // 980.50 debit against 500.00: refused; the two credits apply.
     expect(report.outcomes).toEqual({ ...noOutcomes, applied: 2, rejected: 1 });
-    expect(report.errors).toEqual([{ line: 4, code: "INGEST_INSUFFICIENT_FUNDS", message: expect.stringMatching(/R01/) }]);
+    const returnedR01 = expect.stringMatching(/R01/);
+    const refused = { line: 4, code: "RECORD_INSUFFICIENT_FUNDS", message: returnedR01 };
+    expect(report.errors).toEqual([refused]);
     expect((await balances(db.pool, scene.tenantId)).turing).toBe(50_000n);
     const again = await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base-again.ach");
     expect(again.outcomes).toEqual({ ...noOutcomes, duplicate: 3 });
@@ -77,14 +82,16 @@ describe("records: counterparties, funds, record-level rejections, ISO 20022, re
     const renumbered = await ingest(db.pool, scene, fixture("ach/original-renumbered.ach"), "renumbered.ach");
     // Each repeat's row names, as its original, the posting of the record it repeats (decision 0053).
     const { rows } = await db.pool.query<{ outcome: string; code: string; n: bigint }>(
-      `SELECT o.outcome, o.code, count(*) AS n FROM ingest_outcome o
-         JOIN ingest_outcome first ON first.tenant_id = o.tenant_id AND first.file_id = $2 AND first.transfer_key = o.original_ref
+      `SELECT o.outcome, o.code, count(*) AS n FROM record_outcome o
+         JOIN record_outcome first ON first.tenant_id = o.tenant_id AND first.file_id = $2
+           AND first.transfer_key = o.original_ref
         WHERE o.tenant_id = $1 AND o.file_id = ANY($3::text[]) AND o.outcome IN ('duplicate', 'conflict', 'suspect')
           AND o.position ~ '^line [0-9]+$' AND o.natural_key IS NOT NULL
         GROUP BY o.outcome, o.code ORDER BY o.outcome`, [scene.tenantId, original.file_id, [corrected.file_id, renumbered.file_id]]);
     expect(rows).toEqual([
-      { outcome: "conflict", code: "INGEST_RECORD_CONFLICT", n: 1n }, { outcome: "duplicate", code: "INGEST_RECORD_DUPLICATE", n: 3n },
-      { outcome: "suspect", code: "INGEST_RECORD_SUSPECT", n: BigInt(renumbered.outcomes.suspect) },
+      { outcome: "conflict", code: "RECORD_CONFLICT", n: 1n },
+      { outcome: "duplicate", code: "RECORD_DUPLICATE", n: 3n },
+      { outcome: "suspect", code: "RECORD_SUSPECT", n: BigInt(renumbered.outcomes.suspect) },
     ]);
     expect(renumbered.outcomes.suspect).toBeGreaterThan(0);
     const events = await db.pool.query("SELECT 1 FROM dedup_event WHERE tenant_id = $1", [scene.tenantId]);
@@ -102,7 +109,8 @@ describe("records: counterparties, funds, record-level rejections, ISO 20022, re
     expect(applied).toMatchObject({ ok: true, value: { decided: { state: "applied_as_new", posting_key: `${first?.natural_key}:new:${first?.review_id}` } } });
     expect(await decide(first?.review_id ?? "", "apply_as_new", "again")).toMatchObject({ ok: true, value: { decided: { state: "applied_as_new", reason: "a second payment was intended" } } });
     expect(await decide(second?.review_id ?? "", "refuse", "a renumbered resend")).toMatchObject({ ok: true, value: { decided: { state: "refused" } } });
-    expect(await decide(second?.review_id ?? "", "apply_as_new", "no")).toMatchObject({ ok: false, error: { code: "INGEST_REVIEW_DECIDED" } });
+    const again = await decide(second?.review_id ?? "", "apply_as_new", "no");
+    expect(again).toMatchObject({ ok: false, error: { code: "REVIEW_DECIDED" } });
     expect(await transferCount(db.pool, scene.tenantId)).toBe(6);
     expect(await listReviews(db.pool, { tenantId: scene.tenantId })).toHaveLength(3);
     expect((await verifyLedger(db.pool)).ok).toBe(true);

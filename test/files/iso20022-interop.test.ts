@@ -33,7 +33,8 @@ describe("ISO 20022 messages from other versions and partners, through ingest", 
     expect(report.outcomes).toEqual({ ...noOutcomes, applied: 1, rejected: 1 });
     expect(report.errors).toEqual([expect.objectContaining({ code: "ISO20022_FX_RATE_UNAVAILABLE" })]);
     const { rows } = await db.pool.query<{ amount_minor: string; currency: string }>(
-      "SELECT amount_minor::text, currency FROM ingest_outcome WHERE tenant_id = $1 AND outcome = 'applied'", [scene.tenantId]);
+      `SELECT amount_minor::text, currency FROM record_outcome WHERE tenant_id = $1
+         AND outcome = 'applied'`, [scene.tenantId]);
     expect(rows).toEqual([{ amount_minor: "10000", currency: "EUR" }]);
   });
 

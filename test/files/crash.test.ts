@@ -28,7 +28,8 @@ describe("crash safety: killed at every fault point, resumed, the ledger equals 
   let file: string;
   let clean: { lines: string[]; balances: Record<string, bigint> };
   // Two chunks of 2,000 by default: the chunk-level points fire in the second. The issue's full
-  // size runs by hand: CLEARLINE_KILL_TEST_ENTRIES=100000 npx vitest run test/ingest/crash test/ingest/kill
+  // size runs by hand:
+  // CLEARLINE_KILL_TEST_ENTRIES=100000 npx vitest run test/files/crash test/files/kill
   const entries = Number(process.env.CLEARLINE_KILL_TEST_ENTRIES ?? 4_000);
   const timeoutMs = Math.max(600_000, entries * 3); // a bound for a hang, scaled to the file, not a speed check
 
@@ -56,7 +57,10 @@ describe("crash safety: killed at every fault point, resumed, the ledger equals 
       expect(retried).toMatchObject({ status: "done", outcomes: { ...noOutcomes, duplicate: entries } });
       expect(await ledgerLines(db.pool, scene.tenantId)).toEqual(clean.lines);
       expect(await balances(db.pool, scene.tenantId)).toEqual(clean.balances);
-      const { rows } = await db.pool.query<{ status: string; applied: number }>("SELECT status, applied FROM ingest_file WHERE tenant_id = $1 ORDER BY received_at LIMIT 1", [scene.tenantId]);
+      const { rows } = await db.pool.query<{ status: string; applied: number }>(
+        `SELECT status, applied FROM received_file WHERE tenant_id = $1 ORDER BY received_at
+           LIMIT 1`,
+        [scene.tenantId]);
       expect(rows).toEqual([{ status: "done", applied: entries }]);
     }, timeoutMs);
   }
@@ -68,13 +72,17 @@ describe("crash safety: killed at every fault point, resumed, the ledger equals 
     const killed = await ingestInChild({ ...env, CLEARLINE_FAULT_POINT: "ingest_chunk_after_commit", CLEARLINE_FAULT_AFTER: "1" }, file, tenant);
     expect(killed.signal).toBe("SIGKILL");
     const { rows: [cut] } = await db.pool.query<{ file_id: string; records_done: number; same_bytes_as: string }>(
-      "SELECT file_id, records_done, same_bytes_as FROM ingest_file WHERE tenant_id = $1 AND status = 'processing'", [scene.tenantId]);
+      `SELECT file_id, records_done, same_bytes_as FROM received_file WHERE tenant_id = $1
+         AND status = 'processing'`, [scene.tenantId]);
     expect(cut).toMatchObject({ records_done: 2_000, same_bytes_as: first.file_id });
 
     await resumeUnfinished(db.pool);
     const { rows } = await db.pool.query<{ status: string; duplicate: number; outcomes: bigint }>(
-      `SELECT f.status, f.duplicate, (SELECT count(*) FROM ingest_outcome o WHERE o.tenant_id = f.tenant_id AND o.file_id = f.file_id AND o.outcome = 'duplicate') AS outcomes
-         FROM ingest_file f WHERE f.tenant_id = $1 AND f.file_id = $2`, [scene.tenantId, cut?.file_id]);
+      `SELECT f.status, f.duplicate, (SELECT count(*) FROM record_outcome o
+         WHERE o.tenant_id = f.tenant_id AND o.file_id = f.file_id
+         AND o.outcome = 'duplicate') AS outcomes
+         FROM received_file f WHERE f.tenant_id = $1
+           AND f.file_id = $2`, [scene.tenantId, cut?.file_id]);
     expect(rows).toEqual([{ status: "done", duplicate: entries, outcomes: BigInt(entries) }]);
     expect(await ledgerLines(db.pool, scene.tenantId)).toEqual(clean.lines);
   }, timeoutMs);

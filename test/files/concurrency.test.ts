@@ -70,7 +70,8 @@ describe("concurrency: overlapping ingestions apply each record once", () => {
     await Promise.all([processFile(db.pool, scene.tenantId, receipt.value.fileId), processFile(db.pool, scene.tenantId, receipt.value.fileId)]);
     const finished = await processFile(db.pool, scene.tenantId, receipt.value.fileId);
     expect(finished).toMatchObject({ status: "done", records: entries, outcomes: { ...noOutcomes, applied: entries } });
-    const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM ingest_outcome WHERE tenant_id = $1", [scene.tenantId]);
+    const { rows } = await db.pool.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM record_outcome WHERE tenant_id = $1`, [scene.tenantId]);
     expect(rows[0]?.n).toBe(BigInt(entries));
     expect(await transferCount(db.pool, scene.tenantId)).toBe(entries);
     expect((await verifyLedger(db.pool)).ok).toBe(true);
@@ -92,7 +93,8 @@ describe("concurrency: overlapping ingestions apply each record once", () => {
     await projector;
     const total = (k: keyof typeof noOutcomes) => reports.reduce((sum, r) => sum + r.outcomes[k], 0);
     expect({ applied: total("applied"), rejected: total("rejected") }).toEqual({ applied: 64 * 2 + 10, rejected: 54 });
-    expect(reports.flatMap((r) => r.errors.map((e) => e.code))).toEqual(Array(54).fill("INGEST_INSUFFICIENT_FUNDS"));
+    const codes = reports.flatMap((r) => r.errors.map((e) => e.code));
+    expect(codes).toEqual(Array(54).fill("RECORD_INSUFFICIENT_FUNDS"));
     expect((await balanceOf(db.pool, scene.tenantId, "turing"))?.balanceMinor).toBe(0n);
     expect(await entrySums(db.pool, scene.tenantId, "turing")).toEqual({ debitsMinor: 980_500n, creditsMinor: 980_500n });
   }, 600_000); // waits for 64 ingestions, however busy the machine

@@ -39,7 +39,8 @@ describe("a large file, streamed", () => {
     expect(report.value).toMatchObject({ status: "done", format: "ach", records: entries, outcomes: { ...noOutcomes, applied: entries }, errors: [] });
     const { rows } = await db.pool.query<{ n: bigint; first: number; last: number; transfers: bigint }>(
       `SELECT count(*) AS n, min(record_index) AS first, max(record_index) AS last, count(DISTINCT transfer_key) AS transfers
-         FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND outcome = 'applied'`, [scene.tenantId, report.value.file_id]);
+         FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+           AND outcome = 'applied'`, [scene.tenantId, report.value.file_id]);
     expect(rows[0]).toEqual({ n: BigInt(entries), first: 1, last: entries, transfers: BigInt(entries) });
   });
 

@@ -18,7 +18,8 @@ const crlf = (bytes: Buffer): Buffer => Buffer.from(bytes.toString("latin1").rep
 async function outcomeRows(pool: Pool, scene: Scene, fileId: string): Promise<unknown[]> {
   const { rows } = await pool.query<Record<string, unknown>>(
     `SELECT record_index, position, natural_key, outcome, code, field, detail, kind, amount_minor, currency, original_ref, transfer_key
-       FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index`, [scene.tenantId, fileId]);
+       FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+         ORDER BY record_index`, [scene.tenantId, fileId]);
   const neutral = (value: unknown) => (typeof value === "string" ? value.replace(/fil_[0-9a-f]+/g, "FILE") : value);
   return rows.map((row) => ({ ...row, detail: neutral(row.detail), original_ref: neutral(row.original_ref) }));
 }
@@ -59,8 +60,14 @@ describe("a file with the same bytes as one that applied every record is answere
     const first = await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
     const answered = await ingest(db.pool, scene, fixture("ach/original.ach"), "again.ach", { chunkRecordsMax: 2 });
     expect(answered).toMatchObject({ outcomes: { ...noOutcomes, duplicate: 5 }, same_bytes_as: first.file_id });
-    const { rows } = await db.pool.query("SELECT original_ref FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index", [scene.tenantId, answered.file_id]);
-    const { rows: postings } = await db.pool.query("SELECT transfer_key AS original_ref FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index", [scene.tenantId, first.file_id]);
+    const { rows } = await db.pool.query(
+      `SELECT original_ref FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+         ORDER BY record_index`,
+      [scene.tenantId, answered.file_id]);
+    const { rows: postings } = await db.pool.query(
+      `SELECT transfer_key AS original_ref FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+         ORDER BY record_index`,
+      [scene.tenantId, first.file_id]);
     expect(rows).toEqual(postings);
   });
 
@@ -93,7 +100,10 @@ describe("a file with the same bytes as one that applied every record is answere
 
     expect(answered.outcomes).toEqual({ ...noOutcomes, duplicate: 4, conflict: 1 });
     expect(await outcomeRows(db.pool, same, answered.file_id)).toEqual(await outcomeRows(db.pool, read, reread.file_id));
-    const { rows } = await db.pool.query("SELECT outcome FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND natural_key = $3", [same.tenantId, answered.file_id, PAYEE_TWO_KEY]);
+    const { rows } = await db.pool.query(
+      `SELECT outcome FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+         AND natural_key = $3`,
+      [same.tenantId, answered.file_id, PAYEE_TWO_KEY]);
     expect(rows).toEqual([{ outcome: "conflict" }]);
     expect(await balances(db.pool, same.tenantId)).toEqual(balancesBefore);
     expect(firsts[0]?.outcomes.applied).toBe(5);
@@ -108,7 +118,10 @@ describe("a file with the same bytes as one that applied every record is answere
     const [held] = await listReviews(db.pool, { tenantId: scene.tenantId });
     if (!held) throw new Error("the corrected record was not held");
     expect((await decideReview(db.pool, { tenantId: scene.tenantId, reviewId: held.review_id, decision: "replace", reason: "confirmed", operator: "ops-1" })).ok).toBe(true);
-    const { rows: [payeeTwo] } = await db.pool.query<{ record_index: number }>("SELECT record_index FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND natural_key = $3", [scene.tenantId, first.file_id, PAYEE_TWO_KEY]);
+    const { rows: [payeeTwo] } = await db.pool.query<{ record_index: number }>(
+      `SELECT record_index FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+         AND natural_key = $3`,
+      [scene.tenantId, first.file_id, PAYEE_TWO_KEY]);
     expect(payeeTwo?.record_index).toBe(2);
 
     // Chunks of one: record 1 is answered (the receipt names the file), record 2 on is read.

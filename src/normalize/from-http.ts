@@ -1,8 +1,8 @@
-import type { IngestRecord } from "./ingest-record.ts";
+import type { ReceivedRecord } from "./received-record.ts";
 import { fingerprintOf } from "./fingerprint.ts";
 
 /** A payment as the HTTP API (or an inbox) received it, already validated by the adapter. */
-export interface ApiPayment {
+export interface HttpPayment {
   clientReference: string;
   amountMinor: bigint;
   currency: string;
@@ -11,13 +11,17 @@ export interface ApiPayment {
 }
 
 /** Where the request came from: the adapter's words for it (endpoint and Idempotency-Key), and the posting's source reference. */
-export interface ApiArrival {
+export interface HttpArrival {
   position: string;       // e.g. "POST /v1/payments Idempotency-Key 7c1f..."
   sourceRef: string;      // the posting's source_ref: http:<payment id>
   valueDate: string;      // YYYY-MM-DD, the day the request was accepted
 }
 
-/** The API channel's natural key: the tenant's client_reference, for ever (the intent's identity). */
+/**
+ * The HTTP channel's natural key: the tenant's client_reference, for ever (the intent's identity),
+ * under the prefix `api:` its keys have always had (a key never changes with a name, decision
+ * 0068).
+ */
 export function apiPaymentKeyOf(clientReference: string): string {
   return `api:${clientReference}`;
 }
@@ -27,13 +31,15 @@ export function apiPaymentKeyOf(clientReference: string): string {
  * the payment says (amount, currency, both accounts), and the client_reference as the payment's
  * end-to-end reference (protocols/identity/cross-channel-keys.json). Pure.
  */
-export function apiPaymentRecord(tenantId: string, payment: ApiPayment, arrival: ApiArrival): IngestRecord {
+export function httpPaymentRecord(
+  tenantId: string, payment: HttpPayment, arrival: HttpArrival,
+): ReceivedRecord {
   const naturalKey = apiPaymentKeyOf(payment.clientReference);
   return {
     // No link ids: a return in a file never reverses an API payment by itself (the cross-channel rules link payments, not returns).
     index: 1, position: arrival.position, linkIds: [], originalIds: [],
     record: {
-      tenantId, channel: "api", naturalKey, intentId: payment.clientReference, kind: "payment",
+      tenantId, channel: "http", naturalKey, intentId: payment.clientReference, kind: "payment",
       amount: payment.amountMinor, currency: payment.currency, valueDate: arrival.valueDate,
       fingerprint: fingerprintOf({ amount: payment.amountMinor, currency: payment.currency, debtor: payment.debtorAccount, creditor: payment.creditorAccount }),
       source: { position: arrival.position, ref: arrival.sourceRef },
@@ -43,7 +49,7 @@ export function apiPaymentRecord(tenantId: string, payment: ApiPayment, arrival:
 }
 
 /** A refund as the HTTP API received it: the payment it names already resolved to that payment's client_reference, the amount scaled by its currency. */
-export interface ApiRefund {
+export interface HttpRefund {
   clientReference: string;
   paymentClientReference: string;
   amountMinor: bigint;
@@ -65,12 +71,15 @@ export function apiRefundKeyOf(clientReference: string): string {
  * refunded payment's key, fingerprint over what the refund says (the payment it names, amount,
  * currency). Its rule (protocols/posting-rules/api.json) undoes that much of the payment. Pure.
  */
-export function apiRefundRecord(tenantId: string, refund: ApiRefund, arrival: ApiArrival): IngestRecord {
+export function httpRefundRecord(
+  tenantId: string, refund: HttpRefund, arrival: HttpArrival,
+): ReceivedRecord {
   const original = apiPaymentKeyOf(refund.paymentClientReference);
   return {
     index: 1, position: arrival.position, linkIds: [], originalIds: [],
     record: {
-      tenantId, channel: "api", naturalKey: apiRefundKeyOf(refund.clientReference), intentId: refund.clientReference, kind: "refund",
+      tenantId, channel: "http", naturalKey: apiRefundKeyOf(refund.clientReference),
+      intentId: refund.clientReference, kind: "refund",
       amount: refund.amountMinor, currency: refund.currency, valueDate: arrival.valueDate, original,
       fingerprint: fingerprintOf({ original, amount: refund.amountMinor, currency: refund.currency }),
       source: { position: arrival.position, ref: arrival.sourceRef },

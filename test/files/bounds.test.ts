@@ -45,9 +45,12 @@ describe("ingest bounds, each fed one past its limit", () => {
   const arrival = (content: Uint8Array, name = "f.ach") => ({ tenantId: scene.tenantId, partnerId: scene.partner.partnerId, source: "cli" as const, name, content });
 
   it("fileBytesMax: refuses a file one byte past the bound and stores nothing of it", async () => {
-    expect(await receiveFile(db.pool, arrival(Buffer.alloc(101, 0x31)), { fileBytesMax: 100 })).toMatchObject({ ok: false, error: { code: "INGEST_FILE_TOO_LARGE" } });
+    const bound = { fileBytesMax: 100 };
+    const refused = await receiveFile(db.pool, arrival(Buffer.alloc(101, 0x31)), bound);
+    expect(refused).toMatchObject({ ok: false, error: { code: "FILE_TOO_LARGE" } });
     expect(await receiveFile(db.pool, arrival(Buffer.alloc(100, 0x31)), { fileBytesMax: 100 })).toMatchObject({ ok: true });
-    const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM ingest_file WHERE tenant_id = $1", [scene.tenantId]);
+    const { rows } = await db.pool.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM received_file WHERE tenant_id = $1`, [scene.tenantId]);
     expect(rows[0]?.n).toBe(1n);
   });
 
@@ -56,7 +59,9 @@ describe("ingest bounds, each fed one past its limit", () => {
     for (let i = 0; i < content.length; i++) content[i] = i % 251;
     const receipt = await receiveFile(db.pool, arrival(content));
     if (!receipt.ok) throw new Error(receipt.error.message);
-    const pieces = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM ingest_file_content WHERE tenant_id = $1 AND file_id = $2", [scene.tenantId, receipt.value.fileId]);
+    const pieces = await db.pool.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM received_file_content WHERE tenant_id = $1 AND file_id = $2`,
+      [scene.tenantId, receipt.value.fileId]);
     expect(pieces.rows[0]?.n).toBe(2n);
     const slices = await collect(storedContent(db.pool, scene.tenantId, receipt.value.fileId));
     expect(Math.max(...slices.map((s) => s.byteLength))).toBe(limits.ingest.readSliceBytes);
@@ -87,11 +92,17 @@ describe("ingest bounds, each fed one past its limit", () => {
   it("staleProcessingMs: a processing file is resumed by the periodic job only once its heartbeat is older than the bound", async () => {
     const receipt = await receiveFile(db.pool, arrival(fixture("ach/original.ach"), "stale.ach"));
     if (!receipt.ok) throw new Error(receipt.error.message);
-    await db.pool.query("UPDATE ingest_file SET status = 'processing', updated_at = now() - make_interval(secs => $3::double precision / 1000) WHERE tenant_id = $1 AND file_id = $2",
+    await db.pool.query(
+      `UPDATE received_file SET status = 'processing',
+         updated_at = now() - make_interval(secs => $3::double precision / 1000)
+         WHERE tenant_id = $1 AND file_id = $2`,
       [scene.tenantId, receipt.value.fileId, limits.ingest.staleProcessingMs - 5_000]);
     const fresh = await unfinishedFiles(db.pool, { staleAfterMs: limits.ingest.staleProcessingMs });
     expect(fresh.map((f) => f.fileId)).not.toContain(receipt.value.fileId);
-    await db.pool.query("UPDATE ingest_file SET updated_at = now() - make_interval(secs => $3::double precision / 1000) WHERE tenant_id = $1 AND file_id = $2",
+    await db.pool.query(
+      `UPDATE received_file
+         SET updated_at = now() - make_interval(secs => $3::double precision / 1000)
+         WHERE tenant_id = $1 AND file_id = $2`,
       [scene.tenantId, receipt.value.fileId, limits.ingest.staleProcessingMs + 1_000]);
     const stale = await unfinishedFiles(db.pool, { staleAfterMs: limits.ingest.staleProcessingMs });
     expect(stale.map((f) => f.fileId)).toContain(receipt.value.fileId);
@@ -101,7 +112,9 @@ describe("ingest bounds, each fed one past its limit", () => {
   it("suspectWindowHours: equal content applied one hour past the window is no longer suspect", async () => {
     const other = await givenScene(db.pool, "bounds-window");
     await ingest(db.pool, other, fixture("ach/original.ach"), "original.ach");
-    await db.pool.query("UPDATE ingest_record_key SET created_at = now() - make_interval(hours => $2) WHERE tenant_id = $1", [other.tenantId, limits.ingest.suspectWindowHours + 1]);
+    await db.pool.query(
+      `UPDATE record_key SET created_at = now() - make_interval(hours => $2) WHERE tenant_id = $1`,
+      [other.tenantId, limits.ingest.suspectWindowHours + 1]);
     const renumbered = await ingest(db.pool, other, fixture("ach/original-renumbered.ach"), "renumbered.ach");
     expect(renumbered.outcomes).toEqual({ ...noOutcomes, applied: 5 });
   });

@@ -10,7 +10,8 @@ import { balances, fixture, givenScene, ingest, noOutcomes, transferCount, type 
 /** A file's outcome rows, with the file ids in their details made neutral (each scene has its own). */
 async function outcomeRows(pool: Pool, scene: Scene, fileId: string): Promise<unknown[]> {
   const { rows } = await pool.query<Record<string, unknown>>(
-    `SELECT record_index, position, natural_key, outcome, code, detail, original_ref, transfer_key FROM ingest_outcome
+    `SELECT record_index, position, natural_key, outcome, code, detail, original_ref, transfer_key
+       FROM record_outcome
       WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index`, [scene.tenantId, fileId]);
   return rows.map((row) => ({ ...row, detail: typeof row.detail === "string" ? row.detail.replace(/fil_[0-9a-f]+/g, "FILE") : row.detail }));
 }
@@ -39,7 +40,9 @@ describe("a re-upload read key-first decides every record as the claim would", (
     const before = await balances(db.pool, scene.tenantId);
     const again = await ingest(db.pool, scene, fixture("ach/original.ach"), "copy.ach", { chunkRecordsMax: 2 });
     expect(again.outcomes).toEqual({ ...noOutcomes, duplicate: 5 });
-    expect((await outcomeRows(db.pool, scene, again.file_id)).map((o) => (o as { code: string }).code)).toEqual(Array(5).fill("INGEST_RECORD_DUPLICATE"));
+    const rows = await outcomeRows(db.pool, scene, again.file_id);
+    const codes = rows.map((o) => (o as { code: string }).code);
+    expect(codes).toEqual(Array(5).fill("RECORD_DUPLICATE"));
     expect((await outcomeRows(db.pool, scene, again.file_id)).map((o) => (o as { original_ref: string }).original_ref))
       .toEqual((await outcomeRows(db.pool, scene, first.file_id)).map((o) => (o as { transfer_key: string }).transfer_key));
     expect(await transferCount(db.pool, scene.tenantId)).toBe(5);
@@ -54,7 +57,9 @@ describe("a re-upload read key-first decides every record as the claim would", (
     const perRecord = await ingest(db.pool, split, fixture("ach/original-amount-changed.ach"), "changed.ach", { chunkRecordsMax: 1 });
     expect(perRecord.outcomes).toEqual({ ...noOutcomes, duplicate: 4, conflict: 1 });
     expect(await outcomeRows(db.pool, split, perRecord.file_id)).toEqual(await outcomeRows(db.pool, whole, inOne.file_id));
-    const { rows } = await db.pool.query("SELECT reason, state, natural_key FROM ingest_review WHERE tenant_id = $1", [split.tenantId]);
+    const { rows } = await db.pool.query(
+      `SELECT reason, state, natural_key FROM record_review WHERE tenant_id = $1`,
+      [split.tenantId]);
     expect(rows).toEqual([{ reason: "conflict", state: "open", natural_key: "ach:23138010:231380100000002:1234567890:PPD:250305" }]);
     expect(await transferCount(db.pool, split.tenantId)).toBe(5);
   });

@@ -13,7 +13,8 @@ describe("records sharing a UETR", () => {
 
   async function outcomeRows(tenantId: string, fileId: string) {
     const { rows } = await db.pool.query<{ outcome: string; code: string | null; detail: string | null; transfer_key: string | null }>(
-      "SELECT outcome, code, detail, transfer_key FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index", [tenantId, fileId]);
+      `SELECT outcome, code, detail, transfer_key FROM record_outcome WHERE tenant_id = $1
+         AND file_id = $2 ORDER BY record_index`, [tenantId, fileId]);
     return rows;
   }
 
@@ -23,7 +24,8 @@ describe("records sharing a UETR", () => {
 
   async function originalRefs(tenantId: string, fileId: string) {
     const { rows } = await db.pool.query<{ original_ref: string | null }>(
-      "SELECT original_ref FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index", [tenantId, fileId]);
+      `SELECT original_ref FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+         ORDER BY record_index`, [tenantId, fileId]);
     return rows.map((r) => r.original_ref);
   }
 
@@ -34,7 +36,7 @@ describe("records sharing a UETR", () => {
     const second = await ingest(db.pool, scene, fixture("iso20022/pacs008-chain-b-c.xml"), "chain-b-c.xml");
     expect(second.outcomes).toEqual({ ...noOutcomes, applied: 1 });
     expect(await outcomeRows(scene.tenantId, second.file_id)).toEqual([{
-      outcome: "applied", code: "INGEST_PAYMENT_LEG_LINKED", transfer_key: null,
+      outcome: "applied", code: "RECORD_PAYMENT_LEG_LINKED", transfer_key: null,
       detail: expect.stringContaining("iso20022:pacs.008:uetr:7c9e6679-7425-40de-944b-e07fc1f90ae7:BANKDEFFXXX:BANKGB2LXXX"),
     }]);
     expect(await transferCount(db.pool, scene.tenantId)).toBe(1);
@@ -49,11 +51,14 @@ describe("records sharing a UETR", () => {
     const reused = await ingest(db.pool, scene, fixture("iso20022/pacs008-uetr-reused.xml"), "reused.xml");
     expect(reused.outcomes).toEqual({ ...noOutcomes, suspect: 1 });
     const [row] = await outcomeRows(scene.tenantId, reused.file_id);
-    expect(row).toMatchObject({ outcome: "suspect", code: "INGEST_UETR_REUSED", transfer_key: null });
+    const held = { outcome: "suspect", code: "RECORD_UETR_REUSED", transfer_key: null };
+    expect(row).toMatchObject(held);
     expect(row?.detail).toContain("iso20022:pacs.008:uetr:7c9e6679-7425-40de-944b-e07fc1f90ae7:BANKDEFFXXX:BANKGB2LXXX");
     expect(row?.detail).toContain("iso20022:pacs.008:uetr:7c9e6679-7425-40de-944b-e07fc1f90ae7:BANKFRPPXXX:BANKITMMXXX");
     expect(row?.detail).toMatch(/differs in endToEndId, amountMinor/);
-    const { rows: reviews } = await db.pool.query("SELECT reason, matched_ref FROM ingest_review WHERE tenant_id = $1 AND file_id = $2", [scene.tenantId, reused.file_id]);
+    const { rows: reviews } = await db.pool.query(
+      `SELECT reason, matched_ref FROM record_review WHERE tenant_id = $1 AND file_id = $2`,
+      [scene.tenantId, reused.file_id]);
     expect(reviews).toEqual([{ reason: "suspect", matched_ref: "iso20022:pacs.008:uetr:7c9e6679-7425-40de-944b-e07fc1f90ae7:BANKDEFFXXX:BANKGB2LXXX" }]);
     expect(await transferCount(db.pool, scene.tenantId)).toBe(1);
   });
@@ -63,7 +68,8 @@ describe("records sharing a UETR", () => {
     const report = await ingest(db.pool, scene, fixture("iso20022/pacs008-legs-and-reused-uetr.xml"), "legs.xml");
     expect(report.outcomes).toEqual({ ...noOutcomes, applied: 2, suspect: 1 });
     expect((await outcomeRows(scene.tenantId, report.file_id)).map((row) => [row.outcome, row.code])).toEqual([
-      ["applied", "INGEST_COUNTERPARTY_UNRESOLVED"], ["applied", "INGEST_PAYMENT_LEG_LINKED"], ["suspect", "INGEST_UETR_REUSED"],
+      ["applied", "RECORD_COUNTERPARTY_UNRESOLVED"], ["applied", "RECORD_PAYMENT_LEG_LINKED"],
+      ["suspect", "RECORD_UETR_REUSED"],
     ]);
     expect(await transferCount(db.pool, scene.tenantId)).toBe(1);
     const again = await ingest(db.pool, scene, fixture("iso20022/pacs008-legs-and-reused-uetr.xml"), "legs-again.xml");

@@ -10,7 +10,8 @@ describe("ACH files as real processors send them, through ingest", () => {
 
   async function outcomeRows(tenantId: string, fileId: string) {
     const { rows } = await db.pool.query<{ outcome: string; code: string | null; detail: string | null; original_ref: string | null }>(
-      "SELECT outcome, code, detail, original_ref FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 ORDER BY record_index", [tenantId, fileId]);
+      `SELECT outcome, code, detail, original_ref FROM record_outcome WHERE tenant_id = $1
+         AND file_id = $2 ORDER BY record_index`, [tenantId, fileId]);
     return rows;
   }
 
@@ -19,12 +20,15 @@ describe("ACH files as real processors send them, through ingest", () => {
     const report = await ingest(db.pool, scene, fixture("ach/trace-reused-across-batches.ach"), "reused.ach");
     expect(report.outcomes).toEqual({ ...noOutcomes, suspect: 2 });
     expect((await outcomeRows(scene.tenantId, report.file_id)).map((row) => [row.outcome, row.code])).toEqual([
-      ["suspect", "INGEST_KEY_REUSED_IN_FILE"], ["suspect", "INGEST_KEY_REUSED_IN_FILE"],
+      ["suspect", "RECORD_KEY_REUSED_IN_FILE"], ["suspect", "RECORD_KEY_REUSED_IN_FILE"],
     ]);
-    expect(report.warnings.filter((found) => found.code === "INGEST_KEY_REUSED_IN_FILE").map((found) => found.line)).toEqual([3, 6]);
+    const reused = report.warnings.filter((found) => found.code === "RECORD_KEY_REUSED_IN_FILE");
+    expect(reused.map((found) => found.line)).toEqual([3, 6]);
     // Each outcome row, the dedup record of a file's record (decision 0053), names the other entry as its original.
     expect((await outcomeRows(scene.tenantId, report.file_id)).map((row) => row.original_ref)).toEqual([`${report.file_id}#2`, `${report.file_id}#1`]);
-    const { rows: reviews } = await db.pool.query("SELECT reason, record_index FROM ingest_review WHERE tenant_id = $1 ORDER BY record_index", [scene.tenantId]);
+    const { rows: reviews } = await db.pool.query(
+      `SELECT reason, record_index FROM record_review WHERE tenant_id = $1 ORDER BY record_index`,
+      [scene.tenantId]);
     expect(reviews).toEqual([{ reason: "suspect", record_index: 1 }, { reason: "suspect", record_index: 2 }]);
     expect(await transferCount(db.pool, scene.tenantId)).toBe(0);
   });
@@ -35,9 +39,10 @@ describe("ACH files as real processors send them, through ingest", () => {
     expect(report.outcomes).toEqual({ ...noOutcomes, applied: 1, suspect: 1 });
     const rows = await outcomeRows(scene.tenantId, report.file_id);
     const { rows: first } = await db.pool.query<{ transfer_key: string }>(
-      "SELECT transfer_key FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND record_index = 1", [scene.tenantId, report.file_id]);
+      `SELECT transfer_key FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+         AND record_index = 1`, [scene.tenantId, report.file_id]);
     expect(rows.map((row) => row.outcome)).toEqual(["applied", "suspect"]);
-    expect(rows[1]?.code).toBe("INGEST_KEY_REUSED_IN_FILE");
+    expect(rows[1]?.code).toBe("RECORD_KEY_REUSED_IN_FILE");
     expect(rows[1]?.original_ref).toBe(first[0]?.transfer_key);
     expect(await transferCount(db.pool, scene.tenantId)).toBe(1);
   });
@@ -63,7 +68,7 @@ describe("ACH files as real processors send them, through ingest", () => {
     const report = await ingest(db.pool, scene, fixture("ach/return-keeps-forward-trace-and-code.ach"), "return.ach");
     expect(report.outcomes).toEqual({ ...noOutcomes, applied: 1 });
     const [row] = await outcomeRows(scene.tenantId, report.file_id);
-    expect(row).toMatchObject({ outcome: "applied", code: "INGEST_RETURN_LINK_WARNING" });
+    expect(row).toMatchObject({ outcome: "applied", code: "RECORD_RETURN_LINK_WARNING" });
     expect(row?.detail).toContain("ach:23138010:231380100000001:1234567890:PPD:250305");
     expect(row?.detail).toMatch(/Original DFI 07100050 is not the forward's RDFI 09100001/);
     expect(row?.detail).toMatch(/transaction code 22 is not a return code/);

@@ -11,7 +11,7 @@ import { registerFileRoutes } from "../../src/api/routes/files.ts";
 import { buildHttpServer } from "../../src/api/server.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { startServeProcess } from "../support/serve-process.ts";
-import { fixture, givenScene, noOutcomes, type Scene } from "./support.ts";
+import { fixture, givenScene, noOutcomes, type Scene } from "../files/support.ts";
 import { createTenant } from "../../src/tenants/tenants.ts";
 import { createPartner } from "../../src/partners/partners.ts";
 
@@ -30,7 +30,8 @@ describe("file names", () => {
   it("keeps the last path component only and replaces unsafe characters", () => {
     expect(sanitizeFileName("../../etc/passwd")).toEqual({ ok: true, value: "passwd" });
     expect(sanitizeFileName("C:\\drop\\pay roll;1.ach")).toEqual({ ok: true, value: "pay_roll_1.ach" });
-    expect(sanitizeFileName("..")).toMatchObject({ ok: false, error: { code: "INGEST_FILE_NAME_INVALID" } });
+    const refused = { ok: false, error: { code: "FILE_NAME_INVALID" } };
+    expect(sanitizeFileName("..")).toMatchObject(refused);
   });
 });
 

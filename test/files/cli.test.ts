@@ -38,7 +38,7 @@ describe("clearline partner, ingest, files, file show and review", () => {
     const run = await runCliInProcess(["ingest", fixture("corrected.ach"), "--tenant", "acme", "--partner", "fedach", "--dry-run", "--json"], env);
     expect(run.exitCode).toBe(0);
     expect(JSON.parse(run.stdout)).toMatchObject({ status: "would_apply", verdicts: { new: 1, already_applied: 3, changed: 1, suspect: 0, rejected: 0 } });
-    const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM ingest_file");
+    const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM received_file");
     expect(rows[0]?.n).toBe(1n);
   });
 
@@ -50,12 +50,14 @@ describe("clearline partner, ingest, files, file show and review", () => {
     expect(items).toMatchObject([{ reason: "conflict", amount_minor: "20500", position: "line 4" }]);
   });
 
-  const heldReviewId = async () => (await db.pool.query<{ review_id: string }>("SELECT review_id FROM ingest_review")).rows[0]?.review_id ?? "";
+  const heldReviewId = async () => (await db.pool.query<{ review_id: string }>(
+    `SELECT review_id FROM record_review`)).rows[0]?.review_id ?? "";
 
   it("refuses review release with exit 2, naming the three decisions", async () => {
     const released = await runCliInProcess(["review", "release", await heldReviewId(), "--reason", "partner confirmed the new amount"], env);
     expect(released.exitCode).toBe(2);
-    expect(released.stderr).toMatch(/INGEST_REVIEW_RELEASE_REMOVED.*review replace.*review apply-as-new.*review refuse/);
+    const ways = /REVIEW_RELEASE_REMOVED.*review replace.*review apply-as-new.*review refuse/;
+    expect(released.stderr).toMatch(ways);
   });
 
   it("replaces the changed record, printing what it posted; a repeat answers the stored decision", async () => {
@@ -70,7 +72,7 @@ describe("clearline partner, ingest, files, file show and review", () => {
   it("refuses another decision on the replaced record with exit 2, naming the first", async () => {
     const refused = await runCliInProcess(["review", "refuse", await heldReviewId(), "--reason", "changed my mind"], env);
     expect(refused.exitCode).toBe(2);
-    expect(refused.stderr).toMatch(/INGEST_REVIEW_DECIDED: .*already decided: replace by ops-1/);
+    expect(refused.stderr).toMatch(/REVIEW_DECIDED: .*already decided: replace by ops-1/);
   });
 
   it("shows the compensation and the corrected posting in the statement as technical corrections, and ledger verify is clean", async () => {

@@ -54,7 +54,8 @@ describe("re-uploads: every record applied exactly once, whatever file it comes 
     expect(changed.correction_of).toBe(original.file_id);
     expect(await balances(db.pool, scene.tenantId)).toEqual({ [settlementOf(scene)]: 150_000n, [suspenseOf(scene)]: 150_000n });
     const { rows } = await db.pool.query<{ reason: string; state: string; natural_key: string }>(
-      "SELECT reason, state, natural_key FROM ingest_review WHERE tenant_id = $1", [scene.tenantId]);
+      `SELECT reason, state, natural_key FROM record_review
+         WHERE tenant_id = $1`, [scene.tenantId]);
     expect(rows).toEqual([{ reason: "conflict", state: "open", natural_key: "ach:23138010:231380100000002:1234567890:PPD:250305" }]);
   });
 

@@ -24,7 +24,9 @@ describe("the dry run decides with the record core's stages", () => {
     const scene = await givenScene(db.pool, "preview-clean");
     await dryRun(db.pool, scene.tenantId, contentOf("ach/original.ach"), { name: "original.ach" });
     const { rows } = await db.pool.query<{ keys: number; events: number }>(
-      "SELECT (SELECT count(*) FROM ingest_record_key WHERE tenant_id = $1)::int AS keys, (SELECT count(*) FROM ingest_outcome WHERE tenant_id = $1)::int + (SELECT count(*) FROM dedup_event WHERE tenant_id = $1)::int AS events", [scene.tenantId]);
+      `SELECT (SELECT count(*) FROM record_key WHERE tenant_id = $1)::int AS keys, (SELECT count(*)
+         FROM record_outcome WHERE tenant_id = $1)::int + (SELECT count(*) FROM dedup_event
+         WHERE tenant_id = $1)::int AS events`, [scene.tenantId]);
     expect(rows[0]).toEqual({ keys: 0, events: 0 });
     expect(await transferCount(db.pool, scene.tenantId)).toBe(0);
     const again = await dryRun(db.pool, scene.tenantId, contentOf("ach/original.ach"), { name: "original.ach" });

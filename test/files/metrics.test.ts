@@ -34,7 +34,9 @@ describe("ingest metrics", () => {
     const scene = await givenScene(db.pool, "gauges");
     const waiting = await receiveFile(db.pool, { tenantId: scene.tenantId, partnerId: scene.partner.partnerId, source: "cli", name: "w.ach", content: fixture("ach/original.ach") });
     if (!waiting.ok) throw new Error(waiting.error.message);
-    await db.pool.query("UPDATE ingest_file SET received_at = now() - interval '90 seconds' WHERE file_id = $1", [waiting.value.fileId]);
+    await db.pool.query(
+      `UPDATE received_file SET received_at = now() - interval '90 seconds' WHERE file_id = $1`,
+      [waiting.value.fileId]);
     await refreshIngestGauges(db.pool);
     expect(await registry.getSingleMetricAsString("clearline_ingest_files")).toMatch(/clearline_ingest_files\{status="received"\} 1/);
     const age = /clearline_ingest_oldest_processing_age_seconds (\d+(\.\d+)?)/.exec(await registry.getSingleMetricAsString("clearline_ingest_oldest_processing_age_seconds"));

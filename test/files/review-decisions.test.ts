@@ -103,7 +103,10 @@ describe("review decisions: what each one does to the ledger", () => {
     await decide(db, scene, reviewId, "apply_as_new");
     const again = await ingest(db.pool, scene, fixture("ach/corrected.ach"), "corrected-again.ach");
     expect(again.outcomes).toEqual({ ...noOutcomes, duplicate: 5 });
-    const { rows } = await db.pool.query<{ original_ref: string }>("SELECT original_ref FROM ingest_outcome WHERE tenant_id = $1 AND file_id = $2 AND natural_key = $3", [scene.tenantId, again.file_id, PAYEE_TWO_KEY]);
+    const { rows } = await db.pool.query<{ original_ref: string }>(
+      `SELECT original_ref FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+         AND natural_key = $3`,
+      [scene.tenantId, again.file_id, PAYEE_TWO_KEY]);
     expect(rows).toEqual([{ original_ref: `${PAYEE_TWO_KEY}:new:${reviewId}` }]);
     expect(await payeeTwo(db, scene)).toBe(40_500n);
   });
@@ -115,11 +118,13 @@ describe("review decisions: what each one does to the ledger", () => {
     expect(await balances(db.pool, scene.tenantId)).toEqual(before);
   });
 
-  it("refuses a different second decision with INGEST_REVIEW_DECIDED naming the first", async () => {
+  it("refuses a different second decision with REVIEW_DECIDED naming the first", async () => {
     const { scene, reviewId } = await givenHeld(db, "second");
     await decide(db, scene, reviewId, "replace", "ops-1");
     const second = await decide(db, scene, reviewId, "apply_as_new", "ops-2");
-    expect(second).toMatchObject({ ok: false, error: { code: "INGEST_REVIEW_DECIDED", message: expect.stringMatching(/already decided: replace by ops-1/) } });
+    const namingTheFirst = expect.stringMatching(/already decided: replace by ops-1/);
+    const refused = { ok: false, error: { code: "REVIEW_DECIDED", message: namingTheFirst } };
+    expect(second).toMatchObject(refused);
     expect(await payeeTwo(db, scene)).toBe(20_500n);
   });
 
@@ -130,7 +135,7 @@ describe("review decisions: what each one does to the ledger", () => {
     await openAccount(db.pool, { tenantId: scene.tenantId, accountId: "grocer", kind: "customer", currency: "USD" });
     await post(db.pool, transferOf(scene.tenantId, "spent", "payee-two", "grocer", 20_500n));
     const refused = await decide(db, scene, reviewId, "replace");
-    expect(refused).toMatchObject({ ok: false, error: { code: "INGEST_REVIEW_INSUFFICIENT_FUNDS" } });
+    expect(refused).toMatchObject({ ok: false, error: { code: "REVIEW_INSUFFICIENT_FUNDS" } });
     expect(await transfersOfKind(db, scene, "correction-replacement")).toEqual([]);
     expect(await transfersOfKind(db, scene, "correction-compensation")).toEqual([]);
     expect((await listReviews(db.pool, { tenantId: scene.tenantId })).map((r) => r.state)).toEqual(["open"]);
@@ -149,7 +154,9 @@ describe("review decisions: what each one does to the ledger", () => {
     expect(decided).toMatchObject({ ok: true, value: { decided: { state: "replaced", compensation_key: `${item?.matched_ref}:post:compensate` } } });
     expect(await balances(db.pool, scene.tenantId)).toEqual(before);
     const { rows } = await db.pool.query<{ natural_key: string; state: string }>(
-      "SELECT natural_key, state FROM ingest_record_key WHERE tenant_id = $1 AND natural_key = ANY($2::text[]) ORDER BY natural_key", [scene.tenantId, [item?.matched_ref, item?.natural_key]]);
+      `SELECT natural_key, state FROM record_key WHERE tenant_id = $1
+         AND natural_key = ANY($2::text[])
+         ORDER BY natural_key`, [scene.tenantId, [item?.matched_ref, item?.natural_key]]);
     expect(rows.map((r) => r.state).sort()).toEqual(["applied", "replaced"]);
     expect((await verifyLedger(db.pool)).ok).toBe(true);
   });

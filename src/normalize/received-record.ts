@@ -7,11 +7,12 @@ import { achEntryToCanonical } from "./from-ach.ts";
 import { normalizeIso20022Transaction } from "./from-iso20022.ts";
 
 /**
- * One record of a file as the ingestion pipeline takes it: the canonical record (or the finding
- * that rejects it), its place in the file, and the ids that link returns to originals. Both
- * channel adapters produce this one shape; everything after it is channel-blind.
+ * One record as it was received, whatever channel brought it (a file's entry or transaction, an
+ * HTTP payment or refund, a card message), the record core's input: the canonical record (or the
+ * finding that rejects it), its place (a file's line or xmlPath, a request), and the ids that link
+ * returns to originals. Everything after it is channel-blind.
  */
-export interface IngestRecord {
+export interface ReceivedRecord {
   index: number;                 // 1-based order among the file's records
   position: string;              // "line 12" or the transaction's xmlPath
   record?: CanonicalRecord;      // absent when the record is rejected
@@ -53,8 +54,10 @@ export interface AchRecordContext {
   fileHeader?: AchRecord;
 }
 
-/** An ACH entry (with its addenda) -> IngestRecord. An entry-scope error rejects this record only. */
-export function achIngestRecord(entry: AchEntry, index: number, context: AchRecordContext): IngestRecord {
+/** An ACH entry (with its addenda) -> ReceivedRecord. An entry-scope error rejects it only. */
+export function achReceivedRecord(
+  entry: AchEntry, index: number, context: AchRecordContext,
+): ReceivedRecord {
   const position = `line ${entry.record.line}`;
   const rejected = entry.rejected ? firstError(entry.findings) : undefined;
   if (rejected) return { index, position, rejection: rejected, linkIds: [], originalIds: [] };
@@ -78,8 +81,11 @@ export interface IsoRecordContext {
   fileId: string;
 }
 
-/** An ISO 20022 transaction -> IngestRecord. A transaction-scope error rejects this transaction only. */
-export function isoIngestRecord(header: Iso20022Header, transaction: Iso20022Transaction, index: number, context: IsoRecordContext): IngestRecord {
+/** An ISO 20022 transaction -> ReceivedRecord. A transaction-scope error rejects it only. */
+export function isoReceivedRecord(
+  header: Iso20022Header, transaction: Iso20022Transaction, index: number,
+  context: IsoRecordContext,
+): ReceivedRecord {
   const position = transaction.xmlPath;
   const normalized = normalizeIso20022Transaction(header, transaction, { tenantId: context.tenantId, fileId: context.fileId });
   if (!normalized.ok) {

@@ -52,7 +52,10 @@ describe(`crash safety: kill -9 at random moments during a ${Number(process.env.
     expect(retried.outcomes.applied + retried.outcomes.duplicate).toBe(entries);
     expect(await ledgerLines(db.pool, scene.tenantId)).toEqual(await ledgerLines(db.pool, clean.tenantId));
     expect(await balances(db.pool, scene.tenantId)).toEqual(await balances(db.pool, clean.tenantId));
-    const { rows } = await db.pool.query<{ n: bigint }>("SELECT count(*) AS n FROM ingest_file WHERE tenant_id = $1 AND status NOT IN ('done', 'rejected')", [scene.tenantId]);
+    const { rows } = await db.pool.query<{ n: bigint }>(
+      `SELECT count(*) AS n FROM received_file WHERE tenant_id = $1
+         AND status NOT IN ('done', 'rejected')`,
+      [scene.tenantId]);
     expect(rows[0]?.n).toBe(0n);
     expect((await verifyLedger(db.pool)).ok).toBe(true);
   }, 600_000);

@@ -1,0 +1,27 @@
+/**
+ * The ledger, entered here (docs/decisions/0069): ONE posting path for every channel, accounts,
+ * exact balances, statements, compensations and the ledger's verification. Its tables (account,
+ * transfer, ledger_entry, the balance projection, compensation, the settlement net) are read and
+ * written by its own files; other rooms call the functions below.
+ */
+export { accountKinds, type AccountKind } from "./account-kinds.ts";
+export {
+  findAccount, findAccounts, listAccounts, openAccount, type Account,
+} from "./accounts.ts";
+export {
+  advanceProjection, balanceOf, projectionLag, tenantsWithAccounts, type Balance,
+} from "./balance.ts";
+export {
+  compensationsOf, linkCompensations, type CompensationLink,
+} from "./compensation.ts";
+export {
+  postTransfer, postTransfers, type Posted, type PostResult,
+} from "./post-transfers.ts";
+export {
+  accountStatement, postedTransfer, statementDocument,
+} from "./statement.ts";
+export {
+  storedTransfers, transferLegs, transfersWithLegs, type ShownTransfer,
+} from "./stored-transfers.ts";
+export type { Direction, Leg, Transfer } from "./transfer.ts";
+export { ledgerStats, verifyLedger } from "./verify.ts";

@@ -1,0 +1,54 @@
+import { cpSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { migrate, MIGRATIONS_DIR } from "../../src/db/migrate.ts";
+import { createEmptyDatabase, type TestDatabase } from "../support/database.ts";
+
+/**
+ * Migration 0028 renames the record tables and the received files' tables (docs/decisions/0068):
+ * a database migrated before it keeps its rows, under the new names, and no object keeps an
+ * ingest_ name.
+ */
+describe("migration 0028: tables named for what they hold", () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createEmptyDatabase();
+    const before = mkdtempSync(path.join(tmpdir(), "clearline-migrations-"));
+    cpSync(MIGRATIONS_DIR, before, { recursive: true });
+    for (const file of readdirSync(before)) if (file >= "0028") rmSync(path.join(before, file));
+    await migrate(db.pool, before);
+    await db.pool.query(`INSERT INTO partner (tenant_id, partner_id, name, currency)
+                         VALUES ('t1', 'prt_1', 'bank', 'USD')`);
+    await db.pool.query(
+      `INSERT INTO ingest_file (tenant_id, file_id, partner_id, source, original_name, size_bytes,
+                                bytes_sha256, status)
+       VALUES ('t1', 'fil_1', 'prt_1', 'cli', 'a.ach', 0, '', 'done')`);
+    await db.pool.query(
+      `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind, state,
+                                      position, amount_minor, currency, value_date)
+       VALUES ('t1', 'ach:1', 'fp', 'ach', 'credit', 'applied', 'line 3', 100, 'USD',
+               '2025-01-02')`);
+    await migrate(db.pool);
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it("keeps the rows written before it under the new names", async () => {
+    const files = await db.pool.query("SELECT file_id, original_name FROM received_file");
+    const keys = await db.pool.query("SELECT natural_key, state FROM record_key");
+    expect(files.rows).toEqual([{ file_id: "fil_1", original_name: "a.ach" }]);
+    expect(keys.rows).toEqual([{ natural_key: "ach:1", state: "applied" }]);
+  });
+
+  it("leaves no table, index or constraint named ingest_", async () => {
+    const { rows } = await db.pool.query<{ name: string }>(
+      `SELECT relname AS name FROM pg_class
+        WHERE relnamespace = 'public'::regnamespace AND relname LIKE 'ingest%'
+       UNION ALL
+       SELECT conname FROM pg_constraint
+        WHERE connamespace = 'public'::regnamespace AND conname LIKE 'ingest%'`);
+    expect(rows).toEqual([]);
+  });
+});
