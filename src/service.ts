@@ -88,7 +88,10 @@ async function startOnDatabase(
     pool: database.pool,
     logger,
     readiness: () => evaluateReadiness(checks),
-    extraRoutes: serviceRoutes({ pool: database.pool, authorizer: cardGateway.authorizer, suspectWindowHours: config.ingest.suspectWindowHours }),
+    extraRoutes: serviceRoutes({
+      pool: database.pool, authorizer: cardGateway.authorizer, suspectWindowHours: config.ingest.suspectWindowHours,
+      fleet: { holder: fleet.holder, leaseMs: config.fleetLeaseMs, takeoverBoundMs: fleet.takeoverBoundMs },
+    }),
   });
   started.push(() => http.close());
   const httpName = `the HTTP listener on ${config.httpHost}:${config.httpPort}`;

@@ -126,12 +126,11 @@ describe("a drop folder stopped in the middle of a file", () => {
     const folder = mkdtempSync(path.join(tmpdir(), "clearline-stopped-"));
     const entries = 600;
     const ingest = { chunkRecordsMax: 100 };
-    let first: DropFolder | undefined;
     let stopping: Promise<void> | undefined;
     // The first holder loses its lease right after its first chunk commits.
-    first = new DropFolder({
+    const first: DropFolder = new DropFolder({
       pool: db.pool, tenantId: scene.tenantId, partner: scene.partner, folder, logger: quiet, stableMs: 50, rescanIntervalMs: 50,
-      ingest: { ...ingest, onProgress: () => { stopping ??= first?.stop(); } },
+      ingest: { ...ingest, onProgress: () => { stopping ??= first.stop(); } },
     });
     await writeGeneratedAch(path.join(folder, "big.ach.part"), entries);
     await first.start();
