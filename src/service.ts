@@ -5,6 +5,7 @@ import { setProcessConfig, type Config } from "./config/config.ts";
 import { limits } from "./config/limits.ts";
 import { openDatabase, type Database } from "./db/database.ts";
 import { migrate, pendingMigrations } from "./db/migrate.ts";
+import { assertSessionConnections } from "./db/session-check.ts";
 import { loadCardKeys, openCardChannel } from "./cards/index.ts";
 import { startCardGateway, type CardGateway } from "./gateway/gateway.ts";
 import { startIngestSources, type IngestSources } from "./sources/sources.ts";
@@ -65,6 +66,8 @@ async function listening<T>(name: string, open: () => Promise<T>): Promise<T> {
 async function startOnDatabase(
   config: Config, logger: Logger, database: Database, started: Array<() => Promise<void>>,
 ): Promise<RunningService> {
+  // One PostgreSQL session per pooled client, or no start (docs/decisions/0073: no transaction pooling).
+  await assertSessionConnections(database.pool);
   const migrated = await migrate(database.pool);
   const webhookKeys = loadWebhookSecretKeys({ home: config.home, secretHex: config.webhookSecretKey });
   // Secrets stored in clear before migration 0027 are sealed before any delivery (docs/decisions/0065).
