@@ -16,7 +16,9 @@ import { sealClearWebhookSecrets } from "./outbox/webhooks/webhook-store.ts";
 import { partnerDeliverers } from "./partners/outbound/outbound-deliverers.ts";
 import { projectionLagDeltas } from "./observability/metrics.ts";
 import { evaluateReadiness, type ReadinessCheck } from "./observability/readiness.ts";
-import { holdNatsInbox, holdSchemeLink, holdSource, leasedSchemeLinkHealth, openServiceFleet } from "./service/fleet-leases.ts";
+import {
+  holdNatsInbox, holdSchemeLink, holdSource, leasedSchemeLinkHealth, openServiceFleet,
+} from "./service/fleet-leases.ts";
 import { holdSingletonJobs } from "./service/singleton-jobs.ts";
 
 /**
@@ -66,7 +68,7 @@ async function listening<T>(name: string, open: () => Promise<T>): Promise<T> {
 async function startOnDatabase(
   config: Config, logger: Logger, database: Database, started: Array<() => Promise<void>>,
 ): Promise<RunningService> {
-  // One PostgreSQL session per pooled client, or no start (docs/decisions/0073: no transaction pooling).
+  // One PostgreSQL session per pooled client, or no start (decision 0073: no transaction pooling).
   await assertSessionConnections(database.pool);
   const migrated = await migrate(database.pool);
   const webhookKeys = loadWebhookSecretKeys({ home: config.home, secretHex: config.webhookSecretKey });
@@ -86,14 +88,18 @@ async function startOnDatabase(
   const schemeLinkLease = holdSchemeLink(fleet, cardGateway);
   // /readyz answers from the moment HTTP listens; the sources start after it.
   const running: { sources?: IngestSources } = {};
-  const checks = readinessChecks(database, leasedSchemeLinkHealth(fleet, cardGateway, schemeLinkLease), () => running.sources);
+  const linkHealth = leasedSchemeLinkHealth(fleet, cardGateway, schemeLinkLease);
+  const checks = readinessChecks(database, linkHealth, () => running.sources);
   const http = buildHttpServer({
     pool: database.pool,
     logger,
     readiness: () => evaluateReadiness(checks),
     extraRoutes: serviceRoutes({
-      pool: database.pool, authorizer: cardGateway.authorizer, suspectWindowHours: config.ingest.suspectWindowHours,
-      fleet: { holder: fleet.holder, leaseMs: config.fleetLeaseMs, takeoverBoundMs: fleet.takeoverBoundMs },
+      pool: database.pool, authorizer: cardGateway.authorizer,
+      suspectWindowHours: config.ingest.suspectWindowHours,
+      fleet: {
+        holder: fleet.holder, leaseMs: config.fleetLeaseMs, takeoverBoundMs: fleet.takeoverBoundMs,
+      },
     }),
   });
   started.push(() => http.close());
@@ -102,7 +108,8 @@ async function startOnDatabase(
   const address = http.server.address() as AddressInfo;
   const httpUrl = `http://${address.address}:${address.port}`;
   fleet.setHolderAddress(httpUrl);
-  const sources = await startIngestSources(database.pool, config.ingest, config.home, logger, holdSource(fleet));
+  const sources = await startIngestSources(
+    database.pool, config.ingest, config.home, logger, holdSource(fleet));
   running.sources = sources;
   started.push(() => sources.stop());
   // Partners' folders and SFTP outboxes (docs/decisions/0025); a configured partner that does not exist is named, not fatal.

@@ -18,7 +18,8 @@ export interface HttpLoader {
 
 /**
  * HTTP load from one worker thread that serves every load of the run, one at a time, so it runs
- * warm (bench/support/http-load-worker.mjs: a minimal keep-alive HTTP/1.1 client, docs/decisions/0047, 0054).
+ * warm (bench/support/http-load-worker.mjs: a minimal keep-alive HTTP/1.1 client, decisions 0047,
+ * 0054).
  */
 export function httpLoader(): HttpLoader {
   const worker = new Worker(new URL("./http-load-worker.mjs", import.meta.url), { execArgv: [] });
@@ -41,17 +42,20 @@ export function httpLoader(): HttpLoader {
   };
 }
 
-/** A settlement account, a merchant and `debtors` funded customers (payer-0 ...), so that payments spread over many rows. */
+/** A settlement account, a merchant and `debtors` funded customers (payer-0 ...). */
 export async function fundDebtors(pool: Pool, tenantId: string, debtors: number): Promise<void> {
   await withTransaction(pool, async (tx) => {
-    await openAccount(tx, { tenantId, accountId: "settlement", kind: "settlement", currency: "USD" });
-    await openAccount(tx, { tenantId, accountId: "merchant", kind: "customer", currency: "USD" });
+    const usd = { tenantId, currency: "USD" } as const;
+    await openAccount(tx, { ...usd, accountId: "settlement", kind: "settlement" });
+    await openAccount(tx, { ...usd, accountId: "merchant", kind: "customer" });
     for (let i = 0; i < debtors; i++) {
-      await openAccount(tx, { tenantId, accountId: `payer-${i}`, kind: "customer", currency: "USD" });
-      await postTransfer(tx, { tenantId, transferKey: `fund-${i}`, kind: "funding", valueDate: "2026-12-02", legs: [
-        { accountId: "settlement", direction: "D", amountMinor: 10n ** 12n, currency: "USD" },
-        { accountId: `payer-${i}`, direction: "C", amountMinor: 10n ** 12n, currency: "USD" },
-      ] });
+      await openAccount(tx, { ...usd, accountId: `payer-${i}`, kind: "customer" });
+      await postTransfer(tx, {
+        tenantId, transferKey: `fund-${i}`, kind: "funding", valueDate: "2026-12-02", legs: [
+          { accountId: "settlement", direction: "D", amountMinor: 10n ** 12n, currency: "USD" },
+          { accountId: `payer-${i}`, direction: "C", amountMinor: 10n ** 12n, currency: "USD" },
+        ],
+      });
     }
   });
 }

@@ -11,13 +11,20 @@ export interface ServeChild {
 }
 
 /** A real `clearline serve` on a free port, against `databaseUrl`, with a home of its own. */
-export async function startServeChild(databaseUrl: string, env: Record<string, string> = {}): Promise<ServeChild> {
+export async function startServeChild(
+  databaseUrl: string, env: Record<string, string> = {},
+): Promise<ServeChild> {
   const home = mkdtempSync(path.join(tmpdir(), "clearline-bench-serve-"));
   const child = spawn(process.execPath, [clearlineBin, "serve", "--http-port", "0"], {
-    env: { ...process.env, CLEARLINE_LOG_LEVEL: "warn", CLEARLINE_HOME: home, DATABASE_URL: databaseUrl, ...env },
+    env: {
+      ...process.env, CLEARLINE_LOG_LEVEL: "warn", CLEARLINE_HOME: home, DATABASE_URL: databaseUrl,
+      ...env,
+    },
     stdio: ["ignore", "ignore", "pipe"],
   });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const exited = new Promise<number | null>((resolve) => {
+    child.once("exit", (code) => resolve(code));
+  });
   const baseUrl = await new Promise<string>((resolve, reject) => {
     let seen = "";
     child.stderr?.on("data", (chunk: Buffer) => {
@@ -25,7 +32,9 @@ export async function startServeChild(databaseUrl: string, env: Record<string, s
       const match = /serving on (http:\/\/\S+)/.exec(seen);
       if (match?.[1]) resolve(match[1]);
     });
-    void exited.then((code) => reject(new Error(`serve exited before serving (${String(code)}): ${seen}`)));
+    void exited.then((code) => {
+      reject(new Error(`serve exited before serving (${String(code)}): ${seen}`));
+    });
   });
   return {
     baseUrl,

@@ -13,10 +13,13 @@ import { registerReconciliationRoutes } from "./routes/reconciliations.ts";
  * /openapi.json against every registered route.
  */
 export function serviceRoutes(deps: {
-  pool: Pool; authorizer: CardAuthorizationSender; suspectWindowHours?: number; fleet?: FleetProcessView;
+  pool: Pool; authorizer: CardAuthorizationSender; suspectWindowHours?: number;
+  fleet?: FleetProcessView;
 }): Array<(app: FastifyInstance) => void> {
   return [
-    (app) => registerFleetRoutes(app, { pool: deps.pool, ...(deps.fleet ? { fleet: deps.fleet } : {}) }),
+    (app) => registerFleetRoutes(app, {
+      pool: deps.pool, ...(deps.fleet ? { fleet: deps.fleet } : {}),
+    }),
     (app) => registerCardAuthorizationRoutes(app, { authorizer: deps.authorizer }),
     (app) => registerFileRoutes(app, { pool: deps.pool, ...(deps.suspectWindowHours === undefined ? {} : { suspectWindowHours: deps.suspectWindowHours }) }),
     (app) => registerReconciliationRoutes(app, { pool: deps.pool }),

@@ -32,7 +32,9 @@ export const limits = {
 // A live relay is never overtaken: its delivery ends well inside its lease.
 assert(outboxLimits.deliveryTimeoutMs * 2 <= outboxLimits.leaseMs, "an outbox delivery ends well inside its lease");
 // The default lease lies inside the range a configuration may set.
-assert(fleetLimits.leaseMsMin <= fleetLimits.leaseMs && fleetLimits.leaseMs <= fleetLimits.leaseMsMax, "the default lease is a settable one");
+assert(fleetLimits.leaseMsMin <= fleetLimits.leaseMs
+  && fleetLimits.leaseMs <= fleetLimits.leaseMsMax,
+  "the default lease is a settable one");
 assert(outboxLimits.backoffBaseMs <= outboxLimits.backoffCapMs, "the outbox backoff starts below its cap");
 
 // One peer must never be able to hold every slot of the scheme endpoint.

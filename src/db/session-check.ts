@@ -1,7 +1,10 @@
 import { limits } from "../config/limits.ts";
 import type { Pool, PoolClient } from "./pool.ts";
 
-export type SessionCheckCode = "DB_POOLER_REFUSED_SETTINGS" | "DB_SESSION_SETTINGS_MISSING" | "DB_TRANSACTION_POOLING";
+export type SessionCheckCode =
+  | "DB_POOLER_REFUSED_SETTINGS" | "DB_SESSION_SETTINGS_MISSING" | "DB_TRANSACTION_POOLING";
+
+const direct = "Connect to PostgreSQL directly, or through a TCP proxy (HAProxy)";
 
 /** A database connection clearline cannot work through; the message says what to change. */
 export class DatabaseSessionError extends Error {
@@ -39,7 +42,10 @@ export async function assertSessionConnections(pool: Pool): Promise<void> {
     first = await pool.connect();
   } catch (error) {
     if (!isRefusedStartupParameter(error)) throw error;
-    throw new DatabaseSessionError("DB_POOLER_REFUSED_SETTINGS", `the database connection refused the session settings clearline sends when it connects (${error instanceof Error ? error.message : String(error)}): a connection pooler such as PgBouncer is in front. Connect to PostgreSQL directly, or through a TCP proxy (HAProxy)`);
+    const refusal = error instanceof Error ? error.message : String(error);
+    throw new DatabaseSessionError("DB_POOLER_REFUSED_SETTINGS", "the database connection refused "
+      + `the session settings clearline sends when it connects (${refusal}): a connection pooler `
+      + `such as PgBouncer is in front. ${direct}`);
   }
   try {
     await assertSettingsInEffect(first);
@@ -51,12 +57,17 @@ export async function assertSessionConnections(pool: Pool): Promise<void> {
 
 async function assertSettingsInEffect(client: PoolClient): Promise<void> {
   const { rows } = await client.query<{ name: string; setting: string }>(
-    "SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])", [Object.keys(expectedSettings)]);
+    "SELECT name, setting FROM pg_settings WHERE name = ANY($1::text[])",
+    [Object.keys(expectedSettings)]);
   const actual = new Map(rows.map((row) => [row.name, row.setting]));
-  const missing = Object.entries(expectedSettings).filter(([name, value]) => actual.get(name) !== value);
+  const missing = Object.entries(expectedSettings)
+    .filter(([name, value]) => actual.get(name) !== value);
   if (missing.length === 0) return;
-  const listed = missing.map(([name, value]) => `${name} is ${actual.get(name) ?? "unknown"}, not ${value}`).join("; ");
-  throw new DatabaseSessionError("DB_SESSION_SETTINGS_MISSING", `the session settings clearline sets when it connects are not in effect (${listed}): a connection pooler ignores them. Connect to PostgreSQL directly, or through a TCP proxy (HAProxy)`);
+  const listed = missing
+    .map(([name, value]) => `${name} is ${actual.get(name) ?? "unknown"}, not ${value}`).join("; ");
+  throw new DatabaseSessionError("DB_SESSION_SETTINGS_MISSING", "the session settings clearline "
+    + `sets when it connects are not in effect (${listed}): a connection pooler ignores them. `
+    + direct);
 }
 
 /**
@@ -66,7 +77,8 @@ async function assertSettingsInEffect(client: PoolClient): Promise<void> {
  * back on another session afterwards.
  */
 async function assertOwnSession(pool: Pool, first: PoolClient): Promise<void> {
-  const pidOf = async (client: PoolClient) => (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid;
+  const pidOf = async (client: PoolClient) =>
+    (await client.query<{ pid: number }>("SELECT pg_backend_pid() AS pid")).rows[0]?.pid;
   const before = await pidOf(first);
   const second = await pool.connect();
   let during: number | undefined;
@@ -80,5 +92,11 @@ async function assertOwnSession(pool: Pool, first: PoolClient): Promise<void> {
     second.release();
   }
   if (during !== before && after === before) return;
-  throw new DatabaseSessionError("DB_TRANSACTION_POOLING", `two clients of clearline's pool ran on one PostgreSQL session (server process ${before}, then ${during} and ${after}): a connection pooler in transaction mode (PgBouncer pool_mode = transaction) is in front, where named statements, session settings and the migration's advisory lock do not hold. Connect to PostgreSQL directly, through a TCP proxy (HAProxy), or through PgBouncer in session mode with the settings set on the role`);
+  throw new DatabaseSessionError("DB_TRANSACTION_POOLING", "two clients of clearline's pool ran on "
+    + `one PostgreSQL session (server process ${before}, then ${during} and ${after}): `
+    + "a connection "
+    + "pooler in transaction mode (PgBouncer pool_mode = transaction) is in front, where named "
+    + "statements, session settings and the migration's advisory lock do not hold. Connect to "
+    + "PostgreSQL directly, through a TCP proxy (HAProxy), or through PgBouncer in session mode "
+    + "with the settings set on the role");
 }

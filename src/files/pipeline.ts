@@ -87,7 +87,8 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
   if (sameBytes) {
     const answered = await answerFromSameBytesFile(pool, { tenantId, fileId, format: scan.format }, sameBytes, {
       recordsDone, recordsTotal: scan.recordsTotal, chunkRecordsMax: options.chunkRecordsMax ?? limits.ingest.chunkRecordsMax,
-      ...(options.onProgress ? { onProgress: options.onProgress } : {}), ...(options.isStopped ? { isStopped: options.isStopped } : {}),
+      ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.isStopped ? { isStopped: options.isStopped } : {}),
     });
     if (answered.kind === "fenced") return reportOf(pool, tenantId, fileId);
     if (answered.kind === "complete") {

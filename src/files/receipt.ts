@@ -119,25 +119,37 @@ export async function receiveFile(pool: Pool, arrival: Arrival, options: { fileB
  * second receipt of one arrival impossible, whichever process tries (a concurrent claim waits for
  * the first to commit or roll back). Returns the earlier receipt when the key was claimed before.
  */
-async function claimArrival(tx: Tx, arrival: Arrival, fileId: string, name: string): Promise<Receipt | undefined> {
+async function claimArrival(
+  tx: Tx, arrival: Arrival, fileId: string, name: string,
+): Promise<Receipt | undefined> {
   const inserted = await tx.query(
-    `INSERT INTO ingest_file (tenant_id, file_id, partner_id, source, original_name, size_bytes, bytes_sha256, status, arrival_key)
+    `INSERT INTO ingest_file (tenant_id, file_id, partner_id, source, original_name, size_bytes,
+                              bytes_sha256, status, arrival_key)
      VALUES ($1, $2, $3, $4, $5, 0, '', 'received', $6)
-     ON CONFLICT (tenant_id, partner_id, source, arrival_key) WHERE arrival_key IS NOT NULL DO NOTHING`,
+     ON CONFLICT (tenant_id, partner_id, source, arrival_key) WHERE arrival_key IS NOT NULL
+     DO NOTHING`,
     [arrival.tenantId, fileId, arrival.partnerId, arrival.source, name, arrival.arrivalKey ?? null],
   );
   if (inserted.rowCount === 1) return undefined;
-  const { rows } = await tx.query<{ file_id: string; original_name: string; size_bytes: bigint; bytes_sha256: string }>(
+  const { rows } = await tx.query<{
+    file_id: string; original_name: string; size_bytes: bigint; bytes_sha256: string;
+  }>(
     `SELECT file_id, original_name, size_bytes, bytes_sha256 FROM ingest_file
       WHERE tenant_id = $1 AND partner_id = $2 AND source = $3 AND arrival_key = $4`,
     [arrival.tenantId, arrival.partnerId, arrival.source, arrival.arrivalKey],
   );
   const row = rows[0];
-  if (row === undefined) throw new Error(`the arrival ${arrival.arrivalKey ?? ""} was claimed, and its receipt is not found`);
-  return { fileId: row.file_id, name: row.original_name, sizeBytes: Number(row.size_bytes), bytesSha256: row.bytes_sha256, alreadyReceived: true };
+  if (row === undefined) {
+    const key = arrival.arrivalKey ?? "";
+    throw new Error(`the arrival ${key} was claimed, and its receipt is not found`);
+  }
+  return {
+    fileId: row.file_id, name: row.original_name, sizeBytes: Number(row.size_bytes),
+    bytesSha256: row.bytes_sha256, alreadyReceived: true,
+  };
 }
 
-/** An arrival's content left unread (its receipt exists): a file stream is closed now, not at GC. */
+/** An arrival's content left unread (its receipt exists): a file stream closes now, not at GC. */
 function stopReading(content: Arrival["content"]): void {
   const destroy = (content as { destroy?: unknown }).destroy;
   if (typeof destroy === "function") (destroy as () => void).call(content);

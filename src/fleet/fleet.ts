@@ -6,9 +6,11 @@ import type { Pool } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import type { Logger } from "../observability/logger.ts";
 import { fleetLeaseChanges, fleetLeaseHeld } from "../observability/metrics-fleet.ts";
-import { acquireLease, leaseStillHeld, releaseLease, renewLease, type Grant } from "./lease-store.ts";
+import {
+  acquireLease, leaseStillHeld, releaseLease, renewLease, type Grant,
+} from "./lease-store.ts";
 
-/** Work one process of the fleet does while it holds a lease: a file source, a job, the scheme link. */
+/** What one process does while it holds a lease: a file source, a job, the scheme link. */
 export interface LeasedWork {
   /** Starts the work for `grant`; what it writes for the lease it fences with fenceOf(grant). */
   start(grant: Grant): Promise<void>;
@@ -20,17 +22,18 @@ export interface LeasedWork {
 export class LeaseLost extends Error {
   readonly code = "FLEET_LEASE_LOST";
   constructor(readonly leaseName: string) {
-    super(`the lease ${leaseName} is no longer this process's: another process was granted it, or it ran out`);
+    super(`the lease ${leaseName} is no longer this process's: another process was granted it, `
+      + "or it ran out");
     this.name = "LeaseLost";
   }
 }
 
-/** The takeover bound of a lease of `leaseMs` (Fleet.takeoverBoundMs): the lease and two renewal periods. */
+/** The takeover bound of a lease of `leaseMs` (Fleet.takeoverBoundMs): it and two renewals. */
 export function takeoverBoundMs(leaseMs: number): number {
   return leaseMs + 2 * Math.floor(leaseMs / 3);
 }
 
-/** Who a process is in fleet_lease: host, pid and a nonce (a restarted process is another holder). */
+/** Who a process is in fleet_lease: host, pid and a nonce (a restarted process is a new holder). */
 export function processHolderId(): string {
   return `${hostname()}/${process.pid}/${randomBytes(3).toString("hex")}`;
 }
@@ -118,7 +121,9 @@ export class Fleet {
 
   /** The names of the leases this process holds now. */
   heldLeases(): string[] {
-    return [...this.leases.values()].filter((lease) => lease.held !== undefined).map((lease) => lease.name);
+    return [...this.leases.values()]
+      .filter((lease) => lease.held !== undefined)
+      .map((lease) => lease.name);
   }
 
   isHeld(name: string): boolean {
@@ -170,9 +175,10 @@ export class Fleet {
 
   private async acquire(lease: Contended): Promise<void> {
     const sentMs = performance.now();
+    const { holder, holderAddress, leaseMs } = this.options;
     const grant = await acquireLease(this.pool, {
-      leaseName: lease.name, holder: this.options.holder, leaseMs: this.options.leaseMs,
-      ...(this.options.holderAddress === undefined ? {} : { holderAddress: this.options.holderAddress }),
+      leaseName: lease.name, holder, leaseMs,
+      ...(holderAddress === undefined ? {} : { holderAddress }),
     });
     if (grant === undefined) return;
     if (this.stopped) {
@@ -183,7 +189,8 @@ export class Fleet {
     lease.held = held;
     fleetLeaseHeld.set({ lease: lease.name }, 1);
     fleetLeaseChanges.inc({ lease: lease.name, change: "acquired" });
-    this.options.logger.info({ lease: lease.name, token: grant.token.toString() }, "lease acquired");
+    const token = grant.token.toString();
+    this.options.logger.info({ lease: lease.name, token }, "lease acquired");
     lease.transition = lease.transition.then(() => this.startWork(lease, held));
   }
 
@@ -192,7 +199,8 @@ export class Fleet {
     try {
       await lease.work.start(held.grant);
     } catch (error) {
-      this.options.logger.warn({ err: error, lease: lease.name }, "the lease's work did not start; the lease is let go");
+      this.options.logger.warn({ err: error, lease: lease.name },
+        "the lease's work did not start; the lease is let go");
       if (lease.held !== held) return;
       lease.held = undefined;
       clearTimeout(held.deadline);
@@ -209,9 +217,12 @@ export class Fleet {
     lease.held = undefined;
     fleetLeaseHeld.set({ lease: lease.name }, 0);
     fleetLeaseChanges.inc({ lease: lease.name, change: "lost" });
-    this.options.logger.warn({ lease: lease.name, token: grant.token.toString(), code: "FLEET_LEASE_LOST" }, `lease lost: ${why}; its work stops`);
+    const token = grant.token.toString();
+    this.options.logger.warn({ lease: lease.name, token, code: "FLEET_LEASE_LOST" },
+      `lease lost: ${why}; its work stops`);
     lease.transition = lease.transition.then(() => lease.work.stop()).catch((error: unknown) => {
-      this.options.logger.warn({ err: error, lease: lease.name }, "stopping the work of a lost lease failed");
+      this.options.logger.warn({ err: error, lease: lease.name },
+        "stopping the work of a lost lease failed");
     });
   }
 
@@ -230,7 +241,8 @@ export class Fleet {
       fleetLeaseHeld.set({ lease: lease.name }, 0);
       fleetLeaseChanges.inc({ lease: lease.name, change: "released" });
       await releaseLease(this.pool, held.grant).catch((error: unknown) => {
-        this.options.logger.warn({ err: error, lease: lease.name }, "releasing a lease failed; it runs out on its own");
+        this.options.logger.warn({ err: error, lease: lease.name },
+          "releasing a lease failed; it runs out on its own");
       });
     }));
   }

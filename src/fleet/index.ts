@@ -8,4 +8,6 @@ export {
 } from "./fleet.ts";
 export { leasedJob, type SingletonJob } from "./leased-job.ts";
 export { claimJobPeriod, jobRuns, type JobRun } from "./job-runs.ts";
-export { acquireLease, listLeases, releaseLease, renewLease, type Grant, type LeaseRow } from "./lease-store.ts";
+export {
+  acquireLease, listLeases, releaseLease, renewLease, type Grant, type LeaseRow,
+} from "./lease-store.ts";

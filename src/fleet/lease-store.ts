@@ -29,7 +29,8 @@ export interface LeaseRow {
   previousRenewedAt: Date | null;
 }
 
-const untilSql = (msParam: string) => `clock_timestamp() + make_interval(secs => ${msParam}::double precision / 1000)`;
+const untilSql = (msParam: string) =>
+  `clock_timestamp() + make_interval(secs => ${msParam}::double precision / 1000)`;
 
 /**
  * Takes the lease when nobody holds it, its holder let it go, or its lease ran out; a grant to a
@@ -37,10 +38,12 @@ const untilSql = (msParam: string) => `clock_timestamp() + make_interval(secs =>
  * kept on the row. Undefined when a live holder has it.
  */
 export async function acquireLease(
-  db: Queryable, lease: { leaseName: string; holder: string; holderAddress?: string; leaseMs: number },
+  db: Queryable,
+  lease: { leaseName: string; holder: string; holderAddress?: string; leaseMs: number },
 ): Promise<Grant | undefined> {
   const { rows } = await db.query<{ token: bigint }>(
-    `INSERT INTO fleet_lease AS l (lease_name, holder, holder_address, token, acquired_at, renewed_at, lease_until)
+    `INSERT INTO fleet_lease AS l
+            (lease_name, holder, holder_address, token, acquired_at, renewed_at, lease_until)
      VALUES ($1, $2, $3, 1, clock_timestamp(), clock_timestamp(), ${untilSql("$4")})
      ON CONFLICT (lease_name) DO UPDATE
         SET holder = excluded.holder, holder_address = excluded.holder_address, token = l.token + 1,
@@ -53,10 +56,11 @@ export async function acquireLease(
     [lease.leaseName, lease.holder, lease.holderAddress ?? null, lease.leaseMs],
   );
   const token = rows[0]?.token;
-  return token === undefined ? undefined : { leaseName: lease.leaseName, holder: lease.holder, token };
+  if (token === undefined) return undefined;
+  return { leaseName: lease.leaseName, holder: lease.holder, token };
 }
 
-/** Moves the lease's end on by leaseMs; false when the grant is no longer the lease's (taken over). */
+/** Moves the lease's end on by leaseMs; false when the grant is no longer the lease's. */
 export async function renewLease(db: Queryable, grant: Grant, leaseMs: number): Promise<boolean> {
   const result = await db.query(
     `UPDATE fleet_lease SET renewed_at = clock_timestamp(), lease_until = ${untilSql("$4")}
@@ -92,21 +96,26 @@ export async function leaseStillHeld(tx: Tx, grant: Grant): Promise<boolean> {
 }
 
 interface Row {
-  lease_name: string; holder: string; holder_address: string | null; token: bigint; acquired_at: Date;
+  lease_name: string; holder: string; holder_address: string | null; token: bigint;
+  acquired_at: Date;
   renewed_at: Date; lease_until: Date; released_at: Date | null; live: boolean;
   previous_holder: string | null; previous_renewed_at: Date | null;
 }
 
 /** Every lease of the fleet, by name (for /fleet, `clearline status` and the console). */
-export async function listLeases(db: Queryable, rowsMax: number = limits.fleet.listRowsMax): Promise<LeaseRow[]> {
+export async function listLeases(
+  db: Queryable, rowsMax: number = limits.fleet.listRowsMax,
+): Promise<LeaseRow[]> {
   const { rows } = await db.query<Row>(
-    `SELECT lease_name, holder, holder_address, token, acquired_at, renewed_at, lease_until, released_at,
+    `SELECT lease_name, holder, holder_address, token, acquired_at, renewed_at, lease_until,
+            released_at,
             lease_until > clock_timestamp() AS live, previous_holder, previous_renewed_at
        FROM fleet_lease ORDER BY lease_name LIMIT $1`,
     [rowsMax],
   );
   return rows.map((row) => ({
-    leaseName: row.lease_name, holder: row.holder, holderAddress: row.holder_address, token: row.token,
+    leaseName: row.lease_name, holder: row.holder, holderAddress: row.holder_address,
+    token: row.token,
     acquiredAt: row.acquired_at, renewedAt: row.renewed_at, leaseUntil: row.lease_until,
     releasedAt: row.released_at, live: row.live, previousHolder: row.previous_holder,
     previousRenewedAt: row.previous_renewed_at,

@@ -46,7 +46,8 @@ export function leasedJob(pool: Pool, job: SingletonJob, logger: Logger): Leased
           },
           (error: unknown) => {
             first = false;
-            logger.warn({ err: error, job: job.name }, "singleton job failed; it runs again in its next period");
+            logger.warn({ err: error, job: job.name },
+              "singleton job failed; it runs again in its next period");
           },
         ).finally(() => {
           busy = false;

@@ -65,7 +65,8 @@ export async function startCardGateway(
   const authorizer = cards.authorizer(outbound, logger);
   const link = outbound;
   return {
-    schemeLink: link === undefined ? undefined : { name: link.options.name, start: () => link.start(), stop: () => link.stop() },
+    schemeLink: link === undefined ? undefined
+      : { name: link.options.name, start: () => link.start(), stop: () => link.stop() },
     authorizer,
     iso8583Port: endpoint?.port,
     schemeLinkHealth() {

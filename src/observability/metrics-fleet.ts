@@ -9,7 +9,7 @@ export const fleetLeaseHeld = new Gauge({
   registers: [registry],
 });
 
-/** Changes of this process's leases: acquired, lost (taken over or not renewed in time), released. */
+/** Changes of this process's leases: acquired, lost (taken over, not renewed), released. */
 export const fleetLeaseChanges = new Counter({
   name: "clearline_fleet_lease_changes_total",
   help: "Lease changes of this process by kind: acquired, lost, released",

@@ -21,9 +21,16 @@ export interface ServiceFleet {
 }
 
 /** The fleet of this process, on a pool of its own (renewals never wait behind the work). */
-export function openServiceFleet(config: Config, databaseUrl: string, logger: Logger): ServiceFleet {
-  const pool = createPool(databaseUrl, { max: limits.fleet.poolConnectionsMax, applicationName: "clearline-leases" });
-  const fleet = new Fleet(pool, { holder: processHolderId(), leaseMs: config.fleetLeaseMs, logger: logger.child({ component: "fleet" }) });
+export function openServiceFleet(
+  config: Config, databaseUrl: string, logger: Logger,
+): ServiceFleet {
+  const pool = createPool(databaseUrl, {
+    max: limits.fleet.poolConnectionsMax, applicationName: "clearline-leases",
+  });
+  const fleet = new Fleet(pool, {
+    holder: processHolderId(), leaseMs: config.fleetLeaseMs,
+    logger: logger.child({ component: "fleet" }),
+  });
   return {
     fleet,
     async close() {
@@ -68,7 +75,9 @@ export function holdSchemeLink(fleet: Fleet, gateway: CardGateway): string | und
  * The scheme link's readiness as this process sees it: signed on or why not where it holds the
  * link; elsewhere the link is another process's business, so it does not make this one unready.
  */
-export function leasedSchemeLinkHealth(fleet: Fleet, gateway: CardGateway, leaseName: string | undefined): CardGateway {
+export function leasedSchemeLinkHealth(
+  fleet: Fleet, gateway: CardGateway, leaseName: string | undefined,
+): CardGateway {
   return {
     ...gateway,
     schemeLinkHealth() {
@@ -79,7 +88,10 @@ export function leasedSchemeLinkHealth(fleet: Fleet, gateway: CardGateway, lease
   };
 }
 
-/** The JetStream inbox's consumer under its lease (one consuming process; the idempotency record keeps it exact). */
+/**
+ * The JetStream inbox's consumer under its lease: one consuming process (the idempotency record
+ * of each message keeps it exact whoever consumes it).
+ */
 export function holdNatsInbox(fleet: Fleet, pool: Pool, stream: EventStream, logger: Logger): void {
   let inbox: NatsInbox | undefined;
   fleet.hold(`jetstream-inbox:${INBOX_CONSUMER}`, {

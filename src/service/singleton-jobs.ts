@@ -50,18 +50,23 @@ export function holdSingletonJobs(fleet: Fleet, pool: Pool, config: Config, logg
     },
     {
       name: singletonJobNames.fileResume, periodMs: limits.ingest.rescanIntervalMs,
-      run: ({ isStopped, firstOfGrant }) => resumeFiles(pool, config, logger, { isStopped, firstOfGrant }),
+      run: (context) => resumeFiles(pool, config, logger, context),
     },
   ];
-  for (const job of jobs) fleet.hold(job.name, leasedJob(pool, job, logger.child({ component: "job", job: job.name })));
+  for (const job of jobs) {
+    fleet.hold(job.name, leasedJob(pool, job, logger.child({ component: "job", job: job.name })));
+  }
 }
 
-async function cutReturns(pool: Pool, config: Config, logger: Logger, isStopped: () => boolean): Promise<void> {
+async function cutReturns(
+  pool: Pool, config: Config, logger: Logger, isStopped: () => boolean,
+): Promise<void> {
   for (const outcome of await runReturnCutoffs(pool, config.returnCutoffs, new Date(), isStopped)) {
-    if (outcome.error) logger.warn({ tenant: outcome.tenant, partner: outcome.partner }, outcome.error);
+    const named = { tenant: outcome.tenant, partner: outcome.partner };
+    if (outcome.error) logger.warn(named, outcome.error);
     else if (outcome.result?.kind === "cut") {
       const { fileName, entries, notSent } = outcome.result;
-      const cut = { tenant: outcome.tenant, partner: outcome.partner, cutoffAt: outcome.cutoffAt, fileName, entries };
+      const cut = { ...named, cutoffAt: outcome.cutoffAt, fileName, entries };
       if (notSent) logger.warn({ ...cut, notSent }, "return file cut, not sent");
       else logger.info(cut, "return file cut");
     }
@@ -74,8 +79,15 @@ async function cutReturns(pool: Pool, config: Config, logger: Logger, isStopped:
  * whose heartbeat is older than staleProcessingMs. A file a live process is still working on may
  * be run twice at once by the first run; its chunks are fenced by its progress (decision 0010).
  */
-async function resumeFiles(pool: Pool, config: Config, logger: Logger, run: { isStopped: () => boolean; firstOfGrant: boolean }): Promise<void> {
+async function resumeFiles(
+  pool: Pool, config: Config, logger: Logger,
+  run: { isStopped: () => boolean; firstOfGrant: boolean },
+): Promise<void> {
   const staleAfterMs = run.firstOfGrant ? 0 : limits.ingest.staleProcessingMs;
-  const resumed = await resumeUnfinished(pool, { suspectWindowHours: config.ingest.suspectWindowHours, staleAfterMs, isStopped: run.isStopped });
-  if (resumed.length > 0) logger.info({ files: resumed.map((r) => ({ fileId: r.file_id, status: r.status })) }, "resumed files left unfinished");
+  const resumed = await resumeUnfinished(pool, {
+    suspectWindowHours: config.ingest.suspectWindowHours, staleAfterMs, isStopped: run.isStopped,
+  });
+  if (resumed.length === 0) return;
+  const files = resumed.map((r) => ({ fileId: r.file_id, status: r.status }));
+  logger.info({ files }, "resumed files left unfinished");
 }

@@ -28,14 +28,17 @@ export interface DropFolderOptions {
   fence?: ReceiptFence;
 }
 
-/** What a drop folder's file is, for its receipt's claim: the same file seen twice is one arrival. */
-export function dropArrivalKey(name: string, info: { size: bigint; mtimeNs: bigint; dev: bigint; ino: bigint }): string {
+/** What a drop folder's file is, for its receipt's claim: one file seen twice is one arrival. */
+export function dropArrivalKey(
+  name: string, info: { size: bigint; mtimeNs: bigint; dev: bigint; ino: bigint },
+): string {
   return `${name}/${info.size}/${info.mtimeNs}/${info.dev}:${info.ino}`;
 }
 
 /** The failure a fenced receipt throws when the folder's lease was lost (src/fleet/). */
 function isLeaseLost(error: unknown): boolean {
-  return typeof error === "object" && error !== null && (error as { code?: unknown }).code === "FLEET_LEASE_LOST";
+  return typeof error === "object" && error !== null
+    && (error as { code?: unknown }).code === "FLEET_LEASE_LOST";
 }
 
 /**
@@ -138,12 +141,14 @@ export class DropFolder {
   private async take(name: string, local: string, arrivalKey: string): Promise<boolean> {
     const { pool, tenantId, partner, logger, fence } = this.options;
     const arrival = {
-      tenantId, partnerId: partner.partnerId, source: "drop_folder" as const, name, content: createReadStream(local), arrivalKey,
-      ...(fence ? { fence } : {}),
+      tenantId, partnerId: partner.partnerId, source: "drop_folder" as const, name,
+      content: createReadStream(local), arrivalKey, ...(fence ? { fence } : {}),
     };
-    const report = await ingestArrival(pool, arrival, { ...this.options.ingest, isStopped: () => this.stopped }).catch((error: unknown) => {
+    const options = { ...this.options.ingest, isStopped: () => this.stopped };
+    const report = await ingestArrival(pool, arrival, options).catch((error: unknown) => {
       if (!isLeaseLost(error)) throw error;
-      logger.warn({ code: "FLEET_LEASE_LOST", folder: this.options.folder }, "the drop folder's lease was lost; its files are left for its next holder");
+      logger.warn({ code: "FLEET_LEASE_LOST", folder: this.options.folder },
+        "the drop folder's lease was lost; its files are left for its next holder");
       return undefined;
     });
     if (report === undefined) return false;
@@ -157,7 +162,8 @@ export class DropFolder {
     const value = report.value;
     if (value.status !== "done" && value.status !== "rejected") {
       // Stopped between two chunks: the file stays here, and whoever scans next finishes it.
-      logger.info({ file: base, fileId: value.file_id, status: value.status }, "drop folder file left unfinished; resumed by the next scan");
+      logger.info({ file: base, fileId: value.file_id, status: value.status },
+        "drop folder file left unfinished; resumed by the next scan");
       return false;
     }
     logger.info({ file: base, fileId: value.file_id, status: value.status, outcomes: value.outcomes }, "drop folder file ingested");
@@ -184,7 +190,8 @@ export class DropFolder {
       // Moved by the other process: under the same name, the report beside it is its report too.
       const movedHere = await stat(path.join(folder, target)).then(() => true, () => false);
       if (!movedHere) await rm(reportFile, { force: true });
-      this.options.logger.info({ file: base, fileId }, "drop folder file already moved by another process");
+      this.options.logger.info({ file: base, fileId },
+        "drop folder file already moved by another process");
     }
   }
 }

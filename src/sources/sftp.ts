@@ -162,7 +162,9 @@ export class SftpPoller {
   }
 
   /** Receives one file and archives it; undefined when its processing stopped before the end. */
-  private async take(client: SftpClient, file: { name: string; size: number; modifyTime: number }): Promise<FileReport | undefined> {
+  private async take(
+    client: SftpClient, file: { name: string; size: number; modifyTime: number },
+  ): Promise<FileReport | undefined> {
     const { source, partner, pool, tenantId, logger, fence } = this.options;
     const name = file.name;
     const remote = path.posix.join(source.inbox, name);
@@ -174,10 +176,12 @@ export class SftpPoller {
     await client.fastGet(remote, partial);
     await rename(partial, spooled);
     const arrival = {
-      tenantId, partnerId: partner.partnerId, source: "sftp" as const, name, content: createReadStream(spooled), arrivalKey: sftpArrivalKey(file),
+      tenantId, partnerId: partner.partnerId, source: "sftp" as const, name,
+      content: createReadStream(spooled), arrivalKey: sftpArrivalKey(file),
       ...(fence ? { fence } : {}),
     };
-    const report = await ingestArrival(pool, arrival, { ...this.options.ingest, isStopped: () => this.stopped });
+    const options = { ...this.options.ingest, isStopped: () => this.stopped };
+    const report = await ingestArrival(pool, arrival, options);
     if (!report.ok) throw new Error(`${name}: ${report.error.code}: ${report.error.message}`);
     // Stopped between two chunks: the remote file stays in the inbox; its receipt is found again.
     if (report.value.status !== "done" && report.value.status !== "rejected") return undefined;

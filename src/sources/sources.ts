@@ -14,7 +14,7 @@ import { SftpPoller } from "./sftp.ts";
 export interface IngestSources {
   /** Where files can be dropped, for the start-up message. */
   dropFolders: Array<{ path: string; tenant: string; partner: string }>;
-  /** Every SFTP partner this process polls (its last poll succeeded), or the reasons of those that are not. */
+  /** Every SFTP partner this process polls (its last poll succeeded), or why those are not. */
   health(): { ok: boolean; reason?: string };
   /** Stops the gauges; the sources themselves stop with their leases. */
   stop(): Promise<void>;
@@ -55,7 +55,7 @@ async function resolveSource(pool: Pool, tenantName: string, partnerName: string
   return { tenantId: tenant.tenantId, partner };
 }
 
-/** A source's work, started when its process is granted the source's lease and stopped when it loses it. */
+/** A source's work: started when its process is granted the source's lease, stopped when lost. */
 export interface LeasedSource {
   start(fence: ReceiptFence): Promise<void>;
   stop(): Promise<void>;
@@ -65,13 +65,16 @@ export interface LeasedSource {
 export type HoldSource = (leaseName: string, source: LeasedSource) => void;
 
 /** The lease of a drop folder: one per folder (its absolute path), whichever processes watch it. */
-export function dropFolderLeaseName(source: { tenant: string; partner: string; path: string }): string {
+export function dropFolderLeaseName(
+  source: { tenant: string; partner: string; path: string },
+): string {
   return `drop-folder:${source.tenant}/${source.partner}:${source.path}`;
 }
 
 /** The lease of an SFTP partner's inbox. */
 export function sftpLeaseName(source: SftpPartnerSource): string {
-  return `sftp:${source.tenant}/${source.partner}:${source.username}@${source.host}:${source.port}:${source.inbox}`;
+  const server = `${source.username}@${source.host}:${source.port}`;
+  return `sftp:${source.tenant}/${source.partner}:${server}:${source.inbox}`;
 }
 
 /**
@@ -95,7 +98,9 @@ export async function startIngestSources(
     let folder: DropFolder | undefined;
     hold(dropFolderLeaseName(source), {
       async start(fence) {
-        folder = new DropFolder({ pool, tenantId, partner, folder: source.path, logger: folderLogger, ingest, fence });
+        folder = new DropFolder({
+          pool, tenantId, partner, folder: source.path, logger: folderLogger, ingest, fence,
+        });
         await folder.start();
       },
       async stop() {
@@ -112,7 +117,9 @@ export async function startIngestSources(
     let poller: SftpPoller | undefined;
     hold(sftpLeaseName(source), {
       async start(fence) {
-        poller = new SftpPoller({ pool, tenantId, partner, source, spoolFolder, logger: pollerLogger, ingest, fence });
+        poller = new SftpPoller({
+          pool, tenantId, partner, source, spoolFolder, logger: pollerLogger, ingest, fence,
+        });
         pollers.add(poller);
         poller.start();
       },
@@ -128,7 +135,7 @@ export async function startIngestSources(
   return gaugesAndDescription(pool, described, pollers, logger);
 }
 
-/** The sources' view for serve: gauges refreshed on every process, health of the pollers running here. */
+/** The sources' view for serve: gauges refreshed on every process, health of its pollers. */
 function gaugesAndDescription(
   pool: Pool, described: IngestSources["dropFolders"], pollers: Set<SftpPoller>, logger: Logger,
 ): IngestSources {
@@ -137,11 +144,15 @@ function gaugesAndDescription(
   const timer = setInterval(() => {
     running = running.then(async () => {
       if (stopped) return;
-      await refreshIngestGauges(pool).catch((error: unknown) => logger.warn({ err: error }, "refreshing the ingest gauges failed; retried at the next interval"));
+      await refreshIngestGauges(pool).catch((error: unknown) => logger.warn({ err: error },
+        "refreshing the ingest gauges failed; retried at the next interval"));
     });
   }, limits.ingest.rescanIntervalMs);
   timer.unref();
-  for (const drop of described) process.stderr.write(`clearline drop folder: ${drop.path} (tenant ${drop.tenant}, partner ${drop.partner})\n`);
+  for (const drop of described) {
+    const owner = `tenant ${drop.tenant}, partner ${drop.partner}`;
+    process.stderr.write(`clearline drop folder: ${drop.path} (${owner})\n`);
+  }
   return {
     dropFolders: described,
     health() {

@@ -15,7 +15,8 @@ import {
  */
 const rooms: Room[] = [
   // Composition roots: wire everything together; nothing imports them.
-  { name: "service", layer: "composition", paths: ["service.ts", "service/"] }, // `clearline serve`: starts every adapter and job, leased in a fleet
+  // `clearline serve`: starts every adapter and job (service/: each under its lease in a fleet)
+  { name: "service", layer: "composition", paths: ["service.ts", "service/"] },
   { name: "cli", layer: "composition", paths: ["cli/"] },                  // the `clearline` command: each subcommand composes what it runs
   // Adapters: turn a channel's input into service calls and the answers back into the channel's protocol.
   { name: "api", layer: "adapter", paths: ["api/"] },                      // HTTP: the API, the operations API and the operators' console (api/console/)
@@ -35,7 +36,8 @@ const rooms: Room[] = [
   { name: "requests", layer: "service", paths: ["requests/"] },            // a mutating request run once per key, whatever channel carried it, and its stored reply
   { name: "tenants", layer: "service", paths: ["tenants/"] },              // tenants and their API keys
   { name: "dedup", layer: "service", paths: ["dedup/"] },                  // the record of every dedup
-  { name: "fleet", layer: "service", paths: ["fleet/"], entry: "fleet/index.ts" }, // leases of a fleet of serve processes: sources, singleton jobs, the scheme link
+  // leases of a fleet of serve processes: file sources, singleton jobs, the scheme link
+  { name: "fleet", layer: "service", paths: ["fleet/"], entry: "fleet/index.ts" },
   // Core: pure codecs and the foundations every service stands on.
   { name: "normalize", layer: "core", paths: ["normalize/"] },             // typed message -> canonical record; key and posting rules as data
   { name: "ledger", layer: "core", paths: ["ledger/"] },                   // the one posting path, balances, verify

@@ -8,8 +8,11 @@ import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { ensurePgBouncer, startPgBouncer, type PgBouncer } from "../support/pgbouncer.ts";
 import { startServeProcess } from "../support/serve-process.ts";
 
-// What PgBouncer 1.18 drops when told to ignore them: the settings node-postgres sends for clearline's pool.
-const clearlineStartupParameters = ["options", "statement_timeout", "idle_in_transaction_session_timeout"];
+// What PgBouncer 1.18 drops when told to ignore them: the settings node-postgres sends for
+// clearline's pool.
+const clearlineStartupParameters = [
+  "options", "statement_timeout", "idle_in_transaction_session_timeout",
+];
 
 describe("clearline behind Debian's PgBouncer (docs/decisions/0073)", () => {
   let plain: TestDatabase;          // no settings of its own
@@ -27,7 +30,9 @@ describe("clearline behind Debian's PgBouncer (docs/decisions/0073)", () => {
       `statement_timeout = ${limits.db.statementTimeoutMs}`,
     ]) await withRoleSettings.pool.query(`ALTER DATABASE ${withRoleSettings.name} SET ${setting}`);
     const serverUrl = inject("adminDatabaseUrl");
-    strict = await startPgBouncer({ serverUrl, databases: { tx: { dbname: plain.name, poolMode: "transaction" } } });
+    strict = await startPgBouncer({
+      serverUrl, databases: { tx: { dbname: plain.name, poolMode: "transaction" } },
+    });
     lenient = await startPgBouncer({
       serverUrl, ignoreStartupParameters: clearlineStartupParameters,
       databases: {
@@ -44,9 +49,13 @@ describe("clearline behind Debian's PgBouncer (docs/decisions/0073)", () => {
     await withRoleSettings?.drop();
   });
 
-  const serve = (url: string) => runCli(["serve", "--http-port", "0"], { DATABASE_URL: url, CLEARLINE_HOME: mkdtempSync(path.join(tmpdir(), "clearline-pgbouncer-home-")) });
+  const serve = (url: string) => runCli(["serve", "--http-port", "0"], {
+    DATABASE_URL: url,
+    CLEARLINE_HOME: mkdtempSync(path.join(tmpdir(), "clearline-pgbouncer-home-")),
+  });
 
-  it("refuses to start through transaction pooling as installed (it refuses clearline's settings), saying so", async () => {
+  it("refuses to start through transaction pooling as installed (which refuses the settings)",
+    async () => {
     const run = await serve(strict.url("tx"));
     expect(run.exitCode).toBe(1);
     expect(run.stderr).toContain("DB_POOLER_REFUSED_SETTINGS");
@@ -60,7 +69,8 @@ describe("clearline behind Debian's PgBouncer (docs/decisions/0073)", () => {
     expect(run.stderr).toContain("plan_cache_mode is auto, not force_generic_plan");
   });
 
-  it("refuses to start through transaction pooling even with the settings on the role, naming the pool mode", async () => {
+  it("refuses to start through transaction pooling even with the settings on the role, naming it",
+    async () => {
     const run = await serve(lenient.url("set_tx"));
     expect(run.exitCode).toBe(1);
     expect(run.stderr).toContain("DB_TRANSACTION_POOLING");
@@ -68,7 +78,9 @@ describe("clearline behind Debian's PgBouncer (docs/decisions/0073)", () => {
   });
 
   it("serves through session pooling with the settings on the role", async () => {
-    const service = await startServeProcess({ DATABASE_URL: lenient.url("set_session"), CLEARLINE_FLEET_LEASE_MS: "3000" });
+    const service = await startServeProcess({
+      DATABASE_URL: lenient.url("set_session"), CLEARLINE_FLEET_LEASE_MS: "3000",
+    });
     try {
       const ready = await fetch(`${service.baseUrl}/readyz`);
       expect(ready.status).toBe(200);

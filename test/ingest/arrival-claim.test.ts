@@ -5,62 +5,82 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ingestArrival } from "../../src/files/pipeline.ts";
 import { LeaseLost } from "../../src/fleet/index.ts";
 import { createLogger } from "../../src/observability/logger.ts";
-import { DropFolder } from "../../src/sources/drop-folder.ts";
+import { DropFolder, type DropFolderOptions } from "../../src/sources/drop-folder.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { eventually } from "../support/eventually.ts";
 import { fixture, givenScene, noOutcomes, writeGeneratedAch, type Scene } from "./support.ts";
 
 const quiet = createLogger({ level: "silent" });
 
-async function fileRows(db: TestDatabase, tenantId: string): Promise<Array<{ file_id: string; arrival_key: string | null; status: string }>> {
-  const { rows } = await db.pool.query<{ file_id: string; arrival_key: string | null; status: string }>(
-    "SELECT file_id, arrival_key, status FROM ingest_file WHERE tenant_id = $1 ORDER BY received_at", [tenantId]);
+interface FileRow { file_id: string; arrival_key: string | null; status: string }
+
+async function fileRows(db: TestDatabase, tenantId: string): Promise<FileRow[]> {
+  const { rows } = await db.pool.query<FileRow>(
+    `SELECT file_id, arrival_key, status FROM ingest_file
+      WHERE tenant_id = $1 ORDER BY received_at`,
+    [tenantId]);
   return rows;
 }
 
 async function transfers(db: TestDatabase, tenantId: string): Promise<number> {
-  const { rows } = await db.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM transfer WHERE tenant_id = $1", [tenantId]);
+  const { rows } = await db.pool.query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM transfer WHERE tenant_id = $1", [tenantId]);
   return rows[0]?.n ?? 0;
 }
+
+const batchName = (i: number) => `batch-${String(i).padStart(3, "0")}.ach`;
 
 /** Files written under a temp name and renamed in, as a partner's copy does. */
 async function dropFiles(folder: string, count: number, entries: number): Promise<void> {
   for (let i = 0; i < count; i++) {
-    const name = `batch-${String(i).padStart(3, "0")}.ach`;
-    await writeGeneratedAch(path.join(folder, `${name}.part`), entries, i + 1, i * entries + 1);
-    renameSync(path.join(folder, `${name}.part`), path.join(folder, name));
+    const partial = path.join(folder, `${batchName(i)}.part`);
+    await writeGeneratedAch(partial, entries, i + 1, i * entries + 1);
+    renameSync(partial, path.join(folder, batchName(i)));
   }
 }
 
-describe("a file a source found is received once, whichever processes find it (the arrival's claim)", () => {
+/** A drop folder of `scene` on `folder`, scanning often (a test waits for its moves). */
+function dropFolderOf(
+  db: TestDatabase, scene: Scene, folder: string, extra: Partial<DropFolderOptions> = {},
+): DropFolder {
+  return new DropFolder({
+    pool: db.pool, tenantId: scene.tenantId, partner: scene.partner, folder, logger: quiet,
+    stableMs: 50, rescanIntervalMs: 50, ...extra,
+  });
+}
+
+describe("a file a source found is received once, whichever processes find it (its claim)",
+  () => {
   let db: TestDatabase;
   beforeAll(async () => { db = await createTestDatabase(); });
   afterAll(async () => { await db.drop(); });
 
-  it("makes one receipt when two processes receive the same arrival at once, and both report that file", async () => {
+  const arrivalOf = (scene: Scene, arrivalKey: string) => ({
+    tenantId: scene.tenantId, partnerId: scene.partner.partnerId, source: "drop_folder" as const,
+    name: "payroll.ach", content: fixture("ach/original.ach"), arrivalKey,
+  });
+
+  it("makes one receipt when two processes receive the same arrival at once; both report that file",
+    async () => {
     const scene = await givenScene(db.pool, "claim-race");
-    const arrival = (content: Buffer) => ({
-      tenantId: scene.tenantId, partnerId: scene.partner.partnerId, source: "drop_folder" as const, name: "payroll.ach", content,
-      arrivalKey: "payroll.ach/1/2/3:4",
-    });
     const [first, second] = await Promise.all([
-      ingestArrival(db.pool, arrival(fixture("ach/original.ach"))),
-      ingestArrival(db.pool, arrival(fixture("ach/original.ach"))),
+      ingestArrival(db.pool, arrivalOf(scene, "payroll.ach/1/2/3:4")),
+      ingestArrival(db.pool, arrivalOf(scene, "payroll.ach/1/2/3:4")),
     ]);
     if (!first.ok || !second.ok) throw new Error("refused");
     expect(first.value.file_id).toBe(second.value.file_id);
-    expect(await fileRows(db, scene.tenantId)).toEqual([{ file_id: first.value.file_id, arrival_key: "payroll.ach/1/2/3:4", status: "done" }]);
+    const receipt = {
+      file_id: first.value.file_id, arrival_key: "payroll.ach/1/2/3:4", status: "done",
+    };
+    expect(await fileRows(db, scene.tenantId)).toEqual([receipt]);
     expect(first.value.outcomes).toEqual({ ...noOutcomes, applied: 5 });
   });
 
-  it("receives an arrival with a new key (the same name dropped again later) as a file of its own", async () => {
+  it("receives an arrival with a new key (the same name dropped again later) as a file of its own",
+    async () => {
     const scene = await givenScene(db.pool, "claim-again");
-    const arrival = (arrivalKey: string) => ({
-      tenantId: scene.tenantId, partnerId: scene.partner.partnerId, source: "drop_folder" as const, name: "payroll.ach",
-      content: fixture("ach/original.ach"), arrivalKey,
-    });
-    const first = await ingestArrival(db.pool, arrival("payroll.ach/1/100/3:4"));
-    const again = await ingestArrival(db.pool, arrival("payroll.ach/1/200/3:5"));
+    const first = await ingestArrival(db.pool, arrivalOf(scene, "payroll.ach/1/100/3:4"));
+    const again = await ingestArrival(db.pool, arrivalOf(scene, "payroll.ach/1/200/3:5"));
     if (!first.ok || !again.ok) throw new Error("refused");
     expect(again.value.file_id).not.toBe(first.value.file_id);
     expect(again.value.outcomes).toEqual({ ...noOutcomes, duplicate: 5 });
@@ -69,8 +89,7 @@ describe("a file a source found is received once, whichever processes find it (t
   it("rolls a receipt back when its source's lease was lost, and keeps nothing of it", async () => {
     const scene = await givenScene(db.pool, "claim-fenced");
     const lost = ingestArrival(db.pool, {
-      tenantId: scene.tenantId, partnerId: scene.partner.partnerId, source: "drop_folder", name: "payroll.ach",
-      content: fixture("ach/original.ach"), arrivalKey: "payroll.ach/1/2/3:4",
+      ...arrivalOf(scene, "payroll.ach/1/2/3:4"),
       fence: async () => { throw new LeaseLost("drop-folder:claim-fenced"); },
     });
     await expect(lost).rejects.toMatchObject({ code: "FLEET_LEASE_LOST" });
@@ -93,25 +112,28 @@ describe("two drop folders watching one folder (two processes without a lease)",
     await db.drop();
   });
 
-  it("receive each file once, apply each record once, and move each file once with its report", async () => {
+  it("receive each file once, apply each record once, and move each file once with its report",
+    async () => {
     for (let i = 0; i < 2; i++) {
-      const drop = new DropFolder({ pool: db.pool, tenantId: scene.tenantId, partner: scene.partner, folder, logger: quiet, stableMs: 50, rescanIntervalMs: 50 });
+      const drop = dropFolderOf(db, scene, folder);
       await drop.start();
       folders.push(drop);
     }
     const files = 20;
     const entries = 30;
     await dropFiles(folder, files, entries);
-    await eventually(() => readdirSync(path.join(folder, "processed")).filter((n) => n.endsWith(".ach")).length === files);
-    await eventually(async () => (await fileRows(db, scene.tenantId)).every((row) => row.status === "done"));
+    const processed = () => readdirSync(path.join(folder, "processed")).sort();
+    await eventually(() => processed().filter((n) => n.endsWith(".ach")).length === files);
+    const allDone = async () =>
+      (await fileRows(db, scene.tenantId)).every((row) => row.status === "done");
+    await eventually(allDone);
     const rows = await fileRows(db, scene.tenantId);
     expect(rows).toHaveLength(files);
     expect(new Set(rows.map((row) => row.arrival_key)).size).toBe(files);
     expect(await transfers(db, scene.tenantId)).toBe(files * entries);
-    const processed = readdirSync(path.join(folder, "processed")).sort();
     // Each file beside its one report, under its own name: no second copy, no stray report.
-    expect(processed).toEqual(Array.from({ length: files }, (_, i) => `batch-${String(i).padStart(3, "0")}.ach`)
-      .flatMap((name) => [name, `${name}.report.json`]).sort());
+    const names = Array.from({ length: files }, (_, i) => batchName(i));
+    expect(processed()).toEqual(names.flatMap((name) => [name, `${name}.report.json`]).sort());
     expect(readdirSync(folder).filter((n) => n.endsWith(".ach"))).toEqual([]);
   });
 });
@@ -121,15 +143,15 @@ describe("a drop folder stopped in the middle of a file", () => {
   beforeAll(async () => { db = await createTestDatabase(); });
   afterAll(async () => { await db.drop(); });
 
-  it("leaves the file in the folder, and the next process to watch it finishes that same receipt", async () => {
+  it("leaves the file in the folder, and the next process to watch it finishes that same receipt",
+    async () => {
     const scene = await givenScene(db.pool, "stopped-mid-file");
     const folder = mkdtempSync(path.join(tmpdir(), "clearline-stopped-"));
     const entries = 600;
     const ingest = { chunkRecordsMax: 100 };
     let stopping: Promise<void> | undefined;
     // The first holder loses its lease right after its first chunk commits.
-    const first: DropFolder = new DropFolder({
-      pool: db.pool, tenantId: scene.tenantId, partner: scene.partner, folder, logger: quiet, stableMs: 50, rescanIntervalMs: 50,
+    const first: DropFolder = dropFolderOf(db, scene, folder, {
       ingest: { ...ingest, onProgress: () => { stopping ??= first.stop(); } },
     });
     await writeGeneratedAch(path.join(folder, "big.ach.part"), entries);
@@ -141,7 +163,7 @@ describe("a drop folder stopped in the middle of a file", () => {
     expect(left?.status).toBe("processing");
     expect(existsSync(path.join(folder, "big.ach"))).toBe(true);
 
-    const next = new DropFolder({ pool: db.pool, tenantId: scene.tenantId, partner: scene.partner, folder, logger: quiet, stableMs: 50, rescanIntervalMs: 50, ingest });
+    const next = dropFolderOf(db, scene, folder, { ingest });
     await next.start();
     try {
       await eventually(() => existsSync(path.join(folder, "processed", "big.ach")));

@@ -90,8 +90,11 @@ export async function ledgerLines(pool: Pool, tenantId: string): Promise<string[
  * A valid N-entry PPD file with one batch (traces unique across the file), written to `file`;
  * files given different `firstTrace` ranges have no natural key in common.
  */
-export async function writeGeneratedAch(file: string, entries: number, seed = 1, firstTrace = 1): Promise<void> {
+export async function writeGeneratedAch(
+  file: string, entries: number, seed = 1, firstTrace = 1,
+): Promise<void> {
   const { generateAchChunks } = await import("../../src/protocols/ach/generator.ts");
   const { writeFileSync } = await import("node:fs");
-  writeFileSync(file, Buffer.concat([...generateAchChunks({ entries, batches: 1, seed, firstTrace })]));
+  const chunks = generateAchChunks({ entries, batches: 1, seed, firstTrace });
+  writeFileSync(file, Buffer.concat([...chunks]));
 }

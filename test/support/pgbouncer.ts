@@ -12,18 +12,22 @@ import path from "node:path";
 export function ensurePgBouncer(): void {
   if (onPath("pgbouncer")) return;
   if (process.getuid?.() !== 0) {
-    throw new Error("PGBOUNCER MISSING: the pgbouncer tests need Debian's pgbouncer; run as root (it is installed with apt-get) or: apt-get install -y pgbouncer");
+    throw new Error("PGBOUNCER MISSING: the pgbouncer tests need Debian's pgbouncer; run as root "
+      + "(it is installed with apt-get) or: apt-get install -y pgbouncer");
   }
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   const options = { env, stdio: ["ignore", 2, 2] as ["ignore", number, number] };
+  const install = ["install", "-y", "-q", "--no-install-recommends", "pgbouncer"];
   try {
-    execFileSync("apt-get", ["install", "-y", "-q", "--no-install-recommends", "pgbouncer"], options);
+    execFileSync("apt-get", install, options);
   } catch {
     // A fresh machine may have no package lists yet.
     execFileSync("apt-get", ["update", "-q"], options);
-    execFileSync("apt-get", ["install", "-y", "-q", "--no-install-recommends", "pgbouncer"], options);
+    execFileSync("apt-get", install, options);
   }
-  if (!onPath("pgbouncer")) throw new Error("PGBOUNCER MISSING: apt-get installed pgbouncer but it is not on PATH");
+  if (!onPath("pgbouncer")) {
+    throw new Error("PGBOUNCER MISSING: apt-get installed pgbouncer but it is not on PATH");
+  }
 }
 
 function onPath(command: string): boolean {
@@ -60,25 +64,31 @@ export interface PgBouncer {
  * connection. It refuses to run as root, so as root it runs as nobody (setpriv).
  */
 export async function startPgBouncer(options: {
-  serverUrl: string; databases: Record<string, PgBouncerDatabase>; ignoreStartupParameters?: string[];
+  serverUrl: string;
+  databases: Record<string, PgBouncerDatabase>;
+  ignoreStartupParameters?: string[];
 }): Promise<PgBouncer> {
   const server = new URL(options.serverUrl);
   const folder = mkdtempSync(path.join(tmpdir(), "clearline-pgbouncer-"));
   chmodSync(folder, 0o777);
   const port = await freePort();
-  const credentials = `user=${decodeURIComponent(server.username)}${server.password ? ` password=${decodeURIComponent(server.password)}` : ""}`;
+  const password = server.password ? ` password=${decodeURIComponent(server.password)}` : "";
+  const credentials = `user=${decodeURIComponent(server.username)}${password}`;
+  const host = `host=${server.hostname} port=${server.port || "5432"}`;
   const databases = Object.entries(options.databases).map(([alias, db]) =>
-    `${alias} = host=${server.hostname} port=${server.port || "5432"} dbname=${db.dbname} ${credentials} pool_mode=${db.poolMode}`);
+    `${alias} = ${host} dbname=${db.dbname} ${credentials} pool_mode=${db.poolMode}`);
+  const ignored = options.ignoreStartupParameters;
   const config = path.join(folder, "pgbouncer.ini");
   writeFileSync(config, [
     "[databases]", ...databases, "",
     "[pgbouncer]", "listen_addr = 127.0.0.1", `listen_port = ${port}`, "unix_socket_dir =",
     // Every client is the server's user given above: no password file for the test.
     "auth_type = any", "default_pool_size = 20", "max_client_conn = 200",
-    ...(options.ignoreStartupParameters ? [`ignore_startup_parameters = ${options.ignoreStartupParameters.join(",")}`] : []),
+    ...(ignored ? [`ignore_startup_parameters = ${ignored.join(",")}`] : []),
     "",
   ].join("\n"), { mode: 0o644 });
-  const asNobody = process.getuid?.() === 0 ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : [];
+  const asNobody = process.getuid?.() === 0
+    ? ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] : [];
   const [command, ...args] = [...asNobody, "pgbouncer", config];
   const child = spawn(command ?? "pgbouncer", args, { stdio: ["ignore", "ignore", "pipe"] });
   await untilListening(child);
@@ -101,6 +111,8 @@ function untilListening(child: ChildProcess): Promise<void> {
       log += chunk.toString();
       if (/process up/.test(log)) resolve();
     });
-    child.once("exit", (code) => reject(new Error(`pgbouncer exited (${String(code)}) before listening: ${log}`)));
+    child.once("exit", (code) => {
+      reject(new Error(`pgbouncer exited (${String(code)}) before listening: ${log}`));
+    });
   });
 }

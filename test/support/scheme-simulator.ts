@@ -239,7 +239,8 @@ export class SchemeServer {
         streamBroken: () => undefined,
       });
       created.server?.sockets.add(framed);
-      if (created.server) created.server.peakConnections = Math.max(created.server.peakConnections, created.server.sockets.size);
+      const scheme = created.server;
+      if (scheme) scheme.peakConnections = Math.max(scheme.peakConnections, scheme.sockets.size);
       socket.once("close", () => created.server?.sockets.delete(framed));
     });
     await new Promise<void>((resolve, reject) => {

@@ -27,13 +27,15 @@ export function registerFleetPage(pages: FastifyInstance, deps: { pool: Pool }):
     const tenantId = operatorOf(request).tenantId;
     const tenant = { tenantId, name: (await findTenant(deps.pool, tenantId))?.name ?? tenantId };
     const leases = (await listLeases(deps.pool)).filter((lease) => visibleTo(lease, tenant));
-    const rows = leases.map((lease) => html`<tr data-lease="${lease.leaseName}" data-state="${stateOf(lease)}">
-      <td>${lease.leaseName}</td><td>${lease.holder}</td><td>${lease.holderAddress ?? ""}</td><td>${stateOf(lease)}</td>
-      <td>${lease.acquiredAt.toISOString()}</td><td>${lease.leaseUntil.toISOString()}</td><td class="num">${lease.token.toString()}</td>
-      <td>${lease.previousHolder ?? ""}</td></tr>`);
-    return shell(request, reply, "Fleet", html`<p class="note">Each file source, singleton job and the scheme link
-      runs on the process holding its lease; another takes it over when the holder stops renewing.</p>
-      <table id="leases"><tr><th>lease</th><th>holder</th><th>address</th><th>state</th><th>since</th><th>until</th>
-      <th>token</th><th>held before by</th></tr>${rows}</table>`);
+    const rows = leases.map((lease) => html`<tr data-lease="${lease.leaseName}"
+      data-state="${stateOf(lease)}"><td>${lease.leaseName}</td><td>${lease.holder}</td>
+      <td>${lease.holderAddress ?? ""}</td><td>${stateOf(lease)}</td>
+      <td>${lease.acquiredAt.toISOString()}</td><td>${lease.leaseUntil.toISOString()}</td>
+      <td class="num">${lease.token.toString()}</td><td>${lease.previousHolder ?? ""}</td></tr>`);
+    return shell(request, reply, "Fleet", html`<p class="note">Each file source, singleton job and
+      the scheme link runs on the process holding its lease; another takes it over when the holder
+      stops renewing.</p><table id="leases"><tr><th>lease</th><th>holder</th><th>address</th>
+      <th>state</th><th>since</th><th>until</th><th>token</th><th>held before by</th></tr>
+      ${rows}</table>`);
   });
 }

@@ -3,7 +3,7 @@ import type { Pool } from "../../db/pool.ts";
 import { listLeases, type LeaseRow } from "../../fleet/index.ts";
 import { routeSchema } from "../route-schema.ts";
 
-/** This process as the fleet knows it (src/fleet/): who it is in fleet_lease, and its lease's bounds. */
+/** This process as the fleet knows it (src/fleet/): its name in fleet_lease, its lease's bounds. */
 export interface FleetProcessView {
   holder: string;
   leaseMs: number;
@@ -28,17 +28,25 @@ export function leaseView(lease: LeaseRow, holder: string | undefined): Record<s
 }
 
 const fleetSchema = routeSchema({
-  summary: "The fleet's leases (file sources, singleton jobs, the scheme link): holder and its address, since, until, fencing token; and which this process holds",
+  summary: "The fleet's leases (file sources, singleton jobs, the scheme link): holder and its "
+    + "address, since, until, fencing token; and which this process holds",
   tags: ["service"], auth: "public",
-  ok: { 200: "{ process: { holder, lease_ms, takeover_bound_ms }, leases: [{ lease, holder, holder_address, held_here, live, token, since, renewed_at, until, released_at, previous_holder }] }" },
+  ok: {
+    200: "{ process: { holder, lease_ms, takeover_bound_ms }, leases: [{ lease, holder, "
+      + "holder_address, held_here, live, token, since, renewed_at, until, released_at, "
+      + "previous_holder }] }",
+  },
 });
 
-/** GET /fleet: which process holds what, read from fleet_lease (every process answers the same rows). */
-export function registerFleetRoutes(app: FastifyInstance, deps: { pool: Pool; fleet?: FleetProcessView }): void {
+/** GET /fleet: which process holds what, from fleet_lease (every process answers the same rows). */
+export function registerFleetRoutes(
+  app: FastifyInstance, deps: { pool: Pool; fleet?: FleetProcessView },
+): void {
   app.get("/fleet", { schema: fleetSchema }, async () => {
     const leases = await listLeases(deps.pool);
-    const process = deps.fleet === undefined ? null
-      : { holder: deps.fleet.holder, lease_ms: deps.fleet.leaseMs, takeover_bound_ms: deps.fleet.takeoverBoundMs };
+    const fleet = deps.fleet;
+    const process = fleet === undefined ? null
+      : { holder: fleet.holder, lease_ms: fleet.leaseMs, takeover_bound_ms: fleet.takeoverBoundMs };
     return { process, leases: leases.map((lease) => leaseView(lease, deps.fleet?.holder)) };
   });
 }

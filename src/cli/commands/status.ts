@@ -32,7 +32,7 @@ interface StatusView {
   reason?: string;
 }
 
-/** Asks a running `clearline serve` the same questions as its /livez and /readyz, and its /fleet. */
+/** Asks a running `clearline serve` what its /livez, /readyz and /fleet answer. */
 async function statusOf(url: string, timeoutMs: number): Promise<StatusView> {
   try {
     const live = await fetch(`${url}/livez`, { signal: AbortSignal.timeout(timeoutMs) });
@@ -41,7 +41,8 @@ async function statusOf(url: string, timeoutMs: number): Promise<StatusView> {
     const status = body.status === "ready" && ready.ok ? "ready" : "not_ready";
     const view: StatusView = { url, live: live.ok, status, checks: body.checks ?? {} };
     // The leases are the database's: a service whose database is gone shows none.
-    const fleet = await fetch(`${url}/fleet`, { signal: AbortSignal.timeout(timeoutMs) }).catch(() => undefined);
+    const fleet = await fetch(`${url}/fleet`, { signal: AbortSignal.timeout(timeoutMs) })
+      .catch(() => undefined);
     if (fleet?.ok) view.leases = ((await fleet.json()) as { leases: LeaseView[] }).leases;
     return view;
   } catch (error) {
@@ -70,13 +71,15 @@ export function registerStatusCommand(program: Command): void {
     });
 }
 
-/** Each lease: who holds it (this process or another, by its address), since when, until when, its token. */
+/** Each lease: who holds it (this process or another, by its address), since, until, token. */
 function printLeases(leases: LeaseView[] | undefined): void {
   if (leases === undefined || leases.length === 0) return;
   printLine("leases (which process runs what):");
   for (const lease of leases) {
     const where = lease.held_here ? "this process" : lease.holder_address ?? "address unknown";
-    const state = lease.live ? `held by ${lease.holder} (${where})` : lease.released_at ? `released by ${lease.holder}` : `ran out, last held by ${lease.holder}`;
-    printLine(`  ${lease.lease}: ${state}, since ${lease.since}, until ${lease.until}, token ${lease.token}`);
+    const state = lease.live ? `held by ${lease.holder} (${where})`
+      : lease.released_at ? `released by ${lease.holder}` : `ran out, last held by ${lease.holder}`;
+    const times = `since ${lease.since}, until ${lease.until}, token ${lease.token}`;
+    printLine(`  ${lease.lease}: ${state}, ${times}`);
   }
 }

@@ -7,7 +7,8 @@ export const fleetLimits = {
   // moves within lease + two renewal periods of its last renewal: 25 s by default.
   leaseMs: 15_000,
   // Shortest and longest lease a configuration may set: under 1 s a busy event loop or a slow
-  // commit would lose leases of live processes; past 10 minutes a dead holder's files wait too long.
+  // commit would lose leases of live processes; past 10 minutes a dead holder's files wait too
+  // long.
   leaseMsMin: 1_000,
   leaseMsMax: 600_000,
   // Connections of the leases' own pool: renewals never queue behind the work's connections.

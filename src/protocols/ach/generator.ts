@@ -8,7 +8,7 @@ export interface GenerateAchOptions {
   entries: number;          // entry detail records in the whole file
   batches?: number;         // default: one batch per 10,000 entries
   seed?: number;            // same seed, same file
-  firstTrace?: number;      // trace sequence of the first entry (default 1): files with their own keys
+  firstTrace?: number;      // trace sequence of the first entry (default 1): files of own keys
   chunkBytesMax?: number;   // size of each yielded Buffer (default 64 KiB)
   lineEnding?: "\n" | "\r\n";
 }
@@ -74,7 +74,8 @@ export function* generateAchChunks(options: GenerateAchOptions): Generator<Buffe
   assert(Number.isSafeInteger(entries) && entries >= 0, "entries is a whole number");
   assert(batches <= 9_999_999, "batch numbers fit 7 digits");
   const firstTrace = options.firstTrace ?? 1;
-  assert(Number.isSafeInteger(firstTrace) && firstTrace >= 1, "the first trace sequence is a positive whole number");
+  assert(Number.isSafeInteger(firstTrace) && firstTrace >= 1,
+    "the first trace sequence is a positive whole number");
   assert(firstTrace - 1 + entries <= 9_999_999, "trace sequence numbers fit 7 digits");
   const next = random(options.seed ?? 1);
   const eol = options.lineEnding ?? "\n";
