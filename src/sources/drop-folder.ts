@@ -177,7 +177,9 @@ export class DropFolder {
    * holders of the folder for a moment) is left to it, and the report written here is taken back.
    */
   private async moveWithReport(local: string, folder: string, base: string, report: unknown, fileId?: string): Promise<void> {
-    const exists = await stat(path.join(folder, base)).then(() => true, () => false);
+    const present = (file: string) => stat(file).then(() => true, () => false);
+    if (!(await present(local))) return;   // moved by another process already: its report is there
+    const exists = await present(path.join(folder, base));
     const target = exists ? `${fileId ?? Date.now().toString()}-${base}` : base;
     // Written under a temp name and renamed: whoever watches the folder never reads half a report.
     const reportFile = path.join(folder, `${target}.report.json`);
@@ -188,8 +190,7 @@ export class DropFolder {
     } catch (error) {
       if ((error as { code?: unknown }).code !== "ENOENT") throw error;
       // Moved by the other process: under the same name, the report beside it is its report too.
-      const movedHere = await stat(path.join(folder, target)).then(() => true, () => false);
-      if (!movedHere) await rm(reportFile, { force: true });
+      if (!(await present(path.join(folder, target)))) await rm(reportFile, { force: true });
       this.options.logger.info({ file: base, fileId },
         "drop folder file already moved by another process");
     }

@@ -127,6 +127,8 @@ describe("two drop folders watching one folder (two processes without a lease)",
     const allDone = async () =>
       (await fileRows(db, scene.tenantId)).every((row) => row.status === "done");
     await eventually(allDone);
+    // The other watcher may still be finding that the file it also finished was moved.
+    await Promise.all(folders.map((drop) => drop.idle()));
     const rows = await fileRows(db, scene.tenantId);
     expect(rows).toHaveLength(files);
     expect(new Set(rows.map((row) => row.arrival_key)).size).toBe(files);
