@@ -1,5 +1,4 @@
 import type { AddressInfo } from "node:net";
-import { Worker } from "node:worker_threads";
 import { buildHttpServer } from "../src/api/server.ts";
 import { withTransaction } from "../src/db/transaction.ts";
 import { limits } from "../src/config/limits.ts";
@@ -9,48 +8,19 @@ import { requestDigest } from "../src/idempotency/request-digest.ts";
 import { createPayment } from "../src/payments/payment-batch.ts";
 import { paymentGroupCommitOf } from "../src/payments/payment-group-commit.ts";
 import { applyPaymentRequest } from "../src/payments/payment-request.ts";
-import { openAccount } from "../src/ledger/accounts.ts";
 import { advanceProjection } from "../src/ledger/balance.ts";
-import { postTransfer } from "../src/ledger/post-transfers.ts";
 import { createLogger } from "../src/observability/logger.ts";
 import { intentId } from "../src/payments/payment.ts";
 import { createTenant } from "../src/tenants/tenants.ts";
 import { alternate, percentile, roundsRow, throughput, type BenchReport } from "./harness.ts";
 import { benchDatabase } from "./support/database.ts";
 import { rawPayment, type RawPayment } from "./support/raw-payment.ts";
+import { fundDebtors, httpLoader } from "./support/payments-load.ts";
 
 const REQUESTS = 1_000;   // per side and round
 const ROUNDS = 3;
 
 
-interface LoadResult { opsPerSecond: number; latenciesMs: number[]; failure?: string }
-
-type LoadJob = { url: string; headers: Record<string, string>; bodies: string[]; keys: string[]; concurrency: number; expectStatus: number; expectReplay: boolean };
-
-/**
- * HTTP load from one worker thread that serves every load of the run, one at a time, so it runs
- * warm (bench/support/http-load-worker.mjs: a minimal keep-alive HTTP/1.1 client, docs/decisions/0047, 0054).
- */
-function httpLoader(): { load(job: LoadJob): Promise<LoadResult>; close(): Promise<number> } {
-  const worker = new Worker(new URL("./support/http-load-worker.mjs", import.meta.url), { execArgv: [] });
-  return {
-    load: (job) => new Promise<LoadResult>((resolve, reject) => {
-      const answered = (result: LoadResult) => {
-        worker.off("error", failed);
-        if (result.failure) reject(new Error(result.failure));
-        else resolve(result);
-      };
-      const failed = (error: unknown) => {
-        worker.off("message", answered);
-        reject(error instanceof Error ? error : new Error(String(error)));
-      };
-      worker.once("message", answered);
-      worker.once("error", failed);
-      worker.postMessage(job);
-    }),
-    close: () => worker.terminate(),
-  };
-}
 const CONCURRENCY = 16;
 const GROUP_CONCURRENCY = 64;   // issue 15's group-commit row: 64 clients
 const DEBTORS = 64;   // spread over many customers so row locks on one debtor do not serialize the run
@@ -69,7 +39,7 @@ export async function run(): Promise<BenchReport> {
     const tenant = await createTenant(db.pool, "bench");
     if (!tenant.ok) throw new Error(tenant.error.message);
     const tenantId = tenant.value.tenantId;
-    await fundDebtors(db.pool, tenantId);
+    await fundDebtors(db.pool, tenantId, DEBTORS);
     await app.listen({ host: "127.0.0.1", port: 0 });
     const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
     const body = (label: string, i: number) => ({ client_reference: `${label}-${i}`, amount: "1.00", currency: "USD", debtor_account: `payer-${i % DEBTORS}`, creditor_account: "merchant" });
@@ -176,20 +146,6 @@ async function servicePayment(pool: Pool, tenantId: string, clientReference: str
     if (outcome.kind !== "created") throw new Error(`bench payment refused: ${outcome.refusal.code}`);
     await complete(tx, scope, claimed.attempt, { status: 201, body: JSON.stringify({ payment_id: outcome.payment.paymentId }), effectRef: outcome.payment.paymentId });
   }, { localSettings: claimTransactionSettings });
-}
-
-async function fundDebtors(pool: Pool, tenantId: string): Promise<void> {
-  await withTransaction(pool, async (tx) => {
-    await openAccount(tx, { tenantId, accountId: "settlement", kind: "settlement", currency: "USD" });
-    await openAccount(tx, { tenantId, accountId: "merchant", kind: "customer", currency: "USD" });
-    for (let i = 0; i < DEBTORS; i++) {
-      await openAccount(tx, { tenantId, accountId: `payer-${i}`, kind: "customer", currency: "USD" });
-      await postTransfer(tx, { tenantId, transferKey: `fund-${i}`, kind: "funding", valueDate: "2026-12-02", legs: [
-        { accountId: "settlement", direction: "D", amountMinor: 10n ** 12n, currency: "USD" },
-        { accountId: `payer-${i}`, direction: "C", amountMinor: 10n ** 12n, currency: "USD" },
-      ] });
-    }
-  });
 }
 
 /** Everything of a raw payment that is not SQL, computed before the clock starts. */

@@ -4,22 +4,22 @@ import { serviceRoutes } from "./api/service-routes.ts";
 import { setProcessConfig, type Config } from "./config/config.ts";
 import { limits } from "./config/limits.ts";
 import { openDatabase, type Database } from "./db/database.ts";
-import type { Pool } from "./db/pool.ts";
 import { migrate, pendingMigrations } from "./db/migrate.ts";
+import { assertSessionConnections } from "./db/session-check.ts";
 import { loadCardKeys, openCardChannel } from "./cards/index.ts";
 import { startCardGateway, type CardGateway } from "./gateway/gateway.ts";
-import { deleteExpired, oldestInProgressAgeSeconds } from "./idempotency/records.ts";
 import { startIngestSources, type IngestSources } from "./sources/sources.ts";
-import { advanceProjection, tenantsWithAccounts } from "./ledger/index.ts";
 import type { Logger } from "./observability/logger.ts";
 import { startOutbox } from "./outbox/outbox-service.ts";
 import { loadWebhookSecretKeys } from "./outbox/webhooks/secret-box.ts";
 import { sealClearWebhookSecrets } from "./outbox/webhooks/webhook-store.ts";
-import { startNatsInbox } from "./sources/nats-inbox.ts";
 import { partnerDeliverers } from "./partners/outbound/outbound-deliverers.ts";
-import { runReturnCutoffs } from "./files/return-cutoff-job.ts";
-import { oldestInProgressAge, projectionLagDeltas } from "./observability/metrics.ts";
+import { projectionLagDeltas } from "./observability/metrics.ts";
 import { evaluateReadiness, type ReadinessCheck } from "./observability/readiness.ts";
+import {
+  holdNatsInbox, holdSchemeLink, holdSource, leasedSchemeLinkHealth, openServiceFleet,
+} from "./service/fleet-leases.ts";
+import { holdSingletonJobs } from "./service/singleton-jobs.ts";
 
 /**
  * The composition root: the one place that wires the database, the ledger jobs and the driving
@@ -68,6 +68,8 @@ async function listening<T>(name: string, open: () => Promise<T>): Promise<T> {
 async function startOnDatabase(
   config: Config, logger: Logger, database: Database, started: Array<() => Promise<void>>,
 ): Promise<RunningService> {
+  // One PostgreSQL session per pooled client, or no start (decision 0073: no transaction pooling).
+  await assertSessionConnections(database.pool);
   const migrated = await migrate(database.pool);
   const webhookKeys = loadWebhookSecretKeys({ home: config.home, secretHex: config.webhookSecretKey });
   // Secrets stored in clear before migration 0027 are sealed before any delivery (docs/decisions/0065).
@@ -80,21 +82,34 @@ async function startOnDatabase(
   const cardChannel = openCardChannel(database.pool, cardKeys);
   const cardGateway = await listening(endpointName, () => startCardGateway(config, cardChannel, logger));
   started.push(() => cardGateway.stop());
+  // Sources, the inbox, the scheme link and the jobs run where their lease is held (decision 0072).
+  const { fleet, close: closeFleet } = openServiceFleet(config, database.url, logger);
+  started.push(closeFleet);
+  const schemeLinkLease = holdSchemeLink(fleet, cardGateway);
   // /readyz answers from the moment HTTP listens; the sources start after it.
   const running: { sources?: IngestSources } = {};
-  const checks = readinessChecks(database, cardGateway, () => running.sources);
+  const linkHealth = leasedSchemeLinkHealth(fleet, cardGateway, schemeLinkLease);
+  const checks = readinessChecks(database, linkHealth, () => running.sources);
   const http = buildHttpServer({
     pool: database.pool,
     logger,
     readiness: () => evaluateReadiness(checks),
-    extraRoutes: serviceRoutes({ pool: database.pool, authorizer: cardGateway.authorizer, suspectWindowHours: config.ingest.suspectWindowHours }),
+    extraRoutes: serviceRoutes({
+      pool: database.pool, authorizer: cardGateway.authorizer,
+      suspectWindowHours: config.ingest.suspectWindowHours,
+      fleet: {
+        holder: fleet.holder, leaseMs: config.fleetLeaseMs, takeoverBoundMs: fleet.takeoverBoundMs,
+      },
+    }),
   });
   started.push(() => http.close());
   const httpName = `the HTTP listener on ${config.httpHost}:${config.httpPort}`;
   await listening(httpName, () => http.listen({ host: config.httpHost, port: config.httpPort }));
   const address = http.server.address() as AddressInfo;
   const httpUrl = `http://${address.address}:${address.port}`;
-  const sources = await startIngestSources(database.pool, config.ingest, config.home, logger);
+  fleet.setHolderAddress(httpUrl);
+  const sources = await startIngestSources(
+    database.pool, config.ingest, config.home, logger, holdSource(fleet));
   running.sources = sources;
   started.push(() => sources.stop());
   // Partners' folders and SFTP outboxes (docs/decisions/0025); a configured partner that does not exist is named, not fatal.
@@ -105,9 +120,9 @@ async function startOnDatabase(
   }, logger);
   started.push(() => outbox.stop());
   // Payment instructions from JetStream, on the stream the outbox opened (docs/decisions/0024).
-  const inbox = outbox.eventStream ? await startNatsInbox(database.pool, outbox.eventStream, logger) : undefined;
-
-  const jobs = startJobs(config, database.pool, logger);
+  if (outbox.eventStream) holdNatsInbox(fleet, database.pool, outbox.eventStream, logger);
+  holdSingletonJobs(fleet, database.pool, config, logger);
+  fleet.start();
 
   let stopping: Promise<void> | undefined;
   return {
@@ -116,47 +131,18 @@ async function startOnDatabase(
     database,
     stop() {
       stopping ??= (async () => {
-        for (const job of jobs) job.stop();
         await http.close();
+        // Every leased work stops, and its lease is let go for the other processes to take.
+        await closeFleet();
         await sources.stop();
-        await inbox?.stop();
         await outbox.stop();
         await cardGateway.stop();
-        await Promise.all(jobs.map((job) => job.idle()));
         await database.close();
         logger.info("stopped");
       })();
       return stopping;
     },
   };
-}
-
-/** The periodic jobs of a serving process: balance projection, return cut-offs, idempotency expiry. */
-function startJobs(config: Config, pool: Pool, logger: Logger): Array<ReturnType<typeof startPeriodicJob>> {
-  return [
-    startPeriodicJob("balance projection", config.projectionIntervalMs, logger, async (isStopped) => {
-      for (const tenantId of await tenantsWithAccounts(pool)) {
-        if (isStopped()) return;
-        await advanceProjection(pool, tenantId);
-      }
-    }),
-    // ACH return files at each partner's configured cut-off (docs/decisions/0025).
-    startPeriodicJob("return cut-off", limits.partners.returnCutoffCheckIntervalMs, logger, async (isStopped) => {
-      for (const outcome of await runReturnCutoffs(pool, config.returnCutoffs, new Date(), isStopped)) {
-        if (outcome.error) logger.warn({ tenant: outcome.tenant, partner: outcome.partner }, outcome.error);
-        else if (outcome.result?.kind === "cut") {
-          const { fileName, entries, notSent } = outcome.result;
-          const cut = { tenant: outcome.tenant, partner: outcome.partner, cutoffAt: outcome.cutoffAt, fileName, entries };
-          if (notSent) logger.warn({ ...cut, notSent }, "return file cut, not sent");
-          else logger.info(cut, "return file cut");
-        }
-      }
-    }),
-    startPeriodicJob("idempotency expiry", limits.http.expiryIntervalMs, logger, async () => {
-      await deleteExpired(pool);
-      oldestInProgressAge.set(await oldestInProgressAgeSeconds(pool));
-    }),
-  ];
 }
 
 /**
@@ -188,28 +174,4 @@ function readinessChecks(database: Database, cardGateway: CardGateway, sources: 
     checks.push({ name: "scheme_link", check: () => cardGateway.schemeLinkHealth() ?? { ok: true } });
   }
   return checks;
-}
-
-/** Runs `work` every `intervalMs`; one run at a time, never overlapping; a failure is logged and retried next time. */
-export function startPeriodicJob(name: string, intervalMs: number, logger: Logger, work: (isStopped: () => boolean) => Promise<void>): { stop(): void; idle(): Promise<void> } {
-  let running: Promise<void> = Promise.resolve();
-  let stopped = false;
-  const timer = setInterval(() => {
-    running = running.then(async () => {
-      if (stopped) return;
-      try {
-        await work(() => stopped);
-      } catch (error) {
-        logger.warn({ err: error, job: name }, "periodic job failed; it runs again at its next interval");
-      }
-    });
-  }, intervalMs);
-  timer.unref();
-  return {
-    stop() {
-      stopped = true;
-      clearInterval(timer);
-    },
-    idle: () => running,
-  };
 }

@@ -15,11 +15,12 @@ export interface BenchDatabase {
 }
 
 /**
- * A fresh, migrated database for one benchmark run: a temporary database on DATABASE_URL's
- * server when set, else a temporary embedded PostgreSQL. Removed afterwards.
+ * A fresh, migrated database for one benchmark run: a temporary database on `serverUrl`'s server
+ * when given (the HA cluster), else on DATABASE_URL's when set, else on a temporary embedded
+ * PostgreSQL. Removed afterwards.
  */
-export async function benchDatabase(poolMax = 20): Promise<BenchDatabase> {
-  let adminUrl = process.env.DATABASE_URL;
+export async function benchDatabase(poolMax = 20, serverUrl?: string): Promise<BenchDatabase> {
+  let adminUrl = serverUrl ?? process.env.DATABASE_URL;
   let home: string | undefined;
   let stopEmbedded = async () => undefined as void;
   if (!adminUrl) {

@@ -3,6 +3,7 @@ import type { Pool } from "../db/pool.ts";
 import type { CardAuthorizationSender } from "../cards/index.ts";
 import { registerCardAuthorizationRoutes } from "./routes/card-authorizations.ts";
 import { registerFileRoutes } from "./routes/files.ts";
+import { registerFleetRoutes, type FleetProcessView } from "./routes/fleet.ts";
 import { registerPaymentRequestRoutes } from "./routes/payment-requests.ts";
 import { registerReconciliationRoutes } from "./routes/reconciliations.ts";
 
@@ -11,8 +12,14 @@ import { registerReconciliationRoutes } from "./routes/reconciliations.ts";
  * the card gateway or the ingest settings. One list, used by the service and by the test that holds
  * /openapi.json against every registered route.
  */
-export function serviceRoutes(deps: { pool: Pool; authorizer: CardAuthorizationSender; suspectWindowHours?: number }): Array<(app: FastifyInstance) => void> {
+export function serviceRoutes(deps: {
+  pool: Pool; authorizer: CardAuthorizationSender; suspectWindowHours?: number;
+  fleet?: FleetProcessView;
+}): Array<(app: FastifyInstance) => void> {
   return [
+    (app) => registerFleetRoutes(app, {
+      pool: deps.pool, ...(deps.fleet ? { fleet: deps.fleet } : {}),
+    }),
     (app) => registerCardAuthorizationRoutes(app, { authorizer: deps.authorizer }),
     (app) => registerFileRoutes(app, { pool: deps.pool, ...(deps.suspectWindowHours === undefined ? {} : { suspectWindowHours: deps.suspectWindowHours }) }),
     (app) => registerReconciliationRoutes(app, { pool: deps.pool }),

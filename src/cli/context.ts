@@ -1,6 +1,7 @@
 import { loadConfig, setProcessConfig, type Config, type ConfigOverrides } from "../config/config.ts";
 import { openDatabase, type Database } from "../db/database.ts";
 import { migrate } from "../db/migrate.ts";
+import { assertSessionConnections } from "../db/session-check.ts";
 import type { Queryable } from "../db/pool.ts";
 import { findTenant, type Tenant } from "../tenants/tenants.ts";
 import { CliError, exitCodes } from "./exit-codes.ts";
@@ -17,6 +18,7 @@ export async function withDatabase<T>(work: (db: Database, config: Config) => Pr
   const config = configOrExit();
   const db = await openDatabase(config.databaseUrl ? { databaseUrl: config.databaseUrl, home: config.home, poolMax: 4 } : { home: config.home, poolMax: 4 });
   try {
+    await assertSessionConnections(db.pool);
     if (options.migrate !== false) await migrate(db.pool);
     return await work(db, config);
   } finally {

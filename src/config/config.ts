@@ -16,6 +16,8 @@ export interface Config {
   home: string;                     // CLEARLINE_HOME: embedded database, drop folders, spool
   databaseUrl?: string;             // DATABASE_URL: use this server instead of the embedded one
   outboxLeaseMs: number;           // CLEARLINE_OUTBOX_LEASE_MS: how long a relay holds a leased row (default limits.outbox.leaseMs)
+  // CLEARLINE_FLEET_LEASE_MS: a lease on a file source, singleton job or the scheme link (0072)
+  fleetLeaseMs: number;
   natsUrl?: string;                 // CLEARLINE_NATS_URL: events to JetStream, payment requests from it (docs/decisions/0024)
   httpHost: string;                 // CLEARLINE_HTTP_HOST
   httpPort: number;                 // CLEARLINE_HTTP_PORT; 0 picks a free port (tests)
@@ -77,6 +79,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     returnCutoffs: returnCutoffSettings(file, errors),
     // Shorter leases take a dead relay's rows over sooner (tests); a delivery gets half the lease.
     outboxLeaseMs: integerSetting("outboxLeaseMs", pick("outboxLeaseMs", "CLEARLINE_OUTBOX_LEASE_MS") ?? limits.outbox.leaseMs, 1_000, 3_600_000, errors),
+    // A dead process's sources and jobs move to another within this plus a third of it.
+    fleetLeaseMs: integerSetting("fleetLeaseMs", pick("fleetLeaseMs", "CLEARLINE_FLEET_LEASE_MS")
+      ?? limits.fleet.leaseMs, limits.fleet.leaseMsMin, limits.fleet.leaseMsMax, errors),
     iso8583Admission: iso8583AdmissionSettings((name, envName) => overrides[name as keyof Config] ?? env[envName] ?? file[name], home, errors),
   };
   const natsUrl = pick("natsUrl", "CLEARLINE_NATS_URL");

@@ -1,6 +1,7 @@
 import { assert } from "../assert.ts";
 import { achLimits } from "./limits/ach.ts";
 import { dbLimits } from "./limits/db.ts";
+import { fleetLimits } from "./limits/fleet.ts";
 import { httpLimits } from "./limits/http.ts";
 import { ingestLimits } from "./limits/ingest.ts";
 import { iso20022Limits } from "./limits/iso20022.ts";
@@ -25,10 +26,15 @@ export const limits = {
   recon: reconLimits,
   outbox: outboxLimits,
   partners: partnerLimits,
+  fleet: fleetLimits,
 } as const;
 
 // A live relay is never overtaken: its delivery ends well inside its lease.
 assert(outboxLimits.deliveryTimeoutMs * 2 <= outboxLimits.leaseMs, "an outbox delivery ends well inside its lease");
+// The default lease lies inside the range a configuration may set.
+assert(fleetLimits.leaseMsMin <= fleetLimits.leaseMs
+  && fleetLimits.leaseMs <= fleetLimits.leaseMsMax,
+  "the default lease is a settable one");
 assert(outboxLimits.backoffBaseMs <= outboxLimits.backoffCapMs, "the outbox backoff starts below its cap");
 
 // One peer must never be able to hold every slot of the scheme endpoint.

@@ -1,6 +1,7 @@
 import { achErrorCodes } from "./codes/ach.ts";
 import { commonErrorCodes } from "./codes/common.ts";
 import { dbErrorCodes } from "./codes/db.ts";
+import { fleetErrorCodes } from "./codes/fleet.ts";
 import { httpErrorCodes } from "./codes/http.ts";
 import { incidentErrorCodes } from "./codes/incident.ts";
 import { fileErrorCodes } from "./codes/files.ts";
@@ -39,6 +40,7 @@ export const errorCatalog = {
   ...opsErrorCodes,
   ...partnerErrorCodes,
   ...outboxErrorCodes,
+  ...fleetErrorCodes,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalog;

@@ -24,6 +24,11 @@ export interface IngestOptions {
   suspectWindowHours?: number;
   achSeverityOverrides?: SeverityOverrides;
   onProgress?: (recordsDone: number, recordsTotal: number) => void;
+  /**
+   * Asked before each chunk: true stops the file between two chunks (its source's lease was
+   * lost, the service stops). The file stays `processing` and is resumed where it stopped.
+   */
+  isStopped?: () => boolean;
 }
 
 /** Receives a file (stored before anything reads it), then processes it: the whole path of one arrival. */
@@ -90,6 +95,7 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
     const answered = await answerFromSameBytesFile(pool, { tenantId, fileId, format: scan.format }, sameBytes, {
       recordsDone, recordsTotal: scan.recordsTotal, chunkRecordsMax: options.chunkRecordsMax ?? limits.ingest.chunkRecordsMax,
       ...(options.onProgress ? { onProgress: options.onProgress } : {}),
+      ...(options.isStopped ? { isStopped: options.isStopped } : {}),
     });
     if (answered.kind === "fenced") return reportOf(pool, tenantId, fileId);
     if (answered.kind === "complete") {
@@ -164,17 +170,20 @@ async function applyInChunks(
   };
   let chunk: ReceivedRecord[] = [];
   let lastIndex = 0;
+  const stopped = () => options.isStopped?.() === true;
   for await (const record of records) {
     lastIndex = record.index;
     if (record.index <= done) continue;
     chunk.push(record);
     if (chunk.length >= chunkRecordsMax) {
       if (inFlight && !(await inFlight)) return { complete: false, lastIndex };
+      if (stopped()) return { complete: false, lastIndex };
       start(chunk);
       chunk = [];
     }
   }
   if (inFlight && !(await inFlight)) return { complete: false, lastIndex };
+  if (chunk.length > 0 && stopped()) return { complete: false, lastIndex };
   if (chunk.length > 0 && !(await commit(chunk))) return { complete: false, lastIndex };
   return { complete: true, lastIndex };
 }

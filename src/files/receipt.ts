@@ -7,12 +7,23 @@ import { fail, finding, ok, type Finding, type Result } from "../errors/finding.
 
 export type FileSource = "drop_folder" | "sftp" | "http" | "cli";
 
+/** A source's lease, checked inside a receipt's transaction: throws when the lease was lost. */
+export type ReceiptFence = (tx: Tx) => Promise<void>;
+
 export interface IncomingFile {
   tenantId: string;
   partnerId: string;
   source: FileSource;
   name: string;                                        // the name it arrived with (sanitized here)
   content: Uint8Array | AsyncIterable<Uint8Array>;
+  /**
+   * The source's identity of this arrival (a drop folder's file: name, size, modification time,
+   * inode; an SFTP file: its listing), claimed with the receipt: however many processes find the
+   * file, one receipt is made (docs/decisions/0072). Absent for uploads (HTTP, CLI).
+   */
+  arrivalKey?: string;
+  /** The source's lease, checked as the receipt's last statement: throws when it was lost. */
+  fence?: ReceiptFence;
 }
 
 export interface Receipt {
@@ -20,6 +31,8 @@ export interface Receipt {
   name: string;
   sizeBytes: number;
   bytesSha256: string;
+  /** The arrival's key was claimed before (by this process or another): this is that receipt. */
+  alreadyReceived?: boolean;
 }
 
 /**
@@ -62,12 +75,11 @@ export async function receiveFile(
   const tooLarge = Symbol("too large");
   try {
     return await withTransaction(pool, async (tx) => {
-      await tx.query(
-        `INSERT INTO received_file (tenant_id, file_id, partner_id, source, original_name,
-           size_bytes, bytes_sha256, status)
-         VALUES ($1, $2, $3, $4, $5, 0, '', 'received')`,
-        [arrival.tenantId, fileId, arrival.partnerId, arrival.source, named.value],
-      );
+      const earlier = await claimArrival(tx, arrival, fileId, named.value);
+      if (earlier !== undefined) {
+        stopReading(arrival.content);
+        return ok(earlier);
+      }
       const hash = createHash("sha256");
       const pieceBytes = limits.ingest.contentPieceBytes;
       // One piece buffer for the whole file: pg copies a parameter into its wire message when the
@@ -104,6 +116,7 @@ export async function receiveFile(
         `UPDATE received_file SET size_bytes = $3, bytes_sha256 = $4 WHERE tenant_id = $1
            AND file_id = $2`,
         [arrival.tenantId, fileId, size, bytesSha256]);
+      await arrival.fence?.(tx);
       return ok({ fileId, name: named.value, sizeBytes: size, bytesSha256 });
     });
   } catch (error) {
@@ -113,6 +126,47 @@ export async function receiveFile(
     }
     throw error;
   }
+}
+
+/**
+ * The receipt's row, claimed under the arrival's key when it has one: the unique index makes a
+ * second receipt of one arrival impossible, whichever process tries (a concurrent claim waits for
+ * the first to commit or roll back). Returns the earlier receipt when the key was claimed before.
+ */
+async function claimArrival(
+  tx: Tx, arrival: IncomingFile, fileId: string, name: string,
+): Promise<Receipt | undefined> {
+  const inserted = await tx.query(
+    `INSERT INTO received_file (tenant_id, file_id, partner_id, source, original_name, size_bytes,
+                              bytes_sha256, status, arrival_key)
+     VALUES ($1, $2, $3, $4, $5, 0, '', 'received', $6)
+     ON CONFLICT (tenant_id, partner_id, source, arrival_key) WHERE arrival_key IS NOT NULL
+     DO NOTHING`,
+    [arrival.tenantId, fileId, arrival.partnerId, arrival.source, name, arrival.arrivalKey ?? null],
+  );
+  if (inserted.rowCount === 1) return undefined;
+  const { rows } = await tx.query<{
+    file_id: string; original_name: string; size_bytes: bigint; bytes_sha256: string;
+  }>(
+    `SELECT file_id, original_name, size_bytes, bytes_sha256 FROM received_file
+      WHERE tenant_id = $1 AND partner_id = $2 AND source = $3 AND arrival_key = $4`,
+    [arrival.tenantId, arrival.partnerId, arrival.source, arrival.arrivalKey],
+  );
+  const row = rows[0];
+  if (row === undefined) {
+    const key = arrival.arrivalKey ?? "";
+    throw new Error(`the arrival ${key} was claimed, and its receipt is not found`);
+  }
+  return {
+    fileId: row.file_id, name: row.original_name, sizeBytes: Number(row.size_bytes),
+    bytesSha256: row.bytes_sha256, alreadyReceived: true,
+  };
+}
+
+/** An arrival's content left unread (its receipt exists): a file stream closes now, not at GC. */
+function stopReading(content: IncomingFile["content"]): void {
+  const destroy = (content as { destroy?: unknown }).destroy;
+  if (typeof destroy === "function") (destroy as () => void).call(content);
 }
 
 /** Same as receiveFile, inside the caller's transaction (an HTTP upload claims its key and stores the file together). */

@@ -43,10 +43,15 @@ export type SameBytesAnswer =
  */
 export async function answerFromSameBytesFile(
   pool: Pool, file: { tenantId: string; fileId: string; format: FileFormat }, earlier: SameBytesFile,
-  progress: { recordsDone: number; recordsTotal: number; chunkRecordsMax: number; onProgress?: (done: number, total: number) => void },
+  progress: {
+    recordsDone: number; recordsTotal: number; chunkRecordsMax: number;
+    onProgress?: (done: number, total: number) => void; isStopped?: () => boolean;
+  },
 ): Promise<SameBytesAnswer> {
   let done = progress.recordsDone;
   while (done < progress.recordsTotal) {
+    // Stopped between two chunks: left `processing`, resumed later from records_done.
+    if (progress.isStopped?.() === true) return { kind: "fenced" };
     const records = Math.min(progress.chunkRecordsMax, progress.recordsTotal - done);
     const fromIndex = done;
     const result = await inChunkTransaction(pool, file, { chunkStart: fromIndex, records }, async (tx) => {

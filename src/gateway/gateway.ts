@@ -19,6 +19,11 @@ export interface CardGateway {
   iso8583Port: number | undefined;
   /** The outbound scheme link: undefined when none is configured, else signed on or why not. */
   schemeLinkHealth(): { ok: boolean; reason?: string } | undefined;
+  /**
+   * The outbound scheme link, not started: the composition root runs it while this process holds
+   * its lease (one connection to the scheme per fleet). Its name is the connection's (host:port).
+   */
+  schemeLink: { name: string; start(): void; stop(): Promise<void> } | undefined;
   stop(): Promise<void>;
 }
 
@@ -58,8 +63,10 @@ export async function startCardGateway(
     });
   }
   const authorizer = cards.authorizer(outbound, logger);
-  outbound?.start();
+  const link = outbound;
   return {
+    schemeLink: link === undefined ? undefined
+      : { name: link.options.name, start: () => link.start(), stop: () => link.stop() },
     authorizer,
     iso8583Port: endpoint?.port,
     schemeLinkHealth() {

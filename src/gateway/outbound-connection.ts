@@ -77,6 +77,7 @@ export class OutboundConnection implements SchemeLink {
   private socket: Socket | undefined;
   private signedOn = false;
   private stopped = false;
+  private running = false;
   private readonly pending = new Map<string, Pending>();
   private inflight = 0;
   private readonly slotWaiters: Array<() => void> = [];
@@ -102,7 +103,15 @@ export class OutboundConnection implements SchemeLink {
     return this.signedOn;
   }
 
+  /**
+   * Connects and keeps the link up until stop(); may start again after a stop (in a fleet the
+   * link runs while this process holds its lease: pending reversals and the STAN counter are in
+   * the database, so whichever process holds it carries on from there).
+   */
   start(): void {
+    assert(!this.running, "the scheme link is started once until it is stopped");
+    this.running = true;
+    this.stopped = false;
     this.loop = this.run();
     this.jobTimer = setInterval(() => this.kickReversals(), this.options.reversalJobIntervalMs);
     this.jobTimer.unref();
@@ -116,6 +125,7 @@ export class OutboundConnection implements SchemeLink {
     this.socket?.destroy();
     await this.loop;
     await this.jobRunning;
+    this.running = false;
   }
 
   // --- in-flight slots -----------------------------------------------------------------------

@@ -1,5 +1,5 @@
 import { createReadStream } from "node:fs";
-import { mkdir, readdir, rename, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import { limits } from "../config/limits.ts";
@@ -7,7 +7,7 @@ import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
 import type { Partner } from "../partners/partners.ts";
 import { ingestArrival, type IngestOptions } from "../files/pipeline.ts";
-import { sanitizeFileName } from "../files/receipt.ts";
+import { sanitizeFileName, type ReceiptFence } from "../files/receipt.ts";
 import { isSourcePaused } from "../incidents/source-pause.ts";
 
 /** Names a drop folder never takes: temp names of a copy in progress and dot files. */
@@ -24,6 +24,21 @@ export interface DropFolderOptions {
   ingest?: IngestOptions;
   stableMs?: number;
   rescanIntervalMs?: number;
+  /** The folder's lease in a fleet (docs/decisions/0072): each receipt checks it. */
+  fence?: ReceiptFence;
+}
+
+/** What a drop folder's file is, for its receipt's claim: one file seen twice is one arrival. */
+export function dropArrivalKey(
+  name: string, info: { size: bigint; mtimeNs: bigint; dev: bigint; ino: bigint },
+): string {
+  return `${name}/${info.size}/${info.mtimeNs}/${info.dev}:${info.ino}`;
+}
+
+/** The failure a fenced receipt throws when the folder's lease was lost (src/fleet/). */
+function isLeaseLost(error: unknown): boolean {
+  return typeof error === "object" && error !== null
+    && (error as { code?: unknown }).code === "FLEET_LEASE_LOST";
 }
 
 /**
@@ -32,6 +47,10 @@ export interface DropFolderOptions {
  * a periodic rescan is the source of truth (a missed event costs one interval, never a file).
  * A file is taken once its mtime has been quiet for `stableMs` (write-finish detection); temp
  * names (*.part, *.tmp, dot files) are ignored. Files are handled one at a time, in name order.
+ * Each receipt claims the file's identity (name, size, mtime, inode): another process watching the
+ * same folder, or this one after a crash, finds the receipt instead of making a second one, and
+ * finishes the file from where it was. A file whose processing stopped (stop(), a lost lease) is
+ * left in the folder for whoever takes the folder next.
  */
 export class DropFolder {
   private watcher: FSWatcher | undefined;
@@ -107,40 +126,73 @@ export class DropFolder {
       if (this.stopped) return;
       if (!entry.isFile() || isTemporaryName(entry.name)) continue;
       const local = path.join(this.options.folder, entry.name);
-      const info = await stat(local).catch(() => undefined);
+      const info = await stat(local, { bigint: true }).catch(() => undefined);
       if (!info) continue;
-      if (Date.now() - info.mtimeMs < this.stableMs) {
+      if (Date.now() - Number(info.mtimeMs) < this.stableMs) {
         waiting = true;
         continue;
       }
-      await this.take(entry.name, local);
+      if (!(await this.take(entry.name, local, dropArrivalKey(entry.name, info)))) return;
     }
     if (waiting && !this.stopped) setTimeout(() => this.trigger(), this.stableMs).unref();
   }
 
-  private async take(name: string, local: string): Promise<void> {
-    const { pool, tenantId, partner, logger } = this.options;
-    const report = await ingestArrival(pool, { tenantId, partnerId: partner.partnerId, source: "drop_folder", name, content: createReadStream(local) }, this.options.ingest ?? {});
+  /** Receives and processes one file, then moves it; false when the scan must end (stopped). */
+  private async take(name: string, local: string, arrivalKey: string): Promise<boolean> {
+    const { pool, tenantId, partner, logger, fence } = this.options;
+    const arrival = {
+      tenantId, partnerId: partner.partnerId, source: "drop_folder" as const, name,
+      content: createReadStream(local), arrivalKey, ...(fence ? { fence } : {}),
+    };
+    const options = { ...this.options.ingest, isStopped: () => this.stopped };
+    const report = await ingestArrival(pool, arrival, options).catch((error: unknown) => {
+      if (!isLeaseLost(error)) throw error;
+      logger.warn({ code: "FLEET_LEASE_LOST", folder: this.options.folder },
+        "the drop folder's lease was lost; its files are left for its next holder");
+      return undefined;
+    });
+    if (report === undefined) return false;
     const safeName = sanitizeFileName(name);
     const base = safeName.ok ? safeName.value : "unnamed";
     if (!report.ok) {
       logger.warn({ file: base, code: report.error.code }, report.error.message);
       await this.moveWithReport(local, this.rejectedFolder, base, { name: base, status: "refused", errors: [{ code: report.error.code, message: report.error.message }] });
-      return;
+      return true;
     }
     const value = report.value;
+    if (value.status !== "done" && value.status !== "rejected") {
+      // Stopped between two chunks: the file stays here, and whoever scans next finishes it.
+      logger.info({ file: base, fileId: value.file_id, status: value.status },
+        "drop folder file left unfinished; resumed by the next scan");
+      return false;
+    }
     logger.info({ file: base, fileId: value.file_id, status: value.status, outcomes: value.outcomes }, "drop folder file ingested");
     await this.moveWithReport(local, value.status === "rejected" ? this.rejectedFolder : this.processedFolder, base, value, value.file_id);
+    return true;
   }
 
-  /** The report is written first, then the file moved beside it: a crash in between re-takes the file, whose records then come back as duplicates. */
+  /**
+   * The report is written first, then the file moved beside it: a crash in between re-takes the
+   * file, whose receipt is then found by its key. A file another process moved meanwhile (two
+   * holders of the folder for a moment) is left to it, and the report written here is taken back.
+   */
   private async moveWithReport(local: string, folder: string, base: string, report: unknown, fileId?: string): Promise<void> {
-    const exists = await stat(path.join(folder, base)).then(() => true, () => false);
+    const present = (file: string) => stat(file).then(() => true, () => false);
+    if (!(await present(local))) return;   // moved by another process already: its report is there
+    const exists = await present(path.join(folder, base));
     const target = exists ? `${fileId ?? Date.now().toString()}-${base}` : base;
     // Written under a temp name and renamed: whoever watches the folder never reads half a report.
     const reportFile = path.join(folder, `${target}.report.json`);
     await writeFile(`${reportFile}.tmp`, JSON.stringify(report, null, 2) + "\n");
     await rename(`${reportFile}.tmp`, reportFile);
-    await rename(local, path.join(folder, target));
+    try {
+      await rename(local, path.join(folder, target));
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== "ENOENT") throw error;
+      // Moved by the other process: under the same name, the report beside it is its report too.
+      if (!(await present(path.join(folder, target)))) await rm(reportFile, { force: true });
+      this.options.logger.info({ file: base, fileId },
+        "drop folder file already moved by another process");
+    }
   }
 }

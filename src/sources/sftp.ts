@@ -10,7 +10,7 @@ import { isTemporaryName } from "./drop-folder.ts";
 import type { Partner } from "../partners/partners.ts";
 import { ingestArrival, type IngestOptions } from "../files/pipeline.ts";
 import type { FileReport } from "../files/report.ts";
-import { sanitizeFileName } from "../files/receipt.ts";
+import { sanitizeFileName, type ReceiptFence } from "../files/receipt.ts";
 import { hostKeyFingerprint, type SftpPartnerSource } from "../config/sources-config.ts";
 import { isSourcePaused } from "../incidents/source-pause.ts";
 
@@ -29,6 +29,13 @@ export interface SftpPollerOptions {
   spoolFolder: string;
   logger: Logger;
   ingest?: IngestOptions;
+  /** The partner's lease in a fleet (docs/decisions/0072): each receipt checks it. */
+  fence?: ReceiptFence;
+}
+
+/** What a partner's file is, for its receipt's claim: its name, size and time in the listing. */
+export function sftpArrivalKey(file: { name: string; size: number; modifyTime: number }): string {
+  return `${file.name}/${file.size}/${file.modifyTime}`;
 }
 
 export interface PollResult {
@@ -143,8 +150,10 @@ export class SftpPoller {
           result.waiting.push(file.name);
           continue;
         }
-        result.taken.push(await this.take(client, file.name));
+        const report = await this.take(client, file);
         this.seenSizes.delete(file.name);
+        if (report === undefined) break;     // stopped mid-file: the rest waits for the next holder
+        result.taken.push(report);
       }
       return result;
     } finally {
@@ -152,8 +161,12 @@ export class SftpPoller {
     }
   }
 
-  private async take(client: SftpClient, name: string): Promise<FileReport> {
-    const { source, partner, pool, tenantId, logger } = this.options;
+  /** Receives one file and archives it; undefined when its processing stopped before the end. */
+  private async take(
+    client: SftpClient, file: { name: string; size: number; modifyTime: number },
+  ): Promise<FileReport | undefined> {
+    const { source, partner, pool, tenantId, logger, fence } = this.options;
+    const name = file.name;
     const remote = path.posix.join(source.inbox, name);
     const safe = sanitizeFileName(name);
     const localName = safe.ok ? safe.value : "unnamed";
@@ -162,8 +175,16 @@ export class SftpPoller {
     const partial = `${spooled}.part`;
     await client.fastGet(remote, partial);
     await rename(partial, spooled);
-    const report = await ingestArrival(pool, { tenantId, partnerId: partner.partnerId, source: "sftp", name, content: createReadStream(spooled) }, this.options.ingest ?? {});
+    const arrival = {
+      tenantId, partnerId: partner.partnerId, source: "sftp" as const, name,
+      content: createReadStream(spooled), arrivalKey: sftpArrivalKey(file),
+      ...(fence ? { fence } : {}),
+    };
+    const options = { ...this.options.ingest, isStopped: () => this.stopped };
+    const report = await ingestArrival(pool, arrival, options);
     if (!report.ok) throw new Error(`${name}: ${report.error.code}: ${report.error.message}`);
+    // Stopped between two chunks: the remote file stays in the inbox; its receipt is found again.
+    if (report.value.status !== "done" && report.value.status !== "rejected") return undefined;
     sftpFilesTaken.inc({ partner: partner.name });
     logger.info({ file: name, fileId: report.value.file_id, status: report.value.status, outcomes: report.value.outcomes }, "SFTP file ingested");
     // Only now, after the commit: archive (or delete) the remote file and its marker.

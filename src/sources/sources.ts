@@ -6,15 +6,17 @@ import type { Logger } from "../observability/logger.ts";
 import { createTenant, findTenant } from "../tenants/tenants.ts";
 import { DropFolder } from "./drop-folder.ts";
 import { createPartner, findPartner, type Partner } from "../partners/partners.ts";
-import { refreshIngestGauges, resumeUnfinished } from "../files/pipeline.ts";
-import type { IngestSettings } from "../config/sources-config.ts";
+import { refreshIngestGauges } from "../files/pipeline.ts";
+import type { ReceiptFence } from "../files/receipt.ts";
+import type { IngestSettings, SftpPartnerSource } from "../config/sources-config.ts";
 import { SftpPoller } from "./sftp.ts";
 
 export interface IngestSources {
   /** Where files can be dropped, for the start-up message. */
   dropFolders: Array<{ path: string; tenant: string; partner: string }>;
-  /** Every SFTP partner polling (its last poll succeeded), or the reasons of those that are not. */
+  /** Every SFTP partner this process polls (its last poll succeeded), or why those are not. */
   health(): { ok: boolean; reason?: string };
+  /** Stops the gauges; the sources themselves stop with their leases. */
   stop(): Promise<void>;
 }
 
@@ -54,65 +56,114 @@ async function resolveSource(pool: Pool, tenantName: string, partnerName: string
   return { tenantId: tenant.tenantId, partner };
 }
 
+/** A source's work: started when its process is granted the source's lease, stopped when lost. */
+export interface LeasedSource {
+  start(fence: ReceiptFence): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** How the composition root runs each source: under a lease of the fleet (docs/decisions/0072). */
+export type HoldSource = (leaseName: string, source: LeasedSource) => void;
+
+/** The lease of a drop folder: one per folder (its absolute path), whichever processes watch it. */
+export function dropFolderLeaseName(
+  source: { tenant: string; partner: string; path: string },
+): string {
+  return `drop-folder:${source.tenant}/${source.partner}:${source.path}`;
+}
+
+/** The lease of an SFTP partner's inbox. */
+export function sftpLeaseName(source: SftpPartnerSource): string {
+  const server = `${source.username}@${source.host}:${source.port}`;
+  return `sftp:${source.tenant}/${source.partner}:${server}:${source.inbox}`;
+}
+
 /**
- * Starts the file sources of `clearline serve`: files left unfinished are resumed (in the
- * background), the drop folders and SFTP pollers start, and a periodic job resumes abandoned files and refreshes
- * the gauges. A configured source naming an unknown tenant or partner stops the start-up.
+ * Starts the file sources of `clearline serve`: each drop folder and SFTP partner is handed to
+ * `hold`, which starts it while this process holds its lease (one process of a fleet takes a
+ * source's files at a time) and stops it when the lease is lost. A configured source naming an
+ * unknown tenant or partner stops the start-up. The ingest gauges are refreshed periodically on
+ * every process; resuming abandoned files is a singleton job of the composition root.
  */
-export async function startIngestSources(pool: Pool, settings: IngestSettings, home: string, logger: Logger): Promise<IngestSources> {
+export async function startIngestSources(
+  pool: Pool, settings: IngestSettings, home: string, logger: Logger, hold: HoldSource,
+): Promise<IngestSources> {
   const ingest = { suspectWindowHours: settings.suspectWindowHours };
   if (settings.zeroConfiguration) await ensureDefaults(pool, home, logger);
-  const drops: DropFolder[] = [];
-  const pollers: SftpPoller[] = [];
+  const pollers = new Set<SftpPoller>();
   const described: IngestSources["dropFolders"] = [];
   for (const [index, source] of settings.dropFolders.entries()) {
     const { tenantId, partner } = await resolveSource(pool, source.tenant, source.partner, `dropFolders[${index}]`);
-    const folder = new DropFolder({ pool, tenantId, partner, folder: source.path, logger: logger.child({ component: "drop-folder", folder: source.path }), ingest });
     await mkdir(source.path, { recursive: true });
-    await folder.start();
-    drops.push(folder);
+    const folderLogger = logger.child({ component: "drop-folder", folder: source.path });
+    let folder: DropFolder | undefined;
+    hold(dropFolderLeaseName(source), {
+      async start(fence) {
+        folder = new DropFolder({
+          pool, tenantId, partner, folder: source.path, logger: folderLogger, ingest, fence,
+        });
+        await folder.start();
+      },
+      async stop() {
+        await folder?.stop();
+        folder = undefined;
+      },
+    });
     described.push({ path: source.path, tenant: source.tenant, partner: source.partner });
   }
   for (const [index, source] of settings.sftpPartners.entries()) {
     const { tenantId, partner } = await resolveSource(pool, source.tenant, source.partner, `sftpPartners[${index}]`);
-    const poller = new SftpPoller({ pool, tenantId, partner, source, spoolFolder: path.join(home, "spool", partner.name), logger: logger.child({ component: "sftp", partner: partner.name }), ingest });
-    poller.start();
-    pollers.push(poller);
+    const pollerLogger = logger.child({ component: "sftp", partner: partner.name });
+    const spoolFolder = path.join(home, "spool", partner.name);
+    let poller: SftpPoller | undefined;
+    hold(sftpLeaseName(source), {
+      async start(fence) {
+        poller = new SftpPoller({
+          pool, tenantId, partner, source, spoolFolder, logger: pollerLogger, ingest, fence,
+        });
+        pollers.add(poller);
+        poller.start();
+      },
+      async stop() {
+        const stopping = poller;
+        poller = undefined;
+        if (stopping === undefined) return;
+        pollers.delete(stopping);
+        await stopping.stop();
+      },
+    });
   }
+  return gaugesAndDescription(pool, described, pollers, logger);
+}
 
+/** The sources' view for serve: gauges refreshed on every process, health of its pollers. */
+function gaugesAndDescription(
+  pool: Pool, described: IngestSources["dropFolders"], pollers: Set<SftpPoller>, logger: Logger,
+): IngestSources {
   let stopped = false;
-  // Files left unfinished by an earlier run are resumed first, in the background (serving starts at once).
-  let running: Promise<void> = resumeUnfinished(pool, { ...ingest, isStopped: () => stopped }).then(
-    (resumed) => {
-      if (resumed.length > 0) logger.info({ files: resumed.map((r) => ({ fileId: r.file_id, status: r.status })) }, "resumed files left unfinished");
-    },
-    (error: unknown) => logger.warn({ err: error }, "resuming unfinished files failed; the periodic job retries"),
-  );
+  let running: Promise<void> = Promise.resolve();
   const timer = setInterval(() => {
     running = running.then(async () => {
       if (stopped) return;
-      try {
-        await resumeUnfinished(pool, { ...ingest, staleAfterMs: limits.ingest.staleProcessingMs, isStopped: () => stopped });
-        await refreshIngestGauges(pool);
-      } catch (error) {
-        logger.warn({ err: error }, "ingest maintenance failed; it runs again at its next interval");
-      }
+      await refreshIngestGauges(pool).catch((error: unknown) => logger.warn({ err: error },
+        "refreshing the ingest gauges failed; retried at the next interval"));
     });
   }, limits.ingest.rescanIntervalMs);
   timer.unref();
-
-  for (const drop of described) process.stderr.write(`clearline drop folder: ${drop.path} (tenant ${drop.tenant}, partner ${drop.partner})\n`);
+  for (const drop of described) {
+    const owner = `tenant ${drop.tenant}, partner ${drop.partner}`;
+    process.stderr.write(`clearline drop folder: ${drop.path} (${owner})\n`);
+  }
   return {
     dropFolders: described,
     health() {
-      const failing = pollers.map((p) => p.health()).filter((h) => !h.ok);
+      const failing = [...pollers].map((p) => p.health()).filter((h) => !h.ok);
       if (failing.length === 0) return { ok: true };
       return { ok: false, reason: failing.map((h) => h.reason).join("; ") };
     },
     async stop() {
       stopped = true;
       clearInterval(timer);
-      await Promise.all([...drops.map((d) => d.stop()), ...pollers.map((p) => p.stop())]);
       await running;
     },
   };

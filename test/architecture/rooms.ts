@@ -13,8 +13,8 @@ export const roomsTable: readonly Room[] = [
   // Composition roots: wire everything together; nothing imports them.
   // the `clearline` command: each subcommand composes what it runs (`serve` runs service.ts)
   { name: "cli", layer: "composition", paths: ["cli/"] },
-  // `clearline serve`: starts every adapter and job
-  { name: "service", layer: "composition", paths: ["service.ts"] },
+  // `clearline serve`: starts every adapter and job (service/: each under its lease in a fleet)
+  { name: "service", layer: "composition", paths: ["service.ts", "service/"] },
 
   // Adapters: turn a channel's input into service calls and the answers back into its protocol.
   // HTTP: the API, the operations API and the operators' console (api/console/)
@@ -51,6 +51,8 @@ export const roomsTable: readonly Room[] = [
   { name: "outbox", layer: "service", paths: ["outbox/"] },
   // tenants and their API keys
   { name: "tenants", layer: "service", paths: ["tenants/"] },
+  // leases of a fleet of serve processes: file sources, singleton jobs, the scheme link (0072)
+  { name: "fleet", layer: "service", paths: ["fleet/"] },
 
   // Core: pure codecs and the foundations every service stands on.
   // the one posting path, balances, verify (posts what normalize/ builds)
@@ -106,4 +108,5 @@ export const tableOwners: Readonly<Record<string, string>> = {
   dedup_event: "dedup",
   tenant: "tenants",
   schema_migration: "db",
+  fleet_lease: "fleet", fleet_job_run: "fleet",
 };

@@ -86,9 +86,15 @@ export async function ledgerLines(pool: Pool, tenantId: string): Promise<string[
   return rows.map((r) => r.line);
 }
 
-/** A valid N-entry PPD file with one batch (traces unique across the file), written to `file`. */
-export async function writeGeneratedAch(file: string, entries: number, seed = 1): Promise<void> {
+/**
+ * A valid N-entry PPD file with one batch (traces unique across the file), written to `file`;
+ * files given different `firstTrace` ranges have no natural key in common.
+ */
+export async function writeGeneratedAch(
+  file: string, entries: number, seed = 1, firstTrace = 1,
+): Promise<void> {
   const { generateAchChunks } = await import("../../src/protocols/ach/generator.ts");
   const { writeFileSync } = await import("node:fs");
-  writeFileSync(file, Buffer.concat([...generateAchChunks({ entries, batches: 1, seed })]));
+  const chunks = generateAchChunks({ entries, batches: 1, seed, firstTrace });
+  writeFileSync(file, Buffer.concat([...chunks]));
 }

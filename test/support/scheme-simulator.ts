@@ -239,6 +239,8 @@ export class SchemeServer {
         streamBroken: () => undefined,
       });
       created.server?.sockets.add(framed);
+      const scheme = created.server;
+      if (scheme) scheme.peakConnections = Math.max(scheme.peakConnections, scheme.sockets.size);
       socket.once("close", () => created.server?.sockets.delete(framed));
     });
     await new Promise<void>((resolve, reject) => {
@@ -252,6 +254,9 @@ export class SchemeServer {
   get connectionCount(): number {
     return this.sockets.size;
   }
+
+  /** The most connections open at once so far (a fleet holds one link to the scheme at a time). */
+  peakConnections = 0;
 
   private receive(framed: FramedSocket, message: Message): void {
     this.received.push(message);

@@ -25,7 +25,11 @@ th{background:#f1f3f5}.num{text-align:right;font-variant-numeric:tabular-nums}.c
 
 /** The page frame: no external asset (works offline); the one script, when given, is inline. */
 export function page(title: string, body: Html, options: { operator?: string; script?: string } = {}): string {
-  const nav = options.operator ? html`<nav><a href="/console/files">Files</a><a href="/console/reviews">Reviews</a><a href="/console/records">Records</a><a href="/console/suspense">Suspense</a><a href="/console/accounts">Accounts</a><a href="/console/differences">Differences</a><a href="/console/outbox">Outbox</a><a href="/console/incidents">Incidents</a>
+  const nav = options.operator ? html`<nav><a href="/console/files">Files</a>
+    <a href="/console/reviews">Reviews</a><a href="/console/records">Records</a>
+    <a href="/console/suspense">Suspense</a><a href="/console/accounts">Accounts</a>
+    <a href="/console/differences">Differences</a><a href="/console/outbox">Outbox</a>
+    <a href="/console/incidents">Incidents</a><a href="/console/fleet">Fleet</a>
     <span style="color:#ccc;float:right">${options.operator}</span></nav>` : html``;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · clearline</title><style>${style}</style></head>
 <body>${nav.text}<main><h1>${escapeHtml(title)}</h1>${body.text}</main>${options.script ? `<script>${options.script}</script>` : ""}</body></html>`;

@@ -17,6 +17,7 @@ import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { filesPerDayChart, OUTBOX_LAG_SCALE_SECONDS, outboxLagChart, projectionLagChart } from "./charts.ts";
 import { proposalForms, registerProposalPages } from "./proposal-forms.ts";
 import { registerRecordPages } from "./record-pages.ts";
+import { registerFleetPage } from "./fleet-page.ts";
 import { registerRecoveryPages } from "./recovery-pages.ts";
 import { form, outcomePage, render, shell } from "./shell.ts";
 import { html, page, type Html } from "./html.ts";
@@ -57,6 +58,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: { pool: Pool }
       registerRecoveryPages(pages, deps);
       registerRecordPages(pages, deps);
       registerProposalPages(pages, deps);
+      registerFleetPage(pages, deps);
     });
   });
 }

@@ -8,6 +8,7 @@ export interface GenerateAchOptions {
   entries: number;          // entry detail records in the whole file
   batches?: number;         // default: one batch per 10,000 entries
   seed?: number;            // same seed, same file
+  firstTrace?: number;      // trace sequence of the first entry (default 1): files of own keys
   chunkBytesMax?: number;   // size of each yielded Buffer (default 64 KiB)
   lineEnding?: "\n" | "\r\n";
 }
@@ -72,7 +73,10 @@ export function* generateAchChunks(options: GenerateAchOptions): Generator<Buffe
   const batches = Math.max(1, Math.min(options.batches ?? Math.ceil(entries / 10_000), Math.max(1, entries)));
   assert(Number.isSafeInteger(entries) && entries >= 0, "entries is a whole number");
   assert(batches <= 9_999_999, "batch numbers fit 7 digits");
-  assert(entries <= 9_999_999, "trace sequence numbers fit 7 digits");
+  const firstTrace = options.firstTrace ?? 1;
+  assert(Number.isSafeInteger(firstTrace) && firstTrace >= 1,
+    "the first trace sequence is a positive whole number");
+  assert(firstTrace - 1 + entries <= 9_999_999, "trace sequence numbers fit 7 digits");
   const next = random(options.seed ?? 1);
   const eol = options.lineEnding ?? "\n";
   const chunkBytesMax = options.chunkBytesMax ?? 65_536;
@@ -102,7 +106,7 @@ export function* generateAchChunks(options: GenerateAchOptions): Generator<Buffe
   // Trace numbers run across the whole file, as a real ODFI's do: every entry of a generated
   // file has its own natural key (restarting them per batch would be valid NACHA, but a million
   // entries would then share ten thousand keys).
-  let trace = 0;
+  let trace = firstTrace - 1;
   const lines: string[] = [];
   for (let b = 1; b <= batches; b++) {
     const count = b === batches ? entries - written : perBatch;
