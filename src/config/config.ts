@@ -153,7 +153,10 @@ function integerSetting(name: string, value: unknown, min: number, max: number, 
   return min;
 }
 
-/** The card channel's settings (issue 7): endpoint codec, card hash secret, outbound scheme connection. */
+/**
+ * The card channel's settings (decisions 0020, 0022): endpoint codec, card hash secret, outbound
+ * scheme connection.
+ */
 function iso8583Settings(config: Config, pick: (name: keyof Config, envName: string) => unknown, env: NodeJS.ProcessEnv, file: Source, errors: Finding[]): void {
   const dictionaryNames = [...shippedDictionaries.keys()];
   const oneOf = (name: string, value: unknown, allowed: readonly string[]): string => {

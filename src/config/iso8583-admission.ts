@@ -4,8 +4,8 @@ import { finding, type Finding } from "../errors/finding.ts";
 import { isIPv4, isIPv6 } from "node:net";
 
 /**
- * Who may talk to the scheme endpoint (issue 17): peer networks, sign-on before financial
- * messages, and TLS with client certificates as an option.
+ * Who may talk to the scheme endpoint (decisions 0022, 0064): peer networks, sign-on before
+ * financial messages, and TLS with client certificates as an option.
  */
 export interface Iso8583AdmissionConfig {
   allowedPeers: string[];           // CLEARLINE_ISO8583_ALLOWED_PEERS: CIDRs, comma-separated; default loopback only

@@ -57,8 +57,8 @@ export async function scanFile(content: ContentSource, options: { format?: FileF
 
 /**
  * ACH: a file-scope or batch-scope error (control totals, counts, record order, trace order)
- * rejects the whole file (issue 6: a structurally broken file applies nothing); an entry-scope
- * error rejects that entry only, in the second pass.
+ * rejects the whole file (docs/decisions/0010: a structurally broken file applies nothing); an
+ * entry-scope error rejects that entry only, in the second pass.
  */
 async function scanAch(content: ContentSource, scan: FileScan, options: { fileName?: string; achSeverityOverrides?: SeverityOverrides }): Promise<FileScan> {
   const summary = await validateAch(content(), { ...(options.fileName ? { fileName: options.fileName } : {}), ...(options.achSeverityOverrides ? { severityOverrides: options.achSeverityOverrides } : {}) });

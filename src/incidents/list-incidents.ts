@@ -11,8 +11,9 @@ export interface IncidentSummary {
 }
 
 /**
- * The tenant's incidents, the newest first, for the operations API and the console (issue 14).
- * A listing only: the perimeter and compensations are read by showIncident (perimeter.ts).
+ * The tenant's incidents, the newest first, for the operations API and the console
+ * (docs/decisions/0031). A listing only: the perimeter and compensations are read by showIncident
+ * (perimeter.ts).
  */
 export async function listIncidents(db: Queryable, tenantId: string, rowsMax: number): Promise<IncidentSummary[]> {
   const { rows } = await db.query<{ incident_id: string; title: string; opened_by: string; opened_at: Date; records: number; totals: Record<string, string>; compensations: string }>(

@@ -59,7 +59,7 @@ const UNDONE_SQL = `
  * Every record that arrived in the window through the channels that post money, with its
  * transfer: HTTP payments (by client_reference), file records (ACH and ISO 20022, by natural
  * key, with file and position) and ISO 8583 messages (by natural key). It reads each channel's
- * dedup store until the record core gives one history of records (issue 11).
+ * dedup store until the record core gives one history of records (docs/decisions/0032).
  */
 const PERIMETER_SQL = `
   WITH records AS (

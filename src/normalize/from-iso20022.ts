@@ -7,7 +7,7 @@ import type { CanonicalRecord } from "./canonical-record.ts";
 import { fingerprintOf } from "./fingerprint.ts";
 
 /**
- * ISO 20022 transaction -> CanonicalRecord. Natural keys follow ARCHITECTURE.md:
+ * ISO 20022 transaction -> CanonicalRecord. Natural keys follow docs/decisions/0077:
  *   pacs.008  UETR + instructing agent + instructed agent; without UETR: instructing agent + TxId;
  *             else instructing agent + MsgId + EndToEndId + InstrId
  *   pain.001  initiating party + debtor account + PmtInfId + EndToEndId (+ UETR)

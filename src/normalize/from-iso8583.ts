@@ -6,10 +6,10 @@ import type { ReceivedRecord } from "./received-record.ts";
 
 /**
  * ISO 8583 originals (0100/0101, 0120/0121, 0200/0201, 0220/0221) and reversals (0400/0401,
- * 0420/0421) as canonical records, and the
- * card channel's key rules: the natural key of ARCHITECTURE.md (MTI class + 32 + 33 + 11 + 7) and
- * the fingerprint the gateway has always stored, so that rows written before the record core
- * still compare equal. Pure: no database, no socket, no clock.
+ * 0420/0421) as canonical records, and the card channel's key rules: the natural key of
+ * docs/decisions/0077 (MTI class + 32 + 33 + 11 + 7) and the fingerprint the gateway has always
+ * stored, so that rows written before the record core still compare equal. Pure: no database, no
+ * socket, no clock.
  */
 
 export interface TransactionIdentity {
@@ -31,7 +31,7 @@ export function mtiClassOf(mti: string): string {
   return mti.slice(0, 3);
 }
 
-/** The natural key of ARCHITECTURE.md: MTI class + 32 + 33 + 11 + 7. */
+/** The natural key (docs/decisions/0077): MTI class + 32 + 33 + 11 + 7. */
 export function naturalKeyOf(identity: TransactionIdentity): string {
   return `iso8583:${identity.mtiClass}:${identity.acquirer}:${identity.forwarding}:${identity.stan}:${identity.transmission}`;
 }

@@ -3,7 +3,7 @@ import type { ErrorCode } from "../errors/catalog.ts";
 import { fail, ok, type Result } from "../errors/finding.ts";
 
 /**
- * JSON text as a body of the HTTP API may carry it, read strictly (issue 31; docs/decisions/0067).
+ * JSON text as a body of the HTTP API may carry it, read strictly (docs/decisions/0067).
  * `JSON.parse` (and fastify's secure-json-parse on top of it, which only refuses `__proto__` and
  * `constructor.prototype` members) takes three things a payment gateway must not:
  * - bytes that are not UTF-8: decoding turns them into U+FFFD and the body is stored as text

@@ -10,9 +10,9 @@ import {
 } from "./store/history.ts";
 
 /**
- * One payment across channels (issue 11): every arrival of a natural key, and of every key that
- * carries the same payment identity, whatever channel it came through (a file line, an HTTP
- * request, a card message), the decision taken on each, the review decisions, and the ledger
+ * One payment across channels (docs/decisions/0032): every arrival of a natural key, and of every
+ * key that carries the same payment identity, whatever channel it came through (a file line, an
+ * HTTP request, a card message), the decision taken on each, the review decisions, and the ledger
  * transfers they produced, in time order. Read-only.
  */
 export interface RecordHistory {

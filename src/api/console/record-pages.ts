@@ -16,9 +16,10 @@ function eventRow(event: HistoryEvent): Html {
 }
 
 /**
- * A record's history across channels (issue 11): look a natural key (or a payment identity,
- * e2e:<reference>) up, and see every arrival through any channel, the decision on each, the review
- * decisions and the transfers, oldest first. The same document as GET /v1/ops/records/{key}.
+ * A record's history across channels (docs/decisions/0032): look a natural key (or a payment
+ * identity, e2e:<reference>) up, and see every arrival through any channel, the decision on each,
+ * the review decisions and the transfers, oldest first. The same document as GET
+ * /v1/ops/records/{key}.
  */
 export function registerRecordPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   pages.get<{ Querystring: { key?: string } }>("/console/records", async (request, reply) => {

@@ -44,7 +44,7 @@ const schemas = {
 };
 
 /**
- * Reconciliation, outbox and incidents for signed-in operators (issue 14, docs/decisions/0031):
+ * Reconciliation, outbox and incidents for signed-in operators (docs/decisions/0031):
  *   GET  /v1/ops/differences                    open differences, theirs_only first, the oldest first
  *   POST /v1/ops/differences/{id}/correct|explain   the operator's decision (approver)
  *   GET  /v1/ops/outbox/dead-letters            dead letters, the newest first, with the outbox lag

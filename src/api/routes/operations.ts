@@ -61,7 +61,7 @@ const schemas = {
 };
 
 /**
- * The operations API (issue 14, docs/decisions/0026): operators sign in with the secret
+ * The operations API (docs/decisions/0026): operators sign in with the secret
  * `clearline operator add` printed and get a session cookie; every other route needs it, and
  * every mutating one its CSRF token and an Idempotency-Key. Everything is scoped to the
  * operator's tenant.

@@ -1,4 +1,4 @@
-// Codes of operators, their sessions and four eyes (issue 14, docs/decisions/0026).
+// Codes of operators, their sessions and four eyes (docs/decisions/0026).
 export const operatorErrorCodes = {
   OPERATOR_NAME_INVALID: "An operator name is 1 to 63 letters, digits, '.', '_', '@' or '-'.",
   OPERATOR_ROLE_INVALID: "An operator's role is viewer, approver or admin.",

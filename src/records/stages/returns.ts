@@ -211,8 +211,9 @@ async function settleReversal(
 
 /**
  * Why a return's link to its forward deserves a look although trace and amount confirm it: the
- * addenda's Original DFI names another RDFI (the link came from the trace alone), or the return kept
- * a forward transaction code. Neither stops the link (issue 16); each is a warning on the outcome.
+ * addenda's Original DFI names another RDFI (the link came from the trace alone), or the return
+ * kept a forward transaction code. Neither stops the link (docs/decisions/0006); each is a warning
+ * on the outcome.
  */
 function linkNotesOf(record: CanonicalRecord, namedByOriginalDfi: boolean, original: OriginalRow): string[] {
   const notes: string[] = [];
