@@ -33,7 +33,8 @@ export function mtiClassOf(mti: string): string {
 
 /** The natural key (docs/decisions/0077): MTI class + 32 + 33 + 11 + 7. */
 export function naturalKeyOf(identity: TransactionIdentity): string {
-  return `iso8583:${identity.mtiClass}:${identity.acquirer}:${identity.forwarding}:${identity.stan}:${identity.transmission}`;
+  const { mtiClass, acquirer, forwarding, stan, transmission } = identity;
+  return `iso8583:${mtiClass}:${acquirer}:${forwarding}:${stan}:${transmission}`;
 }
 
 export function identityOf(message: Message): TransactionIdentity | undefined {
@@ -41,8 +42,13 @@ export function identityOf(message: Message): TransactionIdentity | undefined {
   const transmission = textField(message, de.transmissionDateTime);
   const acquirer = textField(message, de.acquiringInstitutionIdentificationCode);
   if (stan === undefined || transmission === undefined || acquirer === undefined) return undefined;
-  const forwarding = institutionCode(textField(message, de.forwardingInstitutionIdentificationCode));
-  return { mtiClass: mtiClassOf(message.mti), acquirer: institutionCode(acquirer), forwarding, stan, transmission };
+  const forwarding = institutionCode(
+    textField(message, de.forwardingInstitutionIdentificationCode),
+  );
+  return {
+    mtiClass: mtiClassOf(message.mti), acquirer: institutionCode(acquirer), forwarding, stan,
+    transmission,
+  };
 }
 
 /** The original's identity from a reversal's field 90 (original data elements). */
@@ -53,14 +59,23 @@ export function originalIdentityOf(message: Message): TransactionIdentity | unde
   const mti = sub.originalMessageTypeIdentifier;
   const stan = sub.originalSystemTraceAuditNumber;
   const transmission = sub.originalTransmissionDateTime;
-  if (mti === undefined || stan === undefined || transmission === undefined || !/^\d{4}$/.test(mti)) return undefined;
+  if (
+    mti === undefined || stan === undefined || transmission === undefined || !/^\d{4}$/.test(mti)
+  ) {
+    return undefined;
+  }
   return {
-    mtiClass: mtiClassOf(mti), acquirer: institutionCode(sub.originalAcquiringInstitutionIdentificationCode),
-    forwarding: institutionCode(sub.originalForwardingInstitutionIdentificationCode), stan, transmission,
+    mtiClass: mtiClassOf(mti),
+    acquirer: institutionCode(sub.originalAcquiringInstitutionIdentificationCode),
+    forwarding: institutionCode(sub.originalForwardingInstitutionIdentificationCode), stan,
+    transmission,
   };
 }
 
-/** Hash of a card message's economically meaningful parts, in the gateway's historical form (sha256 over the parts joined by U+001F). */
+/**
+ * Hash of a card message's economically meaningful parts, in the gateway's historical form (sha256
+ * over the parts joined by U+001F).
+ */
 export function messageFingerprintOf(parts: readonly string[]): string {
   return createHash("sha256").update(parts.join("\u001f")).digest("hex");
 }
@@ -70,14 +85,23 @@ export function messageFingerprintOf(parts: readonly string[]): string {
  * (a refund is not a purchase). A purchase (type 00) leaves the type out, as it did before
  * processing codes were served, so its stored fingerprints still compare equal.
  */
-export function originalFingerprintOf(original: { mtiClass: string; cardHash: string; amountMinor: bigint; currency: string; transactionType: string }): string {
+export function originalFingerprintOf(original: {
+  mtiClass: string;
+  cardHash: string;
+  amountMinor: bigint;
+  currency: string;
+  transactionType: string;
+}): string {
   return messageFingerprintOf([
     original.mtiClass, original.cardHash, original.amountMinor.toString(), original.currency,
     ...(original.transactionType === "00" ? [] : [`type:${original.transactionType}`]),
   ]);
 }
 
-/** What a processing code (DE 3) does for one kind of message: protocols/iso8583/processing-codes.json. */
+/**
+ * What a processing code (DE 3) does for one kind of message:
+ * protocols/iso8583/processing-codes.json.
+ */
 export type MessageKind = "authorization" | "authorizationAdvice" | "financial" | "financialAdvice";
 export type ProcessingAccount = "customer" | "holds" | "scheme";
 export type ProcessingRule =
@@ -91,9 +115,12 @@ export type ProcessingRule =
  * reconciliation, because both post to them (the scheme totals correct the clearing account).
  */
 export const gatewayAccounts = {
-  holds: (currency: string) => `iso8583-holds-${currency}`,          // kind holds: authorized, not yet settled
-  scheme: (currency: string) => `iso8583-scheme-${currency}`,        // kind clearing: owed to the scheme for settlement
-  suspense: (currency: string) => `iso8583-suspense-${currency}`,    // kind suspense: advices the customer account could not cover
+  // kind holds: authorized, not yet settled
+  holds: (currency: string) => `iso8583-holds-${currency}`,
+  // kind clearing: owed to the scheme for settlement
+  scheme: (currency: string) => `iso8583-scheme-${currency}`,
+  // kind suspense: advices the customer account could not cover
+  suspense: (currency: string) => `iso8583-suspense-${currency}`,
 };
 
 /** An original whose format the gateway checked, with what routing found for its card. */
@@ -107,26 +134,34 @@ export interface CardOriginal {
   amountMinor: bigint;
   currency: string;                                // ISO 4217 alphabetic, from DE 49
   transactionType: string;                         // DE 3 positions 1-2
-  rule: ProcessingRule | undefined;                // undefined: the code is not served for this kind of message
-  account: { accountId: string; currency: string } | undefined;   // the card's account; undefined: the card is not registered
-  gatewayAccounts: { holds: string; scheme: string; suspense: string };  // the issuer's gateway accounts in the message's currency
+  // undefined: the code is not served for this kind of message
+  rule: ProcessingRule | undefined;
+  // the card's account; undefined: the card is not registered
+  account: { accountId: string; currency: string } | undefined;
+  // the issuer's gateway accounts in the message's currency
+  gatewayAccounts: { holds: string; scheme: string; suspense: string };
   position: string;                                // identifiers only: MTI, STAN, RRN
   connection: string;
   valueDate: string;                               // YYYY-MM-DD, the day the message was decided
 }
 
-/** The record kind per message kind for a processing code that posts: protocols/posting-rules/iso8583.json has one rule each. */
+/**
+ * The record kind per message kind for a processing code that posts:
+ * protocols/posting-rules/iso8583.json has one rule each.
+ */
 const postingKinds: Readonly<Record<MessageKind, string>> = {
-  authorization: "authorization", authorizationAdvice: "authorization_advice", financial: "financial", financialAdvice: "financial_advice",
+  authorization: "authorization", authorizationAdvice: "authorization_advice",
+  financial: "financial", financialAdvice: "financial_advice",
 };
 
 /**
- * An original as the canonical record `iso8583:<class>:<acquirer>:<forwarding>:<stan>:<transmission>`.
- * Its rule's accounts (customer, holds, scheme) are resolved into the attributes the posting rule's
- * named legs read (`debitAccount`, `creditAccount`), with the transfer kind the processing code
- * names and the suspense account an advice falls back on. Input problems (a card nobody
- * registered, a currency the card's account does not serve, a processing code not served) reject
- * the record: it claims no key.
+ * An original as the canonical record
+ * `iso8583:<class>:<acquirer>:<forwarding>:<stan>:<transmission>`. Its rule's accounts (customer,
+ * holds, scheme) are resolved into the attributes the posting rule's named legs read
+ * (`debitAccount`, `creditAccount`), with the transfer kind the processing code names and the
+ * suspense account an advice falls back on. Input problems (a card nobody registered, a currency
+ * the card's account does not serve, a processing code not served) reject the record: it claims no
+ * key.
  */
 export function cardOriginalRecord(original: CardOriginal): ReceivedRecord {
   const base = { index: 1, position: original.position, linkIds: [], originalIds: [] };
@@ -135,36 +170,79 @@ export function cardOriginalRecord(original: CardOriginal): ReceivedRecord {
   const rule = original.rule as ProcessingRule;
   const account = original.account as NonNullable<CardOriginal["account"]>;
   const naturalKey = naturalKeyOf(original.identity);
-  const attributes: Record<string, string> = { mti: original.mti, transactionType: original.transactionType, customerAccount: account.accountId };
-  if (original.retrievalReferenceNumber !== undefined) attributes.retrievalReferenceNumber = original.retrievalReferenceNumber;
+  const attributes: Record<string, string> = {
+    mti: original.mti, transactionType: original.transactionType,
+    customerAccount: account.accountId,
+  };
+  if (original.retrievalReferenceNumber !== undefined) {
+    attributes.retrievalReferenceNumber = original.retrievalReferenceNumber;
+  }
   if (rule.action === "post") {
-    const accountOf = (name: ProcessingAccount) => (name === "customer" ? account.accountId : original.gatewayAccounts[name]);
-    Object.assign(attributes, { debitAccount: accountOf(rule.debit), creditAccount: accountOf(rule.credit), transferKind: rule.kind, suspenseAccount: original.gatewayAccounts.suspense });
+    const accountOf = (name: ProcessingAccount) =>
+      name === "customer" ? account.accountId : original.gatewayAccounts[name];
+    Object.assign(attributes, {
+      debitAccount: accountOf(rule.debit), creditAccount: accountOf(rule.credit),
+      transferKind: rule.kind, suspenseAccount: original.gatewayAccounts.suspense,
+    });
   }
   return {
     ...base,
     record: {
-      tenantId: original.tenantId, channel: "iso8583", naturalKey, intentId: original.retrievalReferenceNumber ?? naturalKey,
-      kind: rule.action === "post" ? postingKinds[original.messageKind] : rule.action === "approve" ? "approval" : "balance_inquiry",
-      amount: original.amountMinor, currency: original.currency, valueDate: original.valueDate,
+      tenantId: original.tenantId,
+      channel: "iso8583",
+      naturalKey,
+      intentId: original.retrievalReferenceNumber ?? naturalKey,
+      kind:
+        rule.action === "post"
+          ? postingKinds[original.messageKind]
+          : rule.action === "approve"
+            ? "approval"
+            : "balance_inquiry",
+      amount: original.amountMinor,
+      currency: original.currency,
+      valueDate: original.valueDate,
       fingerprint: originalFingerprintOf({ ...original, mtiClass: original.identity.mtiClass }),
-      source: { connection: original.connection, position: original.position, ref: `iso8583:${original.mti}:${naturalKey}` },
+      source: {
+        connection: original.connection, position: original.position,
+        ref: `iso8583:${original.mti}:${naturalKey}`,
+      },
       attributes,
     },
   };
 }
 
-/** In the order the gateway has always declined them: card (14), then account currency, then processing code (both 12). */
+/**
+ * In the order the gateway has always declined them: card (14), then account currency, then
+ * processing code (both 12).
+ */
 function inputProblemOf(original: CardOriginal): Finding | undefined {
-  if (original.account === undefined) return finding("ISO8583_CARD_UNKNOWN", "no card of this issuer has this card number", { fieldPath: ["2"] });
-  if (original.account.currency !== original.currency) {
-    return finding("ISO8583_CURRENCY_NOT_SERVED", `the card's account is held in ${original.account.currency}, the message is in ${original.currency}`, { fieldPath: ["49"] });
+  if (original.account === undefined) {
+    return finding("ISO8583_CARD_UNKNOWN", "no card of this issuer has this card number", {
+      fieldPath: ["2"],
+    });
   }
-  if (original.rule === undefined) return finding("ISO8583_PROCESSING_CODE_UNSUPPORTED", `transaction type ${original.transactionType} is not served for this kind of message`, { fieldPath: ["3"] });
+  if (original.account.currency !== original.currency) {
+    return finding(
+      "ISO8583_CURRENCY_NOT_SERVED",
+      `the card's account is held in ${original.account.currency}, the message is in ` +
+      `${original.currency}`,
+      { fieldPath: ["49"] },
+    );
+  }
+  if (original.rule === undefined) {
+    return finding(
+      "ISO8583_PROCESSING_CODE_UNSUPPORTED",
+      `transaction type ${original.transactionType} is not served for this kind of message`,
+      { fieldPath: ["3"] },
+    );
+  }
   return undefined;
 }
 
-/** A reversal (0400/0401, 0420/0421) whose format the gateway checked, with what the channel's store says of its original. */
+/**
+ * A reversal (0400/0401, 0420/0421) whose format the gateway checked, with what the channel's store
+ * says of its original.
+ */
 export interface CardReversal {
   tenantId: string;
   mti: string;
@@ -173,18 +251,28 @@ export interface CardReversal {
   retrievalReferenceNumber: string | undefined;   // DE 37 RRN
   cardHash: string;                               // "" when the reversal carries no PAN
   amountMinor: bigint;                            // DE 4 as sent
-  currencyField: string;                          // DE 49 as sent, for the fingerprint ("" when absent)
+  // DE 49 as sent, for the fingerprint ("" when absent)
+  currencyField: string;
   actualMinor: bigint | undefined;                // DE 95 actual amount; undefined: a full reversal
-  /** The original as answered (its amount and currency), when it was; undefined: the original is unknown. */
+  /**
+   * The original as answered (its amount and currency), when it was; undefined: the original is
+   * unknown.
+   */
   original: { amountMinor: bigint; currency: string } | undefined;
-  suspenseAccount: (currency: string) => string;  // the issuer's gateway suspense account in a currency
+  // the issuer's gateway suspense account in a currency
+  suspenseAccount: (currency: string) => string;
   position: string;
   connection: string;
   valueDate: string;                              // YYYY-MM-DD, the day the message was decided
 }
 
-/** A reversal's fingerprint, the gateway's since 0028: card, amount, currency as sent, and the actual amount when partial. */
-export function reversalFingerprintOf(reversal: Pick<CardReversal, "cardHash" | "amountMinor" | "currencyField" | "actualMinor">): string {
+/**
+ * A reversal's fingerprint, the gateway's since 0028: card, amount, currency as sent, and the
+ * actual amount when partial.
+ */
+export function reversalFingerprintOf(
+  reversal: Pick<CardReversal, "cardHash" | "amountMinor" | "currencyField" | "actualMinor">,
+): string {
   return messageFingerprintOf([
     "reversal", reversal.cardHash, reversal.amountMinor.toString(), reversal.currencyField,
     ...(reversal.actualMinor === undefined ? [] : [`actual:${reversal.actualMinor}`]),
@@ -202,22 +290,42 @@ export function cardReversalRecord(reversal: CardReversal): ReceivedRecord {
   const base = { index: 1, position: reversal.position, linkIds: [], originalIds: [] };
   const { original, actualMinor } = reversal;
   if (original !== undefined && actualMinor !== undefined && actualMinor > original.amountMinor) {
-    return { ...base, rejection: finding("ISO8583_ACTUAL_AMOUNT_ABOVE_ORIGINAL", `the actual amount ${actualMinor} is above the original's ${original.amountMinor}`, { fieldPath: ["95"] }) };
+    const rejection = finding(
+      "ISO8583_ACTUAL_AMOUNT_ABOVE_ORIGINAL",
+      `the actual amount ${actualMinor} is above the original's ${original.amountMinor}`,
+      { fieldPath: ["95"] },
+    );
+    return { ...base, rejection };
   }
   const naturalKey = naturalKeyOf(reversal.identity);
   const originalKey = naturalKeyOf(reversal.originalIdentity);
   const stated = reversal.amountMinor - (actualMinor ?? 0n);
-  const amount = original !== undefined ? original.amountMinor - (actualMinor ?? 0n) : stated > 0n ? stated : 0n;
-  // The original's currency when it is known (the undo is in the original's money); else the message's; else "no currency".
+  const amount =
+    original !== undefined ? original.amountMinor - (actualMinor ?? 0n) : stated > 0n ? stated : 0n;
+  // The original's currency when it is known (the undo is in the original's money); else the
+  // message's; else "no currency".
   const currency = original?.currency ?? currencyByNumeric(reversal.currencyField)?.code ?? "XXX";
-  const attributes: Record<string, string> = { mti: reversal.mti, suspenseAccount: reversal.suspenseAccount(currency) };
+  const attributes: Record<string, string> = {
+    mti: reversal.mti, suspenseAccount: reversal.suspenseAccount(currency),
+  };
   if (actualMinor !== undefined) attributes.actualAmount = actualMinor.toString();
   return {
     ...base,
     record: {
-      tenantId: reversal.tenantId, channel: "iso8583", naturalKey, intentId: reversal.retrievalReferenceNumber ?? originalKey, kind: "reversal",
-      amount, currency, valueDate: reversal.valueDate, original: originalKey, fingerprint: reversalFingerprintOf(reversal),
-      source: { connection: reversal.connection, position: reversal.position, ref: `iso8583:${reversal.mti}:${originalKey}` },
+      tenantId: reversal.tenantId,
+      channel: "iso8583",
+      naturalKey,
+      intentId: reversal.retrievalReferenceNumber ?? originalKey,
+      kind: "reversal",
+      amount,
+      currency,
+      valueDate: reversal.valueDate,
+      original: originalKey,
+      fingerprint: reversalFingerprintOf(reversal),
+      source: {
+        connection: reversal.connection, position: reversal.position,
+        ref: `iso8583:${reversal.mti}:${originalKey}`,
+      },
       attributes,
     },
   };

@@ -15,11 +15,37 @@ export interface ImportSummary {
   accountId: string;
   format: ExternalFormat;
   items: number;              // new items stored by this import
-  seenBefore: number;         // items already known from an earlier import (same identity, same content)
-  duplicates: number;         // items their side listed twice (kept, reported by runs as duplicate_on_their_side)
+  // items already known from an earlier import (same identity, same content)
+  seenBefore: number;
+  // items their side listed twice (kept, reported by runs as duplicate_on_their_side)
+  duplicates: number;
   alreadyImported: boolean;   // the same bytes were imported before: nothing changed
   statement: ExternalStatementHead;
   warnings: Finding[];
+}
+
+const formatUnknownMessage =
+  "the file is neither camt.053/054 XML, a NACHA file, nor a CSV with an amount column";
+
+/** The account a statement is imported into, or why it cannot be, before the file is read. */
+async function importableAccount(
+  pool: Pool, input: { tenantId: string; accountId: string }, byteLength: number,
+): Promise<Result<{ currency: string }, Finding[]>> {
+  const account = await findAccount(pool, input.tenantId, input.accountId);
+  if (!account) {
+    const why = `account ${input.accountId} does not exist`;
+    return fail([finding("LEDGER_ACCOUNT_UNKNOWN", why, { field: "account" })]);
+  }
+  if (account.kind !== "settlement") {
+    const why = `account ${input.accountId} is a ${account.kind} account`;
+    return fail([finding("RECON_ACCOUNT_NOT_RECONCILABLE", why, { field: "account" })]);
+  }
+  if (byteLength > limits.recon.fileBytesMax) {
+    const why = `the file exceeds ${limits.recon.fileBytesMax} bytes`;
+    const at = { byteOffset: limits.recon.fileBytesMax };
+    return fail([finding("RECON_ENTRIES_TOO_MANY", why, at)]);
+  }
+  return ok(account);
 }
 
 /**
@@ -32,71 +58,134 @@ export interface ImportSummary {
  * already stored (the import's savepoint). `content` is a source held in memory.
  */
 export async function importExternalFile(
-  pool: Pool, input: { tenantId: string; accountId: string; name: string; format?: ExternalFormat } & ({ content: Buffer } | { source: StatementSource }),
+  pool: Pool,
+  input: { tenantId: string; accountId: string; name: string; format?: ExternalFormat } & (
+    { content: Buffer } | { source: StatementSource }
+  ),
 ): Promise<Result<ImportSummary, Finding[]>> {
   const source = "source" in input ? input.source : bufferSource(input.content);
-  const account = await findAccount(pool, input.tenantId, input.accountId);
-  if (!account) return fail([finding("LEDGER_ACCOUNT_UNKNOWN", `account ${input.accountId} does not exist`, { field: "account" })]);
-  if (account.kind !== "settlement") return fail([finding("RECON_ACCOUNT_NOT_RECONCILABLE", `account ${input.accountId} is a ${account.kind} account`, { field: "account" })]);
-  if (source.byteLength > limits.recon.fileBytesMax) return fail([finding("RECON_ENTRIES_TOO_MANY", `the file exceeds ${limits.recon.fileBytesMax} bytes`, { byteOffset: limits.recon.fileBytesMax })]);
+  const checked = await importableAccount(pool, input, source.byteLength);
+  if (!checked.ok) return checked;
+  const account = checked.value;
   const fingerprint = await statementFingerprintOf(source);
-  const importId = `rim_${createHash("sha256").update(`${input.tenantId}\u0000${input.accountId}\u0000${fingerprint.sha256}`).digest("hex").slice(0, 24)}`;
+  const identity = `${input.tenantId}\u0000${input.accountId}\u0000${fingerprint.sha256}`;
+  const importId = `rim_${createHash("sha256").update(identity).digest("hex").slice(0, 24)}`;
   const earlier = await importSummaryOf(pool, input.tenantId, importId);
   if (earlier) return ok({ ...earlier, alreadyImported: true });
   const chosen = input.format ?? fingerprint.format;
-  if (!chosen) return fail([finding("RECON_FORMAT_UNKNOWN", "the file is neither camt.053/054 XML, a NACHA file, nor a CSV with an amount column", {})]);
+  if (!chosen) {
+    return fail([finding("RECON_FORMAT_UNKNOWN", formatUnknownMessage, {})]);
+  }
   return withTransaction(pool, async (tx): Promise<Result<ImportSummary, Finding[]>> => {
     await tx.query("SAVEPOINT recon_import");
     // The import row first (its items refer to it); a concurrent import of the same bytes waits
     // here on the unique content hash and then finds it imported.
     const claimed = await tx.query(
-      `INSERT INTO recon_import (tenant_id, import_id, account_id, format, name, content_sha256, statement_ref, items, duplicates, findings)
-       VALUES ($1, $2, $3, $4, $5, $6, NULL, 0, 0, '[]') ON CONFLICT DO NOTHING`,
+      `INSERT INTO recon_import (tenant_id, import_id, account_id, format, name, content_sha256,
+         statement_ref, items, duplicates, findings)
+       VALUES ($1, $2, $3, $4, $5, $6, NULL, 0, 0, '[]')
+       ON CONFLICT DO NOTHING`,
       [input.tenantId, importId, input.accountId, chosen, input.name, fingerprint.sha256],
     );
-    if (claimed.rowCount === 0) return ok({ ...(await importSummaryOf(tx, input.tenantId, importId) as ImportSummary), alreadyImported: true });
+    if (claimed.rowCount === 0) {
+      return ok({
+        ...((await importSummaryOf(tx, input.tenantId, importId)) as ImportSummary),
+        alreadyImported: true,
+      });
+    }
     const store = itemStore(tx, input.tenantId, input.accountId, importId);
     let wrongCurrency: string | undefined;
-    const read = await readExternalItems(source, chosen, limits.recon, limits.recon.insertBatchItemsMax, async (items) => {
-      wrongCurrency ??= items.find((item) => item.currency !== account.currency)?.currency;
-      if (wrongCurrency === undefined) await store.add(items);
-    });
-    const refusal = refusalOf(read, wrongCurrency, account.currency, input.accountId, fingerprint.sha256);
+    const batchItemsMax = limits.recon.insertBatchItemsMax;
+    const read = await readExternalItems(source, chosen, limits.recon, batchItemsMax,
+      async (items) => {
+        wrongCurrency ??= items.find((item) => item.currency !== account.currency)?.currency;
+        if (wrongCurrency === undefined) await store.add(items);
+      },
+    );
+    const refusal = refusalOf(
+      read, wrongCurrency, account.currency, input.accountId, fingerprint.sha256,
+    );
     if (!read.ok || refusal.length > 0) {
       await tx.query("ROLLBACK TO SAVEPOINT recon_import");
       return fail(refusal);
     }
-    const { format, head, findings } = read.value;
-    const warnings = findings.filter((f) => f.severity !== "error");
-    await tx.query(
-      "UPDATE recon_import SET statement_ref = $3, items = $4, duplicates = $5, findings = $6 WHERE tenant_id = $1 AND import_id = $2",
-      [input.tenantId, importId, head.statementRef ?? null, store.counts.items, store.counts.duplicates, JSON.stringify(warnings)],
-    );
-    return ok({ importId, accountId: input.accountId, format, ...store.counts, alreadyImported: false, statement: head, warnings });
+    return ok(await recordImport(tx, input, importId, read.value, store.counts));
   });
 }
 
-/** Why a read file is refused (nothing when it is not): its errors, else another currency, else bytes other than those it was identified by. */
-function refusalOf(read: Result<ExternalRead, Finding[]>, wrongCurrency: string | undefined, currency: string, accountId: string, claimedSha256: string): Finding[] {
+
+/** The import's row completed with what was stored, and its summary. */
+async function recordImport(
+  tx: Tx, input: { tenantId: string; accountId: string }, importId: string, read: ExternalRead,
+  counts: StoredCounts,
+): Promise<ImportSummary> {
+  const { format, head, findings } = read;
+  const warnings = findings.filter((f) => f.severity !== "error");
+  await tx.query(
+    `UPDATE recon_import
+        SET statement_ref = $3, items = $4, duplicates = $5, findings = $6
+      WHERE tenant_id = $1 AND import_id = $2`,
+    [
+      input.tenantId, importId, head.statementRef ?? null, counts.items, counts.duplicates,
+      JSON.stringify(warnings),
+    ],
+  );
+  return {
+    importId, accountId: input.accountId, format, ...counts, alreadyImported: false,
+    statement: head, warnings,
+  };
+}
+
+/**
+ * Why a read file is refused (nothing when it is not): its errors, else another currency, else
+ * bytes other than those it was identified by.
+ */
+function refusalOf(
+  read: Result<ExternalRead, Finding[]>, wrongCurrency: string | undefined, currency: string,
+  accountId: string, claimedSha256: string,
+): Finding[] {
   if (!read.ok) return read.error;
   const errors = read.value.findings.filter((f) => f.severity === "error");
   if (errors.length > 0) return errors;
-  const fileCurrency = wrongCurrency ?? (read.value.head.currency !== currency ? read.value.head.currency : undefined);
-  if (fileCurrency !== undefined) return [finding("RECON_CURRENCY_MISMATCH", `the file is in ${fileCurrency}, account ${accountId} in ${currency}`, { field: "currency" })];
+  const fileCurrency =
+    wrongCurrency ?? (read.value.head.currency !== currency ? read.value.head.currency : undefined);
+  if (fileCurrency !== undefined) {
+    return [
+      finding(
+        "RECON_CURRENCY_MISMATCH",
+        `the file is in ${fileCurrency}, account ${accountId} in ${currency}`,
+        { field: "currency" },
+      ),
+    ];
+  }
   // Its identity was taken on the first reading: items from other bytes would be stored under it.
-  if (read.value.sha256 !== claimedSha256) return [finding("RECON_FILE_CHANGED", "the file changed while it was imported", {})];
+  if (read.value.sha256 !== claimedSha256) {
+    return [finding("RECON_FILE_CHANGED", "the file changed while it was imported", {})];
+  }
   return [];
 }
 
-async function importSummaryOf(db: Queryable, tenantId: string, importId: string): Promise<ImportSummary | undefined> {
-  const { rows } = await db.query<{ account_id: string; format: ExternalFormat; items: number; duplicates: number; statement_ref: string | null; findings: Finding[] }>(
-    "SELECT account_id, format, items, duplicates, statement_ref, findings FROM recon_import WHERE tenant_id = $1 AND import_id = $2",
+async function importSummaryOf(
+  db: Queryable, tenantId: string, importId: string,
+): Promise<ImportSummary | undefined> {
+  const { rows } = await db.query<{
+    account_id: string;
+    format: ExternalFormat;
+    items: number;
+    duplicates: number;
+    statement_ref: string | null;
+    findings: Finding[];
+  }>(
+    `SELECT account_id, format, items, duplicates, statement_ref, findings
+     FROM recon_import
+     WHERE tenant_id = $1 AND import_id = $2`,
     [tenantId, importId],
   );
   const row = rows[0];
   if (!row) return undefined;
   return {
-    importId, accountId: row.account_id, format: row.format, items: row.items, seenBefore: 0, duplicates: row.duplicates, alreadyImported: false,
+    importId, accountId: row.account_id, format: row.format, items: row.items, seenBefore: 0,
+    duplicates: row.duplicates, alreadyImported: false,
     statement: row.statement_ref ? { statementRef: row.statement_ref } : {}, warnings: row.findings,
   };
 }
@@ -113,7 +202,9 @@ interface StoredCounts {
  * (in this batch, or stored by this import: the database remembers the file's identities, this
  * process only the batch's), and of one an earlier import stored.
  */
-function itemStore(tx: Tx, tenantId: string, accountId: string, importId: string): { counts: StoredCounts; add(items: ExternalItem[]): Promise<void> } {
+function itemStore(
+  tx: Tx, tenantId: string, accountId: string, importId: string,
+): { counts: StoredCounts; add(items: ExternalItem[]): Promise<void> } {
   const counts: StoredCounts = { items: 0, seenBefore: 0, duplicates: 0 };
   return {
     counts,
@@ -123,7 +214,10 @@ function itemStore(tx: Tx, tenantId: string, accountId: string, importId: string
       const inThisBatch = new Set<string>();
       for (const item of batch) {
         if (inThisBatch.has(item.itemKey)) repeated.push(item);
-        else { inThisBatch.add(item.itemKey); fresh.push(item); }
+        else {
+          inThisBatch.add(item.itemKey);
+          fresh.push(item);
+        }
       }
       const inserted = await insertItems(tx, tenantId, accountId, importId, fresh);
       const known = fresh.filter((item) => !inserted.has(item.itemKey));
@@ -132,26 +226,64 @@ function itemStore(tx: Tx, tenantId: string, accountId: string, importId: string
       counts.items += inserted.size;
       counts.seenBefore += same.size;
       const duplicates = [...repeated, ...known.filter((item) => !same.has(item.itemKey))];
-      await insertItems(tx, tenantId, accountId, importId, duplicates.map((item) => ({ ...item, itemKey: `${item.itemKey}#dup:${importId}:${item.position}`, duplicateOf: item.itemKey })));
+      await insertItems(
+        tx,
+        tenantId,
+        accountId,
+        importId,
+        duplicates.map((item) => ({
+          ...item, itemKey: `${item.itemKey}#dup:${importId}:${item.position}`,
+          duplicateOf: item.itemKey,
+        })),
+      );
       counts.duplicates += duplicates.length;
     },
   };
 }
 
-async function insertItems(tx: Tx, tenantId: string, accountId: string, importId: string, items: Array<ExternalItem & { duplicateOf?: string }>): Promise<Set<string>> {
+async function insertItems(
+  tx: Tx, tenantId: string, accountId: string, importId: string,
+  items: Array<ExternalItem & { duplicateOf?: string }>,
+): Promise<Set<string>> {
   if (items.length === 0) return new Set();
   const { rows } = await tx.query<{ item_key: string }>(
-    `INSERT INTO recon_external_item (tenant_id, account_id, item_key, import_id, position, booking_date, value_date, direction, amount_minor,
-                                      currency, status, refs, parts, description, duplicate_of)
-     SELECT $1, $2, i.item_key, $3, i.position, i.booking_date::date, i.value_date::date, i.direction, i.amount_minor, i.currency, i.status,
-            CASE WHEN i.refs = '' THEN '{}'::text[] ELSE string_to_array(i.refs, chr(31)) END, i.parts::jsonb, i.description, i.duplicate_of
-       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
-            AS i(item_key, position, booking_date, value_date, direction, amount_minor, currency, status, refs, parts, description, duplicate_of)
-     ON CONFLICT (tenant_id, account_id, item_key) DO NOTHING RETURNING item_key`,
-    [tenantId, accountId, importId, items.map((i) => i.itemKey), items.map((i) => i.position), items.map((i) => i.bookingDate), items.map((i) => i.valueDate ?? null),
-      items.map((i) => i.direction), items.map((i) => i.amountMinor.toString()), items.map((i) => i.currency), items.map((i) => i.status),
-      items.map((i) => i.refs.join("\u001f")), items.map((i) => JSON.stringify(i.parts.map((p) => ({ ...(p.amountMinor === undefined ? {} : { amountMinor: p.amountMinor.toString() }), refs: p.refs })))),
-      items.map((i) => i.description ?? null), items.map((i) => i.duplicateOf ?? null)],
+    `INSERT INTO recon_external_item (
+       tenant_id, account_id, item_key, import_id, position, booking_date, value_date, direction,
+       amount_minor, currency, status, refs, parts, description, duplicate_of)
+     SELECT $1, $2, i.item_key, $3, i.position, i.booking_date::date, i.value_date::date,
+            i.direction, i.amount_minor, i.currency, i.status,
+            CASE WHEN i.refs = '' THEN '{}'::text[] ELSE string_to_array(i.refs, chr(31)) END,
+            i.parts::jsonb, i.description, i.duplicate_of
+       FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[],
+                   $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+            AS i(item_key, position, booking_date, value_date, direction, amount_minor, currency,
+                 status, refs, parts, description, duplicate_of)
+     ON CONFLICT (tenant_id, account_id, item_key) DO NOTHING
+     RETURNING item_key`,
+    [
+      tenantId,
+      accountId,
+      importId,
+      items.map((i) => i.itemKey),
+      items.map((i) => i.position),
+      items.map((i) => i.bookingDate),
+      items.map((i) => i.valueDate ?? null),
+      items.map((i) => i.direction),
+      items.map((i) => i.amountMinor.toString()),
+      items.map((i) => i.currency),
+      items.map((i) => i.status),
+      items.map((i) => i.refs.join("\u001f")),
+      items.map((i) =>
+        JSON.stringify(
+          i.parts.map((p) => ({
+            ...(p.amountMinor === undefined ? {} : { amountMinor: p.amountMinor.toString() }),
+            refs: p.refs,
+          })),
+        ),
+      ),
+      items.map((i) => i.description ?? null),
+      items.map((i) => i.duplicateOf ?? null),
+    ],
   );
   return new Set(rows.map((r) => r.item_key));
 }
@@ -161,29 +293,49 @@ async function insertItems(tx: Tx, tenantId: string, accountId: string, importId
  * direction and amount (the same item seen again), and among them those stored pending that this
  * file books. One stored by this import is a repeat within the file: never the same item.
  */
-async function sameAsStored(tx: Tx, tenantId: string, accountId: string, importId: string, items: ExternalItem[]): Promise<{ same: Set<string>; booked: ExternalItem[] }> {
+async function sameAsStored(
+  tx: Tx, tenantId: string, accountId: string, importId: string, items: ExternalItem[],
+): Promise<{ same: Set<string>; booked: ExternalItem[] }> {
   if (items.length === 0) return { same: new Set(), booked: [] };
-  const { rows } = await tx.query<{ item_key: string; direction: string; amount_minor: string; booking_date: string; status: string }>(
-    `SELECT item_key, direction, amount_minor::text, to_char(booking_date, 'YYYY-MM-DD') AS booking_date, status
-       FROM recon_external_item WHERE tenant_id = $1 AND account_id = $2 AND item_key = ANY($3::text[]) AND import_id <> $4`,
+  const { rows } = await tx.query<{
+    item_key: string;
+    direction: string;
+    amount_minor: string;
+    booking_date: string;
+    status: string;
+  }>(
+    `SELECT item_key, direction, amount_minor::text,
+            to_char(booking_date, 'YYYY-MM-DD') AS booking_date, status
+       FROM recon_external_item
+      WHERE tenant_id = $1 AND account_id = $2 AND item_key = ANY($3::text[])
+        AND import_id <> $4`,
     [tenantId, accountId, items.map((i) => i.itemKey), importId],
   );
   const stored = new Map(rows.map((r) => [r.item_key, r]));
   const same = items.filter((item) => {
     const row = stored.get(item.itemKey);
-    return row !== undefined && row.direction === item.direction && row.amount_minor === item.amountMinor.toString();
+    return (
+      row !== undefined && row.direction === item.direction &&
+      row.amount_minor === item.amountMinor.toString()
+    );
   });
   // A pending entry later booked is the same item: its booking is what the later file adds.
-  const booked = same.filter((item) => item.status === "booked" && stored.get(item.itemKey)?.status === "pending");
+  const booked = same.filter(
+    (item) => item.status === "booked" && stored.get(item.itemKey)?.status === "pending",
+  );
   return { same: new Set(same.map((item) => item.itemKey)), booked };
 }
 
-async function markBooked(tx: Tx, tenantId: string, accountId: string, items: ExternalItem[]): Promise<void> {
+async function markBooked(
+  tx: Tx, tenantId: string, accountId: string, items: ExternalItem[],
+): Promise<void> {
   if (items.length === 0) return;
   await tx.query(
-    `UPDATE recon_external_item i SET status = 'booked', booking_date = b.booking_date::date
+    `UPDATE recon_external_item i
+        SET status = 'booked', booking_date = b.booking_date::date
        FROM unnest($3::text[], $4::text[]) AS b(item_key, booking_date)
-      WHERE i.tenant_id = $1 AND i.account_id = $2 AND i.item_key = b.item_key AND i.status = 'pending'`,
+      WHERE i.tenant_id = $1 AND i.account_id = $2 AND i.item_key = b.item_key
+        AND i.status = 'pending'`,
     [tenantId, accountId, items.map((i) => i.itemKey), items.map((i) => i.bookingDate)],
   );
 }

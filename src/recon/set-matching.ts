@@ -100,7 +100,8 @@ function referencesSql(lookup: ReferenceLookup): string {
   const payments = lookup.paymentByProbe
     ? `CROSS JOIN LATERAL (SELECT p.client_reference FROM payment p
                            WHERE p.tenant_id = $1 AND p.transfer_key = o.transfer_key AND length(p.client_reference) > 0 OFFSET 0) p`
-    : "JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = o.transfer_key AND length(p.client_reference) > 0";
+    : "JOIN payment p ON p.tenant_id = $1 AND p.transfer_key = o.transfer_key AND " +
+      "length(p.client_reference) > 0";
   const records = lookup.recordByProbe
     ? `CROSS JOIN LATERAL (SELECT k.natural_key, k.link_id1, k.link_id2 FROM record_key k
                            WHERE k.tenant_id = $1 AND k.transfer_key = o.transfer_key OFFSET 0) k`
@@ -131,7 +132,11 @@ function referencesSql(lookup: ReferenceLookup): string {
  * follows the period). The answer never changes what a run finds, only what it reads.
  */
 async function chooseReferenceLookup(tx: Tx, input: SetMatchInput): Promise<ReferenceLookup> {
-  const { rows } = await tx.query<{ transfers: string; payments: string | null; records: string | null }>(
+  const { rows } = await tx.query<{
+    transfers: string;
+    payments: string | null;
+    records: string | null;
+  }>(
     `SELECT (SELECT count(*) FROM settlement_transfer_net
               WHERE tenant_id = $1 AND account_id = $2 AND value_date BETWEEN $3::date AND $4::date) AS transfers,
             (SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = 'payment'::regclass) AS payments,
@@ -152,7 +157,9 @@ function ruleCase(rules: readonly MatchingRule[], firstParam: number): string {
   const whens = rules.map((_, i) => {
     const drift = `$${firstParam + 2 * i}::bigint`;
     const window = `$${firstParam + 2 * i + 1}::int`;
-    return `WHEN r.currency = o.currency AND abs(r.signed_minor - o.signed_minor) <= ${drift} AND abs(r.booking_date - o.value_date) <= ${window} THEN ${i + 1}`;
+    return `WHEN r.currency = o.currency AND abs(r.signed_minor - o.signed_minor) <= ${drift} AND ` +
+      `` +
+      `abs(r.booking_date - o.value_date) <= ${window} THEN ${i + 1}`;
   });
   return `CASE ${whens.join(" ")} END`;
 }
@@ -165,14 +172,22 @@ const FIRST_RULE_PARAM = 8; // $1..$7: tenant, account, load from/to, period fro
 // ("per_transfer", decision 0044): a transfer named by exactly one item, and claimed by it, is a
 // pair, and the group of the null key holds every item that claims none. So every item and every
 // transfer is counted in exactly one group, and no join pairs the two aggregates. The groups are
-// sorted in byte order (COLLATE "C": the same groups as the keys' collation, which is deterministic,
-// and min = max means the same), and the statement is planned with sorts instead of hash tables
-// (runMatch): measured, a sort of these keys costs about half of a hash aggregate over them.
-// The amounts of a pair are carried only when the pairs are kept (a stored run).
-function matchSql(rules: readonly MatchingRule[], keepPairs: boolean, writeLeftovers: boolean, lookup: ReferenceLookup): string {
+// sorted in byte order (COLLATE "C": the same groups as the keys' collation, which is
+// deterministic, and min = max means the same), and the statement is planned with sorts instead of
+// hash tables (runMatch): measured, a sort of these keys costs about half of a hash aggregate over
+// them. The amounts of a pair are carried only when the pairs are kept (a stored run).
+function matchSql(
+  rules: readonly MatchingRule[], keepPairs: boolean, writeLeftovers: boolean,
+  lookup: ReferenceLookup,
+): string {
   const namesParam = FIRST_RULE_PARAM + 2 * rules.length;
-  const amounts = keepPairs ? ", min(theirs_minor) AS theirs_minor, min(ours_minor) AS ours_minor" : "";
-  const claimAmounts = keepPairs ? ", min(theirs_minor) FILTER (WHERE claim) AS theirs_minor, min(ours_minor) FILTER (WHERE claim) AS ours_minor" : "";
+  const amounts = keepPairs
+    ? ", min(theirs_minor) AS theirs_minor, min(ours_minor) AS ours_minor"
+    : "";
+  const claimAmounts = keepPairs
+    ? ", min(theirs_minor) FILTER (WHERE claim) AS theirs_minor, min(ours_minor) FILTER (WHERE " +
+      "claim) AS ours_minor"
+    : "";
   const noAmounts = keepPairs ? ", NULL::bigint AS theirs_minor, NULL::bigint AS ours_minor" : "";
   const claimColumns = keepPairs ? ", theirs_minor, ours_minor" : "";
   return `WITH ${OUR_SIDE}, ${referencesSql(lookup)},
@@ -229,11 +244,15 @@ function leftoversSql(keepPairs: boolean, namesParam: number): string {
   transfers_left AS (
     INSERT INTO recon_left_transfer (transfer_key, value_date, signed_minor)
     SELECT o.transfer_key, o.value_date, o.signed_minor FROM ours o JOIN per_transfer f ON f.transfer_key = o.transfer_key COLLATE "C" WHERE NOT f.taken
-  )${keepPairs ? `,
+  )${
+    keepPairs
+      ? `,
   pairs AS (
     INSERT INTO recon_prematch (item_key, transfer_key, rule, theirs_minor, ours_minor, in_period)
     SELECT item_key, transfer_key, ($${namesParam}::text[])[rule], theirs_minor, ours_minor, in_period FROM per_transfer WHERE taken
-  )` : ""}`;
+  )`
+      : ""
+  }`;
 }
 
 /**
@@ -264,33 +283,59 @@ export async function matchInDatabase(tx: Tx, input: SetMatchInput): Promise<Set
   return runMatch(tx, input, lookup, true);
 }
 
-async function runMatch(tx: Tx, input: SetMatchInput, lookup: ReferenceLookup, writeLeftovers: boolean): Promise<SetMatchSummary> {
+async function runMatch(
+  tx: Tx, input: SetMatchInput, lookup: ReferenceLookup, writeLeftovers: boolean,
+): Promise<SetMatchSummary> {
   // No parallel workers either: the read-only form may have them, and the planner then put the
   // left-out set's join over a parallel scan of a whole table (not the account's rows),
   // while the grouping and joins that carry the cost stayed serial (full joins are not parallel
   // before PostgreSQL 16). Hash aggregates off: every grouping here sorts its keys in byte order.
-  await tx.query("SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL enable_hashagg = off; SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0");
-  const params: unknown[] = [input.tenantId, input.accountId, input.loadFrom, input.loadTo, input.from, input.to, input.currency];
+  await tx.query(
+    "SET LOCAL enable_nestloop = off; SET LOCAL enable_mergejoin = off; SET LOCAL enable_hashagg " +
+    "= off; SET LOCAL jit = off; SET LOCAL max_parallel_workers_per_gather = 0",
+  );
+  const params: unknown[] = [
+    input.tenantId, input.accountId, input.loadFrom, input.loadTo, input.from, input.to,
+    input.currency,
+  ];
   for (const rule of input.rules) params.push(rule.amount.driftMinor, rule.dateWindowDays);
   if (input.keepPairs) params.push(input.rules.map((r) => r.name));
-  const { rows } = await tx.query<{ items: number; transfers: number; matched: number; items_left: number; transfers_left: number; theirs_digest: string; ours_digest: string }>(
-    matchSql(input.rules, input.keepPairs, writeLeftovers, lookup), params,
+  const { rows } = await tx.query<{
+    items: number;
+    transfers: number;
+    matched: number;
+    items_left: number;
+    transfers_left: number;
+    theirs_digest: string;
+    ours_digest: string;
+  }>(matchSql(input.rules, input.keepPairs, writeLeftovers, lookup), params);
+  await tx.query(
+    "SET LOCAL enable_nestloop TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT; SET LOCAL " +
+    "enable_hashagg TO DEFAULT; SET LOCAL jit TO DEFAULT; SET LOCAL " +
+    "max_parallel_workers_per_gather TO DEFAULT",
   );
-  await tx.query("SET LOCAL enable_nestloop TO DEFAULT; SET LOCAL enable_mergejoin TO DEFAULT; SET LOCAL enable_hashagg TO DEFAULT; SET LOCAL jit TO DEFAULT; SET LOCAL max_parallel_workers_per_gather TO DEFAULT");
   const row = rows[0];
   assert(row !== undefined, "the set-based match returns one summary row");
   return {
-    items: row.items, transfers: row.transfers, matched: row.matched, itemsLeft: row.items_left, transfersLeft: row.transfers_left,
-    theirsDigest: row.theirs_digest, oursDigest: row.ours_digest,
+    items: row.items, transfers: row.transfers, matched: row.matched, itemsLeft: row.items_left,
+    transfersLeft: row.transfers_left, theirsDigest: row.theirs_digest, oursDigest: row.ours_digest,
   };
 }
 
-/** The set-based matches as results of the run, numbered after the in-memory results (which are numbered from 1 up to seqStart): no row passes through memory. */
-export async function storePrematched(tx: Tx, tenantId: string, runId: string, seqStart: number): Promise<void> {
+/**
+ * The set-based matches as results of the run, numbered after the in-memory results (which are
+ * numbered from 1 up to seqStart): no row passes through memory.
+ */
+export async function storePrematched(
+  tx: Tx, tenantId: string, runId: string, seqStart: number,
+): Promise<void> {
   await tx.query(
-    `INSERT INTO recon_result (tenant_id, run_id, seq, outcome, rule, item_keys, transfer_keys, theirs_minor, ours_minor, difference_id)
-     SELECT $1, $2, $3 + row_number() OVER (ORDER BY item_key COLLATE "C"), 'matched', rule, ARRAY[item_key], ARRAY[transfer_key], theirs_minor, ours_minor, NULL
-       FROM recon_prematch WHERE in_period`,
+    `INSERT INTO recon_result (tenant_id, run_id, seq, outcome, rule, item_keys, transfer_keys,
+       theirs_minor, ours_minor, difference_id)
+     SELECT $1, $2, $3 + row_number() OVER (ORDER BY item_key COLLATE "C"), 'matched', rule,
+       ARRAY[item_key], ARRAY[transfer_key], theirs_minor, ours_minor, NULL
+     FROM recon_prematch
+     WHERE in_period`,
     [tenantId, runId, seqStart],
   );
 }

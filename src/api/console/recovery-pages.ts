@@ -5,7 +5,9 @@ import type { Pool } from "../../db/pool.ts";
 import { listIncidents } from "../../incidents/list-incidents.ts";
 import { showIncident } from "../../incidents/perimeter.ts";
 import { countByReason, decideDifferenceAsOperator } from "../../operators/difference-decision.ts";
-import { findOutbox, listOutbox, oldestUndeliveredAgeSeconds, retryDead } from "../../outbox/outbox-store.ts";
+import {
+  findOutbox, listOutbox, oldestUndeliveredAgeSeconds, retryDead,
+} from "../../outbox/outbox-store.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { listOpenDifferences } from "../../recon/differences.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
@@ -19,26 +21,35 @@ import { html, type Html } from "./html.ts";
 import { form, outcomePage, shell } from "./shell.ts";
 
 const hidden = (csrf: string): Html => html`<input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}">`;
-const messageOf = (body: string): string => { const parsed = JSON.parse(body) as { message?: string; detail?: string }; return parsed.message ?? parsed.detail ?? ""; };
+const messageOf = (body: string): string => {
+  const parsed = JSON.parse(body) as { message?: string; detail?: string };
+  return parsed.message ?? parsed.detail ?? "";
+};
 
 /**
- * Reconciliation differences, outbox dead letters and incidents in the console (docs/decisions/0031),
- * over the same functions and idempotency endpoints as /v1/ops: a form's key is the API's key.
+ * Reconciliation differences, outbox dead letters and incidents in the console
+ * (docs/decisions/0031), over the same functions and idempotency endpoints as /v1/ops: a form's key
+ * is the API's key.
  */
 export function registerRecoveryPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   registerDifferencePages(pages, deps);
+  registerDifferenceDecision(pages, deps);
   registerOutboxPages(pages, deps);
   registerIncidentPages(pages, deps);
 }
 
 function registerDifferencePages(pages: FastifyInstance, deps: { pool: Pool }): void {
-  const back = { href: "/console/differences", label: "the differences" };
   pages.get("/console/differences", async (request, reply) => {
     const operator = operatorOf(request);
     const csrf = request.operatorSession?.csrfToken ?? "";
-    const differences = await listOpenDifferences(deps.pool, operator.tenantId, undefined, limits.ingest.listRowsMax);
-    const proposed = new Map((await listProposals(deps.pool, operator.tenantId, limits.ingest.listRowsMax))
-      .filter((p) => p.subject_kind === "recon_difference" && p.state === "open").map((p) => [p.subject_id, p]));
+    const differences = await listOpenDifferences(
+      deps.pool, operator.tenantId, undefined, limits.ingest.listRowsMax,
+    );
+    const proposed = new Map(
+      (await listProposals(deps.pool, operator.tenantId, limits.ingest.listRowsMax))
+        .filter((p) => p.subject_kind === "recon_difference" && p.state === "open")
+        .map((p) => [p.subject_id, p]),
+    );
     const decideForm = (id: string) => operator.role === "viewer" ? html`<span class="note">viewers cannot decide</span>` : html`<form class="inline decide" method="post" action="/console/differences/${id}/decision">
       ${hidden(csrf)}<select name="verb"><option value="correct">correct (post it)</option><option value="explain">explain (no money)</option></select>
       <input name="reason" placeholder="reason" required> <button>Decide</button></form>`;
@@ -52,29 +63,66 @@ function registerDifferencePages(pages: FastifyInstance, deps: { pool: Pool }): 
       <p>By reason: <span id="by-reason">${Object.entries(countByReason(differences)).map(([reason, n]) => `${reason} ${n}`).join(", ") || "none open"}</span></p>
       <table id="differences"><tr><th>reason</th><th>first seen</th><th>account</th><th>delta</th><th>their items</th><th>our transfers</th><th>decide</th></tr>${rows}</table>`);
   });
+}
 
-  pages.post<{ Params: { id: string } }>("/console/differences/:id/decision", async (request, reply) => {
-    const operator = operatorOf(request);
-    const fields = form(request);
-    const verb = fields.verb === "correct" || fields.verb === "explain" ? fields.verb : undefined;
-    const reason = fields.reason?.trim() ?? "";
-    if (operator.role === "viewer") return outcomePage(request, reply, 403, "a viewer cannot decide", back);
-    if (!verb || !reason) return outcomePage(request, reply, 400, "choose correct or explain and give a reason", back);
-    const differenceId = request.params.id;
-    const answer = await runIdempotent({
-      pool: deps.pool, tenantId: operator.tenantId, endpoint: `POST /v1/ops/differences/{id}/${verb}`, idempotencyKeyHeader: fields.idempotency_key,
-      canonical: { difference_id: differenceId, reason, operator_id: operator.operatorId },
-      effect: async (tx) => {
-        const decided = await decideDifferenceAsOperator(tx, operator, { differenceId, verb, reason, today: new Date().toISOString().slice(0, 10) });
-        if (!decided.ok) return problemReply("REQUEST_INVALID", `${decided.error.code}: ${decided.error.message}`);
-        if (decided.value.kind === "proposed") return jsonReply(202, { message: `proposed ${decided.value.proposal.proposal_id}: the correction waits for a second approver; nothing posted` }, decided.value.proposal.proposal_id);
-        const d = decided.value.difference;
-        return jsonReply(200, { message: `${d.state} by ${d.decidedBy ?? operator.name}: ${d.correctionKey ?? "no money moved"}` }, d.correctionKey ?? differenceId);
-      },
-    });
-    if (!answer.replayed && answer.status === 200) await refreshReconMetrics(deps.pool, operator.tenantId);
-    return outcomePage(request, reply, answer.status, messageOf(answer.body), back);
-  });
+function registerDifferenceDecision(pages: FastifyInstance, deps: { pool: Pool }): void {
+  const back = { href: "/console/differences", label: "the differences" };
+  pages.post<{ Params: { id: string } }>(
+    "/console/differences/:id/decision",
+    async (request, reply) => {
+      const operator = operatorOf(request);
+      const fields = form(request);
+      const verb = fields.verb === "correct" || fields.verb === "explain" ? fields.verb : undefined;
+      const reason = fields.reason?.trim() ?? "";
+      if (operator.role === "viewer") {
+        return outcomePage(request, reply, 403, "a viewer cannot decide", back);
+      }
+      if (!verb || !reason) {
+        return outcomePage(
+          request, reply, 400, "choose correct or explain and give a reason", back,
+        );
+      }
+      const differenceId = request.params.id;
+      const answer = await runIdempotent({
+        pool: deps.pool,
+        tenantId: operator.tenantId,
+        endpoint: `POST /v1/ops/differences/{id}/${verb}`,
+        idempotencyKeyHeader: fields.idempotency_key,
+        canonical: { difference_id: differenceId, reason, operator_id: operator.operatorId },
+        effect: async (tx) => {
+          const decided = await decideDifferenceAsOperator(tx, operator, {
+            differenceId, verb, reason, today: new Date().toISOString().slice(0, 10),
+          });
+          if (!decided.ok) {
+            return problemReply(
+              "REQUEST_INVALID", `${decided.error.code}: ${decided.error.message}`,
+            );
+          }
+          if (decided.value.kind === "proposed") {
+            return jsonReply(
+              202,
+              {
+                message: `proposed ${decided.value.proposal.proposal_id}: the correction waits for a second approver; nothing posted`,
+              },
+              decided.value.proposal.proposal_id,
+            );
+          }
+          const d = decided.value.difference;
+          return jsonReply(
+            200,
+            {
+              message: `${d.state} by ${d.decidedBy ?? operator.name}: ${d.correctionKey ?? "no money moved"}`,
+            },
+            d.correctionKey ?? differenceId,
+          );
+        },
+      });
+      if (!answer.replayed && answer.status === 200) {
+        await refreshReconMetrics(deps.pool, operator.tenantId);
+      }
+      return outcomePage(request, reply, answer.status, messageOf(answer.body), back);
+    },
+  );
 }
 
 function registerOutboxPages(pages: FastifyInstance, deps: { pool: Pool }): void {
@@ -82,7 +130,9 @@ function registerOutboxPages(pages: FastifyInstance, deps: { pool: Pool }): void
   pages.get("/console/outbox", async (request, reply) => {
     const operator = operatorOf(request);
     const csrf = request.operatorSession?.csrfToken ?? "";
-    const dead = await listOutbox(deps.pool, operator.tenantId, { state: "dead" }, limits.outbox.listRowsMax);
+    const dead = await listOutbox(
+      deps.pool, operator.tenantId, { state: "dead" }, limits.outbox.listRowsMax,
+    );
     const retryForm = (id: string) => operator.role === "viewer" ? html`` : html`<form class="inline retry" method="post" action="/console/outbox/${id}/retry">${hidden(csrf)}<button>Retry</button></form>`;
     const rows = dead.map((m) => html`<tr data-outbox="${m.id}"><td>${m.id}</td><td>${m.createdAt}</td><td>${m.destination}</td><td>${m.messageType}</td><td>${m.messageKey}</td><td class="num">${m.attempts}</td><td>${m.lastError ?? ""}</td><td>${retryForm(m.id)}</td></tr>`);
     return shell(request, reply, "Outbox dead letters", html`${outboxLagChart(await oldestUndeliveredAgeSeconds(deps.pool), OUTBOX_LAG_SCALE_SECONDS)}
@@ -92,16 +142,27 @@ function registerOutboxPages(pages: FastifyInstance, deps: { pool: Pool }): void
 
   pages.post<{ Params: { id: string } }>("/console/outbox/:id/retry", async (request, reply) => {
     const operator = operatorOf(request);
-    if (operator.role === "viewer") return outcomePage(request, reply, 403, "a viewer cannot retry", back);
+    if (operator.role === "viewer") {
+      return outcomePage(request, reply, 403, "a viewer cannot retry", back);
+    }
     const id = request.params.id;
     if (!/^\d{1,18}$/.test(id)) return outcomePage(request, reply, 404, `no outbox message ${id}`, back);
     const answer = await runIdempotent({
-      pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/outbox/{id}/retry", idempotencyKeyHeader: form(request).idempotency_key,
+      pool: deps.pool,
+      tenantId: operator.tenantId,
+      endpoint: "POST /v1/ops/outbox/{id}/retry",
+      idempotencyKeyHeader: form(request).idempotency_key,
       canonical: { outbox_id: id, operator_id: operator.operatorId },
       effect: async (tx) => {
-        if (await retryDead(tx, operator.tenantId, id)) return jsonReply(200, { message: `message ${id} is due again (retried by ${operator.name})` }, id);
+        if (await retryDead(tx, operator.tenantId, id)) {
+          return jsonReply(
+            200, { message: `message ${id} is due again (retried by ${operator.name})` }, id,
+          );
+        }
         const found = await findOutbox(tx, operator.tenantId, id);
-        return found ? problemReply("OUTBOX_MESSAGE_NOT_DEAD", `outbox message ${id} is ${found.state}`) : problemReply("OUTBOX_MESSAGE_UNKNOWN", `no outbox message ${id}`);
+        return found
+          ? problemReply("OUTBOX_MESSAGE_NOT_DEAD", `outbox message ${id} is ${found.state}`)
+          : problemReply("OUTBOX_MESSAGE_UNKNOWN", `no outbox message ${id}`);
       },
     });
     return outcomePage(request, reply, answer.status, messageOf(answer.body), back);
@@ -110,7 +171,9 @@ function registerOutboxPages(pages: FastifyInstance, deps: { pool: Pool }): void
 
 function registerIncidentPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   pages.get("/console/incidents", async (request, reply) => {
-    const incidents = await listIncidents(deps.pool, operatorOf(request).tenantId, limits.ingest.listRowsMax);
+    const incidents = await listIncidents(
+      deps.pool, operatorOf(request).tenantId, limits.ingest.listRowsMax,
+    );
     const rows = incidents.map((i) => html`<tr data-incident="${i.incidentId}"><td><a href="/console/incidents/${encodeURIComponent(i.incidentId)}">${i.title}</a></td><td>${i.openedAt}</td><td>${i.openedBy}</td>
       <td class="num">${i.records}</td><td>${Object.entries(i.totals).map(([currency, minor]) => `${minorToDecimal(BigInt(minor), currency)} ${currency}`).join(", ")}</td><td class="num">${i.compensations}</td></tr>`);
     return shell(request, reply, "Incidents", html`<table id="incidents"><tr><th>title</th><th>opened</th><th>by</th><th>records</th><th>totals</th><th>compensations</th></tr>${rows}</table>`);

@@ -14,7 +14,9 @@ import { openSession } from "../../operators/sessions.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { checkSession, operatorOf, sessionCookie } from "../operator-session.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
-import { filesPerDayChart, OUTBOX_LAG_SCALE_SECONDS, outboxLagChart, projectionLagChart } from "./charts.ts";
+import {
+  filesPerDayChart, OUTBOX_LAG_SCALE_SECONDS, outboxLagChart, projectionLagChart,
+} from "./charts.ts";
 import { proposalForms, registerProposalPages } from "./proposal-forms.ts";
 import { registerRecordPages } from "./record-pages.ts";
 import { registerFleetPage } from "./fleet-page.ts";
@@ -33,18 +35,33 @@ import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
  */
 export function registerConsoleRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
   void app.register(async (scope) => {
-    // HTML pages and forms, not the API: left out of /openapi.json (their JSON twins are under /v1/ops).
+    // HTML pages and forms, not the API: left out of /openapi.json (their JSON twins are under
+    // /v1/ops).
     scope.addHook("onRoute", (route) => { route.schema = { ...route.schema, hide: true }; });
-    scope.addContentTypeParser("application/x-www-form-urlencoded", { parseAs: "string", bodyLimit: limits.http.bodyBytesMax },
-      (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))));
+    scope.addContentTypeParser(
+      "application/x-www-form-urlencoded",
+      { parseAs: "string", bodyLimit: limits.http.bodyBytesMax },
+      (_request, body, done) => done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    );
 
-    scope.get("/console", async (_request, reply) => render(reply, 200, page("Sign in", signInForm())));
+    scope.get("/console", async (_request, reply) =>
+      render(reply, 200, page("Sign in", signInForm())),
+    );
     scope.post("/console/sign-in", async (request, reply) => {
       const fields = form(request);
-      const operator = await authenticateOperator(deps.pool, { tenant: fields.tenant ?? "", name: fields.name ?? "", secret: fields.secret ?? "" });
+      const operator = await authenticateOperator(deps.pool, {
+        tenant: fields.tenant ?? "", name: fields.name ?? "", secret: fields.secret ?? "",
+      });
       if (!operator) return render(reply, 401, page("Sign in", html`<p class="error" id="error">No operator with this tenant, name and secret.</p>${signInForm()}`));
       const session = await openSession(deps.pool, operator);
-      return reply.header("set-cookie", sessionCookie(request, session.token, Math.floor(limits.http.operatorSessionTtlMs / 1_000))).redirect("/console/files", 303);
+      return reply
+        .header(
+          "set-cookie",
+          sessionCookie(
+            request, session.token, Math.floor(limits.http.operatorSessionTtlMs / 1_000),
+          ),
+        )
+        .redirect("/console/files", 303);
     });
 
     void scope.register(async (pages) => {
@@ -73,6 +90,7 @@ function signInForm(): Html {
 function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   registerFilesPage(pages, deps);
   registerReviewPages(pages, deps);
+  registerReviewDecision(pages, deps);
   registerSuspensePages(pages, deps);
   registerAccountPages(pages, deps);
 }
@@ -80,7 +98,9 @@ function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
 /** Received files per day and by status, and the re-upload preview of a corrected file. */
 function registerFilesPage(pages: FastifyInstance, deps: { pool: Pool }): void {
   pages.get("/console/files", async (request, reply) => {
-    const files = await listFiles(deps.pool, operatorOf(request).tenantId, { limit: limits.ingest.listRowsMax });
+    const files = await listFiles(deps.pool, operatorOf(request).tenantId, {
+      limit: limits.ingest.listRowsMax,
+    });
     const rows = files.map((f) => html`<tr class="${f.status === "rejected" ? "rejected" : ""}"><td>${f.received_at}</td><td>${f.partner}</td><td>${f.name}</td><td>${f.status}</td><td class="num">${f.records}</td>
       <td>${Object.entries(f.outcomes).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ")}</td><td>${f.errors.map((e) => `${e.line !== undefined ? `line ${e.line}: ` : ""}${e.code}`).join("; ")}</td></tr>`);
     return shell(request, reply, "Files", html`${filesPerDayChart(files)}
@@ -109,28 +129,66 @@ function registerReviewPages(pages: FastifyInstance, deps: { pool: Pool }): void
     return shell(request, reply, "Review queue", html`<table id="reviews"><tr><th>review</th><th>why held</th><th>natural key</th><th>amount</th><th>state</th><th>decided by</th><th>decide</th></tr>${reviewRows}</table>
       <h2>Waiting for a second approver</h2><table id="proposals"><tr><th>proposal</th><th>subject</th><th>decision: reason</th><th>amount</th><th>proposed by (path)</th><th>state</th><th></th></tr>${proposalRows}</table>`);
   });
+}
 
-  pages.post<{ Params: { id: string } }>("/console/reviews/:id/decision", async (request, reply) => {
-    const operator = operatorOf(request);
-    const fields = form(request);
-    const decision = fields.decision === "replace" || fields.decision === "apply_as_new" || fields.decision === "refuse" ? fields.decision : undefined;
-    if (operator.role === "viewer") return outcomePage(request, reply, 403, "a viewer cannot decide");
-    if (!decision || !fields.reason?.trim()) return outcomePage(request, reply, 400, "choose a decision and give a reason");
-    const reviewId = request.params.id;
-    const answer = await runIdempotent({
-      pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/reviews/{id}/decision", idempotencyKeyHeader: fields.idempotency_key,
-      canonical: { review_id: reviewId, decision, reason: fields.reason.trim(), operator_id: operator.operatorId },
-      effect: async (tx) => {
-        const outcome = await decideAsOperator(tx, operator, { reviewId, decision, reason: fields.reason?.trim() ?? "" });
-        if (!outcome.ok) return problemReply("REQUEST_INVALID", `${outcome.error.code}: ${outcome.error.message}`);
-        if (outcome.value.kind === "proposed") return jsonReply(202, { message: `proposed ${outcome.value.proposal.proposal_id}: waits for a second approver; nothing posted` });
-        const d = outcome.value.outcome.decided;
-        return jsonReply(200, { message: `${d.decision} by ${d.operator}: ${[d.compensation_key, d.posting_key].filter(Boolean).join(", ") || "nothing posted"}` });
-      },
-    });
-    return outcomePage(request, reply, answer.status, (JSON.parse(answer.body) as { message?: string; detail?: string }).message ?? (JSON.parse(answer.body) as { detail: string }).detail);
-  });
-
+/** A decision on a held record from the review queue's form. */
+function registerReviewDecision(pages: FastifyInstance, deps: { pool: Pool }): void {
+  pages.post<{ Params: { id: string } }>(
+    "/console/reviews/:id/decision",
+    async (request, reply) => {
+      const operator = operatorOf(request);
+      const fields = form(request);
+      const decision =
+        fields.decision === "replace" ||
+        fields.decision === "apply_as_new" ||
+        fields.decision === "refuse"
+          ? fields.decision
+          : undefined;
+      if (operator.role === "viewer") {
+        return outcomePage(request, reply, 403, "a viewer cannot decide");
+      }
+      if (!decision || !fields.reason?.trim()) {
+        return outcomePage(request, reply, 400, "choose a decision and give a reason");
+      }
+      const reviewId = request.params.id;
+      const answer = await runIdempotent({
+        pool: deps.pool,
+        tenantId: operator.tenantId,
+        endpoint: "POST /v1/ops/reviews/{id}/decision",
+        idempotencyKeyHeader: fields.idempotency_key,
+        canonical: {
+          review_id: reviewId, decision, reason: fields.reason.trim(),
+          operator_id: operator.operatorId,
+        },
+        effect: async (tx) => {
+          const outcome = await decideAsOperator(tx, operator, {
+            reviewId, decision, reason: fields.reason?.trim() ?? "",
+          });
+          if (!outcome.ok) {
+            return problemReply(
+              "REQUEST_INVALID", `${outcome.error.code}: ${outcome.error.message}`,
+            );
+          }
+          if (outcome.value.kind === "proposed") {
+            return jsonReply(202, {
+              message: `proposed ${outcome.value.proposal.proposal_id}: waits for a second approver; nothing posted`,
+            });
+          }
+          const d = outcome.value.outcome.decided;
+          return jsonReply(200, {
+            message: `${d.decision} by ${d.operator}: ${[d.compensation_key, d.posting_key].filter(Boolean).join(", ") || "nothing posted"}`,
+          });
+        },
+      });
+      return outcomePage(
+        request,
+        reply,
+        answer.status,
+        (JSON.parse(answer.body) as { message?: string; detail?: string }).message ??
+          (JSON.parse(answer.body) as { detail: string }).detail,
+      );
+    },
+  );
 }
 
 /** Records posted to suspense (no alias matched) and moving them out. */
@@ -150,19 +208,37 @@ function registerSuspensePages(pages: FastifyInstance, deps: { pool: Pool }): vo
   pages.post("/console/suspense/moves", async (request, reply) => {
     const operator = operatorOf(request);
     const fields = form(request);
-    if (operator.role === "viewer") return outcomePage(request, reply, 403, "a viewer cannot move money");
+    if (operator.role === "viewer") {
+      return outcomePage(request, reply, 403, "a viewer cannot move money");
+    }
     const postingKey = fields.posting_key ?? "";
     const targetAccount = fields.to_account?.trim() ?? "";
     const reason = fields.reason?.trim() ?? "";
-    if (!postingKey || !targetAccount || !reason) return outcomePage(request, reply, 400, "name the account and give a reason");
+    if (!postingKey || !targetAccount || !reason) {
+      return outcomePage(request, reply, 400, "name the account and give a reason");
+    }
     const answer = await runIdempotent({
-      pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/ops/suspense/moves", idempotencyKeyHeader: fields.idempotency_key,
-      canonical: { posting_key: postingKey, to_account: targetAccount, reason, operator_id: operator.operatorId },
+      pool: deps.pool,
+      tenantId: operator.tenantId,
+      endpoint: "POST /v1/ops/suspense/moves",
+      idempotencyKeyHeader: fields.idempotency_key,
+      canonical: {
+        posting_key: postingKey, to_account: targetAccount, reason,
+        operator_id: operator.operatorId,
+      },
       effect: async (tx) => {
         const outcome = await moveAsOperator(tx, operator, { postingKey, targetAccount, reason });
-        if (!outcome.ok) return problemReply("REQUEST_INVALID", `${outcome.error.code}: ${outcome.error.message}`);
-        if (outcome.value.kind === "proposed") return jsonReply(202, { message: `proposed ${outcome.value.proposal.proposal_id}: waits for a second approver; nothing posted` });
-        return jsonReply(200, { message: `moved to ${outcome.value.move.target_account} by ${outcome.value.move.decided_by}: ${outcome.value.move.move_key}` });
+        if (!outcome.ok) {
+          return problemReply("REQUEST_INVALID", `${outcome.error.code}: ${outcome.error.message}`);
+        }
+        if (outcome.value.kind === "proposed") {
+          return jsonReply(202, {
+            message: `proposed ${outcome.value.proposal.proposal_id}: waits for a second approver; nothing posted`,
+          });
+        }
+        return jsonReply(200, {
+          message: `moved to ${outcome.value.move.target_account} by ${outcome.value.move.decided_by}: ${outcome.value.move.move_key}`,
+        });
       },
     });
     const body = JSON.parse(answer.body) as { message?: string; detail?: string };
@@ -184,7 +260,8 @@ function registerAccountPages(pages: FastifyInstance, deps: { pool: Pool }): voi
       const shown = html`<td class="num">${amount} ${currency}</td>`;
       lines.push(html`<tr><td>${link}</td><td>${kind}</td>${shown}</tr>`);
     }
-    // The bar's scale: 1,000 unfolded rows fill it (a folding step takes far more at once; a full bar means folding has stopped).
+    // The bar's scale: 1,000 unfolded rows fill it (a folding step takes far more at once; a full
+    // bar means folding has stopped).
     return shell(request, reply, "Accounts", html`<div style="display:flex;gap:32px">${projectionLagChart(await projectionLag(deps.pool, tenantId), 1_000)}${outboxLagChart(await oldestUndeliveredAgeSeconds(deps.pool), OUTBOX_LAG_SCALE_SECONDS)}</div><table id="accounts"><tr><th>account</th><th>kind</th><th>balance</th></tr>${lines}</table>`);
   });
 
@@ -192,7 +269,10 @@ function registerAccountPages(pages: FastifyInstance, deps: { pool: Pool }): voi
     const tenantId = operatorOf(request).tenantId;
     const balance = await balanceOf(deps.pool, tenantId, request.params.id);
     if (!balance) return outcomePage(request, reply, 404, `no account ${request.params.id}`);
-    const doc = statementDocument(balance, await accountStatement(deps.pool, tenantId, request.params.id, limits.ingest.listRowsMax)) as { balance: string; entries: Array<Record<string, string>> };
+    const doc = statementDocument(
+      balance,
+      await accountStatement(deps.pool, tenantId, request.params.id, limits.ingest.listRowsMax),
+    ) as { balance: string; entries: Array<Record<string, string>> };
     const rows = doc.entries.map((e) => html`<tr class="${e.category === "technical_correction" ? "changed" : ""}"><td>${e.created_at}</td><td>${e.kind}</td><td>${e.category}</td><td>${e.origin}</td><td>${e.transfer_key}</td><td>${e.direction}</td><td class="num">${e.amount}</td></tr>`);
     return shell(request, reply, `Statement of ${request.params.id}`, html`<p>Balance <strong id="balance">${doc.balance}</strong> ${balance.currency}</p>
       <table id="statement"><tr><th>time</th><th>kind</th><th>category</th><th>origin</th><th>transfer</th><th>direction</th><th>amount</th></tr>${rows}</table>`);

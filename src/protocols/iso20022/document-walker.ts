@@ -2,11 +2,19 @@ import { assert } from "../../assert.ts";
 import type { ErrorCode } from "../../errors/catalog.ts";
 import type { Position } from "../../errors/position.ts";
 import { describeUnstorable, firstUnstorableCharacter } from "../storable-text.ts";
-import { addExactDecimal, equalExactDecimal, formatExactDecimal, parseExactDecimal, zeroDecimal, type ExactDecimal } from "./exact-decimal.ts";
+import {
+  addExactDecimal, equalExactDecimal, formatExactDecimal, parseExactDecimal, zeroDecimal,
+  type ExactDecimal,
+} from "./exact-decimal.ts";
 import { extractFields, fileFinding } from "./extract-fields.ts";
-import { appHeaderMapping, isFamilySupported, mappingByRoot, mappingFor, supportedVersions, type Control, type MessageMapping } from "./mapping.ts";
+import {
+  appHeaderMapping, isFamilySupported, mappingByRoot, mappingFor, supportedVersions, type Control,
+  type MessageMapping,
+} from "./mapping.ts";
 import { parseMessageIdentifier, type MessageIdentifier } from "./message-identifier.ts";
-import type { FieldValues, Iso20022Context, Iso20022Event, Iso20022Finding, Iso20022Header, Iso20022Transaction } from "./types.ts";
+import type {
+  FieldValues, Iso20022Context, Iso20022Event, Iso20022Finding, Iso20022Header, Iso20022Transaction,
+} from "./types.ts";
 import type { XmlNode } from "./xml-node.ts";
 
 export interface WalkerLimits {
@@ -91,7 +99,9 @@ export class DocumentWalker {
   private ended = false;
   private identifyByRoot = false;
 
-  constructor(private readonly limits: WalkerLimits, private readonly emit: (event: Iso20022Event) => void) {}
+  constructor(
+    private readonly limits: WalkerLimits, private readonly emit: (event: Iso20022Event) => void,
+  ) {}
 
   /** A file-scope finding that ends the reading: nothing after it is trusted. */
   fatal(code: ErrorCode, message: string, position: Position = {}, valueMasked?: string): void {
@@ -113,7 +123,9 @@ export class DocumentWalker {
     }
     const depth = this.names.length;
     if (depth > this.limits.depthMax) {
-      this.fatal("ISO20022_DEPTH_EXCEEDED", `elements nest deeper than ${this.limits.depthMax}`, { xmlPath: this.currentXmlPath });
+      this.fatal("ISO20022_DEPTH_EXCEEDED", `elements nest deeper than ${this.limits.depthMax}`, {
+        xmlPath: this.currentXmlPath,
+      });
       return;
     }
     const top = this.captures[this.captures.length - 1];
@@ -133,7 +145,11 @@ export class DocumentWalker {
     if (depth === this.documentDepth + 1) {
       if (this.rootDepth !== 0) return;
       if (name !== mapping.messageRoot) {
-        this.fatal("ISO20022_ROOT_UNEXPECTED", `${this.message?.id} expects <${mapping.messageRoot}>, found <${name}>`, { xmlPath: `/${documentElement}/${name}` });
+        this.fatal(
+          "ISO20022_ROOT_UNEXPECTED",
+          `${this.message?.id} expects <${mapping.messageRoot}>, found <${name}>`,
+          { xmlPath: `/${documentElement}/${name}` },
+        );
         return;
       }
       this.rootDepth = depth;
@@ -147,7 +163,11 @@ export class DocumentWalker {
     if (this.stopped) return;
     if (this.refuseUnstorable(text, this.currentXmlPath)) return;
     if (text.length > this.limits.elementTextBytesMax) {
-      this.fatal("ISO20022_ELEMENT_TEXT_TOO_LONG", `a text of ${text.length} characters exceeds ${this.limits.elementTextBytesMax}`, { xmlPath: this.currentXmlPath });
+      this.fatal(
+        "ISO20022_ELEMENT_TEXT_TOO_LONG",
+        `a text of ${text.length} characters exceeds ${this.limits.elementTextBytesMax}`,
+        { xmlPath: this.currentXmlPath },
+      );
       return;
     }
     const top = this.captures[this.captures.length - 1];
@@ -198,8 +218,13 @@ export class DocumentWalker {
     if (this.ended) return;
     this.ended = true;
     if (!this.stopped) {
-      if (this.phase === "before") this.fatal("ISO20022_DOCUMENT_MISSING", "no ISO 20022 <Document> element found", {});
-      else if (this.phase === "document" || this.names.length > 0) this.fatal("ISO20022_XML_MALFORMED", "the input ends inside the Document", { xmlPath: this.currentXmlPath });
+      if (this.phase === "before") {
+        this.fatal("ISO20022_DOCUMENT_MISSING", "no ISO 20022 <Document> element found", {});
+      }
+      else if (this.phase === "document" || this.names.length > 0)
+        this.fatal("ISO20022_XML_MALFORMED", "the input ends inside the Document", {
+          xmlPath: this.currentXmlPath,
+        });
     }
     const summary = {
       transactionCount: this.transactionCount,
@@ -209,7 +234,9 @@ export class DocumentWalker {
       transactionErrorCount: this.transactionErrorCount,
       findingsDropped: this.findingsDropped,
     };
-    this.emit({ type: "end", summary: this.message ? { ...summary, message: this.message } : summary });
+    this.emit({
+      type: "end", summary: this.message ? { ...summary, message: this.message } : summary,
+    });
   }
 
   private report(found: Iso20022Finding): void {
@@ -223,7 +250,9 @@ export class DocumentWalker {
     this.emit({ type: "finding", finding: found });
   }
 
-  private openOutside(qualifiedName: string, name: string, attributes: Record<string, string>, depth: number): void {
+  private openOutside(
+    qualifiedName: string, name: string, attributes: Record<string, string>, depth: number,
+  ): void {
     let prefixes: Map<string, string> | undefined;
     for (const [attribute, value] of Object.entries(attributes)) {
       if (attribute !== "xmlns" && !attribute.startsWith("xmlns:")) continue;
@@ -270,10 +299,20 @@ export class DocumentWalker {
         this.identifyByRoot = true;
         return;
       }
-      this.report(fileFinding("ISO20022_NAMESPACE_MISSING", `the Document has no namespace; read as ${message.id}, the AppHdr's MsgDefIdr`, position, "warning", message.id));
+      this.report(
+        fileFinding(
+          "ISO20022_NAMESPACE_MISSING",
+          `the Document has no namespace; read as ${message.id}, the AppHdr's MsgDefIdr`, position,
+          "warning", message.id,
+        ),
+      );
     }
     if (!message) {
-      this.fatal("ISO20022_MESSAGE_UNKNOWN", `namespace ${JSON.stringify(this.namespace.slice(0, 120))} names no ISO 20022 message`, position, this.namespace);
+      this.fatal(
+        "ISO20022_MESSAGE_UNKNOWN",
+        `namespace ${JSON.stringify(this.namespace.slice(0, 120))} names no ISO 20022 message`,
+        position, this.namespace,
+      );
       return;
     }
     this.useMessage(message, position);
@@ -285,24 +324,45 @@ export class DocumentWalker {
     const mapping = mappingByRoot(name);
     const position = { xmlPath: `/${documentElement}/${name}` };
     if (!mapping) {
-      this.fatal("ISO20022_MESSAGE_UNKNOWN", `the Document has no namespace and <${name}> is the root of no message clearline reads`, position, name);
+      this.fatal(
+        "ISO20022_MESSAGE_UNKNOWN",
+        `the Document has no namespace and <${name}> is the root of no message clearline reads`,
+        position, name,
+      );
       return;
     }
-    const message = parseMessageIdentifier(`${mapping.family}.001.${mapping.versions.at(-1) ?? ""}`);
+    const message = parseMessageIdentifier(
+      `${mapping.family}.001.${mapping.versions.at(-1) ?? ""}`,
+    );
     assert(message, "a mapped family and version form a message identifier");
-    this.report(fileFinding("ISO20022_NAMESPACE_MISSING", `the Document has no namespace and no AppHdr; <${name}> read as ${message.id}, the newest version clearline maps`, position, "warning", message.id));
+    this.report(
+      fileFinding(
+        "ISO20022_NAMESPACE_MISSING",
+        `the Document has no namespace and no AppHdr; <${name}> read as ${message.id}, the ` +
+        `newest version clearline maps`,
+        position, "warning", message.id,
+      ),
+    );
     this.useMessage(message, position);
   }
 
   private useMessage(message: MessageIdentifier, position: Position): void {
     this.message = message;
     if (!isFamilySupported(message.family)) {
-      this.fatal("ISO20022_MESSAGE_UNSUPPORTED", `${message.id} is not a message clearline reads`, position, message.id);
+      this.fatal(
+        "ISO20022_MESSAGE_UNSUPPORTED", `${message.id} is not a message clearline reads`, position,
+        message.id,
+      );
       return;
     }
     const mapping = mappingFor(message.family, message.version);
     if (!mapping) {
-      this.fatal("ISO20022_VERSION_UNSUPPORTED", `${message.id}: supported versions of ${message.family} are ${supportedVersions(message.family).join(", ")}`, position, message.id);
+      this.fatal(
+        "ISO20022_VERSION_UNSUPPORTED",
+        `${message.id}: supported versions of ${message.family} are ` +
+        `${supportedVersions(message.family).join(", ")}`,
+        position, message.id,
+      );
       return;
     }
     this.mapping = mapping;
@@ -312,23 +372,31 @@ export class DocumentWalker {
   private isTransactionPath(mapping: MessageMapping, depth: number): boolean {
     const path = mapping.transactionPath;
     if (depth - this.rootDepth !== path.length) return false;
-    for (let i = 0; i < path.length; i++) if (this.names[this.rootDepth + i] !== path[i]) return false;
+    for (let i = 0; i < path.length; i++)
+      if (this.names[this.rootDepth + i] !== path[i]) return false;
     return true;
   }
 
   private isContextPath(mapping: MessageMapping, depth: number): boolean {
     const path = mapping.contextPath;
     if (path === undefined || depth - this.rootDepth !== path.length) return false;
-    for (let i = 0; i < path.length; i++) if (this.names[this.rootDepth + i] !== path[i]) return false;
+    for (let i = 0; i < path.length; i++)
+      if (this.names[this.rootDepth + i] !== path[i]) return false;
     return true;
   }
 
-  private openInsideRoot(mapping: MessageMapping, name: string, attributes: Record<string, string>, depth: number, top: Capture | undefined): void {
+  private openInsideRoot(
+    mapping: MessageMapping, name: string, attributes: Record<string, string>, depth: number,
+    top: Capture | undefined,
+  ): void {
     if (this.isTransactionPath(mapping, depth)) {
       this.emitHeaderOnce();
       if (this.stopped) return;
       if (this.transactionCount >= this.limits.transactionsMax) {
-        this.fatal("ISO20022_TRANSACTIONS_TOO_MANY", `more than ${this.limits.transactionsMax} transactions`, { xmlPath: this.currentXmlPath });
+        this.fatal(
+          "ISO20022_TRANSACTIONS_TOO_MANY", `more than ${this.limits.transactionsMax} transactions`,
+          { xmlPath: this.currentXmlPath },
+        );
         return;
       }
       this.transactionsInParent++;
@@ -350,16 +418,26 @@ export class DocumentWalker {
       const between = (mapping.contextPath ?? []).slice(0, -1);
       const xmlPath = [this.rootXmlPath, ...between, `${name}[${this.contextCount}]`].join("/");
       const capture = this.startCapture("context", name, attributes, depth, xmlPath);
-      this.context = { index: this.contextCount, xmlPath, node: capture.root, transactionsInside: 0, tally: newTally() };
+      this.context = {
+        index: this.contextCount, xmlPath, node: capture.root, transactionsInside: 0,
+        tally: newTally(),
+      };
       return;
     }
-    if (depth === this.rootDepth + 1 && !this.headerEmitted && mapping.headerElements.includes(name)) {
-      const capture = this.startCapture("header", name, attributes, depth, `${this.rootXmlPath}/${name}`);
+    if (
+      depth === this.rootDepth + 1 && !this.headerEmitted && mapping.headerElements.includes(name)
+    ) {
+      const capture = this.startCapture(
+        "header", name, attributes, depth, `${this.rootXmlPath}/${name}`,
+      );
       this.headerNode.children?.push(capture.root);
     }
   }
 
-  private startCapture(kind: CaptureKind, name: string, attributes: Record<string, string>, depth: number, xmlPath: string): Capture {
+  private startCapture(
+    kind: CaptureKind, name: string, attributes: Record<string, string>, depth: number,
+    xmlPath: string,
+  ): Capture {
     const root: XmlNode = { name, text: "" };
     if (Object.keys(attributes).length > 0) root.attributes = { ...attributes };
     const capture: Capture = { kind, root, stack: [root], startDepth: depth, elements: 1, xmlPath };
@@ -370,7 +448,11 @@ export class DocumentWalker {
   private addNode(capture: Capture, name: string, attributes: Record<string, string>): void {
     capture.elements++;
     if (capture.elements > this.limits.captureElementsMax) {
-      this.fatal("ISO20022_TRANSACTION_TOO_LARGE", `<${capture.root.name}> holds more than ${this.limits.captureElementsMax} elements`, { xmlPath: capture.xmlPath });
+      this.fatal(
+        "ISO20022_TRANSACTION_TOO_LARGE",
+        `<${capture.root.name}> holds more than ${this.limits.captureElementsMax} elements`,
+        { xmlPath: capture.xmlPath },
+      );
       return;
     }
     const node: XmlNode = { name, text: "" };
@@ -387,7 +469,9 @@ export class DocumentWalker {
   private finishCapture(capture: Capture): void {
     switch (capture.kind) {
       case "appHeader": {
-        const { fields, findings } = extractFields(capture.root, appHeaderMapping.fields, capture.xmlPath, { scope: "file" });
+        const { fields, findings } = extractFields(
+          capture.root, appHeaderMapping.fields, capture.xmlPath, { scope: "file" },
+        );
         this.appHeader = fields;
         // The header is an envelope, not the payment: its defects are worth a look, not a refusal.
         for (const found of findings) this.report({ ...found, severity: "warning" });
@@ -410,16 +494,29 @@ export class DocumentWalker {
     const mapping = this.mapping;
     const message = this.message;
     assert(mapping && message, "the header is emitted inside a supported Document");
-    const { fields, findings } = extractFields(this.headerNode, mapping.header, this.rootXmlPath, { scope: "file" });
+    const { fields, findings } = extractFields(this.headerNode, mapping.header, this.rootXmlPath, {
+      scope: "file",
+    });
     this.headerValues = fields;
     for (const found of findings) this.report(found);
-    const header: Iso20022Header = { ...fields, message, namespace: this.namespace, wrapper: [...this.wrapper], rootXmlPath: this.rootXmlPath };
+    const header: Iso20022Header = {
+      ...fields, message, namespace: this.namespace, wrapper: [...this.wrapper],
+      rootXmlPath: this.rootXmlPath,
+    };
     if (this.appHeader) {
       header.appHeader = this.appHeader;
       const declared = this.appHeader.values["MsgDefIdr"];
       const declaredMessage = declared === undefined ? undefined : parseMessageIdentifier(declared);
       if (declared !== undefined && declaredMessage?.id !== message.id) {
-        this.report(fileFinding("ISO20022_APPHDR_MISMATCH", `AppHdr MsgDefIdr ${declared} disagrees with the Document namespace ${message.id}; the namespace is used`, { xmlPath: this.appHeader.xmlPaths["MsgDefIdr"] ?? this.appHeaderXmlPath }, "warning", declared));
+        this.report(
+          fileFinding(
+            "ISO20022_APPHDR_MISMATCH",
+            `AppHdr MsgDefIdr ${declared} disagrees with the Document namespace ${message.id}; ` +
+            `the namespace is used`,
+            { xmlPath: this.appHeader.xmlPaths["MsgDefIdr"] ?? this.appHeaderXmlPath }, "warning",
+            declared,
+          ),
+        );
       }
     }
     this.emit({ type: "header", header });
@@ -429,7 +526,9 @@ export class DocumentWalker {
     if (open.resolved) return open.resolved;
     const mapping = this.mapping;
     assert(mapping, "a context lies inside a supported Document");
-    const { fields, findings } = extractFields(open.node, mapping.context, open.xmlPath, { scope: "file" });
+    const { fields, findings } = extractFields(open.node, mapping.context, open.xmlPath, {
+      scope: "file",
+    });
     for (const found of findings) this.report(found);
     open.resolved = { ...fields, index: open.index, xmlPath: open.xmlPath };
     return open.resolved;
@@ -440,8 +539,12 @@ export class DocumentWalker {
     assert(mapping, "a transaction lies inside a supported Document");
     this.transactionCount++;
     const index = this.transactionCount;
-    const { fields, findings } = extractFields(capture.root, mapping.transaction, capture.xmlPath, { scope: "transaction", transactionIndex: index });
-    const transaction: Iso20022Transaction = { ...fields, index, xmlPath: capture.xmlPath, element: capture.root.name, findings };
+    const { fields, findings } = extractFields(capture.root, mapping.transaction, capture.xmlPath, {
+      scope: "transaction", transactionIndex: index,
+    });
+    const transaction: Iso20022Transaction = {
+      ...fields, index, xmlPath: capture.xmlPath, element: capture.root.name, findings,
+    };
     if (this.context) {
       transaction.context = this.resolveContext(this.context);
       this.context.transactionsInside++;
@@ -466,7 +569,8 @@ export class DocumentWalker {
     const mapping = this.mapping;
     assert(open && mapping, "a context closes after it opened");
     const context = this.resolveContext(open);
-    for (const control of mapping.controls) if (control.level === "context") this.checkControl(control, context, open.tally);
+    for (const control of mapping.controls)
+      if (control.level === "context") this.checkControl(control, context, open.tally);
     this.context = undefined;
   }
 
@@ -474,19 +578,39 @@ export class DocumentWalker {
     this.emitHeaderOnce();
     const mapping = this.mapping;
     assert(mapping && this.headerValues, "the root closes after its header");
-    for (const control of mapping.controls) if (control.level === "header") this.checkControl(control, this.headerValues, this.fileTally);
+    for (const control of mapping.controls)
+      if (control.level === "header") this.checkControl(control, this.headerValues, this.fileTally);
   }
 
   /** NbOfTxs and CtrlSum against what the file actually holds, exactly (no float, no rounding). */
   private checkControl(control: Control, block: FieldValues, tally: Tally): void {
     const announcedCount = block.values[control.count];
-    if (announcedCount !== undefined && /^\d{1,15}$/.test(announcedCount) && BigInt(announcedCount) !== BigInt(tally.count)) {
-      this.report(fileFinding("ISO20022_NBOFTXS_MISMATCH", `${control.count} announces ${announcedCount} transactions, the file holds ${tally.count}`, { xmlPath: block.xmlPaths[control.count] ?? this.rootXmlPath }, control.severity, announcedCount));
+    if (
+      announcedCount !== undefined && /^\d{1,15}$/.test(announcedCount) &&
+      BigInt(announcedCount) !== BigInt(tally.count)
+    ) {
+      this.report(
+        fileFinding(
+          "ISO20022_NBOFTXS_MISMATCH",
+          `${control.count} announces ${announcedCount} transactions, the file holds ` +
+          `${tally.count}`,
+          { xmlPath: block.xmlPaths[control.count] ?? this.rootXmlPath }, control.severity,
+          announcedCount,
+        ),
+      );
     }
     const announcedSum = block.values[control.sum];
     const announced = announcedSum === undefined ? undefined : parseExactDecimal(announcedSum);
     if (announced !== undefined && tally.sumExact && !equalExactDecimal(announced, tally.sum)) {
-      this.report(fileFinding("ISO20022_CTRLSUM_MISMATCH", `${control.sum} announces ${announcedSum}, the amounts add up to ${formatExactDecimal(tally.sum)}`, { xmlPath: block.xmlPaths[control.sum] ?? this.rootXmlPath }, control.severity, announcedSum));
+      this.report(
+        fileFinding(
+          "ISO20022_CTRLSUM_MISMATCH",
+          `${control.sum} announces ${announcedSum}, the amounts add up to ` +
+          `${formatExactDecimal(tally.sum)}`,
+          { xmlPath: block.xmlPaths[control.sum] ?? this.rootXmlPath }, control.severity,
+          announcedSum,
+        ),
+      );
     }
   }
 }

@@ -48,10 +48,20 @@ function readMti(bytes: Buffer, dictionary: Dictionary): string | undefined {
 }
 
 const hexValue = (byte: number): number =>
-  byte >= 0x30 && byte <= 0x39 ? byte - 0x30 : byte >= 0x41 && byte <= 0x46 ? byte - 0x37 : byte >= 0x61 && byte <= 0x66 ? byte - 0x57 : -1;
+  byte >= 0x30 && byte <= 0x39
+    ? byte - 0x30
+    : byte >= 0x41 && byte <= 0x46
+      ? byte - 0x37
+      : byte >= 0x61 && byte <= 0x66
+        ? byte - 0x57
+        : -1;
 
-/** Reads one 8-byte bitmap into `into` at `at`; false when a hex bitmap holds a non-hex character. */
-function readBitmap(bytes: Buffer, offset: number, dictionary: Dictionary, into: Uint8Array, at: number): boolean {
+/**
+ * Reads one 8-byte bitmap into `into` at `at`; false when a hex bitmap holds a non-hex character.
+ */
+function readBitmap(
+  bytes: Buffer, offset: number, dictionary: Dictionary, into: Uint8Array, at: number,
+): boolean {
   if (dictionary.bitmap.encoding === "binary") {
     for (let i = 0; i < 8; i++) into[at + i] = bytes[offset + i] as number;
     return true;
@@ -86,7 +96,9 @@ function announcesNextBitmap(bitmap: Uint8Array, bitmapCount: number, bitmapsMax
 const unpackBitmap = new Uint8Array(8 * limits.iso8583.bitmapsMax);
 
 /** Strict reading (the endpoint's rules): the first problem refuses the whole message. */
-export function unpack(input: Uint8Array, dictionary: Dictionary, options: CodecOptions = {}): Result<Message, Finding> {
+export function unpack(
+  input: Uint8Array, dictionary: Dictionary, options: CodecOptions = {},
+): Result<Message, Finding> {
   return unpackMessage(input, dictionary, options, undefined);
 }
 
@@ -99,15 +111,20 @@ export function unpack(input: Uint8Array, dictionary: Dictionary, options: Codec
  */
 export interface TolerantRead {
   message: Message;                                // fields that decoded under their rules
-  rawFields: Readonly<Record<number, string>>;     // fields kept raw (uppercase hex; sensitive ones masked)
+  // fields kept raw (uppercase hex; sensitive ones masked)
+  rawFields: Readonly<Record<number, string>>;
   findings: readonly Finding[];                    // one warning per raw field, in field order
 }
 
-export function unpackTolerant(input: Uint8Array, dictionary: Dictionary, options: CodecOptions = {}): Result<TolerantRead, Finding> {
+export function unpackTolerant(
+  input: Uint8Array, dictionary: Dictionary, options: CodecOptions = {},
+): Result<TolerantRead, Finding> {
   const tolerance: Tolerance = { rawFields: {}, findings: [] };
   const message = unpackMessage(input, dictionary, options, tolerance);
   if (!message.ok) return message;
-  return ok({ message: message.value, rawFields: tolerance.rawFields, findings: tolerance.findings });
+  return ok({
+    message: message.value, rawFields: tolerance.rawFields, findings: tolerance.findings,
+  });
 }
 
 interface Tolerance {
@@ -115,40 +132,65 @@ interface Tolerance {
   findings: Finding[];
 }
 
-/** Reads the bitmaps after the MTI into unpackBitmap: how many there are and where the fields start, or the finding. */
-function readBitmaps(bytes: Buffer, mtiLength: number, dictionary: Dictionary): { bitmapCount: number; offset: number } | Finding {
+/**
+ * Reads the bitmaps after the MTI into unpackBitmap: how many there are and where the fields start,
+ * or the finding.
+ */
+function readBitmaps(
+  bytes: Buffer, mtiLength: number, dictionary: Dictionary,
+): { bitmapCount: number; offset: number } | Finding {
   const bitmapLength = bitmapBytes(dictionary);
   const bitmapsMax = dictionary.bitmap.bitmapsMax;
   const bitmap = unpackBitmap.fill(0);
   let offset = mtiLength;
   let bitmapCount = 0;
   for (;;) {
-    if (offset + bitmapLength > bytes.length) return iso8583Error("ISO8583_MESSAGE_TRUNCATED", "message ends inside a bitmap", ["1"], offset);
+    if (offset + bitmapLength > bytes.length) {
+      return iso8583Error(
+        "ISO8583_MESSAGE_TRUNCATED", "message ends inside a bitmap", ["1"], offset,
+      );
+    }
     if (!readBitmap(bytes, offset, dictionary, bitmap, bitmapCount * 8)) {
-      return iso8583Error("ISO8583_BITMAP_INVALID", "a hex bitmap holds a non-hex character", ["1"], offset);
+      return iso8583Error(
+        "ISO8583_BITMAP_INVALID", "a hex bitmap holds a non-hex character", ["1"], offset,
+      );
     }
     offset += bitmapLength;
     bitmapCount++;
     if (!announcesNextBitmap(bitmap, bitmapCount, bitmapsMax)) return { bitmapCount, offset };
     if (bitmapCount === bitmapsMax) {
-      return iso8583Error("ISO8583_BITMAP_TOO_MANY", `bitmap ${bitmapCount} announces another, beyond the ${bitmapsMax} the dictionary allows`,
-        ["1"], offset - bitmapLength);
+      return iso8583Error(
+        "ISO8583_BITMAP_TOO_MANY",
+        `bitmap ${bitmapCount} announces another, beyond the ${bitmapsMax} the dictionary allows`,
+        ["1"], offset - bitmapLength,
+      );
     }
   }
 }
 
-/** The 32 bits of unpackBitmap that announce fields 32 * word + 1 .. 32 * word + 32, bit 31 first. */
+/**
+ * The 32 bits of unpackBitmap that announce fields 32 * word + 1 .. 32 * word + 32, bit 31 first.
+ */
 function bitmapWord(word: number): number {
   const at = word * 4;
-  return ((unpackBitmap[at] as number) << 24) | ((unpackBitmap[at + 1] as number) << 16) | ((unpackBitmap[at + 2] as number) << 8) | (unpackBitmap[at + 3] as number);
+  return (
+    ((unpackBitmap[at] as number) << 24) |
+    ((unpackBitmap[at + 1] as number) << 16) |
+    ((unpackBitmap[at + 2] as number) << 8) |
+    (unpackBitmap[at + 3] as number)
+  );
 }
 
-/** The highest field number unpackBitmap announces, 0 when it announces none (bitmap indicators are not fields). */
+/**
+ * The highest field number unpackBitmap announces, 0 when it announces none (bitmap indicators are
+ * not fields).
+ */
 function highestAnnouncedField(bitmapCount: number, bitmapsMax: number): number {
   for (let word = bitmapCount * 2 - 1; word >= 0; word--) {
     const bits = bitmapWord(word);
     if (bits === 0) continue;
-    const fieldNumber = word * 32 + Math.clz32(bits & -bits) + 1; // the lowest set bit is the highest field
+    // the lowest set bit is the highest field
+    const fieldNumber = word * 32 + Math.clz32(bits & -bits) + 1;
     return isBitmapIndicator(fieldNumber, bitmapsMax) ? 0 : fieldNumber;
   }
   return 0;
@@ -160,16 +202,18 @@ function highestAnnouncedField(bitmapCount: number, bitmapsMax: number): number 
  * (ascii-text.ts); whatever that path does not accept is read by the generic field codec.
  */
 function readFields(
-  bytes: Buffer, offset: number, bitmapCount: number, dictionary: Dictionary, tlvElementsMax: number, tolerance: Tolerance | undefined,
-  fields: Record<number, FieldValue>,
+  bytes: Buffer, offset: number, bitmapCount: number, dictionary: Dictionary,
+  tlvElementsMax: number, tolerance: Tolerance | undefined, fields: Record<number, FieldValue>,
 ): number | Finding {
   const bitmapsMax = dictionary.bitmap.bitmapsMax;
   const plans = fieldPlansOf(dictionary);
   const end = bytes.length;
-  let text: string | undefined; // the whole message as latin1, made once when the first ASCII text field needs it
+  // the whole message as latin1, made once when the first ASCII text field needs it
+  let text: string | undefined;
   // The highest field stored first sizes the object's element storage once: V8 grows the elements
   // of a plain object in a runtime call per store past their end, which cost as much as the fields'
-  // decoding. The placeholder is always overwritten (or removed, for a raw field) or the read fails.
+  // decoding. The placeholder is always overwritten (or removed, for a raw field) or the read
+  // fails.
   const highest = highestAnnouncedField(bitmapCount, bitmapsMax);
   if (highest !== 0) fields[highest] = "";
   for (let word = 0; word < bitmapCount * 2; word++) {
@@ -190,9 +234,16 @@ function readFields(
       }
       const definition = dictionary.fields[fieldNumber];
       if (definition === undefined) {
-        return iso8583Error("ISO8583_FIELD_UNDEFINED", `bitmap announces field ${fieldNumber}, which dictionary ${dictionary.name} does not define`, [String(fieldNumber)], offset);
+        return iso8583Error(
+          "ISO8583_FIELD_UNDEFINED",
+          `bitmap announces field ${fieldNumber}, which dictionary ${dictionary.name} does not ` +
+          `define`,
+          [String(fieldNumber)], offset,
+        );
       }
-      const read = unpackField(definition, bytes, offset, end, tlvElementsMax, tolerance !== undefined);
+      const read = unpackField(
+        definition, bytes, offset, end, tlvElementsMax, tolerance !== undefined,
+      );
       if ("code" in read) return read;
       if (read.raw === true && tolerance !== undefined) {
         tolerance.rawFields[fieldNumber] = read.value as string;
@@ -207,26 +258,52 @@ function readFields(
   return offset;
 }
 
-function unpackMessage(input: Uint8Array, dictionary: Dictionary, options: CodecOptions, tolerance: Tolerance | undefined): Result<Message, Finding> {
+function unpackMessage(
+  input: Uint8Array, dictionary: Dictionary, options: CodecOptions,
+  tolerance: Tolerance | undefined,
+): Result<Message, Finding> {
   const messageBytesMax = options.messageBytesMax ?? limits.iso8583.messageBytesMax;
   const tlvElementsMax = options.tlvElementsMax ?? limits.iso8583.tlvElementsMax;
   if (input.length > messageBytesMax) {
-    return fail(iso8583Error("ISO8583_MESSAGE_TOO_LARGE", `message of ${input.length} bytes exceeds ${messageBytesMax}`, undefined, messageBytesMax));
+    return fail(
+      iso8583Error(
+        "ISO8583_MESSAGE_TOO_LARGE", `message of ${input.length} bytes exceeds ${messageBytesMax}`,
+        undefined, messageBytesMax,
+      ),
+    );
   }
-  const bytes = Buffer.isBuffer(input) ? input : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
+  const bytes = Buffer.isBuffer(input)
+    ? input
+    : Buffer.from(input.buffer, input.byteOffset, input.byteLength);
   const end = bytes.length;
   const mtiLength = mtiBytes(dictionary);
-  if (end < mtiLength) return fail(iso8583Error("ISO8583_MESSAGE_TRUNCATED", "message ends inside its MTI", ["0"], 0));
+  if (end < mtiLength) {
+    return fail(iso8583Error("ISO8583_MESSAGE_TRUNCATED", "message ends inside its MTI", ["0"], 0));
+  }
   const mti = readMti(bytes, dictionary);
-  if (mti === undefined) return fail(iso8583Error("ISO8583_MTI_INVALID", "MTI is not four decimal digits", ["0"], 0, bytes.toString("hex", 0, mtiLength).toUpperCase()));
+  if (mti === undefined) {
+    return fail(
+      iso8583Error(
+        "ISO8583_MTI_INVALID", "MTI is not four decimal digits", ["0"], 0,
+        bytes.toString("hex", 0, mtiLength).toUpperCase(),
+      ),
+    );
+  }
   const header = readBitmaps(bytes, mtiLength, dictionary);
   if ("code" in header) return fail(header);
 
   const fields: Record<number, FieldValue> = {};
-  const offset = readFields(bytes, header.offset, header.bitmapCount, dictionary, tlvElementsMax, tolerance, fields);
+  const offset = readFields(
+    bytes, header.offset, header.bitmapCount, dictionary, tlvElementsMax, tolerance, fields,
+  );
   if (typeof offset !== "number") return fail(offset);
   if (offset !== end) {
-    return fail(iso8583Error("ISO8583_MESSAGE_TRAILING_BYTES", `${end - offset} bytes follow the last field`, undefined, offset));
+    return fail(
+      iso8583Error(
+        "ISO8583_MESSAGE_TRAILING_BYTES", `${end - offset} bytes follow the last field`, undefined,
+        offset,
+      ),
+    );
   }
   const bitmapCount = header.bitmapCount;
   let neededBitmaps = 1;
@@ -242,9 +319,12 @@ function unpackMessage(input: Uint8Array, dictionary: Dictionary, options: Codec
 const fieldNumberMax = 192; // three bitmaps of 64 bits
 
 // The canonical key of each field number ("2", not "02" or "2.0"), compared without allocating.
-const fieldKeys: readonly string[] = Array.from({ length: 193 }, (_, fieldNumber) => String(fieldNumber));
+const fieldKeys: readonly string[] = Array.from({ length: 193 }, (_, fieldNumber) =>
+  String(fieldNumber),
+);
 
-// Pack is synchronous, so one scratch buffer serves every call; the result is a copy of its used part.
+// Pack is synchronous, so one scratch buffer serves every call; the result is a copy of its used
+// part.
 let scratch = Buffer.allocUnsafe(limits.iso8583.messageBytesMax);
 let scratchView = scratch;
 let scratchBytes = new Uint8Array(scratch.buffer, scratch.byteOffset, scratch.length);
@@ -257,7 +337,9 @@ function writeMti(out: Buffer, mti: string, dictionary: Dictionary): void {
   }
 }
 
-function writeBitmaps(out: Buffer, offset: number, bitmap: Uint8Array, count: number, dictionary: Dictionary): void {
+function writeBitmaps(
+  out: Buffer, offset: number, bitmap: Uint8Array, count: number, dictionary: Dictionary,
+): void {
   if (dictionary.bitmap.encoding === "binary") {
     out.set(bitmap.subarray(0, count * 8), offset);
     return;
@@ -303,45 +385,67 @@ function collectFieldNumbersByKey(fields: object, dictionary: Dictionary): numbe
     const fieldNumber = Number(key);
     const definition = fieldKeys[fieldNumber] === key ? dictionary.fields[fieldNumber] : undefined;
     if (definition === undefined) {
-      return iso8583Error("ISO8583_FIELD_UNDEFINED", `dictionary ${dictionary.name} defines no field ${key.slice(0, 8)}`, [key.slice(0, 8)], 0);
+      return iso8583Error(
+        "ISO8583_FIELD_UNDEFINED", `dictionary ${dictionary.name} defines no field ${key.slice(0, 8)}`,
+        [key.slice(0, 8)], 0,
+      );
     }
     if (count > 0 && fieldNumber < (fieldNumbers[count - 1] as number)) ascending = false;
     fieldNumbers[count++] = fieldNumber;
   }
-  // Integer keys iterate in ascending order already; the sort keeps that a checked fact, not an accident.
+  // Integer keys iterate in ascending order already; the sort keeps that a checked fact, not an
+  // accident.
   if (!ascending) fieldNumbers.subarray(0, count).sort();
   return count;
 }
 
-/** Sets into packBitmap the indicator bit of each bitmap after the first and the bit of each field. */
+/**
+ * Sets into packBitmap the indicator bit of each bitmap after the first and the bit of each field.
+ */
 function buildBitmap(fieldCount: number, bitmapCount: number): Uint8Array {
   const bitmap = packBitmap.fill(0);
   for (let i = 1; i < bitmapCount; i++) {
     const indicator = (i - 1) * bitmapBits + 1;
-    bitmap[(indicator - 1) >> 3] = (bitmap[(indicator - 1) >> 3] as number) | (0x80 >> ((indicator - 1) & 7));
+    bitmap[(indicator - 1) >> 3] =
+      (bitmap[(indicator - 1) >> 3] as number) | (0x80 >> ((indicator - 1) & 7));
   }
   for (let i = 0; i < fieldCount; i++) {
     const fieldNumber = packFieldNumbers[i] as number;
-    bitmap[(fieldNumber - 1) >> 3] = (bitmap[(fieldNumber - 1) >> 3] as number) | (0x80 >> ((fieldNumber - 1) & 7));
+    bitmap[(fieldNumber - 1) >> 3] =
+      (bitmap[(fieldNumber - 1) >> 3] as number) | (0x80 >> ((fieldNumber - 1) & 7));
   }
   return bitmap;
 }
 
-export function pack(message: Message, dictionary: Dictionary, options: CodecOptions = {}): Result<Buffer, Finding> {
+export function pack(
+  message: Message, dictionary: Dictionary, options: CodecOptions = {},
+): Result<Buffer, Finding> {
   const messageBytesMax = options.messageBytesMax ?? limits.iso8583.messageBytesMax;
   const tlvElementsMax = options.tlvElementsMax ?? limits.iso8583.tlvElementsMax;
   if (typeof message.mti !== "string" || !isFourDigits(message.mti)) {
     return fail(iso8583Error("ISO8583_MTI_INVALID", "MTI must be four decimal digits", ["0"], 0));
   }
   if (typeof message.fields !== "object" || message.fields === null) {
-    return fail(iso8583Error("ISO8583_FIELD_VALUE_INVALID", "fields must be an object keyed by field number", undefined, 0));
+    return fail(
+      iso8583Error(
+        "ISO8583_FIELD_VALUE_INVALID", "fields must be an object keyed by field number", undefined,
+        0,
+      ),
+    );
   }
   const fieldCount = collectFieldNumbers(message.fields, dictionary);
   if (typeof fieldCount !== "number") return fail(fieldCount);
   const highest = fieldCount === 0 ? 0 : (packFieldNumbers[fieldCount - 1] as number);
   const requested = message.bitmapCount ?? 1;
-  if (!Number.isSafeInteger(requested) || requested < 1 || requested > dictionary.bitmap.bitmapsMax) {
-    return fail(iso8583Error("ISO8583_BITMAP_TOO_MANY", `bitmapCount must be 1..${dictionary.bitmap.bitmapsMax}`, ["1"], 0));
+  if (
+    !Number.isSafeInteger(requested) || requested < 1 || requested > dictionary.bitmap.bitmapsMax
+  ) {
+    return fail(
+      iso8583Error(
+        "ISO8583_BITMAP_TOO_MANY", `bitmapCount must be 1..${dictionary.bitmap.bitmapsMax}`, ["1"],
+        0,
+      ),
+    );
   }
   const bitmapCount = Math.max(requested, highest > 128 ? 3 : highest > 64 ? 2 : 1);
   const bitmap = buildBitmap(fieldCount, bitmapCount);
@@ -353,7 +457,12 @@ export function pack(message: Message, dictionary: Dictionary, options: CodecOpt
   const writer: FieldWriter = { buffer: scratchView, offset: 0 };
   const headerBytes = mtiBytes(dictionary) + bitmapCount * bitmapBytes(dictionary);
   if (headerBytes > messageBytesMax) {
-    return fail(iso8583Error("ISO8583_MESSAGE_TOO_LARGE", `MTI and bitmaps exceed ${messageBytesMax} bytes`, undefined, 0));
+    return fail(
+      iso8583Error(
+        "ISO8583_MESSAGE_TOO_LARGE", `MTI and bitmaps exceed ${messageBytesMax} bytes`, undefined,
+        0,
+      ),
+    );
   }
   writeMti(writer.buffer, message.mti, dictionary);
   writeBitmaps(writer.buffer, mtiBytes(dictionary), bitmap, bitmapCount, dictionary);
@@ -361,7 +470,8 @@ export function pack(message: Message, dictionary: Dictionary, options: CodecOpt
   const problem = writeFields(message.fields, fieldCount, dictionary, writer, tlvElementsMax);
   if (problem !== undefined) return fail(problem);
   const packed = Buffer.allocUnsafe(writer.offset);
-  packed.set(scratchBytes.subarray(0, writer.offset)); // a plain Uint8Array view: Buffer's own subarray and copy cost twice as much
+  // a plain Uint8Array view: Buffer's own subarray and copy cost twice as much
+  packed.set(scratchBytes.subarray(0, writer.offset));
   return ok(packed);
 }
 
@@ -371,7 +481,8 @@ export function pack(message: Message, dictionary: Dictionary, options: CodecOpt
  * codec writes or refuses with its finding.
  */
 function writeFields(
-  fields: Message["fields"], fieldCount: number, dictionary: Dictionary, writer: FieldWriter, tlvElementsMax: number,
+  fields: Message["fields"], fieldCount: number, dictionary: Dictionary, writer: FieldWriter,
+  tlvElementsMax: number,
 ): Finding | undefined {
   const plans = fieldPlansOf(dictionary);
   for (let i = 0; i < fieldCount; i++) {

@@ -1,23 +1,29 @@
 import { SaxesParser } from "saxes";
 import { finding, type Finding } from "../../errors/finding.ts";
 import { decimalToMinor } from "../iso4217/currency.ts";
-import { taggedRef, type ExternalEvent, type ExternalItem, type ExternalReadLimits, type ExternalStatementHead } from "./external-item.ts";
+import {
+  taggedRef, type ExternalEvent, type ExternalItem, type ExternalReadLimits,
+  type ExternalStatementHead,
+} from "./external-item.ts";
 
 /** Reference elements inside TxDtls/Refs and the tag each one gets. */
 const refTags: Record<string, string> = {
-  EndToEndId: "e2e", UETR: "uetr", InstrId: "instr", TxId: "tx", MsgId: "msg", PmtInfId: "pmtinf", AcctSvcrRef: "svcr",
+  EndToEndId: "e2e", UETR: "uetr", InstrId: "instr", TxId: "tx", MsgId: "msg", PmtInfId: "pmtinf",
+  AcctSvcrRef: "svcr",
 };
 
 interface EntryDraft {
   xmlPath: string;
-  fields: Record<string, string>;          // NtryRef, Amt, Amt@Ccy, CdtDbtInd, Sts, BookgDt, ValDt, AcctSvcrRef, AddtlNtryInf
+  // NtryRef, Amt, Amt@Ccy, CdtDbtInd, Sts, BookgDt, ValDt, AcctSvcrRef, AddtlNtryInf
+  fields: Record<string, string>;
   parts: Array<{ amount?: string; currency?: string; refs: string[]; remittance?: string }>;
 }
 
 interface StatementDraft {
   head: ExternalStatementHead;
   balances: Array<{ code: string; amount: string; currency: string; sign: string }>;
-  bookedMinor: bigint;                      // booked credits minus debits of this statement's entries
+  // booked credits minus debits of this statement's entries
+  bookedMinor: bigint;
   balance?: { code?: string; amount?: string; currency?: string; sign?: string };
 }
 
@@ -30,7 +36,8 @@ interface StatementDraft {
  */
 export class CamtStatementReader {
   private readonly parser = new SaxesParser();
-  private readonly decoder = new TextDecoder("utf-8"); // streaming: a character split across chunks waits for its rest
+  // streaming: a character split across chunks waits for its rest
+  private readonly decoder = new TextDecoder("utf-8");
   private readonly path: string[] = [];
   private readonly counters: Map<string, number>[] = [new Map()];
   private text = "";
@@ -46,10 +53,17 @@ export class CamtStatementReader {
 
   constructor(private readonly limits: ExternalReadLimits) {
     this.parser.on("doctype", () => this.fatal("RECON_XML_MALFORMED", "a <!DOCTYPE> is refused"));
-    // Prefixed names (<ns:Ntry>) are read by their local part: statements come with and without one.
-    this.parser.on("opentag", (tag) => this.open(tag.name.replace(/^.*:/, ""), tag.attributes as Record<string, string>));
-    this.parser.on("text", (text) => { this.text += text; });
-    this.parser.on("cdata", (text) => { this.text += text; });
+    // Prefixed names (<ns:Ntry>) are read by their local part: statements come with and without
+    // one.
+    this.parser.on("opentag", (tag) =>
+      this.open(tag.name.replace(/^.*:/, ""), tag.attributes as Record<string, string>),
+    );
+    this.parser.on("text", (text) => {
+      this.text += text;
+    });
+    this.parser.on("cdata", (text) => {
+      this.text += text;
+    });
     this.parser.on("closetag", () => this.close());
     this.parser.on("error", (error) => this.fatal("RECON_XML_MALFORMED", error.message));
   }
@@ -62,7 +76,11 @@ export class CamtStatementReader {
   finish(): ExternalEvent[] {
     if (!this.stopped) this.parser.write(this.decoder.decode());
     if (!this.stopped) this.parser.close();
-    if (!this.stopped && !this.rootSeen) this.fatal("RECON_STATEMENT_NOT_CAMT", "no BkToCstmrStmt or BkToCstmrDbtCdtNtfctn in the document");
+    if (!this.stopped && !this.rootSeen) {
+      this.fatal(
+        "RECON_STATEMENT_NOT_CAMT", "no BkToCstmrStmt or BkToCstmrDbtCdtNtfctn in the document",
+      );
+    }
     this.events.push({ type: "end", head: this.heads[0] ?? {}, findings: this.findings });
     return this.drain();
   }
@@ -86,11 +104,18 @@ export class CamtStatementReader {
     this.text = "";
     this.currency = attributes.Ccy;
     if (name === "BkToCstmrStmt" || name === "BkToCstmrDbtCdtNtfctn") this.rootSeen = true;
-    if ((name === "Stmt" || name === "Ntfctn") && this.rootSeen) this.statement = { head: {}, balances: [], bookedMinor: 0n };
+    if ((name === "Stmt" || name === "Ntfctn") && this.rootSeen) {
+      this.statement = { head: {}, balances: [], bookedMinor: 0n };
+    }
     else if (name === "Bal" && this.statement) this.statement.balance = {};
-    else if (name === "Ntry" && this.statement) this.entry = { xmlPath: this.xmlPath, fields: {}, parts: [] };
+    else if (name === "Ntry" && this.statement)
+      this.entry = { xmlPath: this.xmlPath, fields: {}, parts: [] };
     else if (name === "TxDtls" && this.entry) {
-      if (this.entry.parts.length >= this.limits.partsPerItemMax) this.fatal("RECON_PARTS_TOO_MANY", `more than ${this.limits.partsPerItemMax} TxDtls in one entry`);
+      if (this.entry.parts.length >= this.limits.partsPerItemMax) {
+        this.fatal(
+          "RECON_PARTS_TOO_MANY", `more than ${this.limits.partsPerItemMax} TxDtls in one entry`,
+        );
+      }
       else this.entry.parts.push({ refs: [] });
     }
   }
@@ -106,10 +131,15 @@ export class CamtStatementReader {
     this.text = "";
   }
 
-  /** The path below the innermost Ntry, Bal or Stmt, without indexes: "NtryDtls/TxDtls/Refs/UETR". */
+  /**
+   * The path below the innermost Ntry, Bal or Stmt, without indexes: "NtryDtls/TxDtls/Refs/UETR".
+   */
   private relativePath(): string {
     const names = this.path.map((p) => p.replace(/\[\d+\]$/, ""));
-    const anchor = Math.max(names.lastIndexOf("Ntry"), names.lastIndexOf("Bal"), names.lastIndexOf("Stmt"), names.lastIndexOf("Ntfctn"));
+    const anchor = Math.max(
+      names.lastIndexOf("Ntry"), names.lastIndexOf("Bal"), names.lastIndexOf("Stmt"),
+      names.lastIndexOf("Ntfctn"),
+    );
     return names.slice(anchor).join("/");
   }
 
@@ -142,13 +172,23 @@ export class CamtStatementReader {
     const balance = statement.balance;
     if (balance && relative.startsWith("Bal/")) {
       if (relative === "Bal/Tp/CdOrPrtry/Cd") balance.code = text;
-      else if (relative === "Bal/Amt") { balance.amount = text; if (this.currency) balance.currency = this.currency; }
-      else if (relative === "Bal/CdtDbtInd") balance.sign = text;
+      else if (relative === "Bal/Amt") {
+        balance.amount = text;
+        if (this.currency) balance.currency = this.currency;
+      } else if (relative === "Bal/CdtDbtInd") balance.sign = text;
     } else if (name === "Bal" && balance) {
-      if (balance.code && balance.amount && balance.currency) statement.balances.push({ code: balance.code, amount: balance.amount, currency: balance.currency, sign: balance.sign ?? "CRDT" });
+      if (balance.code && balance.amount && balance.currency) {
+        statement.balances.push({
+          code: balance.code, amount: balance.amount, currency: balance.currency,
+          sign: balance.sign ?? "CRDT",
+        });
+      }
       statement.balance = undefined;
-    } else if (relative === "Stmt/Id" || relative === "Ntfctn/Id") statement.head.statementRef = text;
-    else if (relative.endsWith("Acct/Id/IBAN") || relative.endsWith("Acct/Id/Othr/Id")) statement.head.accountIdentifier = text;
+    } else if (relative === "Stmt/Id" || relative === "Ntfctn/Id") {
+      statement.head.statementRef = text;
+    }
+    else if (relative.endsWith("Acct/Id/IBAN") || relative.endsWith("Acct/Id/Othr/Id"))
+      statement.head.accountIdentifier = text;
     else if (relative.endsWith("Acct/Ccy")) statement.head.currency = text;
     else if (name === "Stmt" || name === "Ntfctn") {
       this.checkBalances(statement);
@@ -162,29 +202,50 @@ export class CamtStatementReader {
       this.fatal("RECON_ENTRIES_TOO_MANY", `more than ${this.limits.itemsMax} entries`);
       return;
     }
-    const item = itemOfEntry(entry, this.statement?.head.statementRef ?? "", this.items + 1, (f) => this.addFinding(f));
+    const item = itemOfEntry(entry, this.statement?.head.statementRef ?? "", this.items + 1, (f) =>
+      this.addFinding(f),
+    );
     if (!item) return;
     this.items++;
-    if (item.status === "booked" && this.statement) this.statement.bookedMinor += item.direction === "C" ? item.amountMinor : -item.amountMinor;
+    if (item.status === "booked" && this.statement) {
+      this.statement.bookedMinor += item.direction === "C" ? item.amountMinor : -item.amountMinor;
+    }
     this.events.push({ type: "item", item });
   }
 
   private checkBalances(statement: StatementDraft): void {
-    const opening = statement.balances.find((b) => b.code === "OPBD") ?? statement.balances.find((b) => b.code === "PRCD");
+    const opening =
+      statement.balances.find((b) => b.code === "OPBD") ??
+      statement.balances.find((b) => b.code === "PRCD");
     const closing = statement.balances.find((b) => b.code === "CLBD");
     const signed = (b: { amount: string; currency: string; sign: string }): bigint | undefined => {
       const minor = decimalToMinor(b.amount, b.currency);
       return minor.ok ? (b.sign === "DBIT" ? -minor.value : minor.value) : undefined;
     };
-    if (opening) { const v = signed(opening); if (v !== undefined) statement.head.openingMinor = v; }
-    if (closing) { const v = signed(closing); if (v !== undefined) statement.head.closingMinor = v; }
+    if (opening) {
+      const v = signed(opening);
+      if (v !== undefined) statement.head.openingMinor = v;
+    }
+    if (closing) {
+      const v = signed(closing);
+      if (v !== undefined) statement.head.closingMinor = v;
+    }
     const { openingMinor, closingMinor } = statement.head;
-    if (openingMinor !== undefined && closingMinor !== undefined && openingMinor + statement.bookedMinor !== closingMinor) {
+    if (
+      openingMinor !== undefined && closingMinor !== undefined &&
+      openingMinor + statement.bookedMinor !== closingMinor
+    ) {
       // A warning, not a refusal: real statements leave entries to another page or statement
       // (public samples do), and the bank's entries are still their side. Imports report it.
-      this.addFinding(finding("RECON_BALANCE_MISMATCH",
-        `statement ${statement.head.statementRef ?? ""}: opening ${openingMinor} plus booked entries ${statement.bookedMinor} is not the closing ${closingMinor} (minor units): entries may be missing`,
-        { xmlPath: this.xmlPath }, { severity: "warning" }));
+      this.addFinding(
+        finding(
+          "RECON_BALANCE_MISMATCH",
+          `statement ${statement.head.statementRef ?? ""}: opening ${openingMinor} plus booked ` +
+          `entries ${statement.bookedMinor} is not the closing ${closingMinor} (minor units): ` +
+          `entries may be missing`,
+          { xmlPath: this.xmlPath }, { severity: "warning" },
+        ),
+      );
     }
   }
 
@@ -192,7 +253,14 @@ export class CamtStatementReader {
     if (this.findings.length < this.limits.findingsMax) this.findings.push(f);
   }
 
-  private fatal(code: "RECON_XML_MALFORMED" | "RECON_STATEMENT_NOT_CAMT" | "RECON_ENTRIES_TOO_MANY" | "RECON_PARTS_TOO_MANY", message: string): void {
+  private fatal(
+    code:
+      | "RECON_XML_MALFORMED"
+      | "RECON_STATEMENT_NOT_CAMT"
+      | "RECON_ENTRIES_TOO_MANY"
+      | "RECON_PARTS_TOO_MANY",
+    message: string,
+  ): void {
     if (this.stopped) return;
     this.stopped = true;
     this.addFinding(finding(code, message, { xmlPath: this.xmlPath, line: this.parser.line }));
@@ -201,36 +269,66 @@ export class CamtStatementReader {
 
 /** Entry fields by their path below Ntry. */
 const entryFields: Record<string, string> = {
-  "Ntry/NtryRef": "NtryRef", "Ntry/Amt": "Amt", "Ntry/CdtDbtInd": "CdtDbtInd", "Ntry/RvslInd": "RvslInd",
-  "Ntry/Sts": "Sts", "Ntry/Sts/Cd": "Sts", "Ntry/BookgDt/Dt": "BookgDt", "Ntry/BookgDt/DtTm": "BookgDt",
-  "Ntry/ValDt/Dt": "ValDt", "Ntry/ValDt/DtTm": "ValDt", "Ntry/AcctSvcrRef": "AcctSvcrRef", "Ntry/AddtlNtryInf": "AddtlNtryInf",
+  "Ntry/NtryRef": "NtryRef", "Ntry/Amt": "Amt", "Ntry/CdtDbtInd": "CdtDbtInd",
+  "Ntry/RvslInd": "RvslInd", "Ntry/Sts": "Sts", "Ntry/Sts/Cd": "Sts", "Ntry/BookgDt/Dt": "BookgDt",
+  "Ntry/BookgDt/DtTm": "BookgDt", "Ntry/ValDt/Dt": "ValDt", "Ntry/ValDt/DtTm": "ValDt",
+  "Ntry/AcctSvcrRef": "AcctSvcrRef", "Ntry/AddtlNtryInf": "AddtlNtryInf",
 };
 
-function itemOfEntry(entry: EntryDraft, statementRef: string, index: number, report: (f: Finding) => void): ExternalItem | undefined {
+function itemOfEntry(
+  entry: EntryDraft, statementRef: string, index: number, report: (f: Finding) => void,
+): ExternalItem | undefined {
   const f = entry.fields;
   const position = { xmlPath: entry.xmlPath };
   const missing = ["Amt", "Amt@Ccy", "CdtDbtInd"].find((name) => !f[name]);
-  if (missing) return void report(finding("RECON_ENTRY_FIELD_MISSING", `entry lacks ${missing}`, position));
-  if (f.CdtDbtInd !== "CRDT" && f.CdtDbtInd !== "DBIT") return void report(finding("RECON_ENTRY_FIELD_INVALID", `CdtDbtInd ${f.CdtDbtInd} is neither CRDT nor DBIT`, position));
+  if (missing) {
+    return void report(finding("RECON_ENTRY_FIELD_MISSING", `entry lacks ${missing}`, position));
+  }
+  if (f.CdtDbtInd !== "CRDT" && f.CdtDbtInd !== "DBIT") {
+    return void report(
+      finding(
+        "RECON_ENTRY_FIELD_INVALID", `CdtDbtInd ${f.CdtDbtInd} is neither CRDT nor DBIT`, position,
+      ),
+    );
+  }
   const amount = decimalToMinor(f.Amt as string, f["Amt@Ccy"] as string, position);
   if (!amount.ok) return void report(amount.error);
   const status = f.Sts === "PDNG" ? "pending" : "booked";
   const bookingDate = (f.BookgDt ?? f.ValDt)?.slice(0, 10);
-  if (!bookingDate || !/^\d{4}-\d{2}-\d{2}$/.test(bookingDate)) return void report(finding("RECON_ENTRY_FIELD_MISSING", "entry lacks a booking (or value) date", position));
+  if (!bookingDate || !/^\d{4}-\d{2}-\d{2}$/.test(bookingDate)) {
+    return void report(
+      finding("RECON_ENTRY_FIELD_MISSING", "entry lacks a booking (or value) date", position),
+    );
+  }
   // CdtDbtInd is this entry's own direction, reversals included (RvslInd only says that a CRDT
   // undoes an earlier debit, or a DBIT an earlier credit).
   const credit = f.CdtDbtInd === "CRDT";
   const parts = [];
   for (const part of entry.parts) {
-    const minor = part.amount && part.currency ? decimalToMinor(part.amount, part.currency, position) : undefined;
+    const minor =
+      part.amount && part.currency
+        ? decimalToMinor(part.amount, part.currency, position)
+        : undefined;
     parts.push(minor?.ok ? { amountMinor: minor.value, refs: part.refs } : { refs: part.refs });
   }
-  const refs = [...new Set([taggedRef("svcr", f.AcctSvcrRef), taggedRef("ntry", f.NtryRef), ...(parts.length === 1 ? parts[0]?.refs ?? [] : [])].filter((r): r is string => r !== undefined))];
-  const itemKey = f.AcctSvcrRef ? `svcr:${f.AcctSvcrRef}` : f.NtryRef ? `ntry:${statementRef}:${f.NtryRef}` : `pos:${statementRef}:${index}`;
+  const refs = [
+    ...new Set(
+      [
+        taggedRef("svcr", f.AcctSvcrRef), taggedRef("ntry", f.NtryRef),
+        ...(parts.length === 1 ? (parts[0]?.refs ?? []) : []),
+      ].filter((r): r is string => r !== undefined),
+    ),
+  ];
+  const itemKey = f.AcctSvcrRef
+    ? `svcr:${f.AcctSvcrRef}`
+    : f.NtryRef
+      ? `ntry:${statementRef}:${f.NtryRef}`
+      : `pos:${statementRef}:${index}`;
   const description = f.AddtlNtryInf ?? entry.parts[0]?.remittance;
   return {
-    itemKey, position: entry.xmlPath, bookingDate, ...(f.ValDt ? { valueDate: f.ValDt.slice(0, 10) } : {}),
-    direction: credit ? "C" : "D", amountMinor: amount.value, currency: f["Amt@Ccy"] as string, status,
-    refs, parts: parts.length > 1 ? parts : [], ...(description ? { description } : {}),
+    itemKey, position: entry.xmlPath, bookingDate,
+    ...(f.ValDt ? { valueDate: f.ValDt.slice(0, 10) } : {}), direction: credit ? "C" : "D",
+    amountMinor: amount.value, currency: f["Amt@Ccy"] as string, status, refs,
+    parts: parts.length > 1 ? parts : [], ...(description ? { description } : {}),
   };
 }
