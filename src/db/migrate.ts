@@ -130,7 +130,7 @@ export async function migrate(pool: Pool, dir = MIGRATIONS_DIR): Promise<Migrati
   try {
     await client.query(`SET lock_timeout = ${limits.db.migrationLockTimeoutMs}`);
     await client.query(`SET statement_timeout = ${limits.db.migrationStatementTimeoutMs}`);
-    await client.query("SELECT pg_advisory_lock($1)", [MIGRATION_ADVISORY_LOCK.toString()]);
+    await takeMigrationLock(client);
     try {
       await client.query(`CREATE TABLE IF NOT EXISTS schema_migration (
         version     integer PRIMARY KEY,
@@ -159,6 +159,25 @@ export async function migrate(pool: Pool, dir = MIGRATIONS_DIR): Promise<Migrati
     }
   } finally {
     client.release();
+  }
+}
+
+/**
+ * The advisory lock, asked for again and again rather than waited for in one statement: a
+ * statement waiting for it is an old transaction in the eyes of the migration that holds it, and
+ * a CONCURRENTLY build (or 0022's wait) would wait for it in turn.
+ */
+async function takeMigrationLock(client: pg.PoolClient): Promise<void> {
+  const started = performance.now();
+  for (;;) {
+    const { rows } = await client.query<{ taken: boolean }>(
+      "SELECT pg_try_advisory_lock($1) AS taken", [MIGRATION_ADVISORY_LOCK.toString()]);
+    if (rows[0]?.taken === true) return;
+    if (performance.now() - started > limits.db.migrationLockTimeoutMs) {
+      throw new MigrationError("MIGRATION_LOCK_ATTEMPTS",
+        `another process held the migration lock for ${limits.db.migrationLockTimeoutMs} ms`);
+    }
+    await sleep(limits.db.migrationLockRetryMs);
   }
 }
 
