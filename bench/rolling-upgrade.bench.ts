@@ -25,7 +25,7 @@ const OLD_RELEASE = "5e524a4";
 const CLIENTS = 8;                  // payments in flight at once
 const QUIET_MS = 5_000;             // payments before and after the migrations
 const SAMPLE_MS = 20;               // how often lock waits are looked for
-const CHUNK_TRANSFERS = 100_000;    // transfers per generating transaction
+const CHUNK_TRANSFERS = 25_000;     // transfers per generating transaction
 const PAYERS = 64;
 const FIRST_TEXTS = fileURLToPath(new URL("../test/db/migrations-as-first-written/", import.meta.url));
 
@@ -104,15 +104,24 @@ async function generate(pool: Pool, transfers: number): Promise<void> {
     const to = Math.min(transfers, from + CHUNK_TRANSFERS - 1);
     const client = await pool.connect();
     try {
+      await client.query("SET statement_timeout = 0");   // history, not a statement of the service
       await client.query("BEGIN");
       await client.query(generateSql, [tenant, from, to, PAYERS, partner]);
       await client.query(generateEntriesSql, [tenant, from, to, PAYERS]);
       await client.query("COMMIT");
+      await client.query("RESET statement_timeout");
     } finally {
       client.release();
     }
   }
-  await pool.query("VACUUM ANALYZE");
+  const vacuum = await pool.connect();
+  try {
+    await vacuum.query("SET statement_timeout = 0");
+    await vacuum.query("VACUUM ANALYZE");
+    await vacuum.query("RESET statement_timeout");
+  } finally {
+    vacuum.release();
+  }
 }
 
 const generateSql = `
