@@ -11,7 +11,7 @@ import { percentile, type BenchReport, type BenchRow } from "./harness.ts";
 import { unpackOldRelease } from "./support/old-release.ts";
 import { startServeChild } from "./support/serve-child.ts";
 
-// `npm run bench -- rolling-upgrade [--transfers=N] [--first-texts]` (docs/decisions/0083,
+// `npm run bench -- rolling-upgrade [--transfers=N] [--first-texts] [--check]` (docs/decisions/0083,
 // docs/operations/rolling-upgrade.md). A `clearline serve` of an earlier release (OLD_RELEASE,
 // whose last migration is 0021) makes its schema and serves HTTP payments; the database is given
 // a ledger of 2 x N entries (default 1,000,000), as many payments and record keys, in set-based
@@ -20,7 +20,8 @@ import { startServeChild } from "./support/serve-child.ts";
 // seen in (pg_stat_activity, sampled), the slowest payment before, during and after, every answer
 // that was not a 201, how long each migration took, and `ledger verify` afterwards.
 // --first-texts applies the migrations as they were first written (test/db/migrations-as-first-
-// written), for comparison. Needs DATABASE_URL (a server the bench may create a database on).
+// written), for comparison. --check exits 1 when a lock wait reached 1 s, an answer was not a
+// 201 or ledger verify found a problem (for CI). Needs DATABASE_URL (a server the bench may create a database on).
 const OLD_RELEASE = "5e524a4";
 const CLIENTS = 8;                  // payments in flight at once
 const QUIET_MS = 5_000;             // payments before and after the migrations
@@ -59,7 +60,7 @@ export async function run(args: string[]): Promise<BenchReport> {
       const worstWait = await sampler.stop();
       const verified = await verifyLedger(pool);
       return report({
-        transfers, firstTexts, generatedMs, steps, answers, worstWait, verified,
+        check: args.includes("--check"), transfers, firstTexts, generatedMs, steps, answers, worstWait, verified,
         window: [migrationStartedMs, migrationEndedMs],
       });
     } finally {
@@ -245,6 +246,7 @@ async function migrateOneByOne(url: string, firstTexts: boolean) {
 }
 
 interface Outcome {
+  check: boolean;
   transfers: number;
   firstTexts: boolean;
   generatedMs: number;
@@ -275,7 +277,13 @@ function report(outcome: Outcome): BenchReport {
     ...outcome.steps.map((s) => ({ case: `migration ${s.file}`, value: s.ms, unit: "ms" })),
   ];
   const statuses = [...new Set(refused.map((a) => a.status))].join(", ");
+  const missed = [
+    outcome.worstWait.waitedMs >= 1_000 ? `a lock wait of ${outcome.worstWait.waitedMs} ms` : "",
+    refused.length > 0 ? `${refused.length} answers other than 201` : "",
+    outcome.verified.ok ? "" : "ledger verify found problems",
+  ].filter((m) => m !== "").join("; ");
   return {
+    ...(outcome.check && missed !== "" ? { failed: missed } : {}),
     name: `rolling upgrade: ${outcome.transfers * 2} ledger entries, the old release ${OLD_RELEASE} `
       + `serving, migrations ${outcome.firstTexts ? "as first written" : "as they are"}`,
     rows,
