@@ -16,6 +16,8 @@ export interface BenchReport {
   name: string;
   rows: BenchRow[];
   notes?: string[];
+  /** Set by a bench run with --check when a goal was missed: `npm run bench` exits 1 with it. */
+  failed?: string;
 }
 
 export type Benchmark = (args: string[]) => Promise<BenchReport>;

@@ -15,4 +15,5 @@ if (!name || !available.includes(name)) {
 const module = (await import(`./${name}.bench.ts`)) as { run: Benchmark };
 const report = await module.run(args);
 printReport(report);
-process.exit(0);
+if (report.failed !== undefined) console.error(`goal missed: ${report.failed}`);
+process.exit(report.failed === undefined ? 0 : 1);

@@ -1,3 +1,5 @@
+-- clearline:no-transaction
+-- clearline:accepts-checksum f844453dc511680e00999344c0b767a90688c0bd503114ba1d2aa6dd04c3f9c2
 -- Our net per transfer on each settlement account, kept at posting (docs/decisions/0049).
 --
 -- A reconciliation run compares a settlement account's statement with our transfers on that
@@ -11,8 +13,18 @@
 -- here on), so a transfer has one row per settlement account it touches, and "the transfer's
 -- entries on the account inside the period" and "the transfer's row inside the period" are the
 -- same set.
+--
+-- Written again to run while payments flow (docs/decisions/0083), leaving the schema of this
+-- file's first text (the checksum above), which filled the table from every settlement entry in
+-- its one transaction: entries posted by others while it ran were neither in its snapshot nor
+-- netted by the trigger it had not yet committed. Now: the table and the trigger first (one
+-- transaction, no lock on ledger_entry), then a wait until every transaction that began before
+-- them has ended, then the rows of what was posted before, in batches of transfers, ON CONFLICT
+-- DO NOTHING: a transfer is committed whole (0009), so a transfer a batch sees either was netted
+-- by the trigger (its rows conflict) or was posted before it (the batch writes them).
 
-CREATE TABLE settlement_transfer_net (
+BEGIN;
+CREATE TABLE IF NOT EXISTS settlement_transfer_net (
   tenant_id     text   NOT NULL,
   account_id    text   NOT NULL,
   value_date    date   NOT NULL,
@@ -23,42 +35,25 @@ CREATE TABLE settlement_transfer_net (
 
 -- Only the ledger's trigger writes it (nested in the insert of entries: trigger depth 2); a change
 -- by hand, or a delete, would make a run disagree with the entries. verifyLedger compares the two.
-CREATE FUNCTION settlement_transfer_net_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+-- (Until the backfill below ends, the migration's own session may insert too.)
+CREATE OR REPLACE FUNCTION settlement_transfer_net_guard() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- This migration's own backfill, below; the guard's first text returns at its end.
+  IF TG_OP = 'INSERT' AND current_setting('clearline.backfill', true) = 'settlement_transfer_net' THEN
+    RETURN NULL;
+  END IF;
   IF TG_OP = 'INSERT' OR TG_OP = 'UPDATE' THEN
     IF pg_trigger_depth() >= 2 THEN RETURN NULL; END IF;
   END IF;
   RAISE EXCEPTION 'settlement_transfer_net is kept by the ledger''s entry trigger: % refused', TG_OP
     USING ERRCODE = 'restrict_violation';
 END $$;
+DROP TRIGGER IF EXISTS settlement_transfer_net_guard ON settlement_transfer_net;
+DROP TRIGGER IF EXISTS settlement_transfer_net_no_truncate ON settlement_transfer_net;
 CREATE TRIGGER settlement_transfer_net_guard BEFORE INSERT OR UPDATE OR DELETE ON settlement_transfer_net
   FOR EACH STATEMENT EXECUTE FUNCTION settlement_transfer_net_guard();
 CREATE TRIGGER settlement_transfer_net_no_truncate BEFORE TRUNCATE ON settlement_transfer_net
   FOR EACH STATEMENT EXECUTE FUNCTION settlement_transfer_net_guard();
-
-DO $$
-DECLARE
-  bad text;
-BEGIN
-  SELECT e.tenant_id || '/' || e.transfer_key INTO bad
-    FROM ledger_entry e JOIN transfer t ON t.tenant_id = e.tenant_id AND t.transfer_key = e.transfer_key
-   WHERE e.value_date <> t.value_date
-   LIMIT 1;
-  IF bad IS NOT NULL THEN
-    RAISE EXCEPTION 'migration 0022: transfer % has an entry whose value date is not the transfer''s; correct it before this migration', bad;
-  END IF;
-END $$;
-
--- The rows for what is already posted. The guard refuses writes outside the entry trigger, so it
--- is off for this one statement (the migration's own transaction).
-ALTER TABLE settlement_transfer_net DISABLE TRIGGER settlement_transfer_net_guard;
-INSERT INTO settlement_transfer_net (tenant_id, account_id, value_date, transfer_key, signed_minor)
-SELECT e.tenant_id, e.account_id, e.value_date, e.transfer_key,
-       sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END)::bigint
-  FROM ledger_entry e JOIN account a ON a.tenant_id = e.tenant_id AND a.account_id = e.account_id
- WHERE a.kind = 'settlement'
- GROUP BY e.tenant_id, e.account_id, e.value_date, e.transfer_key;
-ALTER TABLE settlement_transfer_net ENABLE TRIGGER settlement_transfer_net_guard;
 
 -- 0009's statement trigger with two additions: an entry's value date must be its transfer's (read
 -- in the same probe as the transfer's writer), and the settlement nets.
@@ -141,4 +136,72 @@ BEGIN
   ON CONFLICT (tenant_id, account_id, value_date, transfer_key) DO UPDATE
      SET signed_minor = n.signed_minor + excluded.signed_minor;
   RETURN NULL;
+END $$;
+COMMIT;
+
+-- Every transaction that might have posted with the trigger's earlier text ends before the
+-- backfill takes its snapshots.
+DO $$
+DECLARE
+  installed timestamptz := clock_timestamp();
+BEGIN
+  LOOP
+    PERFORM pg_stat_clear_snapshot();
+    EXIT WHEN NOT EXISTS (
+      SELECT 1 FROM pg_stat_activity
+       WHERE datname = current_database() AND pid <> pg_backend_pid()
+         AND backend_type = 'client backend' AND xact_start < installed);
+    PERFORM pg_sleep(0.05);
+  END LOOP;
+END $$;
+
+DO $$
+DECLARE
+  bad text;
+BEGIN
+  SELECT e.tenant_id || '/' || e.transfer_key INTO bad
+    FROM ledger_entry e JOIN transfer t ON t.tenant_id = e.tenant_id AND t.transfer_key = e.transfer_key
+   WHERE e.value_date <> t.value_date
+   LIMIT 1;
+  IF bad IS NOT NULL THEN
+    RAISE EXCEPTION 'migration 0022: transfer % has an entry whose value date is not the transfer''s; correct it before this migration', bad;
+  END IF;
+END $$;
+
+SET clearline.backfill = 'settlement_transfer_net';
+-- The rows for what is already posted, limits.db.migrationBatchRowsMax transfers a batch, in the
+-- order of transfer's primary key; $2 is the last transfer of the batch before.
+-- clearline:batch
+WITH batch AS (
+  SELECT t.tenant_id, t.transfer_key
+    FROM transfer t
+   WHERE (t.tenant_id, t.transfer_key)
+       > (coalesce(($2::text[])[1], ''), coalesce(($2::text[])[2], ''))
+   ORDER BY t.tenant_id, t.transfer_key
+   LIMIT $1
+), nets AS (
+  INSERT INTO settlement_transfer_net (tenant_id, account_id, value_date, transfer_key, signed_minor)
+  SELECT e.tenant_id, e.account_id, e.value_date, e.transfer_key,
+         sum(CASE e.direction WHEN 'D' THEN e.amount_minor ELSE -e.amount_minor END)::bigint
+    FROM batch b
+    JOIN ledger_entry e ON e.tenant_id = b.tenant_id AND e.transfer_key = b.transfer_key
+    JOIN account a ON a.tenant_id = e.tenant_id AND a.account_id = e.account_id
+   WHERE a.kind = 'settlement'
+   GROUP BY e.tenant_id, e.account_id, e.value_date, e.transfer_key
+  ON CONFLICT DO NOTHING
+)
+SELECT ARRAY[tenant_id, transfer_key] AS cursor
+  FROM batch
+ ORDER BY tenant_id DESC, transfer_key DESC
+ LIMIT 1;
+RESET clearline.backfill;
+
+-- The guard as this file first wrote it: from here on only the entry trigger writes the table.
+CREATE OR REPLACE FUNCTION settlement_transfer_net_guard() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF TG_OP = 'INSERT' OR TG_OP = 'UPDATE' THEN
+    IF pg_trigger_depth() >= 2 THEN RETURN NULL; END IF;
+  END IF;
+  RAISE EXCEPTION 'settlement_transfer_net is kept by the ledger''s entry trigger: % refused', TG_OP
+    USING ERRCODE = 'restrict_violation';
 END $$;

@@ -1,3 +1,4 @@
+-- clearline:accepts-checksum bb5424e6720749a3fbbb62caf5125dee8b1cab0b49a62280b1bc41008dd2463c
 -- Names for what the tables hold (docs/decisions/0068). The record tables serve every channel
 -- (files, HTTP, ISO 8583), not file ingestion: ingest_record_key is each natural key's dedup mark
 -- (record_key), ingest_outcome each file record's outcome (record_outcome), ingest_review each
@@ -5,6 +6,14 @@
 -- received (received_file, received_file_content). Renames only: no row is rewritten, so the
 -- migration takes its locks for an instant whatever the tables hold. Indexes and constraints
 -- follow their tables' names; renaming a primary key's constraint renames its index.
+--
+-- Expand, then contract (docs/decisions/0083): a process of the release before this one still
+-- names the old tables, and a fleet is upgraded one process at a time. So each old name stays, in
+-- the rename's transaction, as a view of the renamed table: a plain view of one table, which
+-- PostgreSQL writes through (INSERT ... ON CONFLICT, UPDATE, DELETE, FOR UPDATE; the table's
+-- triggers and constraints hold). This file's first text renamed without them (the checksum
+-- above); migration 0030 makes the same views where that text ran. The release after the one
+-- that made them drops them, when no process of the old names can still be serving.
 
 ALTER TABLE ingest_record_key RENAME TO record_key;
 ALTER TABLE record_key RENAME CONSTRAINT ingest_record_key_pkey TO record_key_pkey;
@@ -63,3 +72,9 @@ ALTER TABLE received_file_content RENAME CONSTRAINT ingest_file_content_seq_chec
   TO received_file_content_seq_check;
 ALTER TABLE received_file_content RENAME CONSTRAINT ingest_file_content_tenant_id_file_id_fkey
   TO received_file_content_tenant_id_file_id_fkey;
+
+CREATE VIEW ingest_record_key AS SELECT * FROM record_key;
+CREATE VIEW ingest_outcome AS SELECT * FROM record_outcome;
+CREATE VIEW ingest_review AS SELECT * FROM record_review;
+CREATE VIEW ingest_file AS SELECT * FROM received_file;
+CREATE VIEW ingest_file_content AS SELECT * FROM received_file_content;

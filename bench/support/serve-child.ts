@@ -10,12 +10,15 @@ export interface ServeChild {
   stop(): Promise<void>;
 }
 
-/** A real `clearline serve` on a free port, against `databaseUrl`, with a home of its own. */
+/**
+ * A real `clearline serve` on a free port, against `databaseUrl`, with a home of its own; `bin`
+ * names another release's command (bench/support/old-release.ts).
+ */
 export async function startServeChild(
-  databaseUrl: string, env: Record<string, string> = {},
-): Promise<ServeChild> {
+  databaseUrl: string, env: Record<string, string> = {}, bin = clearlineBin,
+): Promise<ServeChild & { home: string }> {
   const home = mkdtempSync(path.join(tmpdir(), "clearline-bench-serve-"));
-  const child = spawn(process.execPath, [clearlineBin, "serve", "--http-port", "0"], {
+  const child = spawn(process.execPath, [bin, "serve", "--http-port", "0"], {
     env: {
       ...process.env, CLEARLINE_LOG_LEVEL: "warn", CLEARLINE_HOME: home, DATABASE_URL: databaseUrl,
       ...env,
@@ -39,6 +42,7 @@ export async function startServeChild(
   return {
     baseUrl,
     child,
+    home,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       await exited;

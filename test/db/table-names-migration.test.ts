@@ -42,13 +42,44 @@ describe("migration 0028: tables named for what they hold", () => {
     expect(keys.rows).toEqual([{ natural_key: "ach:1", state: "applied" }]);
   });
 
-  it("leaves no table, index or constraint named ingest_", async () => {
+  it("leaves no table, index or constraint named ingest_, but the old names' views", async () => {
     const { rows } = await db.pool.query<{ name: string }>(
       `SELECT relname AS name FROM pg_class
-        WHERE relnamespace = 'public'::regnamespace AND relname LIKE 'ingest%'
+        WHERE relnamespace = 'public'::regnamespace AND relname LIKE 'ingest%' AND relkind <> 'v'
        UNION ALL
        SELECT conname FROM pg_constraint
         WHERE connamespace = 'public'::regnamespace AND conname LIKE 'ingest%'`);
     expect(rows).toEqual([]);
+  });
+});
+
+/**
+ * Expand, then contract (docs/decisions/0083): a process of the release before 0028 writes and
+ * reads the old names while a fleet is upgraded; the views carry it to the renamed tables.
+ */
+describe("the old table names after migration 0028", () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createEmptyDatabase();
+    await migrate(db.pool);
+  });
+  afterAll(async () => {
+    await db.drop();
+  });
+
+  it("take a write with ON CONFLICT and a locking read, as the old process made them", async () => {
+    const insert = `INSERT INTO ingest_record_key (tenant_id, natural_key, fingerprint, channel, kind,
+                                                  state, position, amount_minor, currency, value_date)
+                    VALUES ('t1', 'ach:1', $1, 'ach', 'credit', 'applied', 'line 3', 100, 'USD',
+                            '2025-01-02')
+                    ON CONFLICT (tenant_id, natural_key) DO NOTHING
+                    RETURNING natural_key`;
+    expect((await db.pool.query(insert, ["fp"])).rows).toEqual([{ natural_key: "ach:1" }]);
+    expect((await db.pool.query(insert, ["fp"])).rows).toEqual([]);
+    const locked = await db.pool.query(
+      "SELECT state FROM ingest_record_key WHERE tenant_id = 't1' FOR UPDATE");
+    expect(locked.rows).toEqual([{ state: "applied" }]);
+    const renamed = await db.pool.query("SELECT natural_key FROM record_key");
+    expect(renamed.rows).toEqual([{ natural_key: "ach:1" }]);
   });
 });

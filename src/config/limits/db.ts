@@ -7,6 +7,13 @@ export const dbLimits = {
                                    // left to the server's default) so a claim restores it in its own statement (0051)
   idleInTransactionTimeoutMs: 60_000, // a stuck transaction must not hold row locks forever
   migrationLockTimeoutMs: 120_000, // a second process waits this long for another's migration
+  // A migration's statements wait at most this long for a table lock: payments queue behind a
+  // waiting ALTER, so its wait is theirs (docs/decisions/0083); then it retries after a pause.
+  migrationStatementLockTimeoutMs: 200,
+  migrationLockAttemptsMax: 150,   // tries of one migration that timed out on a lock (about 1 min)
+  migrationLockRetryMs: 200,       // the pause before the next try, payments run meanwhile
+  migrationStatementTimeoutMs: 3_600_000, // an index build on a large table takes minutes, not hours
+  migrationBatchRowsMax: 5_000,    // rows per backfill transaction: row locks held for milliseconds
   embeddedStartTimeoutMs: 60_000,  // initdb + start of the embedded server on a cold disk
   embeddedStopTimeoutMs: 30_000,   // a fast shutdown (SIGINT) of an adopted server; then SIGKILL
   embeddedStopPollMs: 50,          // how often a stop checks whether the server's process is gone
