@@ -49,6 +49,7 @@ function seconds(ms: number): string {
 export class DatabaseHealth {
   private outage: Outage | undefined;
   private client: pg.Client | undefined;
+  private clientError: Error | undefined;
   private stopped = false;
   private wake: (() => void) | undefined;
   private loop: Promise<void> = Promise.resolve();
@@ -121,15 +122,19 @@ export class DatabaseHealth {
           connectionString: this.options.url, connectionTimeoutMillis: timeoutMs,
           query_timeout: timeoutMs, application_name: "clearline health",
         });
-        client.on("error", () => undefined);   // a dropped idle connection: the next probe says so
+        // A dropped idle connection: the next probe fails, and names this error, not pg's
+        // "Client has encountered a connection error and is not queryable".
+        client.on("error", (error) => { this.clientError = error; });
+        this.clientError = undefined;
         this.client = client;
         await client.connect();
       }
       await this.client.query("SELECT 1");
       return undefined;
     } catch (error) {
+      const cause = this.clientError ?? error;
       await this.dropClient();
-      return error;
+      return cause;
     }
   }
 
