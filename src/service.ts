@@ -4,6 +4,7 @@ import { serviceRoutes } from "./api/service-routes.ts";
 import { setProcessConfig, type Config } from "./config/config.ts";
 import { limits } from "./config/limits.ts";
 import { openDatabase, type Database } from "./db/database.ts";
+import { DatabaseHealth, type DatabaseLostError } from "./db/database-health.ts";
 import { migrate, pendingMigrations } from "./db/migrate.ts";
 import { assertSessionConnections } from "./db/session-check.ts";
 import { loadCardKeys, openCardChannel } from "./cards/index.ts";
@@ -33,7 +34,14 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-export async function startService(config: Config, logger: Logger): Promise<RunningService> {
+export interface ServiceHooks {
+  /** The embedded server died and did not start again within its bound: the process must end. */
+  onDatabaseLost?(error: DatabaseLostError): void;
+}
+
+export async function startService(
+  config: Config, logger: Logger, hooks: ServiceHooks = {},
+): Promise<RunningService> {
   // What this process's decisions write (events queued for NATS or not) follows this config.
   setProcessConfig(config);
   const database = await openDatabase({
@@ -45,7 +53,7 @@ export async function startService(config: Config, logger: Logger): Promise<Runn
   // its HTTP listener or its scheme endpoint must not run half-alive holding the other's port.
   const started: Array<() => Promise<void>> = [async () => database.close()];
   try {
-    return await startOnDatabase(config, logger, database, started);
+    return await startOnDatabase(config, logger, database, started, hooks);
   } catch (error) {
     for (const stop of started.reverse()) {
       await stop().catch((failure: unknown) => logger.warn({ err: failure }, "closing after a failed start failed"));
@@ -67,14 +75,12 @@ async function listening<T>(name: string, open: () => Promise<T>): Promise<T> {
 /** Everything after the database opened; each part that starts adds its stop to `started`. */
 async function startOnDatabase(
   config: Config, logger: Logger, database: Database, started: Array<() => Promise<void>>,
+  hooks: ServiceHooks,
 ): Promise<RunningService> {
-  // One PostgreSQL session per pooled client, or no start (decision 0073: no transaction pooling).
-  await assertSessionConnections(database.pool);
-  const migrated = await migrate(database.pool);
-  const webhookKeys = loadWebhookSecretKeys({ home: config.home, secretHex: config.webhookSecretKey });
-  // Secrets stored in clear before migration 0027 are sealed before any delivery (docs/decisions/0065).
-  const sealed = await sealClearWebhookSecrets(database.pool, () => webhookKeys, limits.outbox.webhookSecretsSealedPerStatementMax);
-  logger.info({ applied: migrated.applied, embedded: database.embedded, webhookSecretsSealed: sealed }, "database ready");
+  const webhookKeys = await prepareDatabase(config, logger, database);
+  // Losing the database from here on: probed, restarted when embedded, reported (decision 0081).
+  const health = watchDatabase(config, logger, database, hooks);
+  started.push(() => health.stop());
 
   const endpointName = `the ISO 8583 scheme endpoint on ${config.iso8583Host}:${config.iso8583Port}`;
   // The card channel: the ISO 8583 adapter over the card-messages service (src/cards/).
@@ -89,11 +95,12 @@ async function startOnDatabase(
   // /readyz answers from the moment HTTP listens; the sources start after it.
   const running: { sources?: IngestSources } = {};
   const linkHealth = leasedSchemeLinkHealth(fleet, cardGateway, schemeLinkLease);
-  const checks = readinessChecks(database, linkHealth, () => running.sources);
+  const checks = readinessChecks(database, health, linkHealth, () => running.sources);
   const http = buildHttpServer({
     pool: database.pool,
     logger,
     readiness: () => evaluateReadiness(checks),
+    liveness: () => health.liveness(),
     extraRoutes: serviceRoutes({
       pool: database.pool, authorizer: cardGateway.authorizer,
       suspectWindowHours: config.ingest.suspectWindowHours,
@@ -132,6 +139,8 @@ async function startOnDatabase(
     stop() {
       stopping ??= (async () => {
         await http.close();
+        // No probe may take the database's orderly stop below for a death.
+        await health.stop();
         // Every leased work stops, and its lease is let go for the other processes to take.
         await closeFleet();
         await sources.stop();
@@ -145,13 +154,56 @@ async function startOnDatabase(
   };
 }
 
+/** Checks the sessions, migrates, seals clear webhook secrets; the webhook keys for the outbox. */
+async function prepareDatabase(
+  config: Config, logger: Logger, database: Database,
+): Promise<ReturnType<typeof loadWebhookSecretKeys>> {
+  // One PostgreSQL session per pooled client, or no start (decision 0073: no transaction pooling).
+  await assertSessionConnections(database.pool);
+  const migrated = await migrate(database.pool);
+  const webhookKeys = loadWebhookSecretKeys({ home: config.home, secretHex: config.webhookSecretKey });
+  // Secrets stored in clear before migration 0027 are sealed before any delivery (docs/decisions/0065).
+  const sealed = await sealClearWebhookSecrets(database.pool, () => webhookKeys, limits.outbox.webhookSecretsSealedPerStatementMax);
+  logger.info({ applied: migrated.applied, embedded: database.embedded, webhookSecretsSealed: sealed }, "database ready");
+  return webhookKeys;
+}
+
+/** The probe of the database (and the restart of an embedded one this process owns). */
+function watchDatabase(
+  config: Config, logger: Logger, database: Database, hooks: ServiceHooks,
+): DatabaseHealth {
+  const health = new DatabaseHealth({
+    url: database.url, logger: logger.child({ component: "database" }),
+    livenessWithoutDatabaseMs: config.livenessWithoutDatabaseMs,
+    ...(database.server ? { server: database.server } : {}),
+    onGaveUp: (error) => {
+      logger.fatal({ code: error.code }, error.message);
+      hooks.onDatabaseLost?.(error);
+    },
+  });
+  health.start();
+  return health;
+}
+
 /**
  * What /readyz asks. Each check names why it fails. The projection's lag is read from the gauge
  * its job sets at each advance (the projection's internals are not this file's business).
  */
-function readinessChecks(database: Database, cardGateway: CardGateway, sources: () => IngestSources | undefined): ReadinessCheck[] {
+function readinessChecks(
+  database: Database, health: DatabaseHealth, cardGateway: CardGateway,
+  sources: () => IngestSources | undefined,
+): ReadinessCheck[] {
   const checks: ReadinessCheck[] = [
-    { name: "database", check: async () => { await database.pool.query("SELECT 1"); return { ok: true }; } },
+    {
+      name: "database",
+      // The probe's verdict (why, since when) while it fails; else the pool is asked too.
+      check: async () => {
+        const probed = health.readiness();
+        if (!probed.ok) return probed;
+        await database.pool.query("SELECT 1");
+        return { ok: true };
+      },
+    },
     {
       name: "migrations",
       check: async () => {

@@ -5,7 +5,10 @@ import { isDatabaseUnavailable, isTransientDatabaseFailure } from "../db/failure
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
 import { httpRequestDuration, registry } from "../observability/metrics.ts";
-import { evaluateReadiness, type ReadinessReport } from "../observability/readiness.ts";
+import {
+  evaluateReadiness, type CheckResult, type ReadinessReport,
+} from "../observability/readiness.ts";
+import { repeatedFailureLog } from "../observability/repeated-failure-log.ts";
 import { TenantAuthenticator } from "../tenants/tenants.ts";
 import { send } from "./http-context.ts";
 import { JsonBodyRefused, refusalErrors, registerStrictJsonBodies } from "./json-body-parser.ts";
@@ -27,6 +30,8 @@ export interface HttpDependencies {
   logger: Logger;
   /** The service's readiness (database, migrations, sources, scheme link, lag), for /readyz; absent: the database alone. */
   readiness?: () => Promise<ReadinessReport>;
+  /** Whether the process should be left running (/livez); absent: always. Asks no database. */
+  liveness?: () => CheckResult;
   /** Further routes from other adapters (file uploads, card authorizations), added by the composition root. */
   extraRoutes?: Array<(app: FastifyInstance) => void>;
 }
@@ -52,6 +57,10 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   });
   recordRoutes(app);
   const authenticator = new TenantAuthenticator(deps.pool);
+  // One line per interval with a count, not one per refused request (decision 0082).
+  const unavailable = repeatedFailureLog(deps.logger.child({ component: "http" }),
+    "requests answered 503: the database does not answer");
+  app.addHook("onClose", async () => unavailable.close());
 
   app.addHook("onRequest", async (request, reply) => {
     // /v1/ops/* are the operators' routes: a session cookie, not an API key (routes/operations.ts).
@@ -76,7 +85,8 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
       return send(reply, problemReply("REQUEST_INVALID", error instanceof Error ? error.message : String(error)));
     }
     if (isDatabaseUnavailable(error)) {
-      request.log.warn({ err: error, url: request.url }, "database unavailable");
+      unavailable.failed(error, { url: request.url });
+      reply.header("retry-after", String(limits.availability.unavailableRetryAfterSeconds));
       return send(reply, problemReply("SERVICE_UNAVAILABLE", "the database does not answer; nothing was stored"));
     }
     request.log.error({ err: error, url: request.url }, "request failed");
@@ -138,8 +148,15 @@ function registerServiceRoutes(app: FastifyInstance, deps: HttpDependencies): vo
     }
   });
 
-  // Liveness: the process answers. Never the database: a restart would not bring it back.
-  app.get("/livez", plain("The process answers (never the database)", "{ status: ok }"), async () => ({ status: "ok" }));
+  // Liveness: the process answers, and has not been without a database past its bound (decision
+  // 0081). It never queries the database: a slow database must not get the process restarted.
+  const livez = plain("The process answers; 503 once no database answered for"
+    + " CLEARLINE_LIVENESS_WITHOUT_DATABASE_MS", "{ status: ok }");
+  app.get("/livez", livez, async (_request, reply) => {
+    const live = deps.liveness?.() ?? { ok: true };
+    if (live.ok) return { status: "ok" };
+    return reply.code(503).send({ status: "not_live", reason: live.reason });
+  });
 
   // Readiness: whether this instance should be sent work, with the reason of each failing check.
   app.get("/readyz", plain("Whether this instance should be sent work, with each failing check's reason (503 when not ready)", "{ status, checks }"), async (_request, reply) => {

@@ -18,6 +18,8 @@ export interface Config {
   outboxLeaseMs: number;           // CLEARLINE_OUTBOX_LEASE_MS: how long a relay holds a leased row (default limits.outbox.leaseMs)
   // CLEARLINE_FLEET_LEASE_MS: a lease on a file source, singleton job or the scheme link (0072)
   fleetLeaseMs: number;
+  // CLEARLINE_LIVENESS_WITHOUT_DATABASE_MS: /livez fails once no database answered this long (0081)
+  livenessWithoutDatabaseMs: number;
   natsUrl?: string;                 // CLEARLINE_NATS_URL: events to JetStream, payment requests from it (docs/decisions/0024)
   httpHost: string;                 // CLEARLINE_HTTP_HOST
   httpPort: number;                 // CLEARLINE_HTTP_PORT; 0 picks a free port (tests)
@@ -82,6 +84,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     // A dead process's sources and jobs move to another within this plus a third of it.
     fleetLeaseMs: integerSetting("fleetLeaseMs", pick("fleetLeaseMs", "CLEARLINE_FLEET_LEASE_MS")
       ?? limits.fleet.leaseMs, limits.fleet.leaseMsMin, limits.fleet.leaseMsMax, errors),
+    livenessWithoutDatabaseMs: integerSetting("livenessWithoutDatabaseMs",
+      pick("livenessWithoutDatabaseMs", "CLEARLINE_LIVENESS_WITHOUT_DATABASE_MS")
+        ?? limits.availability.livenessWithoutDatabaseMs,
+      limits.availability.livenessWithoutDatabaseMsMin,
+      limits.availability.livenessWithoutDatabaseMsMax, errors),
     iso8583Admission: iso8583AdmissionSettings((name, envName) => overrides[name as keyof Config] ?? env[envName] ?? file[name], home, errors),
   };
   const natsUrl = pick("natsUrl", "CLEARLINE_NATS_URL");

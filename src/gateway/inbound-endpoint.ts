@@ -4,6 +4,7 @@ import { createServer as createTlsServer } from "node:tls";
 import type { CardIssuer } from "../cards/index.ts";
 import { limits } from "../config/limits.ts";
 import type { Logger } from "../observability/logger.ts";
+import { repeatedFailureLog } from "../observability/repeated-failure-log.ts";
 import { iso8583InboundClosedConnections, iso8583InboundConnections, iso8583InboundRefusedConnections } from "../observability/metrics-gateway.ts";
 import { Admission } from "./admission.ts";
 import type { Codec } from "./framed-socket.ts";
@@ -58,6 +59,8 @@ export async function startInboundEndpoint(
 ): Promise<InboundEndpoint> {
   const options = withDefaults(given);
   const logger = deps.logger.child({ component: "iso8583-inbound" });
+  const unavailable = repeatedFailureLog(logger,
+    "card messages answered 96: the database does not answer");
   const admission = new Admission({
     allowedPeers: options.allowedPeers, connectionsMax: options.connectionsMax,
     connectionsPerPeerMax: options.connectionsPerPeerMax, unsignedConnectionsMax: options.unsignedConnectionsMax,
@@ -98,7 +101,8 @@ export async function startInboundEndpoint(
     if (socket.destroyed) return;
     const connection = `inbound:${socket.remoteAddress ?? "?"}:${socket.remotePort ?? 0}#${++connectionCount}`;
     const link = links.get(peerKey(socket));
-    runInboundSession({ issuer: deps.issuer, logger }, socket, connection, { ...options, ...(link ? { link } : {}) }, running);
+    const sessionOptions = { ...options, ...(link ? { link } : {}) };
+    runInboundSession({ issuer: deps.issuer, logger, unavailable }, socket, connection, sessionOptions, running);
   };
   if (options.tls) server.on("secureConnection", onSession);
   else server.on("connection", onSession);
@@ -121,6 +125,7 @@ export async function startInboundEndpoint(
       await Promise.allSettled([...running]);
       for (const socket of sockets) socket.destroy();
       await closed;
+      unavailable.close();
     },
   };
 }

@@ -1,7 +1,9 @@
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { buildResponse, type CardIssuer } from "../cards/index.ts";
+import { isDatabaseUnavailable } from "../db/failure-kind.ts";
 import type { Logger } from "../observability/logger.ts";
+import type { RepeatedFailureLog } from "../observability/repeated-failure-log.ts";
 import { iso8583InboundClosedConnections, iso8583InboundMessages, iso8583InboundRejected, iso8583MessageDuration, messageClassOf } from "../observability/metrics-gateway.ts";
 import {
   de, expectsResponse, isRequestOrAdvice, maskMessage, textField, type Message,
@@ -13,6 +15,8 @@ import { answerInbound } from "./network-management.ts";
 export interface SessionDependencies {
   issuer: CardIssuer;
   logger: Logger;
+  /** Messages answered 96 as the database does not answer: counted, a line per interval (0082). */
+  unavailable: RepeatedFailureLog;
 }
 
 export interface SessionOptions {
@@ -48,7 +52,7 @@ export function runInboundSession(deps: SessionDependencies, socket: Socket, con
     close("idle");
   });
   const send = (message: Message) => framed.send(message);
-  const session: SessionContext = { issuer: deps.issuer, logger, codec, connection, send };
+  const session: SessionContext = { ...deps, logger, codec, connection, send };
   let signedOn = false;
   let inflight = 0;
   const waiting: Message[] = [];
@@ -115,6 +119,7 @@ export function runInboundSession(deps: SessionDependencies, socket: Socket, con
 interface SessionContext {
   issuer: CardIssuer;
   logger: Logger;
+  unavailable: RepeatedFailureLog;
   codec: Codec;
   connection: string;
   send(message: Message): void;
@@ -149,8 +154,10 @@ async function answerMessage(session: SessionContext, message: Message, admitted
     observe("answered");
   } catch (error) {
     // Nothing was committed: the scheme repeats, or stands in for us.
+    const stan = textField(message, de.systemTraceAuditNumber);
     const err = error instanceof Error ? error.message : String(error);
-    logger.error({ connection, mti: message.mti, stan: textField(message, de.systemTraceAuditNumber), err }, "inbound message failed");
+    if (isDatabaseUnavailable(error)) session.unavailable.failed(error, { connection, mti: message.mti, stan });
+    else logger.error({ connection, mti: message.mti, stan, err }, "inbound message failed");
     if (expectsResponse(message.mti)) session.send(buildResponse(message, "systemMalfunction"));
     observe("failed");
   }

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
+import { repeatedFailureLog } from "../observability/repeated-failure-log.ts";
 import { outboxDeliveries, outboxOldestUndeliveredAge } from "../observability/metrics-outbox.ts";
 import { backoffMs } from "./backoff.ts";
 import { OutboxDestinationDisabled, OutboxPermanentError, type OutboxDeliverer, type OutboxMessage } from "./deliverer.ts";
@@ -50,14 +51,17 @@ export function startRelay(pool: Pool, deliverers: readonly OutboxDeliverer[], l
     ageReadAt = Date.now();
     outboxOldestUndeliveredAge.set(await oldestUndeliveredAgeSeconds(pool));
   };
+  // A pass that fails (the database gone) is logged once per interval with a count (0082).
+  const passFailures = repeatedFailureLog(logger, "outbox relay pass failed; it runs again");
   // Several passes at once, kept apart by SKIP LOCKED like passes of different relays.
   const loops = Array.from({ length: settings.passesInFlight }, async () => {
     while (!stopping.signal.aborted) {
       try {
         await relayUntilIdle(pool, deliverers, relayId, settings, logger, stopping.signal, refreshAge);
         await refreshAge();
+        passFailures.succeeded();
       } catch (error) {
-        if (!stopping.signal.aborted) logger.warn({ err: error, relayId }, "outbox relay pass failed; it runs again");
+        if (!stopping.signal.aborted) passFailures.failed(error, { relayId });
       }
       if (!stopping.signal.aborted) {
         await new Promise<void>((resolve) => {
@@ -74,6 +78,7 @@ export function startRelay(pool: Pool, deliverers: readonly OutboxDeliverer[], l
       stopping.abort();
       for (const wake of [...wakers]) wake();
       await Promise.all(loops);
+      passFailures.close();
     },
   };
 }

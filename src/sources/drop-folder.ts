@@ -5,6 +5,9 @@ import { watch, type FSWatcher } from "chokidar";
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
+import {
+  repeatedFailureLog, type RepeatedFailureLog,
+} from "../observability/repeated-failure-log.ts";
 import type { Partner } from "../partners/partners.ts";
 import { ingestArrival, type IngestOptions } from "../files/pipeline.ts";
 import { sanitizeFileName, type ReceiptFence } from "../files/receipt.ts";
@@ -59,9 +62,13 @@ export class DropFolder {
   private rescanQueued = false;
   private stopped = false;
   private readonly stableMs: number;
+  // Scans that fail every rescan (the database gone) are logged once per interval (0082).
+  private readonly scanFailures: RepeatedFailureLog;
 
   constructor(private readonly options: DropFolderOptions) {
     this.stableMs = options.stableMs ?? limits.ingest.dropStableMs;
+    this.scanFailures = repeatedFailureLog(options.logger,
+      "drop folder scan failed; retried at the next rescan");
   }
 
   get processedFolder(): string {
@@ -99,8 +106,9 @@ export class DropFolder {
       if (this.stopped) return;
       try {
         await this.scan();
+        this.scanFailures.succeeded();
       } catch (error) {
-        this.options.logger.warn({ err: error, folder: this.options.folder }, "drop folder scan failed; retried at the next rescan");
+        this.scanFailures.failed(error, { folder: this.options.folder });
       }
     });
   }
@@ -115,6 +123,7 @@ export class DropFolder {
     if (this.timer) clearInterval(this.timer);
     await this.watcher?.close();
     await this.scanning;
+    this.scanFailures.close();
   }
 
   private async scan(): Promise<void> {

@@ -3,6 +3,7 @@ import path from "node:path";
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
+import { repeatedFailureLog } from "../observability/repeated-failure-log.ts";
 import { createTenant, findTenant } from "../tenants/tenants.ts";
 import { DropFolder } from "./drop-folder.ts";
 import { createPartner, findPartner, type Partner } from "../partners/partners.ts";
@@ -142,11 +143,13 @@ function gaugesAndDescription(
 ): IngestSources {
   let stopped = false;
   let running: Promise<void> = Promise.resolve();
+  const failures = repeatedFailureLog(logger,
+    "refreshing the ingest gauges failed; retried at the next interval");
   const timer = setInterval(() => {
     running = running.then(async () => {
       if (stopped) return;
-      await refreshIngestGauges(pool).catch((error: unknown) => logger.warn({ err: error },
-        "refreshing the ingest gauges failed; retried at the next interval"));
+      await refreshIngestGauges(pool).then(() => failures.succeeded(),
+        (error: unknown) => failures.failed(error));
     });
   }, limits.ingest.rescanIntervalMs);
   timer.unref();
@@ -165,6 +168,7 @@ function gaugesAndDescription(
       stopped = true;
       clearInterval(timer);
       await running;
+      failures.close();
     },
   };
 }
