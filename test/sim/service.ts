@@ -11,6 +11,7 @@ export interface ServiceEnvironment {
   home: string;              // CLEARLINE_HOME, kept across restarts like a real deployment's
   cardHashSecretHex: string; // the same card keys across restarts
   projectionIntervalMs: number;
+  extraEnvironment?: Record<string, string>; // the soak's peers: where NATS is, and so on
 }
 
 /**
@@ -37,6 +38,7 @@ export class ServiceProcess {
         CLEARLINE_CARD_HASH_SECRET: this.environment.cardHashSecretHex,
         CLEARLINE_PROJECTION_INTERVAL_MS: String(this.environment.projectionIntervalMs),
         CLEARLINE_LOG_LEVEL: "warn",
+        ...this.environment.extraEnvironment,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
