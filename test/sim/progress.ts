@@ -60,6 +60,7 @@ export function describeOutcome(outcome: HttpOutcome): string {
 /** A 5xx, or no answer at all, from a service no fault touched is a broken promise of availability. */
 export function checkAnswered(world: World, what: string, outcome: HttpOutcome, span: RequestSpan): void {
   const failed = outcome.kind === "unknown" || outcome.status >= 500;
+  world.observe?.("http", outcome.kind === "unknown" ? "none" : `${Math.floor(outcome.status / 100)}xx`, span);
   if (!failed) return;
   if (overlappedFault(world, span)) {
     covered(world, "failures inside fault windows");

@@ -100,6 +100,15 @@ export class ServiceProcess {
     return this.environment.home;
   }
 
+  /** Whether the last started process is still running (a crash the run did not cause is a finding). */
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  get exitDescription(): string {
+    return this.child ? `exit code ${this.child.exitCode}, signal ${this.child.signalCode}` : "never started";
+  }
+
   get recentStderr(): string {
     return this.stderrTail;
   }

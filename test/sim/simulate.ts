@@ -40,7 +40,7 @@ export interface SimResult {
 }
 
 /** Waits until no received file is left unfinished (a restart resumes them in the background): the step is then quiescent. */
-async function settleFiles(pool: Pool, tenantId: string): Promise<Violation[]> {
+export async function settleFiles(pool: Pool, tenantId: string): Promise<Violation[]> {
   const deadline = Date.now() + simBounds.settleTimeoutMs;
   for (;;) {
     const { rows } = await pool.query<{ file_id: string; status: string }>(
@@ -132,7 +132,7 @@ export async function checkAll(world: World, pool: Pool, baseUrl: string): Promi
 }
 
 /** A violation already reported is not reported again at every later step (a skipped entry stays skipped); a new code on the same account is. */
-function violationIdentity(v: Violation): string {
+export function violationIdentity(v: Violation): string {
   return `${v.invariant}|${v.subject}|${/^[A-Z_]+:/.exec(v.found)?.[0] ?? ""}`;
 }
 

@@ -94,6 +94,8 @@ export interface World {
   progressBroken: Array<{ invariant: string; subject: string; expected: string; found: string }>;
   /** What the run covered: cases by kind (docs/sim.md, "Coverage"). */
   coverage: Record<string, number>;
+  /** Told of every request's result (the soak counts answers by kind per fault); unset in the sim. */
+  observe?: (channel: "http" | "iso8583", result: string, span: { openAtStart: boolean; openedBefore: number }) => void;
 }
 
 export function newWorld(seed: number): World {

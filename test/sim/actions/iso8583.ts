@@ -52,6 +52,7 @@ async function sendOriginal(ctx: SimContext, original: IsoOriginal, message: Mes
   const response = await ctx.iso.request(message);
   if (!response) noAnswer(ctx, message, original.naturalKey, span);
   const code = response ? textField(response, de.responseCode) : undefined;
+  ctx.world.observe?.("iso8583", code ?? "none", span);
   if (code === undefined) return undefined;
   if (original.responseCode === undefined) {
     original.responseCode = code;
