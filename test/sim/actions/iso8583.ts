@@ -14,6 +14,7 @@ import { broke, covered, expectSucceeded, overlappedFault, startSpan, type Reque
  * sends the same messages on every run.
  */
 const usdNumeric = "840";
+const systemMalfunction = "96";
 
 function transmissionOf(stan: number): string {
   const seconds = stan % 86_400;
@@ -54,6 +55,14 @@ async function sendOriginal(ctx: SimContext, original: IsoOriginal, message: Mes
   const code = response ? textField(response, de.responseCode) : undefined;
   ctx.world.observe?.("iso8583", code ?? "none", span);
   if (code === undefined) return undefined;
+  // 96, system malfunction: nothing was committed (src/gateway/inbound-session.ts), so the outcome
+  // is unknown, like a 5xx: no answer to remember, no dedup decision seen; outside a fault, a failure.
+  if (code === systemMalfunction) {
+    if (!overlappedFault(ctx.world, span)) {
+      broke(ctx.world, "noFailureOutsideFaultWindow", `${message.mti} STAN ${textField(message, de.systemTraceAuditNumber) ?? ""} (step ${ctx.world.step})`, "an answer other than 96", "96 system malfunction");
+    }
+    return undefined;
+  }
   if (original.responseCode === undefined) {
     original.responseCode = code;
     covered(ctx.world, code === "00" ? "card approvals" : "card declines");
