@@ -149,6 +149,9 @@ const workloadWeights: Record<string, number> = {
 async function runWorkload(ctx: SimContext, shared: Shared, seed: number, pool: SimContext["pool"]): Promise<void> {
   const { world } = ctx;
   for (let step = 1; !shared.stopping; step++) {
+    // While serve is down (killed, not yet restarted) a client waits, as a real one would retry
+    // later: steps are not burnt on refused connections.
+    while (!ctx.service.running && !shared.stopping) await new Promise((resolve) => setTimeout(resolve, soakBounds.probePauseMs));
     ctx.rng = stepPrng(seed, step);
     world.step = step;
     const kind = ctx.rng.weighted(workloadWeights);
