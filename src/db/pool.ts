@@ -46,5 +46,12 @@ export function createPool(connectionString: string, options: { max?: number; ap
   // An idle client that loses its connection (server restart) must not crash the process; the
   // pool discards it and the next checkout opens a new one.
   pool.on("error", () => undefined);
+  // pg-pool takes that listener off a client it hands out, and pg emits "error" on a client whose
+  // connection breaks even while a query of it is waiting (the query rejects too): without a
+  // listener of the client's own, a reset mid-transaction stopped the process (decision 0086).
+  // The query's rejection carries the error; a broken client is not queryable and is discarded.
+  pool.on("connect", (client) => {
+    client.on("error", () => undefined);
+  });
   return pool;
 }

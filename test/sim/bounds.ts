@@ -23,5 +23,7 @@ export const simBounds = {
   projectionOffIntervalMs: 3_600_000, // --without-projection: the longest interval the config allows, so the job never runs in a run
   settleTimeoutMs: 180_000,          // waits for an event (a restart, a file resumed) give up only after minutes
   requestTimeoutMs: 120_000,         // an HTTP request without an answer is outcome unknown after this
+  retryAttemptsMax: 60,               // a request asked again after an unknown outcome: 409 (in progress) waited out this many times
+  retryPauseMs: 500,                 // between those attempts: 60 x 500 ms outlasts a dead process's claim
   isoResponseTimeoutMs: 30_000,      // the endpoint answers in milliseconds; no matching answer in 30 s on a loaded machine is no answer
 } as const;

@@ -17,6 +17,8 @@ export interface SimContext {
   projection: boolean;   // false with --without-projection: nothing advances the balance projection
   iso: IsoLink;
   log: (line: string) => void;
+  /** false in the soak: its fault schedule kills `serve`, the workload's steps do not. */
+  kills: boolean;
 }
 
 const codec: Codec = { dictionary: iso87AsciiDictionary, framing: defaultFraming, frameBytesMax: limits.iso8583.frameBytesMax };

@@ -1,3 +1,5 @@
+import { checkAnswered, startSpan } from "./progress.ts";
+import type { World } from "./world.ts";
 import { simBounds } from "./bounds.ts";
 
 export type HttpOutcome =
@@ -32,4 +34,15 @@ export async function httpCall(baseUrl: string, apiKey: string, method: string, 
   } catch (error) {
     return { kind: "unknown", error: (error as Error).message };
   }
+}
+
+/**
+ * A request of a simulated client to the live service (its base URL and the tenant's key): a
+ * 5xx or no answer while no fault of the run was open is recorded as a broken promise.
+ */
+export async function serviceCall(ctx: { world: World; service: { baseUrl: string } }, method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<HttpOutcome> {
+  const span = startSpan(ctx.world);
+  const outcome = await httpCall(ctx.service.baseUrl, ctx.world.apiKey, method, path, body, headers);
+  checkAnswered(ctx.world, `${method} ${path.split("?")[0]}`, outcome, span);
+  return outcome;
 }

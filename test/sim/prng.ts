@@ -73,6 +73,15 @@ export class Prng {
   }
 
   /** A hex string of `length` digits (keys that must differ between runs of one seed never use this). */
+  /** The items in a drawn order (Fisher-Yates), in place. */
+  shuffle<T>(items: T[]): T[] {
+    for (let i = items.length - 1; i > 0; i--) {
+      const j = this.int(0, i);
+      [items[i], items[j]] = [items[j] as T, items[i] as T];
+    }
+    return items;
+  }
+
   hex(length: number): string {
     let out = "";
     while (out.length < length) out += this.nextUint32().toString(16).padStart(8, "0");

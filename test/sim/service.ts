@@ -11,6 +11,7 @@ export interface ServiceEnvironment {
   home: string;              // CLEARLINE_HOME, kept across restarts like a real deployment's
   cardHashSecretHex: string; // the same card keys across restarts
   projectionIntervalMs: number;
+  extraEnvironment?: Record<string, string>; // the soak's peers: where NATS is, and so on
 }
 
 /**
@@ -37,6 +38,7 @@ export class ServiceProcess {
         CLEARLINE_CARD_HASH_SECRET: this.environment.cardHashSecretHex,
         CLEARLINE_PROJECTION_INTERVAL_MS: String(this.environment.projectionIntervalMs),
         CLEARLINE_LOG_LEVEL: "warn",
+        ...this.environment.extraEnvironment,
       },
       stdio: ["ignore", "pipe", "pipe"],
     });
@@ -96,6 +98,15 @@ export class ServiceProcess {
 
   get home(): string {
     return this.environment.home;
+  }
+
+  /** Whether the last started process is still running (a crash the run did not cause is a finding). */
+  get running(): boolean {
+    return this.child !== undefined && this.child.exitCode === null && this.child.signalCode === null;
+  }
+
+  get exitDescription(): string {
+    return this.child ? `exit code ${this.child.exitCode}, signal ${this.child.signalCode}` : "never started";
   }
 
   get recentStderr(): string {

@@ -10,9 +10,10 @@ import { createSimDatabase } from "./database.ts";
 import { checkInvariants, type Violation } from "./invariants.ts";
 import { minorText } from "./money.ts";
 import { Prng, stepPrng } from "./prng.ts";
+import { coverageLines, coverageOf, everyFileRecordOneOutcome } from "./progress.ts";
 import { ServiceProcess } from "./service.ts";
 import { setUpWorld } from "./setup.ts";
-import { newWorld } from "./world.ts";
+import { newWorld, type World } from "./world.ts";
 
 export interface SimOptions {
   seed: number;
@@ -34,11 +35,12 @@ export interface SimResult {
   actionsByKind: Record<string, number>;
   kills: number;
   moneyMovedMinor: bigint;
+  coverage: Record<string, number>;  // cases drawn by kind (progress.ts)
   lines: string[];                   // what was printed: summary, or the failure report
 }
 
 /** Waits until no received file is left unfinished (a restart resumes them in the background): the step is then quiescent. */
-async function settleFiles(pool: Pool, tenantId: string): Promise<Violation[]> {
+export async function settleFiles(pool: Pool, tenantId: string): Promise<Violation[]> {
   const deadline = Date.now() + simBounds.settleTimeoutMs;
   for (;;) {
     const { rows } = await pool.query<{ file_id: string; status: string }>(
@@ -75,8 +77,8 @@ export async function runSimulation(options: SimOptions): Promise<SimResult> {
   const service = new ServiceProcess({ databaseUrl: database.url, home, cardHashSecretHex: new Prng(seed, -1).hex(64),
     projectionIntervalMs: options.withoutProjection ? simBounds.projectionOffIntervalMs : simBounds.projectionIntervalMs }, database.pool);
   const iso = new IsoLink(service);
-  const ctx: SimContext = { world, service, pool: database.pool, rng: stepPrng(seed, 0), projection: !options.withoutProjection, iso, log: (line) => { if (options.verbose) print(`    ${line}`); } };
-  const result: SimResult = { ok: true, seed, stepsRun: 0, violations: [], actionsByKind: world.actionsByKind, kills: 0, moneyMovedMinor: 0n, lines };
+  const ctx: SimContext = { world, service, pool: database.pool, rng: stepPrng(seed, 0), projection: !options.withoutProjection, iso, log: (line) => { if (options.verbose) print(`    ${line}`); }, kills: true };
+  const result: SimResult = { ok: true, seed, stepsRun: 0, violations: [], actionsByKind: world.actionsByKind, kills: 0, moneyMovedMinor: 0n, coverage: {}, lines };
   try {
     if (options.verbose) print(`sim seed=${seed} steps=${steps} on ${database.source} (database ${database.name})`);
     await service.start();
@@ -91,7 +93,7 @@ export async function runSimulation(options: SimOptions): Promise<SimResult> {
       if (options.verbose) print(`step ${step}: ${kind}`);
       await actions[kind].run(ctx);
       const actedMs = Date.now();
-      const violations = [...(await settleFiles(database.pool, world.tenantId)), ...(await checkInvariants({ world, pool: database.pool, baseUrl: service.baseUrl }))];
+      const violations = [...(await settleFiles(database.pool, world.tenantId)), ...(await checkAll(world, database.pool, service.baseUrl))];
       if (options.verbose) print(`    (${actedMs - startedMs} ms acting, ${Date.now() - actedMs} ms settling and checking)`);
       result.stepsRun = step;
       const fresh = violations.filter((v) => !reported.has(violationIdentity(v)));
@@ -104,6 +106,7 @@ export async function runSimulation(options: SimOptions): Promise<SimResult> {
     }
     result.kills = service.kills;
     result.moneyMovedMinor = await moneyMoved(database.pool, world.tenantId);
+    result.coverage = await coverageOf(world, database.pool, service.kills);
     const byKind = Object.entries(world.actionsByKind).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k}=${n}`).join(" ");
     if (!result.ok && options.keepGoing) {
       print(`sim FAILED: seed ${seed}, ${result.stepsRun} steps, ${result.violations.length} violations (${[...new Set(result.violations.map((v) => v.invariant))].join(", ")}), first at step ${result.failedStep}; kills ${result.kills}, money moved ${minorText(result.moneyMovedMinor)} USD; actions: ${byKind}`);
@@ -111,6 +114,7 @@ export async function runSimulation(options: SimOptions): Promise<SimResult> {
     if (result.ok) {
       print(`sim ok: seed ${seed}, ${result.stepsRun} steps, kills ${result.kills}, money moved ${minorText(result.moneyMovedMinor)} USD; actions: ${byKind}`);
     }
+    for (const line of coverageLines(result.coverage)) print(line);
     return result;
   } finally {
     await iso.close();
@@ -122,8 +126,13 @@ export async function runSimulation(options: SimOptions): Promise<SimResult> {
   }
 }
 
+/** The money invariants, then those of progress: promises broken during the step's actions, and each file record's one outcome. */
+export async function checkAll(world: World, pool: Pool, baseUrl: string): Promise<Violation[]> {
+  return [...(await checkInvariants({ world, pool, baseUrl })), ...world.progressBroken, ...(await everyFileRecordOneOutcome(world, pool))];
+}
+
 /** A violation already reported is not reported again at every later step (a skipped entry stays skipped); a new code on the same account is. */
-function violationIdentity(v: Violation): string {
+export function violationIdentity(v: Violation): string {
   return `${v.invariant}|${v.subject}|${/^[A-Z_]+:/.exec(v.found)?.[0] ?? ""}`;
 }
 

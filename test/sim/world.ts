@@ -49,6 +49,8 @@ export interface IsoOriginal {
   naturalKey: string;
   effectKey: string;              // <natural key>:hold (0100) or :posting (0200)
   responseCode?: string;          // DE 39 of the first answer
+  accountId: string;              // the card's account
+  amountMinor: number;
 }
 
 export interface IsoReversal {
@@ -84,6 +86,16 @@ export interface World {
   /** Per review natural key: decisions that legitimately add a posting (apply-as-new). */
   applyAsNewByKey: Map<string, number>;
   actionsByKind: Record<string, number>;
+  /** Faults the run is injecting now (a kill and its restart, a partition until it healed): inside one, a 5xx or no answer is allowed. */
+  faultWindowsOpen: number;
+  /** Counts every window opened, so a request that overlapped a window that closed before its answer is known to have. */
+  faultWindowsOpened: number;
+  /** Promises of progress broken during actions (a 5xx outside a fault window, a step that should have succeeded): checked with the rest. */
+  progressBroken: Array<{ invariant: string; subject: string; expected: string; found: string }>;
+  /** What the run covered: cases by kind (docs/sim.md, "Coverage"). */
+  coverage: Record<string, number>;
+  /** Told of every request's result (the soak counts answers by kind per fault); unset in the sim. */
+  observe?: (channel: "http" | "iso8583", result: string, span: { openAtStart: boolean; openedBefore: number }) => void;
 }
 
 export function newWorld(seed: number): World {
@@ -93,6 +105,7 @@ export function newWorld(seed: number): World {
     counters: { key: 0, payment: 0, refund: 0, file: 0, trace: 0, stan: 0 },
     payments: [], refunds: [], files: [], isoOriginals: [], isoReversals: [],
     isoUnanswered: [], step: 0, answeredKeys: new Set(), dedupSeen: new Map(), applyAsNewByKey: new Map(), actionsByKind: {},
+    faultWindowsOpen: 0, faultWindowsOpened: 0, progressBroken: [], coverage: {},
   };
 }
 

@@ -2,8 +2,9 @@ import { advanceProjection } from "../../../src/ledger/balance.ts";
 import { apiPaymentKeyOf } from "../../../src/normalize/from-http.ts";
 import { simBounds } from "../bounds.ts";
 import type { SimContext } from "../context.ts";
-import { httpCall, type HttpOutcome } from "../http.ts";
-import { minorText } from "../money.ts";
+import { serviceCall, type HttpOutcome } from "../http.ts";
+import { minorOf, minorText } from "../money.ts";
+import { broke, covered, describeOutcome, expectSucceeded, overlappedFault, startSpan, withFaultWindow } from "../progress.ts";
 import { better, nextIdempotencyKey, sawDedup, type PaymentIntent, type RefundIntent, type World } from "../world.ts";
 
 /**
@@ -19,7 +20,10 @@ function learnPayment(world: World, intent: PaymentIntent | RefundIntent, outcom
     return;
   }
   const code: string | undefined = outcome.json?.code;
-  if (outcome.replayed) sawDedup(world, "http", intent.idempotencyKey, "replayed");
+  if (outcome.replayed) {
+    sawDedup(world, "http", intent.idempotencyKey, "replayed");
+    covered(world, "replays answered");
+  }
   if (outcome.status === 409 && code === "request_in_progress") {
     sawDedup(world, "http", intent.idempotencyKey, "in_progress");
     return;
@@ -28,6 +32,8 @@ function learnPayment(world: World, intent: PaymentIntent | RefundIntent, outcom
   if (outcome.status === 201 || ["insufficient_funds", "duplicate_client_reference", "refund_exceeds_payment"].includes(code ?? "")) {
     world.answeredKeys.add(`POST /v1/${endpointRefKind === "payment" ? "payments" : "refunds"}|${intent.idempotencyKey}`);
   }
+  if (outcome.status === 201 && !outcome.replayed) covered(world, endpointRefKind === "payment" ? "payments applied" : "refunds applied");
+  if (code === "insufficient_funds" && !outcome.replayed) covered(world, endpointRefKind === "payment" ? "payments declined for funds" : "refunds declined for funds");
   if (outcome.status === 201) intent.told = "applied";
   else if (code === "insufficient_funds") intent.told = better(intent.told, "declined");
   else if (code === "duplicate_client_reference") {
@@ -49,7 +55,7 @@ function newPayment(ctx: SimContext, debtor: string, creditor: string, amountMin
 }
 
 async function sendPayment(ctx: SimContext, intent: PaymentIntent, idempotencyKey = intent.idempotencyKey): Promise<HttpOutcome> {
-  const outcome = await httpCall(ctx.service.baseUrl, ctx.world.apiKey, "POST", "/v1/payments", intent.body, { "idempotency-key": idempotencyKey });
+  const outcome = await serviceCall(ctx, "POST", "/v1/payments", intent.body, { "idempotency-key": idempotencyKey });
   learnPayment(ctx.world, idempotencyKey === intent.idempotencyKey ? intent : { ...intent, idempotencyKey }, outcome, "payment");
   if (idempotencyKey !== intent.idempotencyKey && outcome.kind === "answer" && outcome.status === 201) intent.told = "applied";
   return outcome;
@@ -61,9 +67,18 @@ function randomPair(ctx: SimContext): [string, string] {
   return [debtor, creditor];
 }
 
+/** A fresh payment: when the debtor's balance covers it, it must be applied (201). */
 export async function payNew(ctx: SimContext): Promise<void> {
   const [debtor, creditor] = randomPair(ctx);
-  await sendPayment(ctx, newPayment(ctx, debtor, creditor, ctx.rng.int(1, simBounds.paymentAmountMaxMinor)));
+  const amountMinor = ctx.rng.int(1, simBounds.paymentAmountMaxMinor);
+  const intent = newPayment(ctx, debtor, creditor, amountMinor);
+  const balance = await entriesBalance(ctx, debtor);
+  const span = startSpan(ctx.world);
+  const outcome = await sendPayment(ctx, intent);
+  if (balance < BigInt(amountMinor)) return;
+  const applied = outcome.kind === "answer" && outcome.status === 201;
+  expectSucceeded(ctx.world, `payment ${intent.clientReference}`, applied, describeOutcome(outcome), span,
+    `${debtor} holds ${minorText(balance)}, it asks ${minorText(amountMinor)}`);
 }
 
 /** The same request with the same key again: answered from the stored response, nothing posted. */
@@ -103,7 +118,8 @@ export async function payBurst(ctx: SimContext): Promise<void> {
   const debtor = rng.pick(ctx.world.customers);
   const count = rng.int(simBounds.burstPaymentsMin, simBounds.burstPaymentsMax);
   const withProjection = rng.chance(0.6) && ctx.projection;
-  const killAfterMs = rng.chance(0.2) ? rng.int(0, simBounds.killDelayMaxMs) : undefined;
+  const killDrawn = rng.chance(0.2) ? rng.int(0, simBounds.killDelayMaxMs) : undefined;
+  const killAfterMs = ctx.kills ? killDrawn : undefined;
   const amounts = Array.from({ length: count }, () => rng.int(1, simBounds.burstPaymentAmountMaxMinor));
   const balance = await entriesBalance(ctx, debtor);
   // Sized so that the burst asks for more than the balance: the funds check must say no to some.
@@ -114,15 +130,36 @@ export async function payBurst(ctx: SimContext): Promise<void> {
   const projecting = withProjection ? (async () => {
     while (bursting) await advanceProjection(ctx.pool, ctx.world.tenantId).catch(() => undefined);
   })() : Promise.resolve();
-  const sent = Promise.all(intents.map((intent) => sendPayment(ctx, intent)));
-  if (killAfterMs !== undefined) {
-    await new Promise((resolve) => setTimeout(resolve, killAfterMs));
-    await ctx.service.kill9();
+  const burst = async () => {
+    const sent = Promise.all(intents.map((intent) => sendPayment(ctx, intent)));
+    if (killAfterMs !== undefined) {
+      await new Promise((resolve) => setTimeout(resolve, killAfterMs));
+      await ctx.service.kill9();
+    }
+    await sent;
+    bursting = false;
+    await projecting;
+    if (killAfterMs !== undefined) await ctx.service.start();
+  };
+  // A burst with a kill is a fault window from its first request to the restart.
+  if (killAfterMs !== undefined) return withFaultWindow(ctx.world, burst);
+  const span = startSpan(ctx.world);
+  await burst();
+  if (!overlappedFault(ctx.world, span)) await checkBurstDeclines(ctx, debtor, intents);
+}
+
+/**
+ * The burst's other half of the funds promise: the balance only fell during the burst, so a
+ * payment declined for funds asked for more than what is left at its end. One that asked for less
+ * was refused funds the account had.
+ */
+async function checkBurstDeclines(ctx: SimContext, debtor: string, intents: PaymentIntent[]): Promise<void> {
+  const left = await entriesBalance(ctx, debtor);
+  const wronglyDeclined = intents.filter((i) => i.told === "declined" && minorOf(i.body.amount ?? "0") <= left);
+  for (const intent of wronglyDeclined) {
+    broke(ctx.world, "shouldSucceedDid", `burst payment ${intent.clientReference} (step ${ctx.world.step})`,
+      `applied: ${debtor} still holds ${minorText(left)} after the burst`, `declined for funds, asking ${intent.body.amount}`);
   }
-  await sent;
-  bursting = false;
-  await projecting;
-  if (killAfterMs !== undefined) await ctx.service.start();
 }
 
 function newRefund(ctx: SimContext, payment: PaymentIntent, amountMinor: number): RefundIntent {
@@ -137,7 +174,7 @@ function newRefund(ctx: SimContext, payment: PaymentIntent, amountMinor: number)
 }
 
 async function sendRefund(ctx: SimContext, refund: RefundIntent): Promise<void> {
-  const outcome = await httpCall(ctx.service.baseUrl, ctx.world.apiKey, "POST", "/v1/refunds", refund.body, { "idempotency-key": refund.idempotencyKey });
+  const outcome = await serviceCall(ctx, "POST", "/v1/refunds", refund.body, { "idempotency-key": refund.idempotencyKey });
   learnPayment(ctx.world, refund, outcome, "refund");
 }
 

@@ -2,7 +2,8 @@ import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { simBounds } from "../bounds.ts";
 import type { SimContext } from "../context.ts";
-import { httpCall } from "../http.ts";
+import { serviceCall } from "../http.ts";
+import { describeOutcome, expectSucceeded, startSpan } from "../progress.ts";
 import { nextIdempotencyKey, sawDedup, type Told } from "../world.ts";
 import { fileCorrection } from "./files.ts";
 
@@ -19,11 +20,20 @@ export type ReviewDecision = "replace" | "apply_as_new" | "refuse";
 export const reviewRoute: "cli" | "http" = process.env.CLEARLINE_SIM_REVIEW_ROUTE === "cli" ? "cli" : "http";
 const cliVerbs: Record<ReviewDecision, string> = { replace: "replace", apply_as_new: "apply-as-new", refuse: "refuse" };
 
+/** Answers other than 200 an open review may legitimately get: its posting would overdraw, or the decision does not fit it. */
+const reviewRefusalsExpected = ["REVIEW_INSUFFICIENT_FUNDS", "REVIEW_NOT_APPLICABLE"];
+
 /** THE one function every review decision of the simulation goes through. */
 export async function decideReview(ctx: SimContext, reviewId: string, decision: ReviewDecision, reason: string, idempotencyKey: string): Promise<Told> {
   if (reviewRoute === "http") {
-    const outcome = await httpCall(ctx.service.baseUrl, ctx.world.apiKey, "POST", `/v1/reviews/${encodeURIComponent(reviewId)}/decision`,
+    const span = startSpan(ctx.world);
+    const outcome = await serviceCall(ctx, "POST", `/v1/reviews/${encodeURIComponent(reviewId)}/decision`,
       { decision, reason, operator: `sim-${ctx.world.seed}` }, { "idempotency-key": idempotencyKey });
+    // An open review is decided (200), or refused for a reason of the ledger's: nothing else.
+    const code: unknown = outcome.kind === "answer" ? outcome.json?.code : undefined;
+    const decided = outcome.kind === "answer" && (outcome.status === 200 || outcome.status === 201
+      || (typeof code === "string" && reviewRefusalsExpected.includes(code)));
+    expectSucceeded(ctx.world, `review ${decision} ${reviewId}`, decided, describeOutcome(outcome), span, "an open review, decided by an operator");
     if (outcome.kind === "unknown" || outcome.status >= 500) return "unknown";
     if (outcome.replayed) sawDedup(ctx.world, "http", idempotencyKey, "replayed");
     return outcome.status === 200 || outcome.status === 201 ? "applied" : "refused";

@@ -1,0 +1,35 @@
+/** What the soak counted for one fault kind (and, under "outside fault windows", for the rest). */
+export interface KindStats {
+  injected: number;
+  violations: number;
+  recoveryMs: number[];
+  answers: Record<string, number>;   // "http 2xx", "http none", "iso8583 00", "iso8583 none", ...
+}
+
+/** The value at or below which `fraction` of the samples lie (nearest rank). */
+export function percentile(samples: readonly number[], fraction: number): number | undefined {
+  if (samples.length === 0) return undefined;
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(fraction * sorted.length) - 1))];
+}
+
+const seconds = (ms: number | undefined) => (ms === undefined ? "-" : `${(ms / 1000).toFixed(1)} s`);
+
+function answersText(answers: Record<string, number>): string {
+  const entries = Object.entries(answers).sort(([a], [b]) => a.localeCompare(b));
+  return entries.length === 0 ? "none sent" : entries.map(([k, n]) => `${k}: ${n}`).join(", ");
+}
+
+/** The per-fault table, as Markdown (docs/operations/soak.md keeps one per run). */
+export function reportLines(stats: ReadonlyMap<string, KindStats>, kinds: readonly string[]): string[] {
+  const lines = [
+    "| fault kind | injected | violations | recover p50 | recover p99 | requests answered (during its windows) |",
+    "|---|---:|---:|---:|---:|---|",
+  ];
+  for (const kind of [...kinds, ...[...stats.keys()].filter((k) => !kinds.includes(k)).sort()]) {
+    const s = stats.get(kind) ?? { injected: 0, violations: 0, recoveryMs: [], answers: {} };
+    const injected = kinds.includes(kind) ? String(s.injected) : "-";
+    lines.push(`| ${kind} | ${injected} | ${s.violations} | ${seconds(percentile(s.recoveryMs, 0.5))} | ${seconds(percentile(s.recoveryMs, 0.99))} | ${answersText(s.answers)} |`);
+  }
+  return lines;
+}

@@ -1,0 +1,211 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { loadWebhookSecretKeys } from "../../src/outbox/webhooks/secret-box.ts";
+import { newSigningSecret } from "../../src/outbox/webhooks/signature.ts";
+import { addWebhookEndpoint } from "../../src/outbox/webhooks/webhook-store.ts";
+import { actions, actionWeights } from "../sim/actions/index.ts";
+import { simBounds } from "../sim/bounds.ts";
+import { IsoLink, type SimContext } from "../sim/context.ts";
+import { createSimDatabase } from "../sim/database.ts";
+import type { Violation } from "../sim/invariants.ts";
+import { Prng, stepPrng } from "../sim/prng.ts";
+import { closeFaultWindow, coverageLines, coverageOf, openFaultWindow, overlappedFault, startSpan } from "../sim/progress.ts";
+import { ServiceProcess } from "../sim/service.ts";
+import { setUpWorld } from "../sim/setup.ts";
+import { checkAll, settleFiles, violationIdentity } from "../sim/simulate.ts";
+import { newWorld, type World } from "../sim/world.ts";
+import { soakBounds } from "./bounds.ts";
+import { soakActions } from "./actions.ts";
+import { faultKinds, type FaultKind } from "./faults.ts";
+import { recover } from "./recovery.ts";
+import { reportLines, type KindStats } from "./report.ts";
+import { startTopology } from "./topology.ts";
+
+export interface SoakOptions {
+  seed: number;
+  minutes: number;
+  only?: string;                     // only the fault kinds whose name contains this (a hunt for one kind's defect)
+  out?: (line: string) => void;
+}
+
+export interface SoakResult {
+  ok: boolean;
+  violations: Violation[];
+  stats: Map<string, KindStats>;
+  lines: string[];
+}
+
+/** One async section at a time: the checks never run while a fault is being injected. */
+class Lock {
+  private tail: Promise<void> = Promise.resolve();
+  run<T>(section: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(section);
+    this.tail = result.then(() => undefined, () => undefined);
+    return result;
+  }
+}
+
+interface Shared {
+  world: World;
+  stats: Map<string, KindStats>;
+  violations: Violation[];
+  reported: Set<string>;
+  lock: Lock;
+  checksRun: number;
+  lastHealed: string;       // the fault kind a new violation is charged to
+  current: string | undefined;
+  kindOfWindow: Map<number, string>;   // fault window number (world.faultWindowsOpened) -> its kind
+  stopping: boolean;
+  print: (line: string) => void;
+}
+
+function statsOf(shared: Shared, kind: string): KindStats {
+  let stats = shared.stats.get(kind);
+  if (!stats) {
+    stats = { injected: 0, violations: 0, recoveryMs: [], answers: {} };
+    shared.stats.set(kind, stats);
+  }
+  return stats;
+}
+
+function charge(shared: Shared, violations: Violation[], kind = shared.lastHealed): void {
+  const fresh = violations.filter((v) => !shared.reported.has(violationIdentity(v)));
+  for (const v of fresh) {
+    shared.reported.add(violationIdentity(v));
+    shared.violations.push(v);
+    statsOf(shared, kind).violations++;
+    shared.print(`VIOLATION after ${kind}: ${v.invariant}: ${v.subject}: expected ${v.expected}, found ${v.found}`);
+  }
+}
+
+/**
+ * `npm run soak -- --seed S --minutes M`: the simulation's mixed workload runs step after step
+ * against `serve`, whose peers sit in test hosts, while a fault schedule drawn from the seed
+ * partitions, delays, stalls and kills. After every heal: recovery within a bound (ready, outbox
+ * drained, files done), then the sim's money and progress invariants at the next quiet step.
+ */
+export async function runSoak(options: SoakOptions): Promise<SoakResult> {
+  const lines: string[] = [];
+  const print = (line: string) => {
+    lines.push(line);
+    (options.out ?? ((l: string) => process.stdout.write(`${l}\n`)))(line);
+  };
+  const topology = await startTopology();
+  const database = await createSimDatabase(topology.adminSocketUrl);
+  const home = mkdtempSync(path.join(tmpdir(), "clearline-soak-home-"));
+  const world = newWorld(options.seed);
+  const service = new ServiceProcess({
+    databaseUrl: topology.serviceDatabaseUrl(database.name), home, cardHashSecretHex: new Prng(options.seed, -1).hex(64),
+    projectionIntervalMs: simBounds.projectionIntervalMs, extraEnvironment: topology.serviceEnvironment,
+  }, database.pool);
+  const iso = new IsoLink(service);
+  const ctx: SimContext = { world, service, pool: database.pool, rng: stepPrng(options.seed, 0), projection: true, iso, log: () => undefined, kills: false };
+  const shared: Shared = { world, stats: new Map(), violations: [], reported: new Set(), lock: new Lock(), checksRun: 0, lastHealed: "no fault yet", current: undefined, kindOfWindow: new Map(), stopping: false, print };
+  // A request is charged to the last fault whose window it overlapped (it may answer after the heal).
+  world.observe = (channel, result, span) => {
+    const kind = overlappedFault(world, span) ? shared.kindOfWindow.get(world.faultWindowsOpened) ?? "kill inside a step" : "outside fault windows";
+    const answers = statsOf(shared, kind).answers;
+    const key = `${channel} ${result}`;
+    answers[key] = (answers[key] ?? 0) + 1;
+  };
+  try {
+    print(`soak seed=${options.seed} minutes=${options.minutes}: postgres ${topology.peers.postgres.host.address}, NATS ${topology.peers.nats.host.address}, scheme ${topology.peers.scheme.host.address}, webhooks ${topology.peers.webhook.host.address}`);
+    await service.start();
+    await setUpWorld(ctx, new Prng(options.seed, -1).hex(64), home);
+    await addWebhookEndpoint(database.pool, world.tenantId, topology.webhookUrl, ["payment.applied", "file.processed"], newSigningSecret(), loadWebhookSecretKeys({ home }));
+    const kinds = faultKinds(topology, service).filter((k) => options.only === undefined || k.name.includes(options.only));
+    if (kinds.length === 0) throw new Error(`no fault kind's name contains ${options.only}`);
+    const deadline = Date.now() + options.minutes * 60_000;
+    const workload = runWorkload(ctx, shared, options.seed, database.pool);
+    await runSchedule(ctx, shared, kinds, options.seed, deadline);
+    shared.stopping = true;
+    await workload;
+    charge(shared, await checkAll(world, database.pool, service.baseUrl), "end of run");
+    for (const line of reportLines(shared.stats, kinds.map((k) => k.name))) print(line);
+    for (const line of coverageLines(await coverageOf(world, database.pool, service.kills))) print(line);
+    const outbox = await database.pool.query<{ destination: string; state: string; n: number }>(
+      `SELECT split_part(destination, ':', 1) AS destination, state, count(*)::int AS n FROM outbox_message
+        WHERE tenant_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`, [world.tenantId]);
+    print(`outbox: ${outbox.rows.map((r) => `${r.destination} ${r.state}=${r.n}`).join(", ") || "no message (a peer nobody sent to was not exercised)"}`);
+    const ok = shared.violations.length === 0;
+    print(ok ? `soak ok: seed ${options.seed}, ${options.minutes} min, ${world.step} steps, 0 violations`
+      : `SOAK FAILED: seed ${options.seed}, ${shared.violations.length} violations (${[...new Set(shared.violations.map((v) => v.invariant))].join(", ")})`);
+    return { ok, violations: shared.violations, stats: shared.stats, lines };
+  } finally {
+    await iso.close();
+    await service.stop().catch(() => undefined);
+    await database.drop().catch(() => undefined);
+    await topology.remove();
+    rmSync(home, { recursive: true, force: true });
+  }
+}
+
+const workloadWeights: Record<string, number> = {
+  ...actionWeights, ...Object.fromEntries(Object.entries(soakActions).map(([kind, a]) => [kind, a.weight])),
+};
+
+/** The sim's steps, one after another; at every step boundary outside a fault, settle and check. */
+async function runWorkload(ctx: SimContext, shared: Shared, seed: number, pool: SimContext["pool"]): Promise<void> {
+  const { world } = ctx;
+  for (let step = 1; !shared.stopping; step++) {
+    // While serve is down (killed, not yet restarted) a client waits, as a real one would retry
+    // later: steps are not burnt on refused connections.
+    while (!ctx.service.running && !shared.stopping) await new Promise((resolve) => setTimeout(resolve, soakBounds.probePauseMs));
+    ctx.rng = stepPrng(seed, step);
+    world.step = step;
+    const kind = ctx.rng.weighted(workloadWeights);
+    world.actionsByKind[kind] = (world.actionsByKind[kind] ?? 0) + 1;
+    const span = startSpan(world);
+    try {
+      await (kind in soakActions ? soakActions[kind as keyof typeof soakActions] : actions[kind as keyof typeof actions]).run(ctx);
+    } catch (error) {
+      // The soak's own reads go over a unix socket no fault touches: a throw is the harness's or the service's.
+      if (!overlappedFault(world, span)) charge(shared, [{ invariant: "stepCompleted", subject: `step ${step} (${kind})`, expected: "the step ran to its end", found: (error as Error).stack ?? String(error) }]);
+    }
+    if (world.faultWindowsOpen > 0) continue;
+    await shared.lock.run(async () => {
+      if (world.faultWindowsOpen > 0) return;
+      const settled = await settleFiles(pool, world.tenantId);
+      if (world.faultWindowsOpen > 0) return;
+      charge(shared, [...settled, ...(await checkAll(world, pool, ctx.service.baseUrl))]);
+      shared.checksRun++;
+    });
+  }
+}
+
+/** The fault schedule: kinds in seeded rounds (each kind once per round, in a drawn order), each injected, held, healed and recovered from. */
+async function runSchedule(ctx: SimContext, shared: Shared, kinds: FaultKind[], seed: number, deadline: number): Promise<void> {
+  const { world } = ctx;
+  const rng = new Prng(seed, -2);
+  let round: FaultKind[] = [];
+  while (Date.now() < deadline) {
+    if (round.length === 0) round = rng.shuffle([...kinds]);
+    const kind = round.pop() as FaultKind;
+    await sleep(rng.int(soakBounds.quietMinMs, soakBounds.quietMaxMs));
+    const holdMs = rng.int(soakBounds.faultMinMs, soakBounds.faultMaxMs);
+    const injected = await shared.lock.run(async () => {
+      openFaultWindow(world);
+      shared.current = kind.name;
+      shared.kindOfWindow.set(world.faultWindowsOpened, kind.name);
+      return kind.inject(rng);
+    });
+    statsOf(shared, kind.name).injected++;
+    await sleep(holdMs);
+    await injected.heal();
+    const healedAt = Date.now();
+    const recovery = await recover(ctx, healedAt);
+    statsOf(shared, kind.name).recoveryMs.push(recovery.recoveredMs);
+    shared.lastHealed = kind.name;
+    charge(shared, recovery.violations.map((v) => ({ ...v, subject: `${v.subject} (after ${kind.name}: ${injected.detail}, held ${holdMs} ms)` })));
+    shared.current = undefined;
+    closeFaultWindow(world);
+    // Every heal is followed by one full check at a quiet step boundary before the next fault.
+    const checksBefore = shared.checksRun;
+    while (shared.checksRun === checksBefore && !shared.stopping) await sleep(soakBounds.probePauseMs);
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
