@@ -1,4 +1,13 @@
+import { CommitOutcomeUnknown } from "./commit-outcome.ts";
 import { sqlState } from "./transaction.ts";
+
+/**
+ * COMMIT was sent and its answer is unknown (a lost connection, a missed deadline, the synchronous
+ * replication warning): answered 503 outcome_unknown or 96, never "nothing was stored" (0078).
+ */
+export function isCommitOutcomeUnknown(error: unknown): error is CommitOutcomeUnknown {
+  return error instanceof CommitOutcomeUnknown;
+}
 
 /** SQLSTATE classes and client errors that mean "the database is not there right now". */
 export function isDatabaseUnavailable(error: unknown): boolean {

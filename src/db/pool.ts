@@ -1,5 +1,6 @@
 import pg from "pg";
 import { limits } from "../config/limits.ts";
+import { watchCommitWarnings } from "./commit-outcome.ts";
 
 /**
  * int8 (bigint, counts, sums of bigint) comes back as a JS bigint and numeric as a string:
@@ -42,9 +43,19 @@ export function createPool(connectionString: string, options: { max?: number; ap
     idle_in_transaction_session_timeout: limits.db.idleInTransactionTimeoutMs,
     application_name: options.applicationName ?? "clearline",
     types: typeRegistry,
+    // A primary that vanished without a reset (a partition, a dead host) is found by the kernel.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: limits.db.keepAliveInitialDelayMs,
   });
   // An idle client that loses its connection (server restart) must not crash the process; the
   // pool discards it and the next checkout opens a new one.
   pool.on("error", () => undefined);
+  pool.on("connect", (client) => {
+    // A checked-out client has no pool listener: its connection dying (a failover) would throw
+    // an unhandled 'error'. Its queries fail on their own, and release() discards it because it is
+    // no longer queryable (docs/decisions/0078).
+    client.on("error", () => undefined);
+    watchCommitWarnings(client);
+  });
   return pool;
 }

@@ -148,9 +148,11 @@ async function answerMessage(session: SessionContext, message: Message, admitted
     session.send(result.response);
     observe("answered");
   } catch (error) {
-    // Nothing was committed: the scheme repeats, or stands in for us.
+    // 96: nothing was committed, or (a lost COMMIT, its message says so) the outcome is unknown;
+    // either way the scheme's repeat finds the stored decision or decides it once (0078).
     const err = error instanceof Error ? error.message : String(error);
-    logger.error({ connection, mti: message.mti, stan: textField(message, de.systemTraceAuditNumber), err }, "inbound message failed");
+    const stan = textField(message, de.systemTraceAuditNumber);
+    logger.error({ connection, mti: message.mti, stan, err }, "inbound message failed");
     if (expectsResponse(message.mti)) session.send(buildResponse(message, "systemMalfunction"));
     observe("failed");
   }

@@ -10,6 +10,9 @@ export const httpLimits = {
   idempotencyLeaseMs: 30_000,           // a claimed attempt that has not finished in 30 s is presumed dead
   claimLockTimeoutMs: 50,               // a concurrent duplicate waits at most this long on the key, then gets 409
   retryAfterSeconds: 1,                 // what a 409 in_progress tells the client to wait
+  // What a 503 (no database, or an unknown commit) tells the client to wait: a failover takes
+  // about 10-12 s (0078), so a client waits a few seconds a try, not a storm of retries.
+  unavailableRetryAfterSeconds: 2,
   expiryBatchRowsMax: 1_000,            // rows the expiry job deletes per statement: short locks, bounded WAL
   expiryIntervalMs: 60_000,             // how often the expiry job runs
   auditBatchEventsMax: 1_000,           // replay audit rows group-committed in one insert; past it a caller writes alone
