@@ -12,8 +12,12 @@ export function isCommitOutcomeUnknown(error: unknown): error is CommitOutcomeUn
 /** SQLSTATE classes and client errors that mean "the database is not there right now". */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
-  return code.startsWith("08") || code === "57P01" || code === "57P03" || code === "ECONNREFUSED" || code === "ECONNRESET"
-    || (error instanceof Error && /timeout exceeded when trying to connect|Connection terminated/i.test(error.message));
+  // 57P01 admin shutdown, 57P02 crash of another backend (a primary killed under us), 57P03
+  // starting up; a client whose socket died refuses further queries ("not queryable").
+  return code.startsWith("08") || ["57P01", "57P02", "57P03"].includes(code)
+    || code === "ECONNREFUSED" || code === "ECONNRESET" || code === "EPIPE"
+    || (error instanceof Error && /timeout exceeded when trying to connect|Connection terminated|not queryable/i
+      .test(error.message));
 }
 
 /**

@@ -138,6 +138,18 @@ describe("a connection lost around COMMIT", () => {
   });
 });
 
+describe("the failures a primary's death brings", () => {
+  // Seen in the failover test (test/ha/failover-under-load.test.ts): answered 500 "do not resend"
+  // before they were known as a database gone.
+  it.each([
+    ["57P02", "terminating connection because of crash of another server process"],
+    ["EPIPE", "write EPIPE"],
+    [undefined, "Client has encountered a connection error and is not queryable"],
+  ])("%s (%s) is the database unavailable", (code, message) => {
+    expect(isDatabaseUnavailable(Object.assign(new Error(message), code ? { code } : {}))).toBe(true);
+  });
+});
+
 describe("a payment whose COMMIT answer is lost", () => {
   let world: ApiWorld;
   let client: ApiClient;
