@@ -9,6 +9,8 @@ export function isCommitOutcomeUnknown(error: unknown): error is CommitOutcomeUn
   return error instanceof CommitOutcomeUnknown;
 }
 
+const goneMessages = /timeout exceeded when trying to connect|Connection terminated|not queryable/i;
+
 /** SQLSTATE classes and client errors that mean "the database is not there right now". */
 export function isDatabaseUnavailable(error: unknown): boolean {
   const code = typeof error === "object" && error !== null && "code" in error ? String(error.code) : "";
@@ -16,8 +18,7 @@ export function isDatabaseUnavailable(error: unknown): boolean {
   // starting up; a client whose socket died refuses further queries ("not queryable").
   return code.startsWith("08") || ["57P01", "57P02", "57P03"].includes(code)
     || code === "ECONNREFUSED" || code === "ECONNRESET" || code === "EPIPE"
-    || (error instanceof Error && /timeout exceeded when trying to connect|Connection terminated|not queryable/i
-      .test(error.message));
+    || (error instanceof Error && goneMessages.test(error.message));
 }
 
 /**
