@@ -1,7 +1,9 @@
 import fastifySwagger from "@fastify/swagger";
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import { limits } from "../config/limits.ts";
-import { isDatabaseUnavailable, isTransientDatabaseFailure } from "../db/failure-kind.ts";
+import {
+  isCommitOutcomeUnknown, isDatabaseUnavailable, isTransientDatabaseFailure,
+} from "../db/failure-kind.ts";
 import type { Pool } from "../db/pool.ts";
 import type { Logger } from "../observability/logger.ts";
 import { httpRequestDuration, registry } from "../observability/metrics.ts";
@@ -13,6 +15,7 @@ import { TenantAuthenticator } from "../tenants/tenants.ts";
 import { send } from "./http-context.ts";
 import { JsonBodyRefused, refusalErrors, registerStrictJsonBodies } from "./json-body-parser.ts";
 import { drainRequestBody, refuseOversizeBeforeContinue } from "./oversize-body.ts";
+import type { IdempotentReply } from "../requests/idempotent-request.ts";
 import { problemReply } from "../requests/reply.ts";
 import { recordRoutes } from "./route-list.ts";
 import { routeSchema, securitySchemes } from "./route-schema.ts";
@@ -84,10 +87,11 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
       // Fastify's own input errors: malformed JSON, body too large, wrong content type.
       return send(reply, problemReply("REQUEST_INVALID", error instanceof Error ? error.message : String(error)));
     }
-    if (isDatabaseUnavailable(error)) {
-      unavailable.failed(error, { url: request.url });
-      reply.header("retry-after", String(limits.availability.unavailableRetryAfterSeconds));
-      return send(reply, problemReply("SERVICE_UNAVAILABLE", "the database does not answer; nothing was stored"));
+    const unavailableAnswer = unavailableReply(error);
+    if (unavailableAnswer) {
+      // Counted, one line per interval (decision 0082): an outage must not flood the log.
+      unavailable.failed(error, { url: request.url, kind: unavailableAnswer.logLine });
+      return send(reply, unavailableAnswer.reply);
     }
     request.log.error({ err: error, url: request.url }, "request failed");
     // Tell a client to retry only when a retry can succeed: a deterministic failure would just
@@ -134,6 +138,24 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     for (const register of deps.extraRoutes ?? []) register(routes);
   });
   return app;
+}
+
+/**
+ * The 503 of a request the database could not serve: outcome_unknown once COMMIT was sent (never
+ * "nothing was stored"; docs/decisions/0078), service_unavailable when it was not.
+ */
+function unavailableReply(error: unknown): { reply: IdempotentReply; logLine: string } | undefined {
+  const retryAfterSeconds = limits.availability.unavailableRetryAfterSeconds;
+  if (isCommitOutcomeUnknown(error)) {
+    const detail = `the database's answer to COMMIT was lost (${error.reason}): the request may `
+      + "have been stored; retry with the same Idempotency-Key to learn its outcome";
+    const reply = { ...problemReply("OUTCOME_UNKNOWN", detail), replayed: false };
+    return { reply: { ...reply, retryAfterSeconds }, logLine: "commit outcome unknown" };
+  }
+  if (!isDatabaseUnavailable(error)) return undefined;
+  const detail = "the database does not answer; nothing was stored";
+  const reply = { ...problemReply("SERVICE_UNAVAILABLE", detail), replayed: false };
+  return { reply: { ...reply, retryAfterSeconds }, logLine: "database unavailable" };
 }
 
 /** /healthz, /livez, /readyz, /metrics and /openapi.json: no API key. */

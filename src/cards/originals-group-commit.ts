@@ -1,4 +1,5 @@
 import { limits } from "../config/limits.ts";
+import { isCommitOutcomeUnknown } from "../db/failure-kind.ts";
 import { GroupCommitQueue } from "../db/group-commit-queue.ts";
 import type { Pool } from "../db/pool.ts";
 import { iso8583OriginalBatches, iso8583OriginalBatchMessages } from "../observability/metrics-gateway.ts";
@@ -72,7 +73,16 @@ export class OriginalsGroupCommit {
       const cardAccounts = cardAccountsOf(this.pool, (batch[0] as Waiting).original.tenantId, cardHashesOf(batch));
       cardAccounts.catch(() => undefined);   // a failure surfaces where the batch awaits it
       results = await withTransaction(this.pool, (tx) => decideOriginals(tx, batch, cardAccounts), { retriesMax: 0 });
-    } catch {
+    } catch (error) {
+      if (isCommitOutcomeUnknown(error)) {
+        // The batch may have committed. Each message asks by being decided alone: one stored is
+        // found by its natural key and answered as stored. If that fails too, it fails unknown
+        // (answered 96), and the scheme's repeat finds out (docs/decisions/0078).
+        iso8583OriginalBatches.inc({ outcome: "unknown" });
+        await Promise.all(batch.map((w) =>
+          decideAlone(this.pool, w).then(w.done, () => w.failed(error))));
+        return;
+      }
       // Nothing of the batch committed (its one transaction rolled back): each message is decided alone.
       iso8583OriginalBatches.inc({ outcome: "fallback" });
       iso8583OriginalBatchMessages.inc({ path: "alone_after_failed_batch" }, batch.length);

@@ -1,5 +1,6 @@
 import pg from "pg";
 import { limits } from "../config/limits.ts";
+import { watchCommitWarnings } from "./commit-outcome.ts";
 
 /**
  * int8 (bigint, counts, sums of bigint) comes back as a JS bigint and numeric as a string:
@@ -42,16 +43,21 @@ export function createPool(connectionString: string, options: { max?: number; ap
     idle_in_transaction_session_timeout: limits.db.idleInTransactionTimeoutMs,
     application_name: options.applicationName ?? "clearline",
     types: typeRegistry,
+    // A primary that vanished without a reset (a partition, a dead host) is found by the kernel.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: limits.db.keepAliveInitialDelayMs,
   });
   // An idle client that loses its connection (server restart) must not crash the process; the
   // pool discards it and the next checkout opens a new one.
   pool.on("error", () => undefined);
   // pg-pool takes that listener off a client it hands out, and pg emits "error" on a client whose
   // connection breaks even while a query of it is waiting (the query rejects too): without a
-  // listener of the client's own, a reset mid-transaction stopped the process (decision 0086).
-  // The query's rejection carries the error; a broken client is not queryable and is discarded.
+  // listener of the client's own, a reset mid-transaction or a failover stopped the process
+  // (decisions 0078, 0086). The query's rejection carries the error; a broken client is not
+  // queryable and release() discards it.
   pool.on("connect", (client) => {
     client.on("error", () => undefined);
+    watchCommitWarnings(client);
   });
   return pool;
 }

@@ -1,4 +1,5 @@
 import { limits } from "../config/limits.ts";
+import { CommitOutcomeUnknown, sendCommit } from "./commit-outcome.ts";
 import { sentTogether } from "./pipeline.ts";
 import type { Pool, PoolClient, Queryable } from "./pool.ts";
 
@@ -59,11 +60,16 @@ export async function withTransaction<T>(pool: Pool, work: (tx: Tx) => Promise<T
       const begun = client.query(beginSql(options));
       if (!client.pipeline) await begun;
       const result = await settledAfter(begun, work(client as unknown as Tx));
-      if (!committedEarly.delete(client)) await client.query("COMMIT");
+      if (!committedEarly.delete(client)) await sendCommit(client, () => client.query("COMMIT"));
       return result;
     } catch (error) {
       // Work that threw after commitAfter committed: nothing to undo, and it must not run again.
       if (committedEarly.delete(client)) throw error;
+      // COMMIT was sent and its outcome is unknown: nothing to roll back, never run again (0078).
+      if (error instanceof CommitOutcomeUnknown) {
+        broken = true;
+        throw error;
+      }
       try {
         await client.query("ROLLBACK");
       } catch {
@@ -99,7 +105,9 @@ async function settledAfter<B, T>(before: Promise<B>, work: Promise<T>): Promise
 export async function commitAfter<T>(tx: Tx, statement: () => Promise<T>): Promise<T> {
   const client = tx as unknown as PoolClient;
   // A failed statement's error wins: the COMMIT behind it was answered with a rollback.
-  const [result, commit] = await sentTogether(tx, statement, () => client.query("COMMIT"));
+  // A lost connection or the replication warning makes the outcome unknown (0078).
+  const [result, commit] = await sendCommit(client,
+    () => sentTogether(tx, statement, () => client.query("COMMIT")));
   // A COMMIT PostgreSQL turned into ROLLBACK (the transaction was already aborted) is no commit.
   if (commit.command !== "COMMIT") throw new Error(`COMMIT answered ${commit.command}: the transaction was aborted before its last statement`);
   committedEarly.add(client);
@@ -115,7 +123,8 @@ export async function openTransaction(pool: Pool): Promise<{ tx: Tx; commit(): P
     if (done) return;
     done = true;
     try {
-      await client.query(sql);
+      if (sql === "COMMIT") await sendCommit(client, () => client.query(sql));
+      else await client.query(sql);
       client.release();
     } catch (error) {
       client.release(true);

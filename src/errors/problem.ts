@@ -23,6 +23,7 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   NOT_FOUND: 404,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
+  OUTCOME_UNKNOWN: 503,     // may have been stored: the retry with the same key finds out (0078)
   ISO8583_SCHEME_UNAVAILABLE: 503,   // nothing sent, nothing stored: retry with the same key
   ISO8583_SCHEME_BUSY: 503,
   CURRENCY_UNKNOWN: 400,

@@ -153,11 +153,14 @@ async function answerMessage(session: SessionContext, message: Message, admitted
     session.send(result.response);
     observe("answered");
   } catch (error) {
-    // Nothing was committed: the scheme repeats, or stands in for us.
-    const stan = textField(message, de.systemTraceAuditNumber);
+    // 96: nothing was committed, or (a lost COMMIT, its message says so) the outcome is unknown;
+    // either way the scheme's repeat finds the stored decision or decides it once (0078). A
+    // database that does not answer is counted, not logged per message (0082).
     const err = error instanceof Error ? error.message : String(error);
-    if (isDatabaseUnavailable(error)) session.unavailable.failed(error, { connection, mti: message.mti, stan });
-    else logger.error({ connection, mti: message.mti, stan, err }, "inbound message failed");
+    const stan = textField(message, de.systemTraceAuditNumber);
+    if (isDatabaseUnavailable(error)) {
+      session.unavailable.failed(error, { connection, mti: message.mti, stan });
+    } else logger.error({ connection, mti: message.mti, stan, err }, "inbound message failed");
     if (expectsResponse(message.mti)) session.send(buildResponse(message, "systemMalfunction"));
     observe("failed");
   }

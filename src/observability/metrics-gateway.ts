@@ -90,7 +90,7 @@ export const iso8583ReversalsPending = new Gauge({
 
 export const iso8583OriginalBatches = new Counter({
   name: "clearline_iso8583_original_batches_total",
-  help: "Group-commit transactions of ISO 8583 originals, by outcome (committed, or fallback: every message run again alone)",
+  help: "Group-commit transactions of ISO 8583 originals, by outcome (committed; fallback: every message run again alone; unknown: the COMMIT answer lost, every message asks alone)",
   labelNames: ["outcome"] as const,
   registers: [registry],
 });

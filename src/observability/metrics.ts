@@ -96,7 +96,7 @@ export const reconCorrections = new Counter({
 /** Group-committed payment batches (docs/decisions/0043), by how they ended: committed, or failed as a whole and run again alone. */
 export const paymentBatches = new Counter({
   name: "clearline_payment_batches_total",
-  help: "Group-commit transactions of first-time payments, by outcome (committed, or fallback: every caller run again alone), and their requests",
+  help: "Group-commit transactions of first-time payments, by outcome (committed; fallback: every caller run again alone; unknown: the COMMIT answer lost, every caller asks alone), and their requests",
   labelNames: ["outcome"] as const,
   registers: [registry],
 });
@@ -111,7 +111,7 @@ export const repeatScreenBatches = new Counter({
 
 export const paymentBatchRequests = new Counter({
   name: "clearline_payment_batch_requests_total",
-  help: "First-time payment requests by how they were decided: in a committed batch, alone after a failed batch, or alone because the queue was full",
+  help: "First-time payment requests by how they were decided: in a committed batch, alone after a failed batch, alone after a batch of unknown outcome, or alone because the queue was full",
   labelNames: ["path"] as const,
   registers: [registry],
 });

@@ -1,5 +1,6 @@
 import { limits } from "../config/limits.ts";
 import type { Pool } from "../db/pool.ts";
+import { isCommitOutcomeUnknown } from "../db/failure-kind.ts";
 import { GroupCommitQueue } from "../db/group-commit-queue.ts";
 import { sentTogether } from "../db/pipeline.ts";
 import { StatementParams } from "../db/statement-parts.ts";
@@ -46,7 +47,8 @@ const defaultBounds: GroupCommitBounds = {
  * idempotency key or a client_reference that it or a batch in flight already holds. A batch that
  * fails as a whole (lock timeout on a claim, deadlock, fenced-off attempt, any error) committed
  * nothing: each of its callers runs again alone on the single-request path and gets that path's
- * answer.
+ * answer; after a batch whose COMMIT outcome is unknown, a caller that fails alone too is
+ * answered unknown (0078).
  */
 export class PaymentGroupCommit {
   private readonly batches: GroupCommitQueue<Waiting>;
@@ -84,7 +86,17 @@ export class PaymentGroupCommit {
     let answers: BatchAnswer[];
     try {
       answers = await decideBatch(this.pool, batch);
-    } catch {
+    } catch (error) {
+      if (isCommitOutcomeUnknown(error)) {
+        // The batch may have committed. Each caller asks by running alone: its claim finds the
+        // stored answer, or runs it once. If that fails too, the answer is unknown, never the
+        // alone path's "nothing was stored" (docs/decisions/0078).
+        paymentBatches.inc({ outcome: "unknown" });
+        paymentBatchRequests.inc({ path: "alone_after_unknown_batch" }, batch.length);
+        await Promise.all(batch.map((w) => runFirstTimeAlone(w.call, w.scope, w.digest)
+          .then(w.done, () => w.failed(error))));
+        return;
+      }
       // Nothing of the batch committed (its one transaction rolled back): each caller runs alone.
       paymentBatches.inc({ outcome: "fallback" });
       paymentBatchRequests.inc({ path: "alone_after_failed_batch" }, batch.length);

@@ -18,6 +18,10 @@ export const dbLimits = {
   embeddedStopTimeoutMs: 30_000,   // a fast shutdown (SIGINT) of an adopted server; then SIGKILL
   embeddedStopPollMs: 50,          // how often a stop checks whether the server's process is gone
   embeddedLogLinesKept: 20,        // the server's last log lines, quoted when it fails to start
+  // A COMMIT's answer, the standby's flush included; past it the outcome is unknown (0078):
+  // above the waits seen with a standby streaming, below an HTTP client's usual 30 s.
+  commitWaitMs: 15_000,
+  keepAliveInitialDelayMs: 10_000, // TCP keepalive: a primary gone without a reset is found dead
   transactionRetriesMax: 5,        // serialization/deadlock retries before surfacing the failure
   transactionRetryBackoffMs: 20,   // first backoff; doubles per retry
 } as const;

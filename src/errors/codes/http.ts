@@ -27,5 +27,11 @@ export const httpErrorCodes = {
   REFUND_EXCEEDS_PAYMENT: "The refunds of a payment would exceed its amount.",
   NOT_FOUND: "No such resource.",
   INTERNAL_ERROR: "An unexpected failure; nothing was stored for the request. The `retryable` member says whether the same request can succeed when sent again (a transient database conflict) or fails the same way (report it).",
-  SERVICE_UNAVAILABLE: "The database does not answer; nothing was stored; retry with the same key.",
+  SERVICE_UNAVAILABLE: "The database does not answer; nothing was stored; retry with the same key "
+    + "after Retry-After seconds.",
+  OUTCOME_UNKNOWN: "The request's transaction was sent to COMMIT and the database's answer was "
+    + "lost (a failover, a cut connection, a commit not confirmed on the synchronous standby in "
+    + "time): it may have been stored, or not. Retry with the same Idempotency-Key after "
+    + "Retry-After seconds: the retry replays the stored answer or runs it once "
+    + "(docs/decisions/0078).",
 } as const satisfies Record<string, string>;
