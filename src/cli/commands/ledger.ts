@@ -31,10 +31,11 @@ export function registerLedgerCommands(program: Command): void {
       + "balances, every balance as read equals the checkpoint's sums plus the new entries'; "
       + "--full recomputes everything and checks the checkpoint itself")
     .option("--full", "every entry, and the stored checkpoint against them")
+    .option("--no-checkpoint", "write no checkpoint, even when nothing is found")
     .option("--json", "machine-readable output")
-    .action(async (options: { full?: boolean; json?: boolean }) => {
+    .action(async (options: { full?: boolean; checkpoint: boolean; json?: boolean }) => {
       const report = await withDatabase((db) => verifyLedger(db.pool,
-        { mode: options.full ? "full" : "incremental", writeCheckpoint: true }));
+        { mode: options.full ? "full" : "incremental", writeCheckpoint: options.checkpoint }));
       if (options.json) printJson(report);
       else printVerifyReport(report);
       if (!report.ok) process.exitCode = exitCodes.failure;
