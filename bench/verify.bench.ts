@@ -9,7 +9,8 @@ import { benchDatabase, serverSettings } from "./support/database.ts";
 
 const TENANT = "bench";
 const CUSTOMERS = 10_000;
-const CHUNK_TRANSFERS = 100_000;   // one transaction of the generator: 200,000 entries
+const GENERATOR_STATEMENT_TIMEOUT_MS = 600_000;   // a chunk takes 5-20 s beside other work
+const CHUNK_TRANSFERS = 25_000;   // one transaction of the generator: 50,000 entries
 
 /**
  * `clearline ledger verify` (incremental: what is new since the checkpoint) against
@@ -89,6 +90,7 @@ async function verify(env: Record<string, string>, args: string[], checkpoint = 
  * Transfers `from` .. `from + count - 1`, each settlement -> customer (i mod 10,000), 2 entries,
  * written `CHUNK_TRANSFERS` to a transaction by two set-based statements: the transfers, then
  * their entries, which the ledger's statement trigger checks and turns into delta rows and nets.
+ * Keys are zero-padded so that each chunk appends to the key indexes, as a time-ordered key would.
  */
 async function generateLedger(pool: Pool, from: number, count: number): Promise<void> {
   if (from === 0) {
@@ -104,16 +106,16 @@ async function generateLedger(pool: Pool, from: number, count: number): Promise<
     await withTransaction(pool, async (tx) => {
       await tx.query(
         `INSERT INTO transfer (tenant_id, transfer_key, kind, value_date, source_ref)
-         SELECT $1, 'gen:' || i, 'payment', DATE '2026-11-01' + (i % 30)::int, 'bench'
+         SELECT $1, 'gen:' || lpad(i::text, 10, '0'), 'payment', DATE '2026-11-01' + (i % 30)::int, 'bench'
            FROM generate_series($2::bigint, $3::bigint) i`, [TENANT, start, end]);
       await tx.query(
         `INSERT INTO ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor,
                                    currency, value_date)
-         SELECT $1, 'gen:' || i || '#' || leg, 'gen:' || i,
+         SELECT $1, 'gen:' || lpad(i::text, 10, '0') || '#' || leg, 'gen:' || lpad(i::text, 10, '0'),
                 CASE leg WHEN 0 THEN 'settlement' ELSE 'customer-' || (i % $4) END,
                 CASE leg WHEN 0 THEN 'D' ELSE 'C' END, 100 + i % 50, 'USD', DATE '2026-11-01' + (i % 30)::int
            FROM generate_series($2::bigint, $3::bigint) i CROSS JOIN (VALUES (0), (1)) legs(leg)`,
         [TENANT, start, end, CUSTOMERS]);
-    });
+    }, { localSettings: { statement_timeout: GENERATOR_STATEMENT_TIMEOUT_MS } });
   }
 }

@@ -1,3 +1,4 @@
+import { limits } from "../config/limits.ts";
 import type { Pool, PoolClient, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import {
@@ -53,7 +54,14 @@ const PROBLEMS_MAX = 1_000; // enough to act on; the counts say how bad it is be
  */
 export async function verifyLedger(db: Pool | PoolClient, options: VerifyOptions = {}): Promise<VerifyReport> {
   const work = (tx: Tx) => verifyIn(tx, options.mode ?? "full", options.writeCheckpoint ?? false);
-  if ("totalCount" in db) return withTransaction(db, work, { isolation: "repeatable read" });
+  if ("totalCount" in db) {
+    return withTransaction(db, work, {
+      isolation: "repeatable read",
+      // No JIT: the incremental run's statements are index probes the planner overprices, and
+      // compiling them costs more than running them.
+      localSettings: { statement_timeout: limits.ledger.verifyStatementTimeoutMs, jit: "off" },
+    });
+  }
   return work(db as unknown as Tx);   // a client inside its caller's transaction
 }
 
