@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync, chmodSync } from "node:fs";
 import { createServer } from "node:net";
-import { userInfo } from "node:os";
+import { totalmem, userInfo } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { limits } from "../config/limits.ts";
 import { databaseUserAsRoot, unreachableAncestor } from "./embedded-access.ts";
+import { describeSettings, embeddedServerSettings, settingsFlags } from "./embedded-settings.ts";
 import { isProcessAlive, livePostmaster, liveOwnerOf, recordOwner, releaseOwner, stopPostmaster, type Postmaster } from "./embedded-postmaster.ts";
 
 /**
@@ -88,7 +89,11 @@ async function importEmbeddedPostgres(): Promise<typeof import("embedded-postgre
 
 /** A start-up failure of the embedded server, with a catalog code and the fix in its message. */
 export class EmbeddedDatabaseError extends Error {
-  constructor(readonly code: "DB_EMBEDDED_DIRECTORY_UNREACHABLE" | "DB_EMBEDDED_START_FAILED" | "DB_EMBEDDED_IN_USE", message: string) {
+  constructor(
+    readonly code: "DB_EMBEDDED_DIRECTORY_UNREACHABLE" | "DB_EMBEDDED_START_FAILED"
+      | "DB_EMBEDDED_IN_USE" | "DB_EMBEDDED_SETTING_INVALID",
+    message: string,
+  ) {
     super(`${code}: ${message}`);
     this.name = "EmbeddedDatabaseError";
   }
@@ -173,6 +178,8 @@ export async function startEmbeddedPostgres(home: string, options: { log?: (line
     if (reused) return reused;
   }
 
+  const sized = embeddedServerSettings(totalmem(), process.env);
+  if (!sized.ok) throw new EmbeddedDatabaseError("DB_EMBEDDED_SETTING_INVALID", sized.error);
   const port = await freePort();
   const EmbeddedPostgres = await importEmbeddedPostgres();
   const recentLog: string[] = [];
@@ -188,7 +195,8 @@ export async function startEmbeddedPostgres(home: string, options: { log?: (line
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ["--encoding=UTF8", "--no-locale"],
     // TCP on loopback only; no Unix socket, so nothing collides with a system PostgreSQL's socket directory.
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200"],
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
+      "-c", "max_connections=200", ...settingsFlags(sized.value)],
     onLog: (message) => {
       for (const line of message.split("\n").map((l) => l.trim()).filter((l) => l !== "")) {
         recentLog.push(line);
@@ -207,7 +215,8 @@ export async function startEmbeddedPostgres(home: string, options: { log?: (line
   if (!existsSync(path.join(dataDir, "PG_VERSION"))) await server.initialise().catch(failed("initdb failed"));
   await withTimeout(server.start().catch(failed("the embedded PostgreSQL exited while starting")), limits.db.embeddedStartTimeoutMs, "embedded PostgreSQL did not start");
   const url = urlFor(credentials, port);
-  log(`embedded PostgreSQL started on port ${port}, data in ${dataDir}`);
+  log(`embedded PostgreSQL started on port ${port}, data in ${dataDir}, `
+    + describeSettings(sized.value));
   return ownedHandle(home, url, () => livePostmaster(dataDir)?.pid, () => server.stop());
 }
 
