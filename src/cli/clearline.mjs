@@ -1,8 +1,13 @@
-#!/usr/bin/env -S node --max-semi-space-size=1
+#!/usr/bin/env -S node --max-semi-space-size=1 --max-old-space-size=128
 // --max-semi-space-size=1 (MB): V8's young generation grows to 16 MB semi-spaces under the
 // allocation rate of a file ingest, and the old generation's limit grows with it, so a process
 // whose live heap is 20-35 MB peaked at 200-230 MB RSS. Capped, `clearline ingest` of a
 // 1,000,000-entry file stays under 200 MB for a few percent of CPU (docs/decisions/0041).
+// --max-old-space-size=128 (MB): a file whose records are all held (suspects, conflicts) makes
+// more short-lived garbage per record (the review's record as JSON, its event), and V8 let the
+// old generation grow past 200 MB RSS before collecting it, at 20,000 entries as at 300,000: what
+// is live stays 20-35 MB, plus at most ~50 MB for a dry run's keys (dropCheckRecordsMax); V8
+// collects sooner near the cap instead (docs/decisions/0091).
 // The `clearline` command: compiled JavaScript (dist/cli), built by `npm install` (prepare), by
 // `npm start` and `npm test` before they run, and by `npm run build`. No runtime transpiler, so a
 // command starts in a fraction of a second (docs/decisions/0013-compiled-cli.md).
