@@ -1,5 +1,6 @@
 import { loadavg } from "node:os";
-import type { Pool } from "../src/db/pool.ts";
+import { createPool, type Pool } from "../src/db/pool.ts";
+import { urlWithDatabase } from "../src/db/url.ts";
 import { withTransaction } from "../src/db/transaction.ts";
 import { openAccount } from "../src/ledger/accounts.ts";
 import { advanceProjection } from "../src/ledger/balance.ts";
@@ -22,18 +23,20 @@ const CHUNK_TRANSFERS = 25_000;   // one transaction of the generator: 50,000 en
  * reads the same NEW entries and writes the next checkpoint: both the installed command in a
  * child process, start-up included.
  *
- * `npm run bench -- verify [ENTRIES] [NEW] [ROUNDS]`
+ * `npm run bench -- verify [ENTRIES] [NEW] [ROUNDS] [--reuse-database=NAME]`
  */
 export async function run(args: string[]): Promise<BenchReport> {
-  const entries = Number(args[0] ?? 4_000_000);
-  const fresh = Number(args[1] ?? 100_000);
-  const rounds = Number(args[2] ?? 3);
+  const reuse = args.find((a) => a.startsWith("--reuse-database="))?.slice("--reuse-database=".length);
+  const [entriesArg, freshArg, roundsArg] = args.filter((a) => !a.startsWith("--"));
+  const fresh = Number(freshArg ?? 100_000);
+  const rounds = Number(roundsArg ?? 3);
   buildCli();
-  const db = await benchDatabase(4);
+  const db = reuse ? reusedDatabase(reuse) : await benchDatabase(4);
   try {
     const settings = await serverSettings(db.pool);
-    const generated = await timed(() => generateLedger(db.pool, 0, entries / 2));
-    const folded = await timed(() => advanceProjection(db.pool, TENANT, { stepsMax: 1e6, batchDeltasMax: 50_000 }));
+    const entries = reuse ? await entriesOf(db.pool) : Number(entriesArg ?? 4_000_000);
+    const generated = await timed(async () => { if (!reuse) await generateLedger(db.pool, 0, entries / 2); });
+    const folded = await timed(() => fold(db.pool));
     await db.pool.query("VACUUM ANALYZE");
     const env = { DATABASE_URL: db.url };
     const first = await verify(env, ["--full"]);
@@ -44,7 +47,7 @@ export async function run(args: string[]): Promise<BenchReport> {
     for (let round = 0; round < rounds; round++) {
       await generateLedger(db.pool, next, fresh / 2);
       next += fresh / 2;
-      await advanceProjection(db.pool, TENANT, { stepsMax: 1e6, batchDeltasMax: 50_000 });
+      await fold(db.pool);
       loads.push(loadavg().map((l) => l.toFixed(1)).join("/"));
       full.push((await verify(env, ["--full"], false)).seconds);
       incremental.push((await verify(env, [])).seconds);
@@ -70,6 +73,28 @@ export async function run(args: string[]): Promise<BenchReport> {
   } finally {
     await db.close();
   }
+}
+
+/** The projector's step over every delta row at once: the bench's backlog, folded in one pass. */
+function fold(pool: Pool) {
+  return advanceProjection(pool, TENANT, { stepsMax: 1, batchDeltasMax: 100_000_000 });
+}
+
+async function entriesOf(pool: Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>("SELECT count(*)::int AS n FROM ledger_entry WHERE tenant_id = $1", [TENANT]);
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * A ledger an earlier run of this bench generated and left (`--reuse-database=NAME` on the same
+ * server): the rounds add to it. Kept afterwards, for the next run; drop it by hand.
+ */
+function reusedDatabase(name: string): { pool: Pool; url: string; close(): Promise<void> } {
+  const url = urlWithDatabase(process.env.DATABASE_URL ?? "", name);
+  const pool = createPool(url, { max: 4 });
+  // Folding a backlog of millions of delta rows in one step takes minutes, past the pool's bound.
+  pool.on("connect", (client) => { client.query("SET statement_timeout = 0").catch(() => undefined); });
+  return { pool, url, close: () => pool.end() };
 }
 
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number }> {
