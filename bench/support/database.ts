@@ -48,3 +48,11 @@ export async function benchDatabase(poolMax = 20, serverUrl?: string): Promise<B
     },
   };
 }
+
+/** The server's settings that move these figures, for a benchmark's notes (issue 29 item 8). */
+export async function serverSettings(pool: Pool): Promise<string> {
+  const names = ["server_version", "shared_buffers", "max_wal_size", "wal_compression", "autovacuum"];
+  const { rows } = await pool.query<{ name: string; setting: string }>(
+    "SELECT name, current_setting(name) AS setting FROM unnest($1::text[]) AS name", [names]);
+  return `PostgreSQL settings: ${rows.map((r) => `${r.name}=${r.setting}`).join(", ")}`;
+}

@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
 import { createServer } from "node:net";
-import { userInfo } from "node:os";
+import { totalmem, userInfo } from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { limits } from "../config/limits.ts";
 import { databaseUserAsRoot, unreachableAncestor } from "./embedded-access.ts";
+import { describeSettings, embeddedServerSettings, settingsFlags } from "./embedded-settings.ts";
 import { isProcessAlive, livePostmaster, liveOwnerOf, recordOwner, releaseOwner, stopPostmaster, type Postmaster } from "./embedded-postmaster.ts";
 
 /**
@@ -98,7 +99,11 @@ async function importEmbeddedPostgres(): Promise<typeof import("embedded-postgre
 
 /** A start-up failure of the embedded server, with a catalog code and the fix in its message. */
 export class EmbeddedDatabaseError extends Error {
-  constructor(readonly code: "DB_EMBEDDED_DIRECTORY_UNREACHABLE" | "DB_EMBEDDED_START_FAILED" | "DB_EMBEDDED_IN_USE", message: string) {
+  constructor(
+    readonly code: "DB_EMBEDDED_DIRECTORY_UNREACHABLE" | "DB_EMBEDDED_START_FAILED"
+      | "DB_EMBEDDED_IN_USE" | "DB_EMBEDDED_SETTING_INVALID",
+    message: string,
+  ) {
     super(`${code}: ${message}`);
     this.name = "EmbeddedDatabaseError";
   }
@@ -212,9 +217,12 @@ export async function startEmbeddedPostgres(home: string, options: { log?: (line
   const dataDir = path.join(home, DATA_DIR_NAME);
   const credentials = credentialsFor(home);
   const log = options.log ?? (() => undefined);
+  const sized = embeddedServerSettings(totalmem(), process.env);
+  if (!sized.ok) throw new EmbeddedDatabaseError("DB_EMBEDDED_SETTING_INVALID", sized.error);
+  const flags = settingsFlags(sized.value);
   const relaunchOn = (port: number): Relaunch => ({
     dataDir, port,
-    launch: () => launchServer({ dataDir, port, credentials, log, persistent: true },
+    launch: () => launchServer({ dataDir, port, credentials, log, persistent: true, flags },
       limits.availability.embeddedRestartTimeoutMs),
   });
 
@@ -226,10 +234,11 @@ export async function startEmbeddedPostgres(home: string, options: { log?: (line
 
   const port = await freePort();
   const persistent = options.persistent ?? true;
-  await launchServer({ dataDir, port, credentials, log, persistent },
+  await launchServer({ dataDir, port, credentials, log, persistent, flags },
     limits.db.embeddedStartTimeoutMs);
   const url = urlFor(credentials, port);
-  log(`embedded PostgreSQL started on port ${port}, data in ${dataDir}`);
+  log(`embedded PostgreSQL started on port ${port}, data in ${dataDir}, `
+    + describeSettings(sized.value));
   return ownedHandle(home, url, relaunchOn(port), persistent);
 }
 
@@ -239,6 +248,8 @@ interface Launch {
   credentials: Credentials;
   log: (line: string) => void;
   persistent: boolean;
+  // The server's sizing flags (shared_buffers, max_wal_size, ...: docs/decisions/0090).
+  flags: string[];
 }
 
 /** initdb when the data directory is new, then the server on `port`; resolves once it answers. */
@@ -258,7 +269,8 @@ async function launchServer(launch: Launch, startTimeoutMs: number): Promise<voi
     createPostgresUser: userInfo().uid === 0,
     initdbFlags: ["--encoding=UTF8", "--no-locale"],
     // TCP on loopback only; no Unix socket, so nothing collides with a system PostgreSQL's socket directory.
-    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "max_connections=200"],
+    postgresFlags: ["-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
+      "-c", "max_connections=200", ...launch.flags],
     onLog: (message) => {
       for (const line of message.split("\n").map((l) => l.trim()).filter((l) => l !== "")) {
         recentLog.push(line);

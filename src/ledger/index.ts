@@ -24,4 +24,6 @@ export {
   storedTransfers, transferLegs, transfersWithLegs, type ShownTransfer,
 } from "./stored-transfers.ts";
 export type { Direction, Leg, Transfer } from "./transfer.ts";
-export { ledgerStats, verifyLedger } from "./verify.ts";
+export {
+  ledgerStats, verifyLedger, type VerifyMode, type VerifyOptions, type VerifyReport,
+} from "./verify.ts";

@@ -1,19 +1,39 @@
-import type { Queryable } from "../db/pool.ts";
+import { limits } from "../config/limits.ts";
+import type { Pool, PoolClient, Queryable } from "../db/pool.ts";
+import { withTransaction, type Tx } from "../db/transaction.ts";
+import {
+  checkpointProblems, checkpointedTenants, collectFreshEntries, collectTotals, freshAccountProblems,
+  freshCounts, freshSettlementNetProblems, unbalancedFreshTransfers, writeCheckpoints,
+} from "./verify-checkpoint.ts";
+import type { VerifyProblem } from "./verify-problem.ts";
 
-export interface VerifyProblem {
-  code: "LEDGER_TRANSFER_UNBALANCED_STORED" | "LEDGER_PROJECTION_MISMATCH" | "LEDGER_NEGATIVE_CUSTOMER_BALANCE" | "LEDGER_SETTLEMENT_NET_MISMATCH";
-  tenantId: string;
-  transferKey?: string;
-  accountId?: string;
-  message: string;
+export type { VerifyProblem } from "./verify-problem.ts";
+
+export type VerifyMode = "full" | "incremental";
+
+export interface VerifyOptions {
+  /**
+   * full (the default): every entry, and each tenant's latest checkpoint against them;
+   * incremental: the transfers new since each tenant's latest checkpoint, and every account's
+   * balance against the checkpoint's sums plus theirs (docs/decisions/0089).
+   */
+  mode?: VerifyMode;
+  /** When nothing is found, write a checkpoint for every tenant (the CLI does). */
+  writeCheckpoint?: boolean;
 }
 
 export interface VerifyReport {
   ok: boolean;
+  mode: VerifyMode;
   tenants: number;
   accounts: number;
   transfers: number;
   entries: number;
+  /** Transfers and entries read one by one beyond the tenants' checkpoints. */
+  newSinceCheckpoint: { transfers: number; entries: number };
+  /** Tenants that had a checkpoint to start from (incremental) or to check (full). */
+  tenantsWithCheckpoint: number;
+  checkpointsWritten: number;
   problems: VerifyProblem[];
   problemsMax: number;
 }
@@ -21,39 +41,79 @@ export interface VerifyReport {
 const PROBLEMS_MAX = 1_000; // enough to act on; the counts say how bad it is beyond that
 
 /**
- * Recomputes every balance from the entries and checks: each transfer balances per currency
- * with at least two legs; every account's balance as read (folded sums plus delta rows) equals
- * the sums of its entries (one statement, so one snapshot: exact while postings and the
- * projector run); no customer account is negative; the net per transfer kept for each settlement
- * account (what a reconciliation run reads as our side) equals its entries. Reads only.
+ * Full: recomputes every balance from the entries and checks: each transfer balances per
+ * currency with at least two legs; every account's balance as read (folded sums plus delta rows)
+ * equals the sums of its entries; no customer account is negative; the net per transfer kept for
+ * each settlement account (what a reconciliation run reads as our side) equals its entries; and
+ * each tenant's latest checkpoint holds the sums of the entries visible to it.
+ * Incremental: the same checks over the transfers new since each tenant's checkpoint, with every
+ * account's balance against the checkpoint's sums plus the new entries'.
+ * One REPEATABLE READ transaction, so one snapshot: exact while postings and the projector run.
+ * Given a client, it runs in that client's transaction (which must be open), and its temporary
+ * tables go with that transaction.
  */
-export async function verifyLedger(db: Queryable): Promise<VerifyReport> {
-  const counts = await db.query<{ tenants: bigint; accounts: bigint; transfers: bigint; entries: bigint }>(
-    `SELECT (SELECT count(DISTINCT tenant_id) FROM account) AS tenants, (SELECT count(*) FROM account) AS accounts,
-            (SELECT count(*) FROM transfer) AS transfers, (SELECT count(*) FROM ledger_entry) AS entries`,
-  );
+export async function verifyLedger(db: Pool | PoolClient, options: VerifyOptions = {}): Promise<VerifyReport> {
+  const work = (tx: Tx) => verifyIn(tx, options.mode ?? "full", options.writeCheckpoint ?? false);
+  if ("totalCount" in db) {
+    return withTransaction(db, work, {
+      isolation: "repeatable read",
+      // No JIT: the incremental run's statements are index probes the planner overprices, and
+      // compiling them costs more than running them.
+      localSettings: { statement_timeout: limits.ledger.verifyStatementTimeoutMs, jit: "off" },
+    });
+  }
+  return work(db as unknown as Tx);   // a client inside its caller's transaction
+}
 
-  const problems: VerifyProblem[] = [
-    ...(await unbalancedTransfers(db)),
-    ...(await projectionMismatches(db)),
-    ...(await negativeCustomerBalances(db)),
-    ...(await settlementNetMismatches(db)),
-  ];
-
-  const c = counts.rows[0];
+async function verifyIn(tx: Tx, mode: VerifyMode, writeCheckpoint: boolean): Promise<VerifyReport> {
+  await collectFreshEntries(tx, mode === "full");
+  if (mode === "full") await collectTruth(tx);
+  const totals = await collectTotals(tx, mode);
+  const accounts = await tx.query<{ n: number }>("SELECT count(*)::int AS n FROM account");
+  const problems = mode === "full" ? await fullProblems(tx) : await incrementalProblems(tx);
+  const ok = problems.length === 0;
   return {
-    ok: problems.length === 0,
-    tenants: Number(c?.tenants ?? 0n),
-    accounts: Number(c?.accounts ?? 0n),
-    transfers: Number(c?.transfers ?? 0n),
-    entries: Number(c?.entries ?? 0n),
-    problems,
+    ok, mode, tenants: totals.tenants, accounts: accounts.rows[0]?.n ?? 0,
+    transfers: totals.transfers, entries: totals.entries,
+    newSinceCheckpoint: await freshCounts(tx),
+    tenantsWithCheckpoint: await checkpointedTenants(tx),
+    checkpointsWritten: ok && writeCheckpoint ? await writeCheckpoints(tx, mode) : 0,
+    problems: problems.slice(0, PROBLEMS_MAX),
     problemsMax: PROBLEMS_MAX,
   };
 }
 
+async function fullProblems(tx: Tx): Promise<VerifyProblem[]> {
+  return [
+    ...(await unbalancedTransfers(tx)),
+    ...(await projectionMismatches(tx)),
+    ...(await negativeCustomerBalances(tx)),
+    ...(await settlementNetMismatches(tx)),
+    ...(await checkpointProblems(tx, PROBLEMS_MAX)),
+  ];
+}
+
+async function incrementalProblems(tx: Tx): Promise<VerifyProblem[]> {
+  return [
+    ...(await unbalancedFreshTransfers(tx, PROBLEMS_MAX)),
+    ...(await freshAccountProblems(tx, PROBLEMS_MAX)),
+    ...(await freshSettlementNetProblems(tx, PROBLEMS_MAX)),
+  ];
+}
+
+/** verify_truth: the sums of every entry per account, read once for the full run's checks. */
+async function collectTruth(tx: Tx): Promise<void> {
+  await tx.query("DROP TABLE IF EXISTS pg_temp.verify_truth");
+  await tx.query(
+    `CREATE TEMP TABLE verify_truth ON COMMIT DROP AS
+     SELECT tenant_id, account_id, count(*) AS entries,
+            coalesce(sum(amount_minor) FILTER (WHERE direction = 'D'), 0)::numeric AS debits,
+            coalesce(sum(amount_minor) FILTER (WHERE direction = 'C'), 0)::numeric AS credits
+       FROM ledger_entry GROUP BY tenant_id, account_id`);
+}
+
 /** Transfers with fewer than two legs, or whose debits and credits differ in a currency. */
-async function unbalancedTransfers(db: Queryable): Promise<VerifyProblem[]> {
+async function unbalancedTransfers(db: Tx): Promise<VerifyProblem[]> {
   const unbalanced = await db.query<{ tenant_id: string; transfer_key: string; detail: string }>(
     `SELECT t.tenant_id, t.transfer_key,
             coalesce(string_agg(DISTINCT s.currency || ' D' || s.debits || ' C' || s.credits, ', '), 'no entries') AS detail
@@ -77,14 +137,9 @@ async function unbalancedTransfers(db: Queryable): Promise<VerifyProblem[]> {
 }
 
 /** The balance a read gives (folded sums plus delta rows) against the entries themselves, in one statement: one snapshot. */
-async function projectionMismatches(db: Queryable): Promise<VerifyProblem[]> {
+async function projectionMismatches(db: Tx): Promise<VerifyProblem[]> {
   const projection = await db.query<{ tenant_id: string; account_id: string; projected_debits: string; projected_credits: string; debits: string; credits: string }>(
-    `WITH truth AS (
-       SELECT tenant_id, account_id,
-              coalesce(sum(amount_minor) FILTER (WHERE direction = 'D'), 0)::numeric AS debits,
-              coalesce(sum(amount_minor) FILTER (WHERE direction = 'C'), 0)::numeric AS credits
-         FROM ledger_entry GROUP BY tenant_id, account_id
-     ), projected AS (
+    `WITH truth AS (SELECT tenant_id, account_id, debits, credits FROM verify_truth), projected AS (
        SELECT tenant_id, account_id, sum(debits_minor) AS debits, sum(credits_minor) AS credits
          FROM (SELECT tenant_id, account_id, debits_minor, credits_minor FROM account_balance
                UNION ALL
@@ -107,15 +162,12 @@ async function projectionMismatches(db: Queryable): Promise<VerifyProblem[]> {
 }
 
 /** Customer accounts whose entries sum below zero. */
-async function negativeCustomerBalances(db: Queryable): Promise<VerifyProblem[]> {
+async function negativeCustomerBalances(db: Tx): Promise<VerifyProblem[]> {
   const negative = await db.query<{ tenant_id: string; account_id: string; balance: string }>(
-    `SELECT a.tenant_id, a.account_id, (coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C'), 0)
-                                      - coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D'), 0))::text AS balance
-       FROM account a JOIN ledger_entry e ON e.tenant_id = a.tenant_id AND e.account_id = a.account_id
-      WHERE a.kind = 'customer'
-      GROUP BY a.tenant_id, a.account_id
-     HAVING coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C'), 0) < coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D'), 0)
-      LIMIT $1`,
+    `SELECT a.tenant_id, a.account_id, (t.credits - t.debits)::text AS balance
+       FROM account a JOIN verify_truth t ON t.tenant_id = a.tenant_id AND t.account_id = a.account_id
+      WHERE a.kind = 'customer' AND t.credits < t.debits
+      ORDER BY 1, 2 LIMIT $1`,
     [PROBLEMS_MAX],
   );
   return negative.rows.map((row) => ({
@@ -127,7 +179,7 @@ async function negativeCustomerBalances(db: Queryable): Promise<VerifyProblem[]>
  * settlement_transfer_net (migration 0022) against the entries: a row for exactly each
  * (settlement account, value date, transfer) with entries, holding their debits minus credits.
  */
-async function settlementNetMismatches(db: Queryable): Promise<VerifyProblem[]> {
+async function settlementNetMismatches(db: Tx): Promise<VerifyProblem[]> {
   const mismatches = await db.query<{ tenant_id: string; account_id: string; transfer_key: string; kept: string | null; entries: string | null }>(
     `WITH truth AS (
        SELECT e.tenant_id, e.account_id, e.value_date, e.transfer_key,

@@ -82,9 +82,10 @@ export const roomsTable: readonly Room[] = [
  */
 export const tableOwners: Readonly<Record<string, string>> = {
   // The ledger: accounts, transfers and their entries, the balance projection, compensations and
-  // the settlement net kept at posting (0049).
+  // the settlement net kept at posting (0049), the verification checkpoints (0089).
   account: "ledger", transfer: "ledger", ledger_entry: "ledger", account_balance: "ledger",
   balance_delta: "ledger", compensation: "ledger", settlement_transfer_net: "ledger",
+  ledger_verify_checkpoint: "ledger", ledger_verify_account: "ledger",
   // The record core: dedup marks, outcomes, reviews and their decisions, payment identities.
   record_key: "records", record_outcome: "records", record_review: "records",
   review_decision: "records", record_identity: "records",

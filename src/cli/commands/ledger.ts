@@ -1,5 +1,5 @@
 import type { Command } from "commander";
-import { balanceOf, ledgerStats, verifyLedger } from "../../ledger/index.ts";
+import { balanceOf, ledgerStats, verifyLedger, type VerifyReport } from "../../ledger/index.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
@@ -27,15 +27,17 @@ export function registerLedgerCommands(program: Command): void {
   const ledger = program.command("ledger").description("ledger checks and statistics");
   ledger
     .command("verify")
-    .description("recompute every balance from entries; check every transfer balances and the projection agrees")
+    .description("check what is new since the last verification checkpoint: each new transfer "
+      + "balances, every balance as read equals the checkpoint's sums plus the new entries'; "
+      + "--full recomputes everything and checks the checkpoint itself")
+    .option("--full", "every entry, and the stored checkpoint against them")
+    .option("--no-checkpoint", "write no checkpoint, even when nothing is found")
     .option("--json", "machine-readable output")
-    .action(async (options: { json?: boolean }) => {
-      const report = await withDatabase((db) => verifyLedger(db.pool));
+    .action(async (options: { full?: boolean; checkpoint: boolean; json?: boolean }) => {
+      const report = await withDatabase((db) => verifyLedger(db.pool,
+        { mode: options.full ? "full" : "incremental", writeCheckpoint: options.checkpoint }));
       if (options.json) printJson(report);
-      else {
-        printLine(`${report.ok ? "ok" : "PROBLEMS FOUND"}: ${report.tenants} tenants, ${report.accounts} accounts, ${report.transfers} transfers, ${report.entries} entries`);
-        for (const problem of report.problems) printLine(`${problem.code} tenant=${problem.tenantId} ${problem.message}`);
-      }
+      else printVerifyReport(report);
       if (!report.ok) process.exitCode = exitCodes.failure;
     });
   ledger
@@ -51,4 +53,16 @@ export function registerLedgerCommands(program: Command): void {
         for (const [kind, n] of Object.entries(stats.accountsByKind)) printLine(`accounts ${kind}: ${n}`);
       }
     });
+}
+
+function printVerifyReport(report: VerifyReport): void {
+  printLine(`${report.ok ? "ok" : "PROBLEMS FOUND"}: ${report.tenants} tenants, `
+    + `${report.accounts} accounts, ${report.transfers} transfers, ${report.entries} entries`);
+  const fresh = report.newSinceCheckpoint;
+  printLine(`${report.mode}: ${fresh.transfers} transfers and ${fresh.entries} entries new since `
+    + `the checkpoints of ${report.tenantsWithCheckpoint} tenants; `
+    + `${report.checkpointsWritten} checkpoints written`);
+  for (const problem of report.problems) {
+    printLine(`${problem.code} tenant=${problem.tenantId} ${problem.message}`);
+  }
 }

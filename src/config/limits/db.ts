@@ -12,7 +12,8 @@ export const dbLimits = {
   migrationStatementLockTimeoutMs: 200,
   migrationLockAttemptsMax: 150,   // tries of one migration that timed out on a lock (about 1 min)
   migrationLockRetryMs: 200,       // the pause before the next try, payments run meanwhile
-  migrationStatementTimeoutMs: 3_600_000, // an index build on a large table takes minutes, not hours
+  // An index build on a large table takes minutes, not hours.
+  migrationStatementTimeoutMs: 3_600_000,
   migrationBatchRowsMax: 5_000,    // rows per backfill transaction: row locks held for milliseconds
   embeddedStartTimeoutMs: 60_000,  // initdb + start of the embedded server on a cold disk
   embeddedStopTimeoutMs: 30_000,   // a fast shutdown (SIGINT) of an adopted server; then SIGKILL

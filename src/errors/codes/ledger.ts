@@ -8,5 +8,7 @@ export const ledgerErrorCodes = {
   LEDGER_PROJECTION_MISMATCH: "A materialized balance disagrees with the sum of its entries.",
   LEDGER_TRANSFER_UNBALANCED_STORED: "A stored transfer's entries do not balance.",
   LEDGER_NEGATIVE_CUSTOMER_BALANCE: "A customer account's balance derived from its entries is below zero.",
+  LEDGER_CHECKPOINT_MISMATCH: "A verification checkpoint's sums or totals disagree with "
+    + "the entries visible to it (an old entry changed or added, or the checkpoint changed).",
   LEDGER_SETTLEMENT_NET_MISMATCH: "The net per transfer kept for a settlement account (what reconciliation reads) disagrees with its entries.",
 } as const satisfies Record<string, string>;
