@@ -185,12 +185,15 @@ describe("payments and refunds from before the record core (migration 0019)", ()
                      AND natural_key IN ('api:old-pay', 'api-refund:old-rf') ORDER BY natural_key`;
     const written = (await db.pool.query(marks, [world.tenantId])).rows;
     // The database as before the record core took refunds: no undone_minor, no marks for these two.
+    // The old table name's view (migration 0030) holds every column: it goes while the column does.
+    await db.pool.query("DROP VIEW ingest_record_key");
     await db.pool.query("ALTER TABLE record_key DROP COLUMN undone_minor");
     await db.pool.query(
       `DELETE FROM record_key WHERE tenant_id = $1 AND natural_key IN ('api:old-pay',
          'api-refund:old-rf')`,
       [world.tenantId]);
     await db.pool.query(migrationSqlOnTodaysTables("0019_undone_of_record.sql"));
+    await db.pool.query("CREATE VIEW ingest_record_key AS SELECT * FROM record_key");
     expect((await db.pool.query(marks, [world.tenantId])).rows).toEqual(written);
     const repeat = await world.client.post("/v1/refunds", { client_reference: "old-rf", payment_id: paid.json.id, amount: "4.00" }, { "idempotency-key": randomUUID() });
     expect(repeat.json.code).toBe("duplicate_client_reference");
