@@ -110,6 +110,20 @@ const PERIMETER_SQL = `
    ORDER BY r.created_at, r.natural_key
    LIMIT $7`;
 
+/** A record of a perimeter as the queries read it (PERIMETER_SQL and an incident's own). */
+interface PerimeterRow {
+  channel: string;
+  natural_key: string;
+  source_ref: string | null;
+  transfer_key: string | null;
+  amount_minor: string;
+  currency: string;
+  occurred_at: string;
+  compensated: boolean;
+  undone_minor: string;
+  undoes_key: string | null;
+}
+
 export async function perimeterRecords(
   db: Queryable, tenantId: string, criteria: PerimeterCriteria,
 ): Promise<Result<PerimeterRecord[], Finding>> {
@@ -124,18 +138,7 @@ export async function perimeterRecords(
       ),
     );
   }
-  const { rows } = await db.query<{
-    channel: string;
-    natural_key: string;
-    source_ref: string | null;
-    transfer_key: string | null;
-    amount_minor: string;
-    currency: string;
-    occurred_at: string;
-    compensated: boolean;
-    undone_minor: string;
-    undoes_key: string | null;
-  }>(PERIMETER_SQL, [
+  const { rows } = await db.query<PerimeterRow>(PERIMETER_SQL, [
     tenantId, criteria.since, criteria.until, criteria.channel ?? null, criteria.partner ?? null,
     criteria.keyPrefix ?? null, limits.recon.perimeterRecordsMax + 1,
   ]);
@@ -229,24 +232,11 @@ export interface IncidentDetail extends Incident {
   }>;
 }
 
-interface IncidentRecordRow {
-  channel: string;
-  natural_key: string;
-  source_ref: string | null;
-  transfer_key: string | null;
-  amount_minor: string;
-  currency: string;
-  occurred_at: string;
-  compensated: boolean;
-  undone_minor: string;
-  undoes_key: string | null;
-}
-
 /** The perimeter as it was taken, in its order, with what has been undone of each record since. */
 async function incidentRecords(
   db: Queryable, tenantId: string, incidentId: string,
-): Promise<IncidentRecordRow[]> {
-  const { rows } = await db.query<IncidentRecordRow>(
+): Promise<PerimeterRow[]> {
+  const { rows } = await db.query<PerimeterRow>(
     `SELECT r.channel, r.natural_key, r.source_ref, r.transfer_key, r.amount_minor::text,
             r.currency,
             to_char(r.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')
