@@ -67,6 +67,9 @@ interface Contended {
   name: string;
   work: LeasedWork;
   held: Held | undefined;
+  // The last ask was refused: another process held a running lease then. False after an ask
+  // that failed (the database did not answer), before the first ask, and while this one holds it.
+  heldElsewhere: boolean;
   transition: Promise<void>;   // starts and stops of the work, one after the other
 }
 
@@ -114,7 +117,9 @@ export class Fleet {
   /** Contends for `name`; `work` runs whenever this process holds it. */
   hold(name: string, work: LeasedWork): void {
     assert(!this.leases.has(name), `lease ${name} is held for one work only`);
-    this.leases.set(name, { name, work, held: undefined, transition: Promise.resolve() });
+    this.leases.set(name, {
+      name, work, held: undefined, heldElsewhere: false, transition: Promise.resolve(),
+    });
     fleetLeaseHeld.set({ lease: name }, 0);
     if (this.timer !== undefined) this.tick();
   }
@@ -134,6 +139,15 @@ export class Fleet {
 
   isHeld(name: string): boolean {
     return this.leases.get(name)?.held !== undefined;
+  }
+
+  /**
+   * Whether this process's last ask for `name` found another process holding it. When neither
+   * this nor isHeld is true, nobody is known to run the lease's work (the database was away, or
+   * the lease was just lost and is not asked for again yet): the work is down for the fleet.
+   */
+  isHeldElsewhere(name: string): boolean {
+    return this.leases.get(name)?.heldElsewhere === true;
   }
 
   /**
@@ -165,6 +179,7 @@ export class Fleet {
         if (lease.held !== undefined) await this.renew(lease, lease.held);
         else await this.acquire(lease);
       } catch (error) {
+        lease.heldElsewhere = false;
         // The database did not answer: a held lease's deadline decides, an ask is repeated.
         failed = true;
         this.statementFailures.failed(error, { lease: lease.name });
@@ -189,6 +204,7 @@ export class Fleet {
       leaseName: lease.name, holder, leaseMs,
       ...(holderAddress === undefined ? {} : { holderAddress }),
     });
+    lease.heldElsewhere = grant === undefined;
     if (grant === undefined) return;
     if (this.stopped) {
       await releaseLease(this.pool, grant);

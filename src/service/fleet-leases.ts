@@ -73,7 +73,9 @@ export function holdSchemeLink(fleet: Fleet, gateway: CardGateway): string | und
 
 /**
  * The scheme link's readiness as this process sees it: signed on or why not where it holds the
- * link; elsewhere the link is another process's business, so it does not make this one unready.
+ * link; where another process holds it, that process's business, so not a reason to be unready.
+ * Where nobody is known to hold it (the lease was lost with the database and not asked for again
+ * yet), the link is down for the whole fleet, and card authorizations would get 503: not ready.
  */
 export function leasedSchemeLinkHealth(
   fleet: Fleet, gateway: CardGateway, leaseName: string | undefined,
@@ -83,7 +85,12 @@ export function leasedSchemeLinkHealth(
     schemeLinkHealth() {
       const health = gateway.schemeLinkHealth();
       if (health === undefined || leaseName === undefined || fleet.isHeld(leaseName)) return health;
-      return { ok: true };
+      if (fleet.isHeldElsewhere(leaseName)) return { ok: true };
+      return {
+        ok: false,
+        reason: `no process is known to hold the scheme link's lease ${leaseName}; `
+          + `this one asks for it every ${fleet.renewEveryMs} ms`,
+      };
     },
   };
 }
