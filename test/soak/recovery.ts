@@ -3,7 +3,9 @@ import type { Violation } from "../sim/invariants.ts";
 import { soakBounds } from "./bounds.ts";
 
 /**
- * After a heal, the service must catch up within `soakBounds.recoveryBoundMs`: ready again (its
+ * After a heal, the service must catch up within `soakBounds.recoveryBoundMs`: every fleet lease
+ * live and renewed since the heal (a lease lost to the fault, or still a killed process's, is
+ * taken again: until then its work, the scheme link among them, runs nowhere), ready again (its
  * /readyz covers the database, the file sources and the scheme link), answering the API, the
  * outbox drained of what was enqueued before the heal, no received file unfinished, no outbound
  * reversal pending. Time to recover runs from the heal to the moment all of that held.
@@ -29,6 +31,14 @@ function conditions(ctx: SimContext, healedAt: Date): Condition[] {
   const { pool, world } = ctx;
   const count = async (sql: string, values: unknown[]) => (await pool.query<{ n: number }>(sql, values)).rows[0]?.n ?? 0;
   return [
+    {
+      name: "leases held since the heal",
+      holds: async () => {
+        const n = await count(`SELECT count(*)::int AS n FROM fleet_lease
+          WHERE lease_until <= clock_timestamp() OR renewed_at < $1`, [healedAt]);
+        return n === 0 ? undefined : `${n} fleet leases not live or not renewed since the heal`;
+      },
+    },
     { name: "ready (/readyz 200)", holds: async () => { const r = await get(`${ctx.service.baseUrl}/readyz`); return r === 200 ? undefined : String(r); } },
     {
       name: "answering (GET balance 200)",

@@ -20,8 +20,13 @@ export type ReviewDecision = "replace" | "apply_as_new" | "refuse";
 export const reviewRoute: "cli" | "http" = process.env.CLEARLINE_SIM_REVIEW_ROUTE === "cli" ? "cli" : "http";
 const cliVerbs: Record<ReviewDecision, string> = { replace: "replace", apply_as_new: "apply-as-new", refuse: "refuse" };
 
-/** Answers other than 200 an open review may legitimately get: its posting would overdraw, or the decision does not fit it. */
-const reviewRefusalsExpected = ["REVIEW_INSUFFICIENT_FUNDS", "REVIEW_NOT_APPLICABLE"];
+/**
+ * Answers other than 200 an open review may legitimately get: its posting would overdraw, or the
+ * decision does not fit it. The API sends catalog codes in lower case (src/errors/problem.ts);
+ * compared in upper case, a refusal for funds once counted as a failure (CI soak, seed 31).
+ */
+const reviewRefusalsExpected = ["REVIEW_INSUFFICIENT_FUNDS", "REVIEW_NOT_APPLICABLE"]
+  .map((code) => code.toLowerCase());
 
 /** THE one function every review decision of the simulation goes through. */
 export async function decideReview(ctx: SimContext, reviewId: string, decision: ReviewDecision, reason: string, idempotencyKey: string): Promise<Told> {
