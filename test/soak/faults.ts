@@ -63,6 +63,7 @@ export function faultKinds(topology: SoakTopology, service: ServiceProcess): Fau
     partitionKind(topology, "nats", "NATS partition", eitherResponse),
     partitionKind(topology, "scheme", "scheme link partition", eitherResponse),
     partitionKind(topology, "webhook", "webhook receiver partition", eitherResponse),
+    partitionKind(topology, "sftp", "partner SFTP partition", eitherResponse),
     {
       name: "kill -9 serve",
       // Down for the fault's drawn duration, then restarted on the same database and home.

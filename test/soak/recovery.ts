@@ -1,14 +1,16 @@
 import type { SimContext } from "../sim/context.ts";
 import type { Violation } from "../sim/invariants.ts";
 import { soakBounds } from "./bounds.ts";
+import { filesWaitingOnSftp } from "./sftp-partner.ts";
+import type { SoakTopology } from "./topology.ts";
 
 /**
  * After a heal, the service must catch up within `soakBounds.recoveryBoundMs`: every fleet lease
  * live and renewed since the heal (a lease lost to the fault, or still a killed process's, is
  * taken again: until then its work, the scheme link among them, runs nowhere), ready again (its
  * /readyz covers the database, the file sources and the scheme link), answering the API, the
- * outbox drained of what was enqueued before the heal, no received file unfinished, no outbound
- * reversal pending. Time to recover runs from the heal to the moment all of that held.
+ * outbox drained of what was enqueued before the heal, the partner's SFTP inbox taken (the source
+ * polls again), no received file unfinished, no outbound reversal pending. Time to recover runs from the heal to the moment all of that held.
  */
 export interface Recovery {
   recoveredMs: number;
@@ -27,16 +29,20 @@ async function get(url: string): Promise<number | string> {
   }
 }
 
-function conditions(ctx: SimContext, healedAt: Date): Condition[] {
+function conditions(ctx: SimContext, healedAt: Date, topology: SoakTopology): Condition[] {
   const { pool, world } = ctx;
   const count = async (sql: string, values: unknown[]) => (await pool.query<{ n: number }>(sql, values)).rows[0]?.n ?? 0;
   return [
     {
       name: "leases held since the heal",
+      // A lease let go by a graceful stop (the soak's restart with config.json) is nobody's work.
       holds: async () => {
-        const n = await count(`SELECT count(*)::int AS n FROM fleet_lease
-          WHERE lease_until <= clock_timestamp() OR renewed_at < $1`, [healedAt]);
-        return n === 0 ? undefined : `${n} fleet leases not live or not renewed since the heal`;
+        const { rows } = await pool.query<{ lease_name: string }>(
+          `SELECT lease_name FROM fleet_lease
+            WHERE released_at IS NULL AND (lease_until <= clock_timestamp() OR renewed_at < $1)
+            ORDER BY lease_name`, [healedAt]);
+        const names = rows.map((row) => row.lease_name);
+        return names.length === 0 ? undefined : `not live or not renewed since: ${names.join(", ")}`;
       },
     },
     { name: "ready (/readyz 200)", holds: async () => { const r = await get(`${ctx.service.baseUrl}/readyz`); return r === 200 ? undefined : String(r); } },
@@ -61,6 +67,16 @@ function conditions(ctx: SimContext, healedAt: Date): Condition[] {
       },
     },
     {
+      name: "SFTP inbox taken (files put before the heal)",
+      holds: async () => {
+        const waiting = filesWaitingOnSftp(topology, healedAt);
+        if (waiting.length === 0) return undefined;
+        // serve's last word on SFTP, where it said one (its log tail is kept by ServiceProcess).
+        const said = ctx.service.recentStderr.split("\n").filter((l) => /sftp/i.test(l)).at(-1);
+        return `still on the SFTP server: ${waiting.join(", ")}${said ? `; serve said: ${said}` : ""}`;
+      },
+    },
+    {
       name: "files done",
       holds: async () => {
         const n = await count(`SELECT count(*)::int AS n FROM received_file WHERE tenant_id = $1 AND status IN ('received', 'processing')`, [world.tenantId]);
@@ -77,10 +93,12 @@ function conditions(ctx: SimContext, healedAt: Date): Condition[] {
   ];
 }
 
-export async function recover(ctx: SimContext, healedAtMs: number): Promise<Recovery> {
+export async function recover(
+  ctx: SimContext, healedAtMs: number, topology: SoakTopology,
+): Promise<Recovery> {
   const deadline = healedAtMs + soakBounds.recoveryBoundMs;
   const violations: Violation[] = [];
-  for (const condition of conditions(ctx, new Date(healedAtMs))) {
+  for (const condition of conditions(ctx, new Date(healedAtMs), topology)) {
     for (;;) {
       const wrong = await condition.holds();
       if (wrong === undefined) break;

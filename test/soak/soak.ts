@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { loadWebhookSecretKeys } from "../../src/outbox/webhooks/secret-box.ts";
@@ -20,7 +20,10 @@ import { soakActions } from "./actions.ts";
 import { faultKinds, type FaultKind } from "./faults.ts";
 import { recover } from "./recovery.ts";
 import { reportLines, type KindStats } from "./report.ts";
-import { startTopology } from "./topology.ts";
+import {
+  sftpArchive, sftpFileDelivery, sftpInbox, sftpPartnerConfig, writeServeConfig,
+} from "./sftp-partner.ts";
+import { startTopology, type SoakTopology } from "./topology.ts";
 
 export interface SoakOptions {
   seed: number;
@@ -91,9 +94,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     lines.push(line);
     (options.out ?? ((l: string) => process.stdout.write(`${l}\n`)))(line);
   };
-  const topology = await startTopology();
-  const database = await createSimDatabase(topology.adminSocketUrl);
   const home = mkdtempSync(path.join(tmpdir(), "clearline-soak-home-"));
+  const topology = await startTopology(home);
+  for (const folder of [sftpInbox, sftpArchive]) {
+    mkdirSync(path.join(topology.sftp.root, folder), { recursive: true });
+  }
+  const database = await createSimDatabase(topology.adminSocketUrl);
   const world = newWorld(options.seed);
   const service = new ServiceProcess({
     databaseUrl: topology.serviceDatabaseUrl(database.name), home, cardHashSecretHex: new Prng(options.seed, -1).hex(64),
@@ -110,17 +116,30 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     answers[key] = (answers[key] ?? 0) + 1;
   };
   try {
-    print(`soak seed=${options.seed} minutes=${options.minutes}: postgres ${topology.peers.postgres.host.address}, NATS ${topology.peers.nats.host.address}, scheme ${topology.peers.scheme.host.address}, webhooks ${topology.peers.webhook.host.address}`);
+    const { peers } = topology;
+    print(`soak seed=${options.seed} minutes=${options.minutes}: postgres ${peers.postgres.host.address}, `
+      + `NATS ${peers.nats.host.address}, scheme ${peers.scheme.host.address}, `
+      + `webhooks ${peers.webhook.host.address}, SFTP ${peers.sftp.host.address}`);
     await service.start();
     await setUpWorld(ctx, new Prng(options.seed, -1).hex(64), home);
+    // The SFTP source names the world's tenant and partner, which exist only now: serve is
+    // started again with it configured.
+    writeServeConfig(home, sftpPartnerConfig(topology, world.tenantId, world.partnerName));
+    await service.stop();
+    await service.start();
     await addWebhookEndpoint(database.pool, world.tenantId, topology.webhookUrl, ["payment.applied", "file.processed"], newSigningSecret(), loadWebhookSecretKeys({ home }));
     const kinds = faultKinds(topology, service).filter((k) => options.only === undefined || k.name.includes(options.only));
     if (kinds.length === 0) throw new Error(`no fault kind's name contains ${options.only}`);
     const deadline = Date.now() + options.minutes * 60_000;
-    const workload = runWorkload(ctx, shared, options.seed, database.pool);
-    await runSchedule(ctx, shared, kinds, options.seed, deadline);
+    const workloadActions: WorkloadActions = {
+      ...soakActions, sftp_file_delivery: { weight: 3, run: sftpFileDelivery(topology) },
+    };
+    const workload = runWorkload(ctx, shared, options.seed, workloadActions);
+    await runSchedule(ctx, shared, kinds, options.seed, deadline, topology);
     shared.stopping = true;
     await workload;
+    // The end of the run is a heal like any other: what the last fault left must catch up.
+    charge(shared, (await recover(ctx, Date.now(), topology)).violations, "end of run");
     charge(shared, await checkAll(world, database.pool, service.baseUrl), "end of run");
     for (const line of reportLines(shared.stats, kinds.map((k) => k.name))) print(line);
     for (const line of coverageLines(await coverageOf(world, database.pool, service.kills))) print(line);
@@ -141,13 +160,18 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   }
 }
 
-const workloadWeights: Record<string, number> = {
-  ...actionWeights, ...Object.fromEntries(Object.entries(soakActions).map(([kind, a]) => [kind, a.weight])),
-};
+/** The soak's actions beside the sim's, each with its weight in the draw. */
+type WorkloadActions = Record<string, { weight: number; run: (ctx: SimContext) => Promise<void> }>;
 
 /** The sim's steps, one after another; at every step boundary outside a fault, settle and check. */
-async function runWorkload(ctx: SimContext, shared: Shared, seed: number, pool: SimContext["pool"]): Promise<void> {
-  const { world } = ctx;
+async function runWorkload(
+  ctx: SimContext, shared: Shared, seed: number, soakOwn: WorkloadActions,
+): Promise<void> {
+  const { world, pool } = ctx;
+  const workloadWeights: Record<string, number> = {
+    ...actionWeights,
+    ...Object.fromEntries(Object.entries(soakOwn).map(([kind, a]) => [kind, a.weight])),
+  };
   for (let step = 1; !shared.stopping; step++) {
     // While serve is down (killed, not yet restarted) a client waits, as a real one would retry
     // later: steps are not burnt on refused connections.
@@ -158,7 +182,8 @@ async function runWorkload(ctx: SimContext, shared: Shared, seed: number, pool: 
     world.actionsByKind[kind] = (world.actionsByKind[kind] ?? 0) + 1;
     const span = startSpan(world);
     try {
-      await (kind in soakActions ? soakActions[kind as keyof typeof soakActions] : actions[kind as keyof typeof actions]).run(ctx);
+      const own = soakOwn[kind];
+      await (own ?? actions[kind as keyof typeof actions]).run(ctx);
     } catch (error) {
       // The soak's own reads go over a unix socket no fault touches: a throw is the harness's or the service's.
       if (!overlappedFault(world, span)) charge(shared, [{ invariant: "stepCompleted", subject: `step ${step} (${kind})`, expected: "the step ran to its end", found: (error as Error).stack ?? String(error) }]);
@@ -175,7 +200,10 @@ async function runWorkload(ctx: SimContext, shared: Shared, seed: number, pool: 
 }
 
 /** The fault schedule: kinds in seeded rounds (each kind once per round, in a drawn order), each injected, held, healed and recovered from. */
-async function runSchedule(ctx: SimContext, shared: Shared, kinds: FaultKind[], seed: number, deadline: number): Promise<void> {
+async function runSchedule(
+  ctx: SimContext, shared: Shared, kinds: FaultKind[], seed: number, deadline: number,
+  topology: SoakTopology,
+): Promise<void> {
   const { world } = ctx;
   const rng = new Prng(seed, -2);
   let round: FaultKind[] = [];
@@ -194,7 +222,7 @@ async function runSchedule(ctx: SimContext, shared: Shared, kinds: FaultKind[], 
     await sleep(holdMs);
     await injected.heal();
     const healedAt = Date.now();
-    const recovery = await recover(ctx, healedAt);
+    const recovery = await recover(ctx, healedAt, topology);
     statsOf(shared, kind.name).recoveryMs.push(recovery.recoveredMs);
     shared.lastHealed = kind.name;
     charge(shared, recovery.violations.map((v) => ({ ...v, subject: `${v.subject} (after ${kind.name}: ${injected.detail}, held ${holdMs} ms)` })));

@@ -1,4 +1,6 @@
+import { mkdirSync } from "node:fs";
 import path from "node:path";
+import { startSftpInHost, type HostSftp } from "../support/net/peers/sftp-in-host.ts";
 import {
   createTestHost, spawnNodeInHost, startEchoPeer, startFaultProxy, startNatsInHost, startPostgresInHost,
   type FaultProxy, type HostNats, type HostPostgres, type TestHost,
@@ -17,12 +19,14 @@ export interface Peer {
   proxy: FaultProxy;
 }
 
-export type PeerName = "postgres" | "nats" | "scheme" | "webhook";
+export type PeerName = "postgres" | "nats" | "scheme" | "webhook" | "sftp";
 
 export interface SoakTopology {
   peers: Record<PeerName, Peer>;
   postgres: HostPostgres;
   nats: HostNats;
+  /** The partner's SFTP server; `serve` polls it through the sftp peer's proxy. */
+  sftp: HostSftp;
   /** The admin URL of the host's PostgreSQL over its unix socket (the soak's own connections). */
   adminSocketUrl: string;
   /** The URL `serve` uses for `database`: through the proxy and the veth. */
@@ -40,7 +44,8 @@ async function proxied(name: PeerName, host: TestHost, port: number): Promise<Pe
   return { name, host, proxy };
 }
 
-export async function startTopology(): Promise<SoakTopology> {
+/** `folder`: where the SFTP server's files and keys live (the soak's home). */
+export async function startTopology(folder: string): Promise<SoakTopology> {
   const made: TestHost[] = [];
   const proxies: FaultProxy[] = [];
   const host = async (label: string) => {
@@ -59,17 +64,22 @@ export async function startTopology(): Promise<SoakTopology> {
     await scheme.waitForLine((line) => line.includes("scheme-sim listening"), "listening");
     const webhookHost = await host("soak-hook");
     const echo = await startEchoPeer(webhookHost);
+    const sftpHost = await host("soak-sftp");
+    const sftpFolder = path.join(folder, "sftp");
+    mkdirSync(sftpFolder, { recursive: true });
+    const sftp = await startSftpInHost(sftpHost, sftpFolder);
     const peers: Record<PeerName, Peer> = {
       postgres: await proxied("postgres", pgHost, postgres.port),
       nats: await proxied("nats", natsHost, 4222),
       scheme: await proxied("scheme", schemeHost, schemePort),
       webhook: await proxied("webhook", webhookHost, echo.httpPort),
+      sftp: await proxied("sftp", sftpHost, sftp.port),
     };
     proxies.push(...Object.values(peers).map((p) => p.proxy));
     const socketFolder = path.join(postgres.dataFolder, "data");
     const pgProxy = peers.postgres.proxy;
     return {
-      peers, postgres, nats,
+      peers, postgres, nats, sftp,
       adminSocketUrl: `postgres://postgres@localhost/postgres?host=${encodeURIComponent(socketFolder)}`,
       serviceDatabaseUrl: (database) => `postgres://postgres@${pgProxy.host}:${pgProxy.port}/${database}`,
       serviceEnvironment: {

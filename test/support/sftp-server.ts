@@ -39,10 +39,14 @@ function attrsOf(stats: Stats) {
 }
 
 /**
- * A real SFTP server (the ssh2 package's Server) serving `root` on a loopback port, accepting one
+ * A real SFTP server (the ssh2 package's Server) serving `root` on a port (loopback unless
+ * `listen` names a test host's address: peers/sftp-peer.ts), accepting one
  * user with one public key: no mocks, the client under test speaks the real protocol to it.
  */
-export async function startSftpServer(root: string, user: { name: string; publicKey: string }, hostKey: KeyPair = newKeyPair()): Promise<TestSftpServer> {
+export async function startSftpServer(
+  root: string, user: { name: string; publicKey: string }, hostKey: KeyPair = newKeyPair(),
+  listen: { host: string; port: number } = { host: "127.0.0.1", port: 0 },
+): Promise<TestSftpServer> {
   const allowed = utils.parseKey(user.publicKey);
   if (allowed instanceof Error) throw allowed;
   const allowedKey = Array.isArray(allowed) ? allowed[0] : allowed;
@@ -154,7 +158,7 @@ export async function startSftpServer(root: string, user: { name: string; public
       });
     });
   });
-  await new Promise<void>((done) => server.listen(0, "127.0.0.1", () => done()));
+  await new Promise<void>((done) => server.listen(listen.port, listen.host, () => done()));
   return {
     port: (server.address() as AddressInfo).port,
     hostKey,

@@ -1,0 +1,78 @@
+import { mkdirSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { SftpPartnerSource } from "../../src/config/sources-config.ts";
+import { createLogger } from "../../src/observability/logger.ts";
+import { SftpPoller } from "../../src/sources/sftp.ts";
+import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { startFaultProxy, type FaultProxy } from "../support/net/index.ts";
+import {
+  fingerprintOf, newKeyPair, startSftpServer, type TestSftpServer,
+} from "../support/sftp-server.ts";
+import { balances, fixture, givenScene, settlementOf, type Scene } from "../files/support.ts";
+
+const quiet = createLogger({ level: "silent" });
+
+/**
+ * A partner's SFTP server whose connection is cut at points all through a poll (a reset or a FIN
+ * after N bytes from the server, through the fault proxy: in the handshake, the listing, the
+ * download, the archive's rename): each poll settles, failing or taking the file; once healed,
+ * the file is off the server; its records are applied once, whichever poll took it.
+ */
+describe("an SFTP poll cut by the network", () => {
+  let db: TestDatabase;
+  let scene: Scene;
+  let root: string;
+  let server: TestSftpServer;
+  let proxy: FaultProxy;
+  let source: SftpPartnerSource;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    scene = await givenScene(db.pool, "sftp-cut");
+    root = mkdtempSync(path.join(tmpdir(), "clearline-sftp-cut-"));
+    mkdirSync(path.join(root, "inbox"));
+    mkdirSync(path.join(root, "archive"));
+    const userKey = newKeyPair();
+    const keyFile = path.join(root, "id_ecdsa");
+    writeFileSync(keyFile, userKey.private, { mode: 0o600 });
+    server = await startSftpServer(root, { name: "clearline", publicKey: userKey.public });
+    proxy = await startFaultProxy({
+      listen: { host: "127.0.0.1" }, target: { host: "127.0.0.1", port: server.port },
+    });
+    source = {
+      tenant: "sftp-cut", partner: scene.partner.name, host: proxy.host, port: proxy.port,
+      username: "clearline", privateKeyPath: keyFile, hostKeySha256: fingerprintOf(server.hostKey.public),
+      inbox: "/inbox", namePattern: "\\.ach$", archive: "/archive", pollIntervalMs: 100,
+    };
+  });
+  afterAll(async () => {
+    await proxy.close();
+    await server.close();
+    await db.drop();
+  });
+
+  const poller = () => new SftpPoller({
+    pool: db.pool, tenantId: scene.tenantId, partner: scene.partner, source,
+    spoolFolder: mkdtempSync(path.join(tmpdir(), "clearline-spool-")), logger: quiet,
+  });
+
+  const cutStepBytes = 750;       // cut points: the handshake, listing, download and rename
+  const cutLastBytes = 6_000;     // past the whole of a poll that takes the file
+
+  for (const how of ["reset", "fin"] as const) {
+    it(`settles every poll cut by a ${how} from the server; the file is taken once healed`,
+      async () => {
+      writeFileSync(path.join(root, "inbox", `cut-${how}.ach`), fixture("ach/original.ach"));
+      const sftp = poller();
+      for (let afterBytes = 0; afterBytes <= cutLastBytes; afterBytes += cutStepBytes) {
+        proxy.cut({ direction: "toClient", afterBytes, how });
+        await sftp.poll().catch(() => undefined);
+        await proxy.heal();
+      }
+      while (readdirSync(path.join(root, "inbox")).length > 0) await sftp.poll();
+      expect((await balances(db.pool, scene.tenantId))[settlementOf(scene)]).toBe(150_000n);
+    });
+  }
+});
