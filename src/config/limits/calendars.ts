@@ -14,4 +14,7 @@ export const calendarLimits = {
   holidaysPerCalendarMax: 64,
   // Unscheduled closings configuration may add, over all calendars: a handful a decade happen.
   configuredClosingsMax: 1_000,
+  // Partners configuration may name a calendar for (partnerCalendars): one entry a partner, and
+  // far more partners than any deployment has today; the list is read once, at start.
+  partnerCalendarsMax: 10_000,
 } as const;
