@@ -35,7 +35,8 @@ describe("unscheduled calendar closings in the configuration", () => {
     const fed = configuredCalendar("us-federal-reserve", loaded.value);
     const target2 = configuredCalendar("target2", loaded.value);
     if (!fed.ok || !target2.ok) throw new Error("both calendars are shipped");
-    expect(fed.value.businessDayOnOrAfter(day("2025-08-30"))).toEqual({ ok: true, value: "2025-09-03" });
+    expect(fed.value.businessDayOnOrAfter(day("2025-08-30")))
+      .toEqual({ ok: true, value: "2025-09-03" });
     expect(target2.value.isBusinessDay(day("2025-09-02"))).toBe(true);
   });
 
@@ -61,7 +62,8 @@ describe("unscheduled calendar closings in the configuration", () => {
 
   it("refuse a closing on no date, naming the entry, from the file or the environment", () => {
     expect(loadConfig(withClosings([{ calendar: "target2", date: "2025-02-30" }]))).toMatchObject({
-      ok: false, errors: [{ code: "CONFIG_INVALID", position: { field: "calendarClosings[0].date" } }],
+      ok: false,
+      errors: [{ code: "CONFIG_INVALID", position: { field: "calendarClosings[0].date" } }],
     });
     const env = withClosings([], { CLEARLINE_CALENDAR_CLOSINGS: "target2:2025-06-02,target2" });
     expect(loadConfig(env)).toMatchObject({ ok: false, errors: [
@@ -72,8 +74,9 @@ describe("unscheduled calendar closings in the configuration", () => {
   it("refuse a list one past its bound, and take one at it", () => {
     const closingsMax = limits.calendars.configuredClosingsMax;
     const closing = { calendar: "target2", date: "2025-06-02" };
-    expect(loadConfig(withClosings(Array.from({ length: closingsMax }, () => closing))).ok).toBe(true);
-    expect(loadConfig(withClosings(Array.from({ length: closingsMax + 1 }, () => closing)))).toMatchObject({
+    const closings = (count: number): unknown[] => Array.from({ length: count }, () => closing);
+    expect(loadConfig(withClosings(closings(closingsMax))).ok).toBe(true);
+    expect(loadConfig(withClosings(closings(closingsMax + 1)))).toMatchObject({
       ok: false, errors: [{ code: "CONFIG_INVALID", position: { field: "calendarClosings" } }],
     });
   });

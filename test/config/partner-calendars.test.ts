@@ -33,7 +33,8 @@ describe("a partner's calendar in the configuration", () => {
     ] });
     expect(partnerCalendar(config, acme, firstBank)?.name).toBe("us-federal-reserve");
     expect(partnerCalendar(config, acme, euroBank)?.name).toBe("target2");
-    expect(partnerCalendar(config, { tenantId: "ten_2", name: "other" }, firstBank)).toBeUndefined();
+    const other = { tenantId: "ten_2", name: "other" };
+    expect(partnerCalendar(config, other, firstBank)).toBeUndefined();
   });
 
   it("carries the unscheduled closings configured for that calendar", () => {

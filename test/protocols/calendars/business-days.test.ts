@@ -12,7 +12,8 @@ describe("business-day arithmetic", () => {
   });
 
   it("rolls the same Saturday to the Monday on TARGET2, which keeps no Labor Day", () => {
-    expect(target2.businessDayOnOrAfter(date("2025-08-30"))).toEqual({ ok: true, value: "2025-09-01" });
+    expect(target2.businessDayOnOrAfter(date("2025-08-30")))
+      .toEqual({ ok: true, value: "2025-09-01" });
   });
 
   it("leaves a business day where it is when rolling, and steps past it for the next one", () => {
@@ -25,7 +26,8 @@ describe("business-day arithmetic", () => {
     expect(fed.addBusinessDays(date("2025-12-24"), 3)).toEqual({ ok: true, value: "2025-12-30" });
     expect(fed.addBusinessDays(date("2025-12-30"), -3)).toEqual({ ok: true, value: "2025-12-24" });
     expect(fed.addBusinessDays(date("2026-01-02"), -1)).toEqual({ ok: true, value: "2025-12-31" });
-    expect(target2.addBusinessDays(date("2025-12-24"), 1)).toEqual({ ok: true, value: "2025-12-29" });
+    expect(target2.addBusinessDays(date("2025-12-24"), 1))
+      .toEqual({ ok: true, value: "2025-12-29" });
   });
 
   it("adds nothing for a step of zero, even from a day that is not a business day", () => {
@@ -52,7 +54,8 @@ describe("business-day arithmetic", () => {
   it("skips an unscheduled closing configured for the calendar", () => {
     const closedOnce = shippedCalendar("us-federal-reserve", ["2025-09-02"]);
     expect(closedOnce.isBusinessDay(date("2025-09-02"))).toBe(false);
-    expect(closedOnce.businessDayOnOrAfter(date("2025-08-30"))).toEqual({ ok: true, value: "2025-09-03" });
+    expect(closedOnce.businessDayOnOrAfter(date("2025-08-30")))
+      .toEqual({ ok: true, value: "2025-09-03" });
     expect(closedOnce.businessDaysBetween(date("2025-08-29"), date("2025-09-03"))).toBe(1);
     // The published list is the rules' own: an unscheduled closing is not a holiday of the year.
     expect(closedOnce.holidaysOf(2025).map((holiday) => holiday.date)).not.toContain("2025-09-02");
@@ -73,10 +76,10 @@ describe("business-day arithmetic", () => {
 
   it("refuses a walk past the last covered year rather than guessing its holidays", () => {
     const last = date(`${limits.calendars.yearMax}-12-31`);
-    expect(fed.nextBusinessDay(last, { field: "effectiveDate" })).toMatchObject({
-      ok: false, error: { code: "CALENDAR_DATE_OUT_OF_RANGE", position: { field: "effectiveDate" } },
-    });
+    expect(fed.nextBusinessDay(last, { field: "effectiveDate" })).toMatchObject({ ok: false,
+      error: { code: "CALENDAR_DATE_OUT_OF_RANGE", position: { field: "effectiveDate" } } });
     const first = date(`${limits.calendars.yearMin}-01-02`);
-    expect(fed.addBusinessDays(first, -1)).toMatchObject({ ok: false, error: { code: "CALENDAR_DATE_OUT_OF_RANGE" } });
+    expect(fed.addBusinessDays(first, -1))
+      .toMatchObject({ ok: false, error: { code: "CALENDAR_DATE_OUT_OF_RANGE" } });
   });
 });

@@ -12,8 +12,9 @@ describe("calendar dates", () => {
     const bad = ["2025-02-29", "2100-02-29", "2025-13-01", "2025-04-31", "2025-9-2",
       "2025-09-02T00:00:00Z", "", 20250902, undefined];
     for (const text of bad) {
-      expect(calendarDateOf(text, { field: "calendarClosings[0].date" }), String(text)).toMatchObject({
-        ok: false, error: { code: "CALENDAR_DATE_INVALID", position: { field: "calendarClosings[0].date" } },
+      const field = "calendarClosings[0].date";
+      expect(calendarDateOf(text, { field }), String(text)).toMatchObject({
+        ok: false, error: { code: "CALENDAR_DATE_INVALID", position: { field } },
       });
     }
   });
@@ -23,7 +24,8 @@ describe("calendar dates", () => {
     expect(calendarDateOf(`${yearMin}-01-01`).ok).toBe(true);
     expect(calendarDateOf(`${yearMax}-12-31`).ok).toBe(true);
     for (const text of [`${yearMin - 1}-12-31`, `${yearMax + 1}-01-01`]) {
-      expect(calendarDateOf(text)).toMatchObject({ ok: false, error: { code: "CALENDAR_DATE_OUT_OF_RANGE" } });
+      expect(calendarDateOf(text))
+        .toMatchObject({ ok: false, error: { code: "CALENDAR_DATE_OUT_OF_RANGE" } });
     }
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { limits } from "../../../src/config/limits.ts";
-import federalReserveJson from "../../../protocols/calendars/us-federal-reserve.json" with { type: "json" };
+import federalReserveJson
+  from "../../../protocols/calendars/us-federal-reserve.json" with { type: "json" };
 import {
   businessCalendarOf, calendarNamed, readCalendarRules,
 } from "../../../src/protocols/calendars/index.ts";
@@ -13,7 +14,10 @@ function withRule(rule: unknown, extra: Record<string, unknown> = {}): unknown {
   return {
     name: "test", weekendDays: ["saturday", "sunday"],
     observance: { saturday: "none", sunday: "none" },
-    holidays: [{ name: "First", rule: { kind: "fixed", month: 1, day: 1 } }, { name: "Second", rule, ...extra }],
+    holidays: [
+      { name: "First", rule: { kind: "fixed", month: 1, day: 1 } },
+      { name: "Second", rule, ...extra },
+    ],
   };
 }
 
@@ -24,7 +28,8 @@ function findingsOf(source: unknown): unknown {
 
 describe("reading a calendar file", () => {
   it("reads the shipped Federal Reserve file to its eleven holidays", () => {
-    const read = readCalendarRules(federalReserveJson, "protocols/calendars/us-federal-reserve.json");
+    const file = "protocols/calendars/us-federal-reserve.json";
+    const read = readCalendarRules(federalReserveJson, file);
     expect(read.ok && read.value.holidays.length).toBe(11);
   });
 
@@ -39,17 +44,19 @@ describe("reading a calendar file", () => {
       code: "CALENDAR_RULE_INVALID", position: { file, field: "holidays[1].rule.month" },
     }]);
     for (const [month, day] of [[2, 29], [4, 31], [1, 0]]) {
-      expect(findingsOf(withRule({ kind: "fixed", month, day })), `${month}-${day}`).toMatchObject([{
+      const found = findingsOf(withRule({ kind: "fixed", month, day }));
+      expect(found, `${month}-${day}`).toMatchObject([{
         code: "CALENDAR_RULE_INVALID", position: { field: "holidays[1].rule.day" },
       }]);
     }
   });
 
   it("refuses a weekday rule with an unknown weekday or a fifth weekday some months lack", () => {
-    expect(findingsOf(withRule({ kind: "nth-weekday", month: 1, weekday: "mon", nth: 3 }))).toMatchObject([{
+    const third = { kind: "nth-weekday", month: 1, nth: 3 };
+    expect(findingsOf(withRule({ ...third, weekday: "mon" }))).toMatchObject([{
       code: "CALENDAR_RULE_INVALID", position: { field: "holidays[1].rule.weekday" },
     }]);
-    expect(findingsOf(withRule({ kind: "nth-weekday", month: 1, weekday: "monday", nth: 5 }))).toMatchObject([{
+    expect(findingsOf(withRule({ ...third, weekday: "monday", nth: 5 }))).toMatchObject([{
       code: "CALENDAR_RULE_INVALID", position: { field: "holidays[1].rule.nth" },
     }]);
     expect(findingsOf(withRule({ kind: "last-weekday", month: 5, weekday: "monday" }))).toEqual([]);
@@ -59,23 +66,27 @@ describe("reading a calendar file", () => {
     expect(findingsOf(withRule({ kind: "easter-offset", days: 71 }))).toMatchObject([{
       code: "CALENDAR_RULE_INVALID", position: { field: "holidays[1].rule.days" },
     }]);
-    expect(findingsOf(withRule({ kind: "easter-offset", days: 1 }, { validFromYear: 1999 }))).toMatchObject([{
+    const before = withRule({ kind: "easter-offset", days: 1 }, { validFromYear: 1999 });
+    expect(findingsOf(before)).toMatchObject([{
       code: "CALENDAR_RULE_INVALID", position: { field: "holidays[1].validFromYear" },
     }]);
   });
 
   it("names every bad holiday in one reading", () => {
     const source = withRule({ kind: "fixed", month: 0, day: 1 });
-    (source as { holidays: unknown[] }).holidays.push({ name: "Third", rule: { kind: "solstice" } });
+    const third = { name: "Third", rule: { kind: "solstice" } };
+    (source as { holidays: unknown[] }).holidays.push(third);
     expect(findingsOf(source)).toMatchObject([
-      { position: { field: "holidays[1].rule.month" } }, { position: { field: "holidays[2].rule.kind" } },
+      { position: { field: "holidays[1].rule.month" } },
+      { position: { field: "holidays[2].rule.kind" } },
     ]);
   });
 
   it("refuses a file without its shape: name, weekend, observance", () => {
     expect(findingsOf([])).toMatchObject([{ code: "CALENDAR_FILE_INVALID", position: { file } }]);
     const broken = { ...(withRule({ kind: "fixed", month: 1, day: 2 }) as object),
-      name: "Fed Calendar", weekendDays: ["saturday", "sabbath"], observance: { saturday: "nearest", sunday: "none" } };
+      name: "Fed Calendar", weekendDays: ["saturday", "sabbath"],
+      observance: { saturday: "nearest", sunday: "none" } };
     expect(findingsOf(broken)).toMatchObject([
       { code: "CALENDAR_FILE_INVALID", position: { field: "name" } },
       { code: "CALENDAR_FILE_INVALID", position: { field: "weekendDays" } },
@@ -83,12 +94,14 @@ describe("reading a calendar file", () => {
     ]);
   });
 
-  it("moves a Saturday holiday to the Friday before when a calendar says so (the federal government's rule)", () => {
+  it("moves a Saturday holiday to the Friday before when a calendar says so", () => {
+    // The federal government's rule, not the Federal Reserve's.
     const read = readCalendarRules({ ...(withRule({ kind: "fixed", month: 7, day: 4 }) as object),
       observance: { saturday: "preceding-friday", sunday: "following-monday" } }, file);
     if (!read.ok) throw new Error("the test calendar reads");
     const government = businessCalendarOf(read.value);
-    expect(government.holidaysOf(2021)).toEqual([   // 1 January 2022 and 4 July 2026 fall on Saturdays
+    // 1 January 2022 and 4 July 2026 fall on Saturdays.
+    expect(government.holidaysOf(2021)).toEqual([
       { date: "2021-01-01", name: "First" },
       { date: "2021-07-05", name: "Second", movedFrom: "2021-07-04" },
       { date: "2021-12-31", name: "First", movedFrom: "2022-01-01" },
@@ -103,7 +116,8 @@ describe("reading a calendar file", () => {
     source.holidays = Array.from({ length: holidaysMax }, () => holiday);
     expect(findingsOf(source)).toEqual([]);
     source.holidays.push(holiday);
-    expect(findingsOf(source)).toMatchObject([{ code: "CALENDAR_FILE_INVALID", position: { field: "holidays" } }]);
+    expect(findingsOf(source))
+      .toMatchObject([{ code: "CALENDAR_FILE_INVALID", position: { field: "holidays" } }]);
   });
 
   it("answers an unknown calendar name with a finding", () => {

@@ -42,10 +42,11 @@ const dateOnly = (entry: string): string => entry.slice(0, 10);
 describe("the Federal Reserve calendar (us-federal-reserve)", () => {
   for (const [year, published] of Object.entries(publishedFederalReserveHolidays)) {
     it(`places the holidays of ${year} on the published dates`, () => {
-      expect(fed.holidaysOf(Number(year)).map((holiday) => holiday.date)).toEqual(published.map(dateOnly));
+      const placed = fed.holidaysOf(Number(year)).map((holiday) => holiday.date);
+      expect(placed).toEqual(published.map(dateOnly));
     });
 
-    it(`is closed on every weekday of the published list of ${year} and open on every other weekday`, () => {
+    it(`is closed on each weekday the list of ${year} names, and open on every other one`, () => {
       const holidays = new Set(published.map(dateOnly));
       for (const day of datesFromTo(`${year}-01-01`, `${year}-12-31`)) {
         const weekday = new Date(`${day}T00:00:00Z`).getUTCDay();

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import federalReserveJson from "../../../protocols/calendars/us-federal-reserve.json" with { type: "json" };
+import federalReserveJson
+  from "../../../protocols/calendars/us-federal-reserve.json" with { type: "json" };
 import target2Json from "../../../protocols/calendars/target2.json" with { type: "json" };
 import { limits } from "../../../src/config/limits.ts";
 import { isErrorCode } from "../../../src/errors/catalog.ts";
@@ -18,16 +19,16 @@ const lastDay = dayNumberOf(yearMax, 12, 31);
 /** A copy of `value` with the member at `path` (indexes taken modulo) replaced by `replacement`. */
 function replaced(value: unknown, path: number[], replacement: unknown): unknown {
   if (path.length === 0 || typeof value !== "object" || value === null) return replacement;
-  const copy: Record<string, unknown> | unknown[] = Array.isArray(value) ? [...value] : { ...value };
+  const copy = (Array.isArray(value) ? [...value] : { ...value }) as Record<string, unknown>;
   const keys = Object.keys(copy);
   if (keys.length === 0) return replacement;
   const key = keys[(path[0] as number) % keys.length] as string;
-  (copy as Record<string, unknown>)[key] = replaced((copy as Record<string, unknown>)[key], path.slice(1), replacement);
+  copy[key] = replaced(copy[key], path.slice(1), replacement);
   return copy;
 }
 
 describe("calendars on any input (property-based)", () => {
-  it("read any JSON value as a calendar or as findings with catalog codes, never an exception", () => {
+  it("read any JSON value as a calendar or as findings with catalog codes, never throw", () => {
     fc.assert(fc.property(fc.jsonValue(), (value) => {
       const read = readCalendarRules(value, "any.json");
       if (!read.ok) for (const found of read.error) expect(isErrorCode(found.code)).toBe(true);
@@ -50,7 +51,7 @@ describe("calendars on any input (property-based)", () => {
     fc.assert(fc.property(fc.string({ maxLength: 30 }), (text) => {
       const read = calendarDateOf(text);
       if (read.ok) expect(read.value).toBe(text);
-      else expect(["CALENDAR_DATE_INVALID", "CALENDAR_DATE_OUT_OF_RANGE"]).toContain(read.error.code);
+      else expect(read.error.code).toMatch(/^CALENDAR_DATE_(INVALID|OUT_OF_RANGE)$/);
     }), { numRuns: 1_000 });
   });
 
@@ -83,7 +84,8 @@ describe("calendars on any input (property-based)", () => {
           return;
         }
         if (count !== 0) expect(calendar.isBusinessDay(reached.value)).toBe(true);
-        if (calendar.isBusinessDay(start)) expect(calendar.businessDaysBetween(start, reached.value)).toBe(count);
+        if (!calendar.isBusinessDay(start)) return;
+        expect(calendar.businessDaysBetween(start, reached.value)).toBe(count);
       }), { numRuns: 300 });
   });
 });
