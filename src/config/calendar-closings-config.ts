@@ -8,8 +8,8 @@ import { limits } from "./limits.ts";
 /**
  * Unscheduled closings (docs/decisions/0092): days a settlement system closes that its rules do
  * not place, such as a national day of mourning. Config file key `calendarClosings`, a list of
- * `{ "calendar": "us-federal-reserve", "date": "2025-01-09", "reason": "..." }`; or the
- * environment, CLEARLINE_CALENDAR_CLOSINGS="us-federal-reserve:2025-01-09,target2:2025-05-02",
+ * `{ "calendar": "us-federal-reserve", "date": "2030-01-09", "reason": "..." }`; or the
+ * environment, CLEARLINE_CALENDAR_CLOSINGS="us-federal-reserve:2030-01-09,target2:2025-05-02",
  * which replaces the file's list. A closing for no shipped calendar, or on no date, stops the
  * service naming the entry: a closing silently dropped would settle money on a closed day.
  */
