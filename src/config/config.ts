@@ -1,6 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { finding, type Finding } from "../errors/finding.ts";
+import {
+  calendarClosingSettings, type CalendarClosingSetting,
+} from "./calendar-closings-config.ts";
+import { partnerCalendarSettings, type PartnerCalendarSetting } from "./partner-calendar-config.ts";
 import { iso8583AdmissionSettings, type Iso8583AdmissionConfig } from "./iso8583-admission.ts";
 import { ingestSettings, type IngestSettings } from "./sources-config.ts";
 import { framings, shippedDictionaries } from "../protocols/iso8583/index.ts";
@@ -36,6 +40,10 @@ export interface Config {
   shutdownTimeoutMs: number;        // graceful stop before the process exits anyway
   ingest: IngestSettings;           // suspect window, drop folders, SFTP partners (src/config/sources-config.ts)
   returnCutoffs: ReturnCutoffSetting[]; // file key returnCutoffs: when serve cuts each partner's ACH returns (src/config/return-cutoff-config.ts)
+  // file key calendarClosings or CLEARLINE_CALENDAR_CLOSINGS: unscheduled closings (0092)
+  calendarClosings: CalendarClosingSetting[];
+  // file key partnerCalendars: the calendar each partner settles on (0092)
+  partnerCalendars: PartnerCalendarSetting[];
 }
 
 export interface Iso8583OutboundConfig {
@@ -79,6 +87,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Conf
     shutdownTimeoutMs: integerSetting("shutdownTimeoutMs", pick("shutdownTimeoutMs", "CLEARLINE_SHUTDOWN_TIMEOUT_MS") ?? defaults.shutdownTimeoutMs, 100, 600_000, errors),
     ingest: ingestSettings(env, file, home, errors),
     returnCutoffs: returnCutoffSettings(file, errors),
+    calendarClosings: calendarClosingSettings(env, file, errors),
+    partnerCalendars: partnerCalendarSettings(file, errors),
     // Shorter leases take a dead relay's rows over sooner (tests); a delivery gets half the lease.
     outboxLeaseMs: integerSetting("outboxLeaseMs", pick("outboxLeaseMs", "CLEARLINE_OUTBOX_LEASE_MS") ?? limits.outbox.leaseMs, 1_000, 3_600_000, errors),
     // A dead process's sources and jobs move to another within this plus a third of it.

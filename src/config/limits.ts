@@ -1,6 +1,7 @@
 import { assert } from "../assert.ts";
 import { achLimits } from "./limits/ach.ts";
 import { availabilityLimits } from "./limits/availability.ts";
+import { calendarLimits } from "./limits/calendars.ts";
 import { dbLimits } from "./limits/db.ts";
 import { fleetLimits } from "./limits/fleet.ts";
 import { httpLimits } from "./limits/http.ts";
@@ -29,6 +30,7 @@ export const limits = {
   partners: partnerLimits,
   fleet: fleetLimits,
   availability: availabilityLimits,
+  calendars: calendarLimits,
 } as const;
 
 // A live relay is never overtaken: its delivery ends well inside its lease.
@@ -37,6 +39,7 @@ assert(outboxLimits.deliveryTimeoutMs * 2 <= outboxLimits.leaseMs, "an outbox de
 assert(fleetLimits.leaseMsMin <= fleetLimits.leaseMs
   && fleetLimits.leaseMs <= fleetLimits.leaseMsMax,
   "the default lease is a settable one");
+assert(calendarLimits.yearMin < calendarLimits.yearMax, "the calendars cover at least one year");
 assert(outboxLimits.backoffBaseMs <= outboxLimits.backoffCapMs, "the outbox backoff starts below its cap");
 const availability = availabilityLimits;
 assert(availability.databaseRetryBackoffBaseMs <= availability.databaseRetryBackoffCapMs,

@@ -1,4 +1,5 @@
 import { achErrorCodes } from "./codes/ach.ts";
+import { calendarErrorCodes } from "./codes/calendars.ts";
 import { commonErrorCodes } from "./codes/common.ts";
 import { dbErrorCodes } from "./codes/db.ts";
 import { fleetErrorCodes } from "./codes/fleet.ts";
@@ -41,6 +42,7 @@ export const errorCatalog = {
   ...partnerErrorCodes,
   ...outboxErrorCodes,
   ...fleetErrorCodes,
+  ...calendarErrorCodes,
 } as const;
 
 export type ErrorCode = keyof typeof errorCatalog;
