@@ -2,6 +2,8 @@ import { readdirSync, renameSync, statSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { originalFile } from "../sim/ach-files.ts";
 import type { SimContext } from "../sim/context.ts";
+import type { Violation } from "../sim/invariants.ts";
+import { soakBounds } from "./bounds.ts";
 import { covered } from "../sim/progress.ts";
 import { nextIdempotencyKey } from "../sim/world.ts";
 import type { SoakTopology } from "./topology.ts";
@@ -64,4 +66,24 @@ export function filesWaitingOnSftp(topology: SoakTopology, before: Date): string
       return false;    // taken between the listing and the look
     }
   });
+}
+
+/**
+ * Before the checks of a quiet step: every file the partner put is taken. Serve polls SFTP on its
+ * own clock, so a file taken while the checks read entries and then balances would move money
+ * between the two reads (a false balancesReadEqualEntries, seen in a 30-minute run). The workload
+ * waits while the checks run, so no new file comes; what is there must be taken within the bound.
+ */
+export async function sftpInboxTaken(topology: SoakTopology): Promise<Violation[]> {
+  const deadline = Date.now() + soakBounds.recoveryBoundMs;
+  for (;;) {
+    const waiting = filesWaitingOnSftp(topology, new Date());
+    if (waiting.length === 0) return [];
+    if (Date.now() > deadline) {
+      return [{ invariant: "sftpFilesTaken", subject: waiting.join(", "),
+        expected: `taken off the SFTP server within ${soakBounds.recoveryBoundMs} ms`,
+        found: "still there" }];
+    }
+    await new Promise((resolve) => setTimeout(resolve, soakBounds.probePauseMs));
+  }
 }

@@ -21,7 +21,7 @@ import { faultKinds, type FaultKind } from "./faults.ts";
 import { recover } from "./recovery.ts";
 import { reportLines, type KindStats } from "./report.ts";
 import {
-  sftpArchive, sftpFileDelivery, sftpInbox, sftpPartnerConfig, writeServeConfig,
+  sftpArchive, sftpFileDelivery, sftpInbox, sftpInboxTaken, sftpPartnerConfig, writeServeConfig,
 } from "./sftp-partner.ts";
 import { startTopology, type SoakTopology } from "./topology.ts";
 
@@ -134,7 +134,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const workloadActions: WorkloadActions = {
       ...soakActions, sftp_file_delivery: { weight: 3, run: sftpFileDelivery(topology) },
     };
-    const workload = runWorkload(ctx, shared, options.seed, workloadActions);
+    const workload = runWorkload(ctx, shared, options.seed, workloadActions,
+      () => sftpInboxTaken(topology));
     await runSchedule(ctx, shared, kinds, options.seed, deadline, topology);
     shared.stopping = true;
     await workload;
@@ -166,6 +167,7 @@ type WorkloadActions = Record<string, { weight: number; run: (ctx: SimContext) =
 /** The sim's steps, one after another; at every step boundary outside a fault, settle and check. */
 async function runWorkload(
   ctx: SimContext, shared: Shared, seed: number, soakOwn: WorkloadActions,
+  quiesce: () => Promise<Violation[]>,
 ): Promise<void> {
   const { world, pool } = ctx;
   const workloadWeights: Record<string, number> = {
@@ -191,7 +193,8 @@ async function runWorkload(
     if (world.faultWindowsOpen > 0) continue;
     await shared.lock.run(async () => {
       if (world.faultWindowsOpen > 0) return;
-      const settled = await settleFiles(pool, world.tenantId);
+      const taken = await quiesce();
+      const settled = [...taken, ...(await settleFiles(pool, world.tenantId))];
       if (world.faultWindowsOpen > 0) return;
       charge(shared, [...settled, ...(await checkAll(world, pool, ctx.service.baseUrl))]);
       shared.checksRun++;
