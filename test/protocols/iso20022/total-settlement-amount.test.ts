@@ -31,7 +31,8 @@ function pacs004WithTotal(total: string, returned: string[]): string {
   const transactions = returned.map((amount, i) =>
     `<TxInf><RtrId>R${i + 1}</RtrId><OrgnlEndToEndId>E${i + 1}</OrgnlEndToEndId>` +
     `<RtrdIntrBkSttlmAmt Ccy="EUR">${amount}</RtrdIntrBkSttlmAmt>` +
-    "<IntrBkSttlmDt>2025-03-12</IntrBkSttlmDt><RtrRsnInf><Rsn><Cd>AC04</Cd></Rsn></RtrRsnInf></TxInf>");
+    "<IntrBkSttlmDt>2025-03-12</IntrBkSttlmDt>" +
+    "<RtrRsnInf><Rsn><Cd>AC04</Cd></Rsn></RtrRsnInf></TxInf>");
   return '<Document xmlns="urn:iso:std:iso:20022:tech:xsd:pacs.004.001.09"><PmtRtr>' +
     "<GrpHdr><MsgId>RTR-1</MsgId><CreDtTm>2025-03-12T10:00:00Z</CreDtTm>" +
     `<NbOfTxs>${returned.length}</NbOfTxs>` +
@@ -50,19 +51,22 @@ describe("pacs.008 GrpHdr/TtlIntrBkSttlmAmt against the transactions", () => {
   });
 
   it("accepts a total equal to the exact sum of the transactions, whatever the decimals", () => {
-    const result = read(pacs008WithTotal("0.3", "EUR", [credit("0.10", "EUR", "A"), credit("0.2")]));
+    const transactions = [credit("0.10", "EUR", "A"), credit("0.2")];
+    const result = read(pacs008WithTotal("0.3", "EUR", transactions));
     expect(result.allFindings).toEqual([]);
   });
 
   it("names the total and the sum in the finding", () => {
-    const result = read(pacs008WithTotal("0.31", "EUR", [credit("0.10", "EUR", "A"), credit("0.20")]));
+    const transactions = [credit("0.10", "EUR", "A"), credit("0.20")];
+    const result = read(pacs008WithTotal("0.31", "EUR", transactions));
     expect(result.fileFindings[0]?.message).toBe(
       "TtlIntrBkSttlmAmt announces EUR 0.31, the transactions' IntrBkSttlmAmt add up to EUR 0.30",
     );
   });
 
   it("rejects a transaction in another currency than the total, at that amount's Ccy", () => {
-    const result = read(pacs008WithTotal("2.00", "EUR", [credit("1.00", "EUR", "A"), credit("1.00", "USD")]));
+    const transactions = [credit("1.00", "EUR", "A"), credit("1.00", "USD")];
+    const result = read(pacs008WithTotal("2.00", "EUR", transactions));
     expect(result.fileFindings).toEqual([expect.objectContaining({
       code: "ISO20022_TOTAL_CURRENCY_MISMATCH", severity: "error", scope: "file",
       position: {
@@ -81,7 +85,8 @@ describe("pacs.008 GrpHdr/TtlIntrBkSttlmAmt against the transactions", () => {
   });
 
   it("shows the mismatch in inspect, with the element path", () => {
-    const report = inspectIso20022(Buffer.from(pacs008WithTotal("10000.00", "EUR", [credit("5000.00")])));
+    const xml = pacs008WithTotal("10000.00", "EUR", [credit("5000.00")]);
+    const report = inspectIso20022(Buffer.from(xml));
     expect(report.findings).toEqual([expect.objectContaining({
       code: "ISO20022_TOTAL_AMOUNT_MISMATCH",
       position: { xmlPath: `${headerPath}/TtlIntrBkSttlmAmt` },
