@@ -3,10 +3,11 @@ import type { Pool, Queryable } from "../db/pool.ts";
 import { openTransaction, type Tx } from "../db/transaction.ts";
 import type { ReceivedRecord } from "../normalize/received-record.ts";
 import {
-  appliedRecordsOfFilePage, previewRecords, recordOutcomeOf, storedKeysOf, type Preview,
-  type RecordOutcome,
+  appliedRecordsOfFilePage, fileHoldsForwardRecord, previewRecords, recordOutcomeOf, storedKeysOf,
+  type Preview, type RecordOutcome,
 } from "../records/index.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
+import { answerKinds, isForwardKind } from "./file-class.ts";
 import { fileRecords, scanFile, type ContentSource } from "./file-reader.ts";
 import { droppedRecordsNote, positionOf, type DroppedRecord, type DroppedRecords, type ReportedFinding } from "./report.ts";
 
@@ -35,6 +36,7 @@ interface CorrectionEvidence {
   repeatsByFile: Map<string, number>;      // known keys, counted by the file that first applied them
   keyed: number;
   overflow: boolean;
+  holdsForward: boolean;                   // a record of a forward kind (file-class.ts)
 }
 
 /** The file id the preview's claims carry: its own records relate to each other as one file's do. */
@@ -67,7 +69,10 @@ async function dryRunIn(db: Tx, tenantId: string, content: ContentSource, option
     records_listed: [], correction_of: null, dropped_records: null, dropped_records_not_checked: false,
   };
   if (scan.rejected || !scan.format) return report;
-  const evidence: CorrectionEvidence = { keys: new Set(), newFingerprints: new Set(), repeatsByFile: new Map(), keyed: 0, overflow: false };
+  const evidence: CorrectionEvidence = {
+    keys: new Set(), newFingerprints: new Set(), repeatsByFile: new Map(), keyed: 0,
+    overflow: false, holdsForward: false,
+  };
   let chunk: ReceivedRecord[] = [];
   const stream = fileRecords(content, scan.format, { tenantId, fileId: "dry-run", fileName: options.name });
   for await (const record of stream.records) {
@@ -120,6 +125,7 @@ async function classify(
     if (!decision.record && item.rejection) report.errors.push({ ...positionOf(item.position), ...(item.rejection.position.field ? { field: item.rejection.position.field } : {}), code: item.rejection.code, message: item.rejection.message });
     const first = decision.record ? known.get(decision.record.naturalKey) : undefined;
     if (decision.record) noteEvidence(evidence, decision.record.naturalKey, decision.record.fingerprint, verdict, first?.file_id ?? undefined);
+    if (decision.record && isForwardKind(decision.record.kind)) evidence.holdsForward = true;
     report.verdicts[verdict]++;
     if (report.records_listed.length < limits.ingest.showRecordsMax) {
       const amounts = decision.record ? { amount_minor: decision.record.amount.toString(), currency: decision.record.currency } : {};
@@ -142,16 +148,15 @@ function noteEvidence(evidence: CorrectionEvidence, naturalKey: string, fingerpr
 
 /**
  * The file this one would correct, by the rule ingestion applies when it finishes a file
- * (src/ingest/pipeline.ts): the latest finished file with the same identity and other content;
+ * (src/files/pipeline.ts): the latest finished file with the same identity, other content and
+ * the same class (file-class.ts: returns/NOCs only, or forward entries);
  * else the file with other content whose keys this one repeats most, if at least half of its own.
  */
 async function correctedFile(db: Queryable, tenantId: string, identityKey: string | undefined, contentHash: string, evidence: CorrectionEvidence): Promise<string | null> {
   if (identityKey !== undefined) {
-    const { rows } = await db.query<{ file_id: string }>(
-      `SELECT file_id FROM received_file WHERE tenant_id = $1 AND identity_key = $2
-         AND status = 'done' AND content_hash IS DISTINCT FROM $3
-        ORDER BY received_at DESC LIMIT 1`, [tenantId, identityKey, contentHash]);
-    if (rows[0]) return rows[0].file_id;
+    const sameIdentity = await sameIdentityFileOfClass(
+      db, tenantId, identityKey, contentHash, evidence.holdsForward);
+    if (sameIdentity !== undefined) return sameIdentity;
   }
   const candidates = [...evidence.repeatsByFile].filter(([, repeats]) => 2 * repeats >= evidence.keyed)
     .sort(([a, x], [b, y]) => y - x || (a < b ? -1 : a > b ? 1 : 0));
@@ -163,6 +168,32 @@ async function correctedFile(db: Queryable, tenantId: string, identityKey: strin
     if ((rows.length) > 0) return fileId;
   }
   return null;
+}
+
+/**
+ * The latest finished file with this identity and other content whose class (forward entries, or
+ * returns/NOCs only) is this file's, read newest first one at a time: files re-sent under one
+ * header are few, and the first of the right class ends the search.
+ */
+async function sameIdentityFileOfClass(
+  db: Queryable, tenantId: string, identityKey: string, contentHash: string,
+  holdsForward: boolean,
+): Promise<string | undefined> {
+  let before: { receivedAt: Date; fileId: string } | undefined;
+  for (;;) {
+    const { rows } = await db.query<{ file_id: string; received_at: Date }>(
+      `SELECT file_id, received_at FROM received_file
+        WHERE tenant_id = $1 AND identity_key = $2 AND status = 'done'
+          AND content_hash IS DISTINCT FROM $3
+          AND ($4::timestamptz IS NULL OR (received_at, file_id) < ($4, $5))
+        ORDER BY received_at DESC, file_id DESC LIMIT 1`,
+      [tenantId, identityKey, contentHash, before?.receivedAt ?? null, before?.fileId ?? null]);
+    const candidate = rows[0];
+    if (candidate === undefined) return undefined;
+    const forward = await fileHoldsForwardRecord(db, tenantId, candidate.file_id, answerKinds);
+    if (forward === holdsForward) return candidate.file_id;
+    before = { receivedAt: candidate.received_at, fileId: candidate.file_id };
+  }
 }
 
 /** The original's applied records, page by page, that the file read leaves out (by key, and by content under a new key). */

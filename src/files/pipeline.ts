@@ -9,6 +9,7 @@ import type { FileFormat } from "../protocols/detect-format.ts";
 import { ingestFilesByStatus, ingestFilesFinished, ingestOldestProcessingAge } from "../observability/metrics-ingest.ts";
 import { commitChunk, countChunkRecords, type ChunkContext } from "./chunk.ts";
 import { ingestFaultPoint } from "./fault-points.ts";
+import { answerKinds } from "./file-class.ts";
 import { fileRecords, scanFile, type ContentSource, type FileScan } from "./file-reader.ts";
 import { ensurePartnerAccounts, findPartner } from "../partners/partners.ts";
 import { receiveFile, storedContent, type IncomingFile } from "./receipt.ts";
@@ -202,7 +203,8 @@ async function openChunkAccounts(
 
 /**
  * Marks a file done with its content hash and names the file it corrects (docs/decisions/0011):
- * the latest earlier file with the same file identity and other content; else the earlier file,
+ * the latest earlier file with the same file identity, other content and the same class (a file
+ * of returns/NOCs or one with forward entries: file-class.ts); else the earlier file,
  * with other content, from which this one repeats the most natural keys (as duplicates or
  * conflicts), when those are at least half of this file's keyed records.
  */
@@ -219,6 +221,13 @@ async function finish(
                 (SELECT e.file_id FROM received_file e
                   WHERE e.tenant_id = f.tenant_id AND e.identity_key = f.identity_key AND e.file_id <> f.file_id
                     AND e.status = 'done' AND e.content_hash IS DISTINCT FROM $3 AND e.received_at <= f.received_at
+                    -- of the same class: returns/NOCs only, or forward entries (file-class.ts)
+                    AND EXISTS (SELECT 1 FROM record_outcome x
+                                 WHERE x.tenant_id = e.tenant_id AND x.file_id = e.file_id
+                                   AND x.kind <> ALL($6::text[]))
+                      = EXISTS (SELECT 1 FROM record_outcome x
+                                 WHERE x.tenant_id = f.tenant_id AND x.file_id = f.file_id
+                                   AND x.kind <> ALL($6::text[]))
                   ORDER BY e.received_at DESC LIMIT 1),
                 (SELECT k.file_id FROM record_outcome o
                    JOIN record_key k ON k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
@@ -237,7 +246,10 @@ async function finish(
                   ORDER BY count(*) DESC, k.file_id LIMIT 1))
         WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = $4
        RETURNING partner_id, original_name, format, applied, duplicate, conflict, suspect, rejected, orphan, correction_of`,
-      [tenantId, fileId, contentHash, recordsTotal, options.everyRecordRepeatsSameBytes === true],
+      [
+        tenantId, fileId, contentHash, recordsTotal, options.everyRecordRepeatsSameBytes === true,
+        answerKinds,
+      ],
     );
     const row = updated.rows[0] as Record<string, unknown> | undefined;
     if (!row) return false;

@@ -83,7 +83,11 @@ export function achNaturalKey(entry: AchEntry): string {
   return parts.join(":");
 }
 
-const linkedKinds = new Set(["return", "dishonored-return", "contested-return", "noc"]);
+/** Kinds of entry that answer an earlier one (addenda 99 or 98): a return file holds only these. */
+export const achLinkedKinds: readonly string[] = [
+  "return", "dishonored-return", "contested-return", "noc",
+];
+const linkedKinds = new Set(achLinkedKinds);
 
 function kindOf(entry: AchEntry): string {
   const returnAddenda = entry.addenda.find((a) => a.layout.startsWith("addenda-99"));

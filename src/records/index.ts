@@ -29,8 +29,8 @@ export {
 
 // Reads of the record tables for other rooms' reports and decisions.
 export {
-  appliedRecordsOfFilePage, outcomesOfFile, recordsDroppedByCorrection, rejectedRecordsOfFile,
-  unresolvedCounterpartyPosting,
+  appliedRecordsOfFilePage, fileHoldsForwardRecord, outcomesOfFile, recordsDroppedByCorrection,
+  rejectedRecordsOfFile, unresolvedCounterpartyPosting,
 } from "./store/arrivals.ts";
 export { tenantsHoldingKey } from "./store/history.ts";
 export { keyStatesByLinkId, storedKeysOf } from "./store/keys.ts";

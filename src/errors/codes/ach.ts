@@ -21,7 +21,9 @@ export const achErrorCodes = {
   ACH_FIELD_NOT_NUMERIC: "A numeric field (amount, routing, count, trace...) holds characters other than digits.",
   ACH_MANDATORY_FIELD_MISSING: "A mandatory field is blank, or all zeros where a name or identifier is required.",
   ACH_FIELD_VALUE_INVALID: "A field with one allowed value (record size 094, blocking factor 10, format code 1) holds another.",
-  ACH_DATE_INVALID: "A date field is not a valid YYMMDD date.",
+  ACH_DATE_INVALID:
+    "Warning: a date field is not a valid YYMMDD date; a blank effective entry date (NACHA "
+      + "Required, not Mandatory) is this warning too, like 000000 (decision 0093).",
   ACH_TIME_INVALID: "A time field is not a valid HHMM time.",
   ACH_ZERO_FILE_ID_MODIFIER_BLANK: "Warning: a file without batches (a processor's zero file) has a blank File ID Modifier; accepted, since it applies nothing (decision 0006). In a file with batches a blank modifier is ACH_MANDATORY_FIELD_MISSING.",
   ACH_IMMEDIATE_DESTINATION_CHECK_DIGIT: "Warning: the file header's Immediate Destination is a routing number whose check digit fails; read as given (decision 0006).",

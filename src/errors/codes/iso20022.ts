@@ -22,6 +22,13 @@ export const iso20022ErrorCodes = {
   ISO20022_BIC_INVALID: "A BIC is not 8 or 11 characters of the ISO 9362 pattern.",
   ISO20022_NBOFTXS_MISMATCH: "NbOfTxs (or a statement's entry count) differs from the number of transactions the file actually holds.",
   ISO20022_CTRLSUM_MISMATCH: "CtrlSum (or a statement's entry sum) differs from the exact sum of the amounts the file actually holds.",
+  ISO20022_TOTAL_AMOUNT_MISMATCH:
+    "A group header total with a currency (pacs.008 TtlIntrBkSttlmAmt, pacs.004 "
+      + "TtlRtrdIntrBkSttlmAmt) differs from the exact sum of the transactions' amounts; checked "
+      + "whether or not CtrlSum is present.",
+  ISO20022_TOTAL_CURRENCY_MISMATCH:
+    "A transaction's amount is in another currency than the group header total it is summed "
+      + "into (pacs.008 TtlIntrBkSttlmAmt); the position is that amount's Ccy.",
   ISO20022_KEY_UNAVAILABLE: "No natural key can be formed for the transaction (identifiers absent or NOTPROVIDED); it cannot be deduplicated safely.",
   ISO20022_VALUE_DATE_MISSING: "Neither the transaction nor its header carries a settlement, execution, value or creation date.",
   ISO20022_STATUS_REASON_MISSING: "A rejected (RJCT) transaction status must carry a reason code.",

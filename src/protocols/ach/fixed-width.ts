@@ -72,7 +72,8 @@ export function checkFields(layout: RecordLayout, fields: RecordFields, problems
       if (value !== spec.value) problems.push(problem("ACH_FIELD_VALUE_INVALID", spec, value, `${spec.name} is ${JSON.stringify(value)}, must be ${JSON.stringify(spec.value)}`));
       continue;
     }
-    if (isBlank) {
+    // A blank Required date is no date: the same warning as 000000 or 251332 (decision 0093).
+    if (isBlank && spec.presence !== "required") {
       if (spec.presence === "mandatory") problems.push(problem("ACH_MANDATORY_FIELD_MISSING", spec, value, `${spec.name} is blank`));
       continue;
     }

@@ -2,7 +2,10 @@ import layoutsJson from "../../../protocols/nacha/record-layouts.json" with { ty
 import { assert } from "../../assert.ts";
 
 export type AchFieldType = "numeric" | "alphanumeric" | "routing" | "amount" | "date" | "time";
-export type Presence = "mandatory" | "optional";
+// NACHA's designations: Mandatory (M) fields the ACH operator rejects when blank, Required (R)
+// fields it does not reject (a receiver may), Optional (O).
+export type Presence = "mandatory" | "required" | "optional";
+const presences: readonly string[] = ["mandatory", "required", "optional"];
 
 /** One field of a NACHA record, as described in protocols/nacha/record-layouts.json. */
 export interface AchFieldSpec {
@@ -51,13 +54,16 @@ export function loadLayout(json: LayoutJson): RecordLayout {
     assert(f.end >= f.start, `layout ${json.name}: field ${f.name} ends before it starts`);
     assert(fieldTypes.includes(f.type), `layout ${json.name}: field ${f.name} has a known type`);
     assert(f.justify === "left" || f.justify === "right", `layout ${json.name}: field ${f.name} justify is left or right`);
-    assert(f.presence === "mandatory" || f.presence === "optional", `layout ${json.name}: field ${f.name} presence`);
+    assert(presences.includes(f.presence), `layout ${json.name}: field ${f.name} presence`);
+    // A blank Required field is checked by its type's check, which for a date is a warning.
+    const requiredDate = f.presence !== "required" || f.type === "date";
+    assert(requiredDate, `layout ${json.name}: field ${f.name} is required only if a date`);
     assert(!byName.has(f.name), `layout ${json.name}: field ${f.name} is unique`);
     const length = f.end - f.start + 1;
     assert(f.value === undefined || f.value.length === length, `layout ${json.name}: constant of ${f.name} fills its field`);
     const spec: AchFieldSpec = {
       name: f.name, start: f.start, end: f.end, length, type: f.type as AchFieldType,
-      justify: f.justify, presence: f.presence,
+      justify: f.justify, presence: f.presence as Presence,
     };
     if (f.value !== undefined) spec.value = f.value;
     fields.push(spec);

@@ -7,6 +7,7 @@ import {
   type ExactDecimal,
 } from "./exact-decimal.ts";
 import { extractFields, fileFinding } from "./extract-fields.ts";
+import { HeaderTotalCheck } from "./header-total.ts";
 import {
   appHeaderMapping, isFamilySupported, mappingByRoot, mappingFor, supportedVersions, type Control,
   type MessageMapping,
@@ -92,6 +93,7 @@ export class DocumentWalker {
   private transactionsInParent = 0;
   private transactionErrorCount = 0;
   private readonly fileTally = newTally();
+  private readonly totalChecks: HeaderTotalCheck[] = [];
   private fileErrorCount = 0;
   private warningCount = 0;
   private findingsEmitted = 0;
@@ -499,6 +501,11 @@ export class DocumentWalker {
     });
     this.headerValues = fields;
     for (const found of findings) this.report(found);
+    const amountField = mapping.amountField;
+    for (const total of mapping.totals) {
+      assert(amountField !== undefined, "a total sums the amountField (checked at load)");
+      this.totalChecks.push(new HeaderTotalCheck(total, amountField, fields));
+    }
     const header: Iso20022Header = {
       ...fields, message, namespace: this.namespace, wrapper: [...this.wrapper],
       rootXmlPath: this.rootXmlPath,
@@ -551,6 +558,7 @@ export class DocumentWalker {
       this.addToTally(this.context.tally, fields, mapping);
     }
     this.addToTally(this.fileTally, fields, mapping);
+    for (const check of this.totalChecks) check.add(fields);
     if (findings.some((f) => f.severity === "error")) this.transactionErrorCount++;
     this.emit({ type: "transaction", transaction });
   }
@@ -580,6 +588,10 @@ export class DocumentWalker {
     assert(mapping && this.headerValues, "the root closes after its header");
     for (const control of mapping.controls)
       if (control.level === "header") this.checkControl(control, this.headerValues, this.fileTally);
+    for (const check of this.totalChecks) {
+      const found = check.finding();
+      if (found !== undefined) this.report(found);
+    }
   }
 
   /** NbOfTxs and CtrlSum against what the file actually holds, exactly (no float, no rounding). */

@@ -36,6 +36,15 @@ export interface Control {
   severity: "error" | "warning";
 }
 
+/**
+ * A header amount that ISO 20022 defines as the sum of every transaction's amountField, in one
+ * currency (pacs.008 TotalInterbankSettlementAmountAndSumRule and ...AmountRule).
+ */
+export interface TotalControl {
+  total: string;          // header amount field, e.g. TtlIntrBkSttlmAmt
+  severity: "error" | "warning";
+}
+
 export interface MessageMapping {
   family: string;         // "pacs.008"
   name: string;
@@ -50,6 +59,7 @@ export interface MessageMapping {
   context: FieldTable;
   transaction: FieldTable;
   controls: Control[];
+  totals: TotalControl[];
 }
 
 interface RawField { paths: string[]; type?: string; required?: boolean; maxLength?: number; identifier?: boolean }
@@ -59,6 +69,7 @@ interface RawMapping {
   headerElements: string[]; contextPath?: string; transactionPath: string; amountField?: string;
   header: RawTable; context?: RawTable; transaction: RawTable;
   controls: { level: string; count: string; sum: string; severity: string }[];
+  totals?: { total: string; severity: string }[];
   versionOverrides?: Record<string, { header?: RawTable; context?: RawTable; transaction?: RawTable }>;
 }
 
@@ -108,7 +119,7 @@ function loadMapping(raw: RawMapping, version: string): MessageMapping {
     header: { ...loadTable(raw.header, `${where}.header`, raw.headerElements), ...loadTable(override.header, `${where}.override.header`, raw.headerElements) },
     context: { ...loadTable(raw.context, `${where}.context`), ...loadTable(override.context, `${where}.override.context`) },
     transaction: { ...loadTable(raw.transaction, `${where}.transaction`), ...loadTable(override.transaction, `${where}.override.transaction`) },
-    controls: [],
+    controls: [], totals: [],
   };
   if (raw.contextPath !== undefined) {
     const contextPath = splitPath(raw.contextPath, `${where}.contextPath`);
@@ -130,6 +141,14 @@ function loadMapping(raw: RawMapping, version: string): MessageMapping {
     assert(table[control.count]?.type === "count", `${where}: control count ${control.count} is a count field`);
     assert(table[control.sum]?.type === "decimal", `${where}: control sum ${control.sum} is a decimal field`);
     mapping.controls.push({ level: control.level, count: control.count, sum: control.sum, severity: control.severity });
+  }
+  for (const total of raw.totals ?? []) {
+    const severity = total.severity;
+    assert(severity === "error" || severity === "warning", `${where}: total severity is known`);
+    assert(mapping.amountField !== undefined, `${where}: a total needs an amountField to sum`);
+    const isAmount = mapping.header[total.total]?.type === "amount";
+    assert(isAmount, `${where}: total ${total.total} is an amount field of the header`);
+    mapping.totals.push({ total: total.total, severity });
   }
   return mapping;
 }

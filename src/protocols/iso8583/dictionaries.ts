@@ -10,6 +10,8 @@ import type { Dictionary } from "./types.ts";
  * The dictionaries clearline ships, by name. ISO 8583:1987 ASCII is the default of the endpoint
  * and the tools. jpos-iso87a / jpos-iso87b lay out every field as jPOS's ISO87APackager /
  * ISO87BPackager do, byte for byte; moov-spec87ascii as moov-io/iso8583's Spec87ASCII.
+ * The default is NOT jPOS's iso87ascii: DE 55, 93 and 96 keep the layout peers and stored
+ * messages already use (its "notes" say why); a jPOS ASCII peer is configured with jpos-iso87a.
  */
 export const iso87AsciiDictionary: Dictionary = loadDictionary(iso87Ascii);
 export const iso87BinaryDictionary: Dictionary = loadDictionary(iso87Binary);

@@ -135,6 +135,21 @@ export async function recordsDroppedByCorrection(
   return rows;
 }
 
+/**
+ * Whether a file holds a record whose kind is not among `answerKinds` (a forward entry, not a
+ * return or NOC): read along the outcome table's primary key, a forward file answers at its
+ * first record. A rejected record, without a kind, counts for neither.
+ */
+export async function fileHoldsForwardRecord(
+  db: Queryable, tenantId: string, fileId: string, answerKinds: readonly string[],
+): Promise<boolean> {
+  const { rows } = await db.query(
+    `SELECT 1 FROM record_outcome
+      WHERE tenant_id = $1 AND file_id = $2 AND kind <> ALL($3::text[]) LIMIT 1`,
+    [tenantId, fileId, answerKinds]);
+  return rows.length > 0;
+}
+
 export interface OutcomeReadRow {
   index: number; position: string; natural_key: string | null; outcome: RecordOutcome; code: string | null; field: string | null; detail: string | null;
   kind: string | null; amount_minor: bigint | null; currency: string | null; original_ref: string | null; transfer_key: string | null;
