@@ -22,6 +22,13 @@ const quiet = createLogger({ level: "silent" });
  *  stopped covering the returns these tests record once the clock passed it (CI on 2026-12-03 at 16:01). */
 const cutoff = new Date("2099-01-02T16:00:00.000Z");
 const cutoffFileName = "returns-20990102T160000Z.ach";
+/** base-valid.ach with another effective entry date (YYMMDD) in its batch headers. */
+function baseValidDated(yymmdd: string): Buffer {
+  const lines = fixture("ach/base-valid.ach").toString("latin1").split("\n");
+  const dated = lines.map((line) => line.startsWith("5")
+    ? `${line.slice(0, 69)}${yymmdd}${line.slice(75)}` : line);
+  return Buffer.from(dated.join("\n"), "latin1");
+}
 const field = (fields: Record<string, string> | undefined, name: string) => (fields?.[name] ?? "").trim();
 
 describe("ACH returns: a refused incoming debit goes back to its partner in a NACHA return file", () => {
@@ -78,12 +85,15 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
 
   it("the return file, ingested by a clearline that holds the original entry, is linked to it and reverses it", async () => {
     const scene = await givenTuringShort("ret-loop");
-    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    // The original dated Wednesday 31 December 2098: the cut-off's return, Friday 2 January 2099,
+    // is in time (docs/decisions/0094); one dated March 2025 would be held as late.
+    const base = baseValidDated("981231");
+    await ingest(db.pool, scene, base, "base.ach");
     await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff);
     const file = await outboundFile(db.pool, scene.tenantId, scene.partner.partnerId, returnFileKeyOf(scene.partner.partnerId, cutoff));
 
     const other = await givenScene(db.pool, "ret-loop-odfi");   // a side that applied the same debit
-    await ingest(db.pool, other, fixture("ach/base-valid.ach"), "base.ach");
+    await ingest(db.pool, other, base, "base.ach");
     const returned = await ingest(db.pool, other, file?.content ?? Buffer.alloc(0), "returns.ach");
     expect(returned).toMatchObject({ status: "done", outcomes: { ...noOutcomes, applied: 1 }, errors: [] });
     const { rows } = await db.pool.query<{ original_ref: string | null; kind: string }>(
