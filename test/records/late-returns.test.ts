@@ -83,6 +83,22 @@ describe("return deadlines: a late ACH return is held for a person naming the mi
     expect(again.outcomes).toEqual({ ...noOutcomes, suspect: 2 });
   });
 
+  it("refuses to accept a late return whose entry a timely return reversed meanwhile", async () => {
+    const scene = await givenOriginal("late-overtaken");
+    const [item] = await heldLate(scene);
+    const timely = await ingest(db.pool, scene, returnsDated("250306"), "returns-timely.ach");
+    expect(timely.outcomes).toEqual({ ...noOutcomes, applied: 2 });
+    const before = await transferCount(db.pool, scene.tenantId);
+    const accepted = await decideReview(db.pool, {
+      tenantId: scene.tenantId, reviewId: item?.review_id ?? "", decision: "apply_as_new",
+      reason: "accept it late", operator,
+    });
+    expect(accepted).toMatchObject({ ok: false, error: {
+      code: "REVIEW_NOT_APPLICABLE", message: expect.stringMatching(/returned meanwhile/),
+    } });
+    expect(await transferCount(db.pool, scene.tenantId)).toBe(before);
+  });
+
   it("posts nothing when a person refuses the late return, and replace has no meaning", async () => {
     const scene = await givenOriginal("late-refused");
     const [item] = await heldLate(scene);
