@@ -3,7 +3,7 @@ import { decideReview } from "../../src/records/review-decision.ts";
 import { listReviews, type ReviewItem } from "../../src/records/review-queue.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import {
-  balances, fixture, givenScene, ingest, noOutcomes, settlementOf, suspenseOf, transferCount,
+  achFixtureDated, balances, fixture, givenScene, ingest, noOutcomes, settlementOf, suspenseOf, transferCount,
   type Scene,
 } from "../files/support.ts";
 
@@ -13,10 +13,7 @@ import {
  * second banking day after, Friday 7 March (docs/decisions/0094).
  */
 function returnsDated(yymmdd: string): Buffer {
-  const lines = fixture("ach/payroll-returns.ach").toString("latin1").split("\n");
-  const dated = lines.map((line) => line.startsWith("5")
-    ? `${line.slice(0, 69)}${yymmdd}${line.slice(75)}` : line);
-  return Buffer.from(dated.join("\n"), "latin1");
+  return achFixtureDated("ach/payroll-returns.ach", yymmdd);
 }
 
 const operator = "ops-late-returns";

@@ -2,8 +2,9 @@ import timeFramesJson from "../../../protocols/nacha/return-time-frames.json" wi
 import { assert } from "../../assert.ts";
 import { fail, finding, ok, type Finding, type Result } from "../../errors/finding.ts";
 import type { Position } from "../../errors/position.ts";
-import type { BusinessCalendar, CalendarDate } from "../calendars/index.ts";
-import { calendarDateOf } from "../calendars/index.ts";
+import {
+  calendarDateOf, calendarNamed, type BusinessCalendar, type CalendarDate,
+} from "../calendars/index.ts";
 import { dateOfDayNumber, dayNumberOfDate } from "../calendars/calendar-date.ts";
 import { isReturnReasonCode, returnForm } from "./codes.ts";
 
@@ -115,4 +116,41 @@ function plusCalendarDays(
   date: CalendarDate, days: number, position: Position,
 ): Result<CalendarDate, Finding> {
   return calendarDateOf(dateOfDayNumber(dayNumberOfDate(date) + days), position);
+}
+
+/** ACH settles on the Federal Reserve's banking days (docs/decisions/0092, 0094). */
+const achCalendarName = "us-federal-reserve";
+const achCalendarFound = calendarNamed(achCalendarName);
+assert(achCalendarFound.ok, `the shipped calendar ${achCalendarName} exists`);
+const achCalendar: BusinessCalendar = achCalendarFound.value;
+
+/** An ACH return judged by its dates, as clearline has them (docs/decisions/0094). */
+export interface AchReturnDates {
+  reasonCode: string;
+  originalEffectiveDate: string;   // YYYY-MM-DD: stands for the original's settlement date
+  returnDate: string;              // YYYY-MM-DD: the return's effective entry date
+}
+
+/**
+ * A plain ACH return judged on the Federal Reserve calendar, each date rolled to the banking day
+ * it settles on (an entry's Settlement Date is not kept: its effective entry date, rolled, stands
+ * for it). Undefined when it cannot be judged: an invalid code or a date the calendar does not
+ * cover; the caller then keeps its behaviour from before deadlines.
+ */
+export function judgeAchReturn(dates: AchReturnDates): ReturnTimeliness | undefined {
+  const settlementDate = rolledToBankingDay(dates.originalEffectiveDate);
+  const returnDate = rolledToBankingDay(dates.returnDate);
+  if (settlementDate === undefined || returnDate === undefined) return undefined;
+  const judged = judgeReturn(achCalendar, {
+    reasonCode: dates.reasonCode, settlementDate, returnDate,
+  });
+  return judged.ok ? judged.value : undefined;
+}
+
+/** A date rolled to the ACH banking day it settles on; undefined when the calendar cannot say. */
+export function rolledToBankingDay(text: string): CalendarDate | undefined {
+  const date = calendarDateOf(text);
+  if (!date.ok) return undefined;
+  const day = achCalendar.businessDayOnOrAfter(date.value);
+  return day.ok ? day.value : undefined;
 }

@@ -1,16 +1,7 @@
-import { assert } from "../../assert.ts";
 import type { CanonicalRecord } from "../../normalize/canonical-record.ts";
-import { judgeReturn } from "../../protocols/ach/return-deadlines.ts";
-import {
-  calendarDateOf, calendarNamed, type BusinessCalendar, type CalendarDate,
-} from "../../protocols/calendars/index.ts";
+import { judgeAchReturn, rolledToBankingDay } from "../../protocols/ach/return-deadlines.ts";
+import type { CalendarDate } from "../../protocols/calendars/index.ts";
 import type { OriginalRow } from "../store/keys.ts";
-
-/** ACH settles on the Federal Reserve's banking days (docs/decisions/0092, 0094). */
-const achCalendarName = "us-federal-reserve";
-const found = calendarNamed(achCalendarName);
-assert(found.ok, `the shipped calendar ${achCalendarName} exists`);
-const achCalendar: BusinessCalendar = found.value;
 
 /** Why a return came after its deadline, for its review item; the deadline it missed. */
 export interface LateReturn {
@@ -33,24 +24,15 @@ export function lateReturnOf(
   if (record.channel !== "ach" || record.kind !== "return" || reasonCode === undefined) {
     return undefined;
   }
-  const settlement = rolled(original.value_date);
-  const returned = rolled(record.valueDate);
-  if (settlement === undefined || returned === undefined) return undefined;
-  const judged = judgeReturn(achCalendar, {
-    reasonCode, settlementDate: settlement, returnDate: returned,
+  const judged = judgeAchReturn({
+    reasonCode, originalEffectiveDate: original.value_date, returnDate: record.valueDate,
   });
-  if (!judged.ok || judged.value.kind !== "late") return undefined;
-  const { deadline, timeFrame } = judged.value;
+  if (judged?.kind !== "late") return undefined;
+  const { deadline, timeFrame } = judged;
+  const settlement = rolledToBankingDay(original.value_date);
+  const returned = rolledToBankingDay(record.valueDate);
   const detail = `late return: ${reasonCode} dated ${returned} missed its deadline ${deadline}`
     + ` (${timeFrame.name} from the original ${original.natural_key}'s settlement ${settlement}:`
     + ` ${timeFrame.rule}); held for a person to accept or refuse`;
   return { deadline, detail };
-}
-
-/** A date rolled to the banking day it settles on; undefined when the calendar cannot say. */
-function rolled(text: string): CalendarDate | undefined {
-  const date = calendarDateOf(text);
-  if (!date.ok) return undefined;
-  const day = achCalendar.businessDayOnOrAfter(date.value);
-  return day.ok ? day.value : undefined;
 }
