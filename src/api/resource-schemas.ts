@@ -13,9 +13,10 @@ export const paymentResource = {
 
 export const reviewItem = {
   type: "object",
-  description: "A held conflict or suspect, or a decided one",
+  description: "A held conflict, suspect or late return, or a decided one",
   properties: {
-    review_id: { type: "string" }, reason: { type: "string", enum: ["conflict", "suspect"] },
+    review_id: { type: "string" },
+    reason: { type: "string", enum: ["conflict", "suspect", "late_return"] },
     state: { type: "string", enum: ["open", "released", "replaced", "applied_as_new", "refused"] },
     natural_key: { type: "string" }, file_id: { type: "string" }, record_index: { type: "integer" }, position: { type: ["string", "null"] },
     kind: { type: "string" }, amount_minor: { type: "string" }, currency: { type: "string" }, matched_ref: { type: ["string", "null"] },

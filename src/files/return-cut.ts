@@ -9,12 +9,18 @@ import type { AchEntry } from "../protocols/ach/types.ts";
 import { writeAchFile } from "../protocols/ach/writer.ts";
 import { announceOutboundFile } from "../partners/outbound/announce.ts";
 import { storeOutboundFile } from "../partners/outbound/outbound-store.ts";
-import { lockPendingReturns, stampReturns, type PendingReturn } from "../partners/returns/return-store.ts";
+import {
+  lockPendingReturns, refuseReturns, stampReturns, type PendingReturn, type RefusedReturn,
+} from "../partners/returns/return-store.ts";
+import { achDateToIso } from "../normalize/from-ach.ts";
+import { judgeAchReturn } from "../protocols/ach/return-deadlines.ts";
 
 export type CutResult =
   // notSent: why the file was kept but not queued for the partner (no outbound channel configured).
-  | { kind: "cut"; fileKey: string; fileName: string; entries: number; notSent?: string }
-  | { kind: "empty" }
+  // refused: returns past their deadline, left out of the file and never cut (decision 0094).
+  | { kind: "cut"; fileKey: string; fileName: string; entries: number; notSent?: string;
+    refused?: RefusedReturn[] }
+  | { kind: "empty"; refused?: RefusedReturn[] }
   | { kind: "exists"; fileKey: string };
 
 /** The key of the return file a partner's cut at a cut-off makes: the same cut repeated is the same file. */
@@ -34,7 +40,11 @@ export async function cutReturnFile(pool: Pool, tenantId: string, partnerId: str
     const pending = await lockPendingReturns(tx, tenantId, partnerId, cutoffAt, limits.partners.returnEntriesPerFileMax);
     if (pending.length === 0) return { kind: "empty" } as const;
     const fileKey = returnFileKeyOf(partnerId, cutoffAt);
-    const entries = await returnedEntries(tx, tenantId, pending);
+    const judged = pastDeadline(await returnedEntries(tx, tenantId, pending), pending, cutoffAt);
+    await refuseReturns(tx, tenantId, judged.refused);
+    const refused = judged.refused.length > 0 ? { refused: judged.refused } : {};
+    const entries = judged.timely.map((t) => t.entry);
+    if (entries.length === 0) return { kind: "empty", ...refused } as const;
     const written = writeAchFile(returnFileModel({ createdAt: cutoffAt, entries }));
     // Every field comes from an entry our own reader accepted, or from the cut: a refusal is our bug.
     assert(written.ok, `the return file of ${fileKey} is written: ${written.ok ? "" : written.error.message}`);
@@ -42,9 +52,10 @@ export async function cutReturnFile(pool: Pool, tenantId: string, partnerId: str
     const file = { tenantId, partnerId, fileKey, kind: "ach.return-file", fileName, content: written.value } as const;
     if (!(await storeOutboundFile(tx, file))) return { kind: "exists", fileKey } as const;
     const announced = await announceOutboundFile(tx, file);
-    await stampReturns(tx, tenantId, pending.map((p) => p.naturalKey), fileKey);
+    const cutKeys = judged.timely.map((t) => t.pending.naturalKey);
+    await stampReturns(tx, tenantId, cutKeys, fileKey);
     const notSent = announced.queued ? {} : { notSent: `not sent to partner ${announced.partnerName}: ${announced.reason}` };
-    return { kind: "cut", fileKey, fileName, entries: pending.length, ...notSent } as const;
+    return { kind: "cut", fileKey, fileName, entries: cutKeys.length, ...notSent, ...refused } as const;
   });
 }
 
@@ -67,4 +78,34 @@ async function returnedEntries(tx: Tx, tenantId: string, pending: readonly Pendi
     assert(file !== undefined && entry !== undefined, `return ${p.naturalKey}: line ${p.line} of file ${p.fileId} is an entry`);
     return { fileHeader: file.header, batchHeader: entry.batchHeader.fields, entry: entry.record.fields, reasonCode: p.reasonCode, batchRef: `${p.fileId}:${entry.batchOrdinal}` };
   });
+}
+
+/**
+ * The cut's returns split by NACHA's deadline (docs/decisions/0094): a return's date is the
+ * cut-off's (the file's effective entry date), its original's the entry's effective entry date.
+ * A return past its deadline is refused with RETURN_DEADLINE_PASSED, naming the deadline; one
+ * that cannot be judged (a date the calendar does not cover) goes out as before.
+ */
+function pastDeadline(
+  entries: readonly ReturnedEntry[], pending: readonly PendingReturn[], cutoffAt: Date,
+): { timely: Array<{ entry: ReturnedEntry; pending: PendingReturn }>; refused: RefusedReturn[] } {
+  const timely: Array<{ entry: ReturnedEntry; pending: PendingReturn }> = [];
+  const refused: RefusedReturn[] = [];
+  const returnDate = cutoffAt.toISOString().slice(0, 10);
+  entries.forEach((entry, index) => {
+    const returned = pending[index];
+    assert(returned !== undefined, "one pending return per returned entry");
+    const effective = achDateToIso((entry.batchHeader.effectiveEntryDate ?? "").trim());
+    const judged = effective === undefined ? undefined : judgeAchReturn({
+      reasonCode: entry.reasonCode, originalEffectiveDate: effective, returnDate,
+    });
+    if (judged?.kind !== "late") {
+      timely.push({ entry, pending: returned });
+      return;
+    }
+    const detail = `return ${entry.reasonCode} of ${returned.naturalKey} on ${returnDate} is past`
+      + ` its deadline ${judged.deadline} (${judged.timeFrame.name} from ${effective}): not sent`;
+    refused.push({ naturalKey: returned.naturalKey, code: "RETURN_DEADLINE_PASSED", detail });
+  });
+  return { timely, refused };
 }

@@ -5,7 +5,7 @@ import type { Transfer } from "../ledger/index.ts";
 import type { CanonicalRecord } from "../normalize/canonical-record.ts";
 import type { ReceivedRecord } from "../normalize/received-record.ts";
 import type { PartnerAccounts, PostingRule } from "../normalize/posting-rules.ts";
-import type { RecordOutcome } from "./record-states.ts";
+import type { RecordOutcome, ReviewReason } from "./record-states.ts";
 
 /**
  * How a batch of records arrived. The core does not ask which channel: it asks whether the
@@ -60,6 +60,11 @@ export interface Candidate {
 /** Codes of the error catalog: a code the catalog does not hold does not compile. */
 type Codes<T extends ErrorCode> = T;
 
+/** The review reason of a held outcome: a late return is a suspect of its own reason (0094). */
+export function reviewReasonOf(outcome: Conflict | Suspect): ReviewReason {
+  return outcome.code === "RECORD_RETURN_LATE" ? "late_return" : outcome.kind;
+}
+
 /** A held record's review item: what it collided with. */
 export interface Review {
   readonly matchedRef: string;
@@ -99,7 +104,7 @@ export interface Conflict {
 export interface Suspect {
   readonly kind: "suspect";
   readonly code: Codes<"RECORD_SUSPECT" | "RECORD_UETR_REUSED"
-    | "RECORD_KEY_REUSED_IN_FILE">;
+    | "RECORD_KEY_REUSED_IN_FILE" | "RECORD_RETURN_LATE">;
   readonly detail: string;
   readonly originalRef: string;
   readonly review: Review;

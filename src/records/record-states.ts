@@ -1,6 +1,7 @@
 /**
- * The record core's states, listed once. The SQL check constraints of the record tables list the
- * same values (migrations 0003, 0008); test/records/record-states.test.ts holds the two equal.
+ * The record core's states, listed once. The SQL check constraints of the record tables list
+ * the same values (migrations 0003, 0008, 0032); test/records/record-states.test.ts holds the
+ * two equal.
  */
 
 /** What one arrival of a record came to. */
@@ -24,3 +25,7 @@ export type KeyState = (typeof keyStates)[number];
 /** A review item: open until a person decides it (`released` only on rows from before decisions existed). */
 export const reviewStates = ["open", "released", "replaced", "applied_as_new", "refused"] as const;
 export type ReviewState = (typeof reviewStates)[number];
+
+/** Why a record waits for a person (record_review.reason; late_return: decision 0094). */
+export const reviewReasons = ["conflict", "suspect", "late_return"] as const;
+export type ReviewReason = (typeof reviewReasons)[number];

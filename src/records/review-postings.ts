@@ -15,6 +15,7 @@ export interface KeyMark {
   naturalKey: string;
   state: "applied" | "refused" | "replaced";
   transferKey: string | null;
+  matchedKey?: string;   // an accepted late return: the original it returned
   content?: { fingerprint: string; amountMinor: string; currency: string; valueDate: string };
 }
 
@@ -39,13 +40,16 @@ function heldRecordOf(row: ReviewRow): CanonicalRecord {
 
 /** The postings of a decision (docs/decisions/0011), or why it has no meaning for this item. */
 export async function decisionPostings(tx: Tx, row: ReviewRow, decision: "replace" | "apply_as_new" | "refuse"): Promise<Result<DecisionPostings, Finding>> {
+  // A conflict's key stays the first content's; a suspect's or a late return's is its own.
+  const ownKey = row.reason !== "conflict";
   if (decision === "refuse") {
-    return ok({ ordered: [], originalTransferKey: null, keyMarks: row.reason === "suspect" ? [{ naturalKey: row.natural_key, state: "refused", transferKey: null }] : [] });
+    return ok({ ordered: [], originalTransferKey: null, keyMarks: ownKey ? [{ naturalKey: row.natural_key, state: "refused", transferKey: null }] : [] });
   }
+  if (row.reason === "late_return") return acceptLateReturn(tx, row, decision);
   if (decision === "apply_as_new") {
     const posting = await postingOfHeldRecord(tx, row, newPaymentTransferKeyOf(row.natural_key, row.review_id));
     if (!posting.ok) return posting;
-    const keyMarks: KeyMark[] = row.reason === "suspect" ? [{ naturalKey: row.natural_key, state: "applied", transferKey: posting.value?.transferKey ?? null }] : [];
+    const keyMarks: KeyMark[] = ownKey ? [{ naturalKey: row.natural_key, state: "applied", transferKey: posting.value?.transferKey ?? null }] : [];
     return ok({ ordered: posting.value ? [posting.value] : [], ...(posting.value ? { posting: posting.value } : {}), originalTransferKey: null, keyMarks });
   }
   return replacePostings(tx, row);
@@ -54,6 +58,38 @@ export async function decisionPostings(tx: Tx, row: ReviewRow, decision: "replac
 const notApplicable = (message: string) => fail(finding(
   "REVIEW_NOT_APPLICABLE", `${message}: replace has no meaning here; apply-as-new or refuse remain`,
   { field: "decision" }));
+
+/**
+ * A late return accepted (apply_as_new): the money moves back as for a timely return, the
+ * original's legs reversed, and the return's key is linked to the original it returned, so a
+ * second return of it is seen (docs/decisions/0094). Replace has no meaning for a return, and an
+ * original returned meanwhile is not reversed twice.
+ */
+async function acceptLateReturn(
+  tx: Tx, row: ReviewRow, decision: "replace" | "apply_as_new",
+): Promise<Result<DecisionPostings, Finding>> {
+  const refuse = (why: string) => fail(finding("REVIEW_NOT_APPLICABLE",
+    `${why}: nothing posted; refuse remains`, { field: "decision" }));
+  if (decision === "replace") {
+    return refuse(`review ${row.review_id} holds a late return: accept it with apply-as-new`);
+  }
+  const originalKey = row.matched_ref;
+  assert(originalKey !== null, `late return review ${row.review_id} names its original`);
+  const mark = await selectKeyMark(tx, row.tenant_id, originalKey);
+  if (mark?.returned) return refuse(`the original ${originalKey} was returned meanwhile`);
+  const transferKey = newPaymentTransferKeyOf(row.natural_key, row.review_id);
+  const posting = await postingOfHeldRecord(tx, row, transferKey);
+  if (!posting.ok) return posting;
+  const reversal = posting.value;
+  const keyMarks: KeyMark[] = [{
+    naturalKey: row.natural_key, state: "applied", transferKey: reversal?.transferKey ?? null,
+    matchedKey: originalKey,
+  }];
+  return ok({
+    ordered: reversal ? [reversal] : [], ...(reversal ? { posting: reversal } : {}),
+    originalTransferKey: null, keyMarks,
+  });
+}
 
 /**
  * Replace: the original's posting compensated (`<its key>:compensate`, every leg mirrored) and the

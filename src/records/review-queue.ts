@@ -1,7 +1,7 @@
 import { limits } from "../config/limits.ts";
 import type { Queryable } from "../db/pool.ts";
 import { achFileCreationOfKey } from "../normalize/from-ach.ts";
-import type { ReviewState } from "./record-states.ts";
+import type { ReviewReason, ReviewState } from "./record-states.ts";
 import {
   selectReviewById, selectReviews, selectSuspensePostings, type ReviewRow,
 } from "./store/reviews.ts";
@@ -14,7 +14,7 @@ export type { ReviewRow } from "./store/reviews.ts";
 export interface ReviewItem {
   review_id: string;
   tenant_id: string;
-  reason: "conflict" | "suspect";
+  reason: ReviewReason;
   state: ReviewState;
   natural_key: string;
   file_id: string;

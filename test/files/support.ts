@@ -18,6 +18,14 @@ export function fixture(relative: string): Buffer {
   return readFileSync(path.join(fixturesDir, relative));
 }
 
+/** An ACH fixture with another effective entry date (YYMMDD) in every batch header. */
+export function achFixtureDated(relative: string, yymmdd: string): Buffer {
+  const lines = fixture(relative).toString("latin1").split("\n");
+  const dated = lines.map((line) => line.startsWith("5")
+    ? `${line.slice(0, 69)}${yymmdd}${line.slice(75)}` : line);
+  return Buffer.from(dated.join("\n"), "latin1");
+}
+
 export interface Scene {
   tenantId: string;
   partner: Partner;

@@ -13,7 +13,7 @@ import { parseAch, validateAch } from "../../src/protocols/ach/reader.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { post, transferOf } from "../support/ledger-fixtures.ts";
 import {
-  balances, fixture, givenScene, ingest, noOutcomes, settlementOf, type Scene,
+  achFixtureDated, balances, fixture, givenScene, ingest, noOutcomes, settlementOf, type Scene,
 } from "../files/support.ts";
 import { givenDeliverableScene, outboxMessages, withPartnerOutbound } from "./support.ts";
 
@@ -22,6 +22,11 @@ const quiet = createLogger({ level: "silent" });
  *  stopped covering the returns these tests record once the clock passed it (CI on 2026-12-03 at 16:01). */
 const cutoff = new Date("2099-01-02T16:00:00.000Z");
 const cutoffFileName = "returns-20990102T160000Z.ach";
+/**
+ * base-valid.ach dated Wednesday 31 December 2098: a return cut at the cut-off, Friday 2 January
+ * 2099, is in time (docs/decisions/0094); one of the file as written (March 2025) is refused.
+ */
+const baseValid = achFixtureDated("ach/base-valid.ach", "981231");
 const field = (fields: Record<string, string> | undefined, name: string) => (fields?.[name] ?? "").trim();
 
 describe("ACH returns: a refused incoming debit goes back to its partner in a NACHA return file", () => {
@@ -46,15 +51,15 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
 
   it("records the refused debit for return as R01 with the refusal, once however often the file comes back", async () => {
     const scene = await givenTuringShort("ret-record");
-    const report = await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    const report = await ingest(db.pool, scene, baseValid, "base.ach");
     expect(report.outcomes).toEqual({ ...noOutcomes, applied: 2, rejected: 1 });
-    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base-again.ach");
+    await ingest(db.pool, scene, baseValid, "base-again.ach");
     expect(await pendingReturns(scene.tenantId)).toEqual([{ natural_key: expect.stringContaining("231380100000002"), line: 4, reason_code: "R01", cut_key: null }]);
   });
 
   it("cuts the partner's pending returns into one return file: entry 26 to the ODFI, addenda 99 with R01 and the original trace; our reader finds no error", async () => {
     const scene = await givenTuringShort("ret-cut");
-    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    await ingest(db.pool, scene, baseValid, "base.ach");
     const cut = await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff);
     expect(cut).toEqual({ kind: "cut", fileKey: returnFileKeyOf(scene.partner.partnerId, cutoff), fileName: cutoffFileName, entries: 1 });
     const file = await outboundFile(db.pool, scene.tenantId, scene.partner.partnerId, returnFileKeyOf(scene.partner.partnerId, cutoff));
@@ -78,12 +83,13 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
 
   it("the return file, ingested by a clearline that holds the original entry, is linked to it and reverses it", async () => {
     const scene = await givenTuringShort("ret-loop");
-    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    const base = baseValid;
+    await ingest(db.pool, scene, base, "base.ach");
     await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff);
     const file = await outboundFile(db.pool, scene.tenantId, scene.partner.partnerId, returnFileKeyOf(scene.partner.partnerId, cutoff));
 
     const other = await givenScene(db.pool, "ret-loop-odfi");   // a side that applied the same debit
-    await ingest(db.pool, other, fixture("ach/base-valid.ach"), "base.ach");
+    await ingest(db.pool, other, base, "base.ach");
     const returned = await ingest(db.pool, other, file?.content ?? Buffer.alloc(0), "returns.ach");
     expect(returned).toMatchObject({ status: "done", outcomes: { ...noOutcomes, applied: 1 }, errors: [] });
     const { rows } = await db.pool.query<{ original_ref: string | null; kind: string }>(
@@ -92,16 +98,34 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
     expect(rows).toEqual([{ kind: "return", original_ref: expect.stringContaining("231380100000002") }]);
   });
 
+  it("refuses to produce a return past its deadline: RETURN_DEADLINE_PASSED, no file, no later cut", async () => {
+    const scene = await givenTuringShort("ret-late");
+    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    // Refused entry dated 5 March 2025: its R01 had until Friday 7 March; the cut is in 2099.
+    const cut = await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff);
+    expect(cut).toEqual({ kind: "empty", refused: [{
+      naturalKey: "ach:23138010:231380100000002:1234567890:PPD:250305",
+      code: "RETURN_DEADLINE_PASSED",
+      detail: expect.stringMatching(/past its deadline 2025-03-07 \(two-banking-days from 2025-03-05\)/),
+    }] });
+    expect(await outboundFile(db.pool, scene.tenantId, scene.partner.partnerId, returnFileKeyOf(scene.partner.partnerId, cutoff))).toBeUndefined();
+    const later = new Date("2099-01-03T16:00:00.000Z");
+    expect(await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, later)).toEqual({ kind: "empty" });
+    const { rows } = await db.pool.query<{ cut_key: string | null; refused_code: string | null }>(
+      "SELECT cut_key, refused_code FROM ach_return_entry WHERE tenant_id = $1", [scene.tenantId]);
+    expect(rows).toEqual([{ cut_key: null, refused_code: "RETURN_DEADLINE_PASSED" }]);
+  });
+
   it("leaves returns recorded after the cut-off for the next cut", async () => {
     const scene = await givenTuringShort("ret-later");
-    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    await ingest(db.pool, scene, baseValid, "base.ach");
     expect(await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, new Date("2020-01-01T00:00:00.000Z"))).toEqual({ kind: "empty" });
     expect((await pendingReturns(scene.tenantId)).map((r) => r.cut_key)).toEqual([null]);
   });
 
   it("puts each return in exactly one file when two cuts run at once", async () => {
     const scene = await givenTuringShort("ret-race");
-    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    await ingest(db.pool, scene, baseValid, "base.ach");
     const cuts = await Promise.all([
       cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff),
       cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, new Date("2099-01-02T16:00:01.000Z")),
@@ -114,7 +138,7 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
   it("keeps a return file cut for a partner with nowhere to deliver it but queues nothing, and the cut says why", async () => {
     const scene = await givenTuringShort("ret-nowhere");
     withPartnerOutbound([]);
-    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    await ingest(db.pool, scene, baseValid, "base.ach");
     const cut = await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff);
     expect(cut).toMatchObject({ kind: "cut", entries: 1, notSent: expect.stringMatching(new RegExp(`not sent to partner ${scene.partner.name}: .*partnerOutbound`)) });
     expect(await outboundFile(db.pool, scene.tenantId, scene.partner.partnerId, returnFileKeyOf(scene.partner.partnerId, cutoff))).toBeDefined();
@@ -123,7 +147,7 @@ describe("ACH returns: a refused incoming debit goes back to its partner in a NA
 
   it("enqueues the return file to the partner in the cut's transaction; the relay's folder deliverer puts it in the partner's outbound folder, one file however often it is redelivered", async () => {
     const scene = await givenTuringShort("ret-deliver");
-    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    await ingest(db.pool, scene, baseValid, "base.ach");
     await cutReturnFile(db.pool, scene.tenantId, scene.partner.partnerId, cutoff);
     const destination = partnerDestination(scene.partner.partnerId);
     const messages = await outboxMessages(db.pool, scene.tenantId, destination);

@@ -1,14 +1,13 @@
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openAccount } from "../../src/ledger/accounts.ts";
 import { parseAch } from "../../src/protocols/ach/reader.ts";
+import { achFixtureDated } from "../files/support.ts";
 import { runCli } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
-const fixture = (name: string) => path.join(fileURLToPath(new URL("../../fixtures/ach/", import.meta.url)), name);
 
 // As an operator types it (black-box: a real `clearline` process).
 describe("clearline partner returns list|cut", () => {
@@ -22,7 +21,10 @@ describe("clearline partner returns list|cut", () => {
     // ALAN TURING's account is empty: the file's 980.50 debit of it is refused (R01).
     await openAccount(db.pool, { tenantId: tenant.tenant_id, accountId: "turing", kind: "customer", currency: "USD" });
     expect((await runCli(["alias", "add", "aba:021000021:9876543", "--tenant", "acme", "--account", "turing"], env)).exitCode).toBe(0);
-    expect((await runCli(["ingest", fixture("base-valid.ach"), "--tenant", "acme", "--partner", "fedach"], env)).exitCode).toBe(0);
+    // Dated Wednesday 31 December 2098: its return at the 2099 cut-off is in time (decision 0094).
+    const dated = path.join(env.CLEARLINE_HOME ?? "", "base-valid.ach");
+    writeFileSync(dated, achFixtureDated("ach/base-valid.ach", "981231"));
+    expect((await runCli(["ingest", dated, "--tenant", "acme", "--partner", "fedach"], env)).exitCode).toBe(0);
   }, 60_000);
   afterAll(async () => { await db.drop(); });
 

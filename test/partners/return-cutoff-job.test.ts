@@ -10,7 +10,9 @@ import { latestCutoff } from "../../src/config/return-cutoff-config.ts";
 import { runReturnCutoffs } from "../../src/files/return-cutoff-job.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { post, transferOf } from "../support/ledger-fixtures.ts";
-import { fixture, givenScene, ingest, settlementOf, type Scene } from "../files/support.ts";
+import {
+  achFixtureDated, givenScene, ingest, settlementOf, type Scene,
+} from "../files/support.ts";
 
 describe("serve's return cut-off job: each partner's ACH returns cut at its configured times, keyed as the CLI's cut", () => {
   let db: TestDatabase;
@@ -23,7 +25,8 @@ describe("serve's return cut-off job: each partner's ACH returns cut at its conf
     await openAccount(db.pool, { tenantId: scene.tenantId, accountId: "turing", kind: "customer", currency: "USD" });
     await addAccountAlias(db.pool, scene.tenantId, "aba:021000021:9876543", "turing");
     await post(db.pool, transferOf(scene.tenantId, "seed", settlementOf(scene), "turing", 50_000n));
-    await ingest(db.pool, scene, fixture("ach/base-valid.ach"), "base.ach");
+    // Dated Wednesday 31 December 2098: its return at the 2099 cut-offs is in time (decision 0094).
+    await ingest(db.pool, scene, achFixtureDated("ach/base-valid.ach", "981231"), "base.ach");
     return scene;
   }
 

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { keyStates, recordOutcomes, reviewStates } from "../../src/records/record-states.ts";
+import {
+  keyStates, recordOutcomes, reviewReasons, reviewStates,
+} from "../../src/records/record-states.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
 /** The values a CHECK (column IN (...)) constraint allows, read from the migrated database. */
@@ -25,5 +27,10 @@ describe("the record core's states are the ones the SQL checks allow", () => {
 
   it("lists the review states of record_review", async () => {
     expect(await allowedValues(db, "record_review_state_check")).toEqual([...reviewStates].sort());
+  });
+
+  it("lists the review reasons of record_review, a late return's among them", async () => {
+    const allowed = await allowedValues(db, "record_review_reason_check");
+    expect(allowed).toEqual([...reviewReasons].sort());
   });
 });

@@ -30,6 +30,10 @@ export const recordErrorCodes = {
   RECORD_SUSPECT:
     "A new key whose content equals a record applied from another file within the window: held "
       + "for review.",
+  RECORD_RETURN_LATE:
+    "An ACH return dated after NACHA's deadline for its reason code (two banking days, sixty "
+      + "calendar days for the extended codes; docs/decisions/0094): held for a person as a "
+      + "late_return review naming the deadline it missed; nothing posted until accepted.",
   RECORD_RETURN_LINK_WARNING:
     "Warning on an applied return: linked to its forward by original trace and amount although "
       + "its Original DFI or its transaction code disagrees; the detail says which.",

@@ -39,7 +39,8 @@ export async function recordReturnEntries(tx: Tx, drafts: readonly ReturnEntryDr
 export async function lockPendingReturns(tx: Tx, tenantId: string, partnerId: string, cutoffAt: Date, rowsMax: number): Promise<PendingReturn[]> {
   const { rows } = await tx.query<{ natural_key: string; file_id: string; line: number; reason_code: string }>(
     `SELECT natural_key, file_id, line, reason_code FROM ach_return_entry
-      WHERE tenant_id = $1 AND partner_id = $2 AND cut_key IS NULL AND created_at <= $3
+      WHERE tenant_id = $1 AND partner_id = $2 AND cut_key IS NULL AND refused_code IS NULL
+        AND created_at <= $3
       ORDER BY created_at, file_id, line LIMIT $4 FOR UPDATE`,
     [tenantId, partnerId, cutoffAt, rowsMax],
   );
@@ -54,8 +55,30 @@ export async function stampReturns(tx: Tx, tenantId: string, naturalKeys: readon
 export async function listPendingReturns(db: Queryable, tenantId: string, partnerId: string, rowsMax: number): Promise<Array<PendingReturn & { createdAt: Date }>> {
   const { rows } = await db.query<{ natural_key: string; file_id: string; line: number; reason_code: string; created_at: Date }>(
     `SELECT natural_key, file_id, line, reason_code, created_at FROM ach_return_entry
-      WHERE tenant_id = $1 AND partner_id = $2 AND cut_key IS NULL ORDER BY created_at, file_id, line LIMIT $3`,
+      WHERE tenant_id = $1 AND partner_id = $2 AND cut_key IS NULL AND refused_code IS NULL
+      ORDER BY created_at, file_id, line LIMIT $3`,
     [tenantId, partnerId, rowsMax],
   );
   return rows.map((r) => ({ naturalKey: r.natural_key, fileId: r.file_id, line: r.line, reasonCode: r.reason_code, createdAt: r.created_at }));
+}
+
+/** A pending return refused rather than sent (past its deadline: docs/decisions/0094). */
+export interface RefusedReturn {
+  naturalKey: string;
+  code: "RETURN_DEADLINE_PASSED";
+  detail: string;
+}
+
+/** Marks returns refused: no cut takes them again; the code and detail say why. */
+export async function refuseReturns(
+  tx: Tx, tenantId: string, refused: readonly RefusedReturn[],
+): Promise<void> {
+  if (refused.length === 0) return;
+  await tx.query(
+    `UPDATE ach_return_entry AS e SET refused_code = r.code, refused_detail = r.detail
+       FROM unnest($2::text[], $3::text[], $4::text[]) AS r(natural_key, code, detail)
+      WHERE e.tenant_id = $1 AND e.natural_key = r.natural_key AND e.cut_key IS NULL`,
+    [tenantId, refused.map((r) => r.naturalKey), refused.map((r) => r.code),
+      refused.map((r) => r.detail)],
+  );
 }

@@ -7,10 +7,11 @@ import type { Channel } from "../../normalize/canonical-record.ts";
 import type { CanonicalRecord } from "../../normalize/canonical-record.ts";
 import { enqueueEvents } from "../../outbox/outbox-store.ts";
 import {
-  appliedTransferKeyOf, originalRefOf, recordOutcomeOf,
+  appliedTransferKeyOf, originalRefOf, recordOutcomeOf, reviewReasonOf,
   type Conflict, type Decision, type FileArrival, type RecordContext, type RequestArrival,
   type Review, type Suspect,
 } from "../decision.ts";
+import type { ReviewReason } from "../record-states.ts";
 import { insertOutcomes, insertReviews } from "../store/arrivals.ts";
 import { reviewIdOf, type ReviewRecord } from "../review-id.ts";
 
@@ -49,7 +50,8 @@ async function writeOutcomes(
 interface Held {
   index: number;
   record: CanonicalRecord;
-  reason: (Conflict | Suspect)["kind"];
+  kind: (Conflict | Suspect)["kind"];
+  reason: ReviewReason;
   review: Review;
 }
 
@@ -58,7 +60,8 @@ function heldOf(decisions: readonly Decision[]): Held[] {
     if (outcome.kind !== "conflict" && outcome.kind !== "suspect") return [];
     if (outcome.review === undefined) return [];
     assert(record, "a held record has a canonical record");
-    return [{ index: item.index, record, reason: outcome.kind, review: outcome.review }];
+    const reason = reviewReasonOf(outcome);
+    return [{ index: item.index, record, kind: outcome.kind, reason, review: outcome.review }];
   });
 }
 
@@ -88,7 +91,7 @@ async function writeReviews(
     const record = h.record;
     const reviewId = reviewIdFor(arrival, h);
     return {
-      tenantId, eventType: `record.${h.reason}`, eventKey: `${reviewId}:held`,
+      tenantId, eventType: `record.${h.kind}`, eventKey: `${reviewId}:held`,
       data: {
         reviewId, reason: h.reason, naturalKey: record.naturalKey, fileId: arrival.fileId,
         recordIndex: h.index, matchedRef: h.review.matchedRef, amountMinor: record.amount,

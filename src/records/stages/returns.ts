@@ -9,6 +9,7 @@ import { reversalFor } from "../../normalize/posting-rules.ts";
 import type { Candidate, Decided, OutcomesSoFar, RecordContext } from "../decision.ts";
 import { outcomeOfPosting, type PostingOutcome } from "./post-records.ts";
 import { matchRequestReturns, type ReturnsDecided } from "./request-returns.ts";
+import { lateReturnOf } from "./return-deadlines.ts";
 import {
   hasOrphans, noteOrphanMatched, selectOriginals, selectReversedOriginals, selectWaitingOrphans,
   type KeyStateChange, type OrphanRow, type OriginalRow,
@@ -107,6 +108,17 @@ async function matchChunkReturns(
       states.push({ naturalKey: record.naturalKey, state: "held", transferKey: null, matchedKey: null });
       continue;
     }
+    // A late return is not the RDFI's right: held for a person, who accepts or refuses it (0094).
+    const late = lateReturnOf(record, confirmed);
+    if (late !== undefined) {
+      decided.set(candidate, {
+        kind: "suspect", code: "RECORD_RETURN_LATE", detail: late.detail,
+        originalRef: confirmed.transfer_key, review: { matchedRef: originalKey },
+      });
+      const naturalKey = record.naturalKey;
+      states.push({ naturalKey, state: "held", transferKey: null, matchedKey: null });
+      continue;
+    }
     reversedOriginals.add(originalKey);
     const linkNotes = linkNotesOf(record, named.includes(confirmed), confirmed);
     pending.push({ kind: "return", candidate, original: confirmed, linkNotes });
@@ -144,6 +156,7 @@ async function matchWaitingOrphans(
       natural_key: original.naturalKey, link_id1: item.linkIds[0] ?? null,
       link_id2: item.linkIds[1] ?? null, amount_minor: original.amount, currency: original.currency,
       transfer_key: match.transfer.transferKey, channel: original.channel,
+      value_date: original.valueDate,
     } });
   }
   return pending;

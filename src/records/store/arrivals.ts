@@ -4,7 +4,7 @@
  */
 import type { Queryable } from "../../db/pool.ts";
 import { currentCode, storedNamesOf, type ErrorCode } from "../../errors/catalog.ts";
-import type { RecordOutcome } from "../record-states.ts";
+import type { RecordOutcome, ReviewReason } from "../record-states.ts";
 
 const column = <T, R>(rows: readonly T[], pick: (row: T) => R): R[] => rows.map(pick);
 
@@ -66,7 +66,7 @@ export async function insertSameBytesRepeats(tx: Queryable, tenantId: string, fi
 }
 
 export interface ReviewWrite {
-  reviewId: string; reason: "conflict" | "suspect"; naturalKey: string; fingerprint: string;
+  reviewId: string; reason: ReviewReason; naturalKey: string; fingerprint: string;
   recordIndex: number; record: string; matchedRef: string | null;
 }
 

@@ -205,12 +205,14 @@ type StoredRow<T extends { channel: Channel }> = Omit<T, "channel"> & { channel:
 export interface OriginalRow {
   natural_key: string; link_id1: string | null; link_id2: string | null; amount_minor: bigint;
   currency: string; transfer_key: string; channel: Channel;
+  value_date: string;   // YYYY-MM-DD: for ACH the effective entry date (a return's deadline)
 }
 
 /** Posted records a return may name: by natural key or link id, else by the fallback ids. */
 export async function selectOriginals(tx: Queryable, tenantId: string, refs: readonly string[], ids: readonly string[]): Promise<OriginalRow[]> {
   const { rows } = await tx.query<StoredRow<OriginalRow>>(
-    `SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key, channel
+    `SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key, channel,
+            to_char(value_date, 'YYYY-MM-DD') AS value_date
        FROM record_key
       WHERE tenant_id = $1 AND state = 'applied' AND transfer_key IS NOT NULL AND kind NOT IN ('return')
         AND (natural_key = ANY($2::text[]) OR link_id1 = ANY($2::text[]) OR link_id1 = ANY($3::text[]) OR link_id2 = ANY($3::text[]))`,

@@ -5,11 +5,11 @@
 import type { Queryable } from "../../db/pool.ts";
 import { storedNamesOf } from "../../errors/catalog.ts";
 import type { ReviewRecord } from "../review-id.ts";
-import type { KeyState, ReviewState } from "../record-states.ts";
+import type { KeyState, ReviewReason, ReviewState } from "../record-states.ts";
 
 /** A review item as the queue and the decisions read it, with the file behind it. */
 export interface ReviewRow {
-  review_id: string; tenant_id: string; reason: "conflict" | "suspect"; state: ReviewState; natural_key: string; fingerprint: string;
+  review_id: string; tenant_id: string; reason: ReviewReason; state: ReviewState; natural_key: string; fingerprint: string;
   file_id: string; record_index: number; partner_id: string; record: ReviewRecord; matched_ref: string | null; decision_reason: string | null;
   transfer_key: string | null; created_at: Date; decided_at: Date | null; position: string | null; operator: string | null;
   compensation_key: string | null; detail: string | null; matched_file_id: string | null; matched_file_name: string | null;
@@ -94,6 +94,7 @@ export async function insertDecision(tx: Queryable, d: DecisionWrite): Promise<b
 
 export interface KeyMarkWrite {
   naturalKey: string; state: KeyState; transferKey: string | null;
+  matchedKey?: string;
   content?: { fingerprint: string; amountMinor: string; currency: string; valueDate: string };
 }
 
@@ -102,10 +103,11 @@ export async function markKeyDecided(tx: Queryable, tenantId: string, mark: KeyM
   await tx.query(
     `UPDATE record_key SET state = $3, transfer_key = $4, fingerprint = coalesce($5, fingerprint),
        amount_minor = coalesce($6::bigint, amount_minor),
-            currency = coalesce($7, currency), value_date = coalesce($8::date, value_date)
+            currency = coalesce($7, currency), value_date = coalesce($8::date, value_date),
+            matched_key = coalesce($9, matched_key)
       WHERE tenant_id = $1 AND natural_key = $2`,
     [tenantId, mark.naturalKey, mark.state, mark.transferKey, mark.content?.fingerprint ?? null, mark.content?.amountMinor ?? null,
-      mark.content?.currency ?? null, mark.content?.valueDate ?? null]);
+      mark.content?.currency ?? null, mark.content?.valueDate ?? null, mark.matchedKey ?? null]);
 }
 
 /** A key's state and posting, and whether an applied return reversed it. */
