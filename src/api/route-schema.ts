@@ -16,9 +16,32 @@ export type RouteAuth = "api_key" | "session" | "session_csrf" | "public";
 /** What the route answers: a description, or a description and the JSON Schema of the body. */
 type Answer = string | { description: string; schema: JsonSchema };
 
+/**
+ * The document's tags, each with its description (the top-level `tags` list). A route names only
+ * these, so an operation cannot carry a tag the document does not describe.
+ */
+export const routeTags = {
+  service: "Health, readiness, metrics and this document; no API key",
+  accounts: "Ledger accounts of the API key's tenant: open one, read its balance and statement",
+  payments: "Payments, refunds and the HTTP inbox of payment instructions, each applied once",
+  reviews: "Held records (conflicts, suspects) of the API key's tenant and their decisions",
+  records: "One payment's history across channels, by its natural key",
+  files: "Clearing files uploaded over HTTP: receive, apply and report per record",
+  reconciliation: "Their side against ours for a settlement account: imports, runs, differences",
+  cards: "Card authorizations sent to the card scheme (ISO 8583)",
+  operations: "The operators' routes: a session cookie and, for a change, its CSRF token",
+} as const;
+export type RouteTag = keyof typeof routeTags;
+
 export interface RouteDoc {
+  /**
+   * The operation's name in the document (`operationId`): camelCase, unique, chosen here and never
+   * derived from the path, because generated clients name their methods by it and a renamed path
+   * must not rename a client's method. Routes under /v1/ops start with `ops`.
+   */
+  operationId: string;
   summary: string;
-  tags: readonly string[];
+  tags: readonly RouteTag[];
   auth: RouteAuth;
   /** The zod schema the handler validates a JSON body with, or "raw" for a route reading the bytes (file uploads). */
   body?: z.ZodType | "raw";
@@ -119,6 +142,7 @@ export function routeSchema(doc: RouteDoc): FastifySchema {
   const body = bodyOf(doc.body);
   const querystring = queryOf(doc);
   return {
+    operationId: doc.operationId,
     summary: doc.summary,
     tags: [...doc.tags],
     security: securityOf[doc.auth],
