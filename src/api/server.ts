@@ -19,6 +19,7 @@ import type { IdempotentReply } from "../requests/idempotent-request.ts";
 import { problemReply } from "../requests/reply.ts";
 import { recordRoutes } from "./route-list.ts";
 import { openApiDocument } from "./openapi-document.ts";
+import { registerReferencePage } from "./reference-page.ts";
 import { routeSchema } from "./route-schema.ts";
 import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
@@ -121,6 +122,7 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   // Registered before the routes (in the plugin below), so its onRoute hook sees every one of them.
   void app.register(fastifySwagger, { openapi: openApiDocument() });
+  registerReferencePage(app);
   void app.register(async (routes) => {
     registerServiceRoutes(routes, deps);
     registerAccountRoutes(routes, deps);
