@@ -57,6 +57,11 @@ export interface RouteDoc {
   ok: Record<number, Answer>;
   /** Refusals by status, each an RFC 9457 problem. */
   problems?: Record<number, string>;
+  /**
+   * Answers at a refusal status whose body is not a problem (a health check's 503 says which check
+   * failed): each replaces the problem documented for its status.
+   */
+  refusalBodies?: Record<number, Answer>;
 }
 
 export const problemSchema: JsonSchema = {
@@ -114,14 +119,29 @@ export function zodSchemaBehind(json: unknown): z.ZodType | undefined {
 
 const withProblemContent = (description: string) => ({ description, content: { "application/problem+json": { schema: problemSchema } } });
 
+function answerOf(status: string, answer: Answer): unknown {
+  if (typeof answer !== "string") {
+    return { description: answer.description, content: { "application/json": { schema: answer.schema } } };
+  }
+  if (status === "204") return { description: answer, type: "null" };
+  return { description: answer, content: { "application/json": { schema: { type: "object" } } } };
+}
+
 function responsesOf(doc: RouteDoc): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(doc.ok)) {
-    if (typeof answer === "string") responses[status] = status === "204" ? { description: answer, type: "null" } : { description: answer, content: { "application/json": { schema: { type: "object" } } } };
-    else responses[status] = { description: answer.description, content: { "application/json": { schema: answer.schema } } };
+    responses[status] = answerOf(status, answer);
   }
-  const problems = { 400: "request_invalid: the request is invalid (nothing stored; fix and resend)", ...problemsOf[doc.auth], ...SERVER_PROBLEMS, ...doc.problems };
-  for (const [status, description] of Object.entries(problems)) responses[status] = withProblemContent(description);
+  const problems = {
+    400: "request_invalid: the request is invalid (nothing stored; fix and resend)",
+    ...problemsOf[doc.auth], ...SERVER_PROBLEMS, ...doc.problems,
+  };
+  for (const [status, description] of Object.entries(problems)) {
+    responses[status] = withProblemContent(description);
+  }
+  for (const [status, answer] of Object.entries(doc.refusalBodies ?? {})) {
+    responses[status] = answerOf(status, answer);
+  }
   return responses;
 }
 

@@ -157,10 +157,16 @@ function unavailableReply(error: unknown): { reply: IdempotentReply; logLine: st
 
 /** /healthz, /livez, /readyz, /metrics and /openapi.json: no API key. */
 function registerServiceRoutes(app: FastifyInstance, deps: HttpDependencies): void {
-  const plain = (operationId: string, summary: string, ok: string) => ({
-    schema: routeSchema({ operationId, summary, tags: ["service"], auth: "public", ok: { 200: ok } }),
+  // A check's 503 is its own JSON body (what failed), not a problem.
+  const plain = (operationId: string, summary: string, ok: string, failed?: string) => ({
+    schema: routeSchema({
+      operationId, summary, tags: ["service"], auth: "public", ok: { 200: ok },
+      ...(failed === undefined ? {} : { refusalBodies: { 503: failed } }),
+    }),
   });
-  app.get("/healthz", plain("getHealth", "200 when the database answers, else 503", "{ status: ok }"), async (_request, reply) => {
+  const healthz = plain("getHealth", "200 when the database answers, else 503", "{ status: ok }",
+    "{ status: unavailable, reason }: the database does not answer");
+  app.get("/healthz", healthz, async (_request, reply) => {
     try {
       await deps.pool.query("SELECT 1");
       return { status: "ok" };
@@ -172,7 +178,7 @@ function registerServiceRoutes(app: FastifyInstance, deps: HttpDependencies): vo
   // Liveness: the process answers, and has not been without a database past its bound (decision
   // 0081). It never queries the database: a slow database must not get the process restarted.
   const livez = plain("getLiveness", "The process answers; 503 once no database answered for"
-    + " CLEARLINE_LIVENESS_WITHOUT_DATABASE_MS", "{ status: ok }");
+    + " CLEARLINE_LIVENESS_WITHOUT_DATABASE_MS", "{ status: ok }", "{ status: not_live, reason }");
   app.get("/livez", livez, async (_request, reply) => {
     const live = deps.liveness?.() ?? { ok: true };
     if (live.ok) return { status: "ok" };
@@ -180,7 +186,10 @@ function registerServiceRoutes(app: FastifyInstance, deps: HttpDependencies): vo
   });
 
   // Readiness: whether this instance should be sent work, with the reason of each failing check.
-  app.get("/readyz", plain("getReadiness", "Whether this instance should be sent work, with each failing check's reason (503 when not ready)", "{ status, checks }"), async (_request, reply) => {
+  const readyz = plain("getReadiness", "Whether this instance should be sent work, with each"
+    + " failing check's reason (503 when not ready)", "{ status, checks }",
+    "{ status, checks }: not ready, each failing check with its reason");
+  app.get("/readyz", readyz, async (_request, reply) => {
     const report = deps.readiness ? await deps.readiness() : await evaluateReadiness([
       { name: "database", check: async () => { await deps.pool.query("SELECT 1"); return { ok: true }; } },
     ]);

@@ -1,6 +1,8 @@
+import { createServer, type AddressInfo } from "node:net";
 import { createConfig, lintFromString } from "@redocly/openapi-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { serviceRoutes } from "../../src/api/service-routes.ts";
+import { createPool } from "../../src/db/pool.ts";
 import { startTestApi, type TestApi } from "../support/api-server.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 
@@ -14,6 +16,18 @@ type Document = {
   servers?: Array<{ url: string }>; tags?: Array<{ name: string; description?: string }>;
   paths: Record<string, Record<string, Operation>>;
 };
+
+/** The refusals answered with the route's own JSON, not a problem: a check says what failed. */
+const CHECK_BODIES = new Set(["GET /healthz 503", "GET /livez 503", "GET /readyz 503"]);
+
+/** A loopback port nothing listens on: bound, then released. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
 
 const METHODS = new Set(["get", "put", "post", "delete", "options", "head", "patch", "trace"]);
 const statuses = (operation: Operation) => Object.keys(operation.responses ?? {}).map(Number);
@@ -78,15 +92,34 @@ describe("GET /openapi.json on a running server", () => {
     }
   });
 
-  it("declares on every operation the refusals its kind can answer, each a described problem", () => {
+  it("declares on every operation the refusals its kind can answer, each a described problem but a check's 503", () => {
     for (const { name, operation } of operationsOf(doc)) {
       expect(statuses(operation), name).toEqual(expect.arrayContaining(refusalsOwed(operation)));
       for (const status of statuses(operation).filter((s) => s >= 400)) {
         const response = operation.responses?.[String(status)];
         expect(response?.description?.trim(), `${name} ${status}`).toBeTruthy();
-        const schema = response?.content?.["application/problem+json"]?.schema as { required?: string[] } | undefined;
-        expect(schema?.required, `${name} ${status}`).toEqual(expect.arrayContaining(["code", "status", "detail"]));
+        const media = CHECK_BODIES.has(`${name} ${status}`) ? "application/json" : "application/problem+json";
+        expect(Object.keys(response?.content ?? {}), `${name} ${status}`).toEqual([media]);
+        const schema = response?.content?.[media]?.schema as { required?: string[] } | undefined;
+        if (media === "application/problem+json") expect(schema?.required, `${name} ${status}`).toEqual(expect.arrayContaining(["code", "status", "detail"]));
       }
+    }
+  });
+
+  it("documents the 503 of /healthz and /readyz as the JSON they send when no database answers", async () => {
+    const deadPool = createPool(`postgres://postgres@127.0.0.1:${await closedPort()}/postgres`, { max: 1 });
+    const deadApi = await startTestApi(deadPool);
+    try {
+      for (const path of ["/healthz", "/readyz"]) {
+        const answer = await fetch(`${deadApi.baseUrl}${path}`);
+        expect(answer.status, path).toBe(503);
+        const documented = Object.keys(doc.paths[path]?.get?.responses?.["503"]?.content ?? {});
+        expect(documented.map((media) => answer.headers.get("content-type")?.startsWith(media)), path).toEqual([true]);
+        expect((await answer.json() as { status?: string }).status, path).toMatch(/^(unavailable|not_ready)$/);
+      }
+    } finally {
+      await deadApi.close();
+      await deadPool.end();
     }
   });
 
