@@ -13,8 +13,11 @@ type JsonSchema = Record<string, unknown>;
 /** Who may call: the tenant's API key; a signed-in operator reading; one changing something (session + CSRF token); anyone. */
 export type RouteAuth = "api_key" | "session" | "session_csrf" | "public";
 
-/** What the route answers: a description, or a description and the JSON Schema of the body. */
-type Answer = string | { description: string; schema: JsonSchema };
+/**
+ * What the route answers: a description, or a description and the JSON Schema of the body, sent
+ * as application/json unless a media type is named (the Prometheus text of /metrics).
+ */
+export type Answer = string | { description: string; schema: JsonSchema; mediaType?: string };
 
 /**
  * The document's tags, each with its description (the top-level `tags` list). A route names only
@@ -121,7 +124,8 @@ const withProblemContent = (description: string) => ({ description, content: { "
 
 function answerOf(status: string, answer: Answer): unknown {
   if (typeof answer !== "string") {
-    return { description: answer.description, content: { "application/json": { schema: answer.schema } } };
+    const mediaType = answer.mediaType ?? "application/json";
+    return { description: answer.description, content: { [mediaType]: { schema: answer.schema } } };
   }
   if (status === "204") return { description: answer, type: "null" };
   return { description: answer, content: { "application/json": { schema: { type: "object" } } } };

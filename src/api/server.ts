@@ -20,7 +20,7 @@ import { problemReply } from "../requests/reply.ts";
 import { recordRoutes } from "./route-list.ts";
 import { openApiDocument } from "./openapi-document.ts";
 import { registerReferencePage } from "./reference-page.ts";
-import { routeSchema } from "./route-schema.ts";
+import { routeSchema, type Answer } from "./route-schema.ts";
 import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
@@ -158,7 +158,7 @@ function unavailableReply(error: unknown): { reply: IdempotentReply; logLine: st
 /** /healthz, /livez, /readyz, /metrics and /openapi.json: no API key. */
 function registerServiceRoutes(app: FastifyInstance, deps: HttpDependencies): void {
   // A check's 503 is its own JSON body (what failed), not a problem.
-  const plain = (operationId: string, summary: string, ok: string, failed?: string) => ({
+  const plain = (operationId: string, summary: string, ok: Answer, failed?: string) => ({
     schema: routeSchema({
       operationId, summary, tags: ["service"], auth: "public", ok: { 200: ok },
       ...(failed === undefined ? {} : { refusalBodies: { 503: failed } }),
@@ -196,7 +196,9 @@ function registerServiceRoutes(app: FastifyInstance, deps: HttpDependencies): vo
     return reply.code(report.status === "ready" ? 200 : 503).send(report);
   });
 
-  const metrics = plain("getMetrics", "Prometheus metrics (text exposition format)", "the metrics");
+  const metrics = plain("getMetrics", "Prometheus metrics (text exposition format)", {
+    description: "the metrics", mediaType: "text/plain", schema: { type: "string" },
+  });
   app.get("/metrics", metrics, async (_request, reply) => {
     reply.header("content-type", registry.contentType);
     return registry.metrics();

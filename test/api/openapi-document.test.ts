@@ -123,6 +123,15 @@ describe("GET /openapi.json on a running server", () => {
     }
   });
 
+  it("documents the media type /metrics and /openapi.json answer with", async () => {
+    for (const path of ["/metrics", "/openapi.json"]) {
+      const answer = await fetch(`${api.baseUrl}${path}`);
+      expect(answer.status, path).toBe(200);
+      const documented = Object.keys(doc.paths[path]?.get?.responses?.["200"]?.content ?? {});
+      expect(documented.map((media) => answer.headers.get("content-type")?.startsWith(media)), path).toEqual([true]);
+    }
+  });
+
   it("names its servers, its licence, and a described tag for every tag an operation uses", () => {
     expect(doc.servers?.map((server) => server.url)).toEqual(["/"]);
     expect(doc.info.license?.name).toBe("Proprietary");
