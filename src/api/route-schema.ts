@@ -13,12 +13,38 @@ type JsonSchema = Record<string, unknown>;
 /** Who may call: the tenant's API key; a signed-in operator reading; one changing something (session + CSRF token); anyone. */
 export type RouteAuth = "api_key" | "session" | "session_csrf" | "public";
 
-/** What the route answers: a description, or a description and the JSON Schema of the body. */
-type Answer = string | { description: string; schema: JsonSchema };
+/**
+ * What the route answers: a description, or a description and the JSON Schema of the body, sent
+ * as application/json unless a media type is named (the Prometheus text of /metrics).
+ */
+export type Answer = string | { description: string; schema: JsonSchema; mediaType?: string };
+
+/**
+ * The document's tags, each with its description (the top-level `tags` list). A route names only
+ * these, so an operation cannot carry a tag the document does not describe.
+ */
+export const routeTags = {
+  service: "Health, readiness, metrics and this document; no API key",
+  accounts: "Ledger accounts of the API key's tenant: open one, read its balance and statement",
+  payments: "Payments, refunds and the HTTP inbox of payment instructions, each applied once",
+  reviews: "Held records (conflicts, suspects) of the API key's tenant and their decisions",
+  records: "One payment's history across channels, by its natural key",
+  files: "Clearing files uploaded over HTTP: receive, apply and report per record",
+  reconciliation: "Their side against ours for a settlement account: imports, runs, differences",
+  cards: "Card authorizations sent to the card scheme (ISO 8583)",
+  operations: "The operators' routes: a session cookie and, for a change, its CSRF token",
+} as const;
+export type RouteTag = keyof typeof routeTags;
 
 export interface RouteDoc {
+  /**
+   * The operation's name in the document (`operationId`): camelCase, unique, chosen here and never
+   * derived from the path, because generated clients name their methods by it and a renamed path
+   * must not rename a client's method. Routes under /v1/ops start with `ops`.
+   */
+  operationId: string;
   summary: string;
-  tags: readonly string[];
+  tags: readonly RouteTag[];
   auth: RouteAuth;
   /** The zod schema the handler validates a JSON body with, or "raw" for a route reading the bytes (file uploads). */
   body?: z.ZodType | "raw";
@@ -34,6 +60,11 @@ export interface RouteDoc {
   ok: Record<number, Answer>;
   /** Refusals by status, each an RFC 9457 problem. */
   problems?: Record<number, string>;
+  /**
+   * Answers at a refusal status whose body is not a problem (a health check's 503 says which check
+   * failed): each replaces the problem documented for its status.
+   */
+  refusalBodies?: Record<number, Answer>;
 }
 
 export const problemSchema: JsonSchema = {
@@ -91,14 +122,30 @@ export function zodSchemaBehind(json: unknown): z.ZodType | undefined {
 
 const withProblemContent = (description: string) => ({ description, content: { "application/problem+json": { schema: problemSchema } } });
 
+function answerOf(status: string, answer: Answer): unknown {
+  if (typeof answer !== "string") {
+    const mediaType = answer.mediaType ?? "application/json";
+    return { description: answer.description, content: { [mediaType]: { schema: answer.schema } } };
+  }
+  if (status === "204") return { description: answer, type: "null" };
+  return { description: answer, content: { "application/json": { schema: { type: "object" } } } };
+}
+
 function responsesOf(doc: RouteDoc): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, answer] of Object.entries(doc.ok)) {
-    if (typeof answer === "string") responses[status] = status === "204" ? { description: answer, type: "null" } : { description: answer, content: { "application/json": { schema: { type: "object" } } } };
-    else responses[status] = { description: answer.description, content: { "application/json": { schema: answer.schema } } };
+    responses[status] = answerOf(status, answer);
   }
-  const problems = { 400: "request_invalid: the request is invalid (nothing stored; fix and resend)", ...problemsOf[doc.auth], ...SERVER_PROBLEMS, ...doc.problems };
-  for (const [status, description] of Object.entries(problems)) responses[status] = withProblemContent(description);
+  const problems = {
+    400: "request_invalid: the request is invalid (nothing stored; fix and resend)",
+    ...problemsOf[doc.auth], ...SERVER_PROBLEMS, ...doc.problems,
+  };
+  for (const [status, description] of Object.entries(problems)) {
+    responses[status] = withProblemContent(description);
+  }
+  for (const [status, answer] of Object.entries(doc.refusalBodies ?? {})) {
+    responses[status] = answerOf(status, answer);
+  }
   return responses;
 }
 
@@ -119,6 +166,7 @@ export function routeSchema(doc: RouteDoc): FastifySchema {
   const body = bodyOf(doc.body);
   const querystring = queryOf(doc);
   return {
+    operationId: doc.operationId,
     summary: doc.summary,
     tags: [...doc.tags],
     security: securityOf[doc.auth],

@@ -18,7 +18,9 @@ import { drainRequestBody, refuseOversizeBeforeContinue } from "./oversize-body.
 import type { IdempotentReply } from "../requests/idempotent-request.ts";
 import { problemReply } from "../requests/reply.ts";
 import { recordRoutes } from "./route-list.ts";
-import { routeSchema, securitySchemes } from "./route-schema.ts";
+import { openApiDocument } from "./openapi-document.ts";
+import { registerReferencePage } from "./reference-page.ts";
+import { routeSchema, type Answer } from "./route-schema.ts";
 import { registerStorableTextGuard } from "./storable-text-guard.ts";
 import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
@@ -119,13 +121,8 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   app.setValidatorCompiler(() => () => true);
   app.setSerializerCompiler(() => (data) => JSON.stringify(data));
   // Registered before the routes (in the plugin below), so its onRoute hook sees every one of them.
-  void app.register(fastifySwagger, {
-    openapi: {
-      openapi: "3.1.0",
-      info: { title: "clearline", version: "1", description: "Payments applied exactly once. Generated from the routes' schemas. Idempotency contract: docs/api/idempotency.md; error codes: docs/errors.md." },
-      components: { securitySchemes },
-    },
-  });
+  void app.register(fastifySwagger, { openapi: openApiDocument() });
+  registerReferencePage(app);
   void app.register(async (routes) => {
     registerServiceRoutes(routes, deps);
     registerAccountRoutes(routes, deps);
@@ -160,8 +157,16 @@ function unavailableReply(error: unknown): { reply: IdempotentReply; logLine: st
 
 /** /healthz, /livez, /readyz, /metrics and /openapi.json: no API key. */
 function registerServiceRoutes(app: FastifyInstance, deps: HttpDependencies): void {
-  const plain = (summary: string, ok: string) => ({ schema: routeSchema({ summary, tags: ["service"], auth: "public", ok: { 200: ok } }) });
-  app.get("/healthz", plain("200 when the database answers, else 503", "{ status: ok }"), async (_request, reply) => {
+  // A check's 503 is its own JSON body (what failed), not a problem.
+  const plain = (operationId: string, summary: string, ok: Answer, failed?: string) => ({
+    schema: routeSchema({
+      operationId, summary, tags: ["service"], auth: "public", ok: { 200: ok },
+      ...(failed === undefined ? {} : { refusalBodies: { 503: failed } }),
+    }),
+  });
+  const healthz = plain("getHealth", "200 when the database answers, else 503", "{ status: ok }",
+    "{ status: unavailable, reason }: the database does not answer");
+  app.get("/healthz", healthz, async (_request, reply) => {
     try {
       await deps.pool.query("SELECT 1");
       return { status: "ok" };
@@ -172,8 +177,8 @@ function registerServiceRoutes(app: FastifyInstance, deps: HttpDependencies): vo
 
   // Liveness: the process answers, and has not been without a database past its bound (decision
   // 0081). It never queries the database: a slow database must not get the process restarted.
-  const livez = plain("The process answers; 503 once no database answered for"
-    + " CLEARLINE_LIVENESS_WITHOUT_DATABASE_MS", "{ status: ok }");
+  const livez = plain("getLiveness", "The process answers; 503 once no database answered for"
+    + " CLEARLINE_LIVENESS_WITHOUT_DATABASE_MS", "{ status: ok }", "{ status: not_live, reason }");
   app.get("/livez", livez, async (_request, reply) => {
     const live = deps.liveness?.() ?? { ok: true };
     if (live.ok) return { status: "ok" };
@@ -181,21 +186,27 @@ function registerServiceRoutes(app: FastifyInstance, deps: HttpDependencies): vo
   });
 
   // Readiness: whether this instance should be sent work, with the reason of each failing check.
-  app.get("/readyz", plain("Whether this instance should be sent work, with each failing check's reason (503 when not ready)", "{ status, checks }"), async (_request, reply) => {
+  const readyz = plain("getReadiness", "Whether this instance should be sent work, with each"
+    + " failing check's reason (503 when not ready)", "{ status, checks }",
+    "{ status, checks }: not ready, each failing check with its reason");
+  app.get("/readyz", readyz, async (_request, reply) => {
     const report = deps.readiness ? await deps.readiness() : await evaluateReadiness([
       { name: "database", check: async () => { await deps.pool.query("SELECT 1"); return { ok: true }; } },
     ]);
     return reply.code(report.status === "ready" ? 200 : 503).send(report);
   });
 
-  app.get("/metrics", plain("Prometheus metrics (text exposition format)", "the metrics"), async (_request, reply) => {
+  const metrics = plain("getMetrics", "Prometheus metrics (text exposition format)", {
+    description: "the metrics", mediaType: "text/plain", schema: { type: "string" },
+  });
+  app.get("/metrics", metrics, async (_request, reply) => {
     reply.header("content-type", registry.contentType);
     return registry.metrics();
   });
 
   // Built once, on the first request: by then every route (extra routes included) has been added.
   let document: string | undefined;
-  app.get("/openapi.json", plain("This document: generated from every route's schema", "the OpenAPI 3.1 document"), async (_request, reply) => {
+  app.get("/openapi.json", plain("getOpenApiDocument", "This document: generated from every route's schema", "the OpenAPI 3.1 document"), async (_request, reply) => {
     document ??= JSON.stringify(app.swagger());
     return reply.header("content-type", "application/json").send(document);
   });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { FastifyInstance } from "fastify";
+import { referencePagePath } from "../../src/api/reference-page.ts";
 import { registeredRoutes } from "../../src/api/route-list.ts";
 import { jsonSchemaOf, zodSchemaBehind } from "../../src/api/route-schema.ts";
 import { buildHttpServer } from "../../src/api/server.ts";
@@ -56,17 +57,20 @@ describe("the OpenAPI document generated from the route schemas", () => {
     await db.drop();
   });
 
-  const apiRoutes = () => registeredRoutes(app).filter((route) => !route.url.startsWith("/console"));
+  // The console's HTML pages and the reference page (its HTML, assets and a copy of this document)
+  // are not the API.
+  const apiRoutes = () => registeredRoutes(app)
+    .filter((route) => !route.url.startsWith("/console") && !route.url.startsWith(referencePagePath));
   const operationOf = (route: { method: string; url: string }) => doc.paths[openApiPath(route.url)]?.[route.method.toLowerCase()];
 
-  it("lists every route the server registers (the console's HTML pages aside), so no route ships undocumented", () => {
+  it("lists every route the server registers (the console's HTML pages and the reference page aside), so no route ships undocumented", () => {
     const undocumented = apiRoutes().filter((route) => operationOf(route) === undefined).map((route) => `${route.method} ${route.url}`);
     expect(doc.openapi).toBe("3.1.0");
     expect(undocumented).toEqual([]);
     for (const path of ["/v1/files", "/v1/ops/differences/{id}/correct", "/v1/reconciliations/differences/{id}/correct", "/v1/card-authorizations", "/v1/ops/proposals/{id}/approval"]) {
       expect(doc.paths[path], path).toBeDefined();
     }
-    expect(Object.keys(doc.paths).filter((path) => path.startsWith("/console"))).toEqual([]);
+    expect(Object.keys(doc.paths).filter((path) => path.startsWith("/console") || path.startsWith(referencePagePath))).toEqual([]);
   });
 
   it("answers every /v1 refusal as application/problem+json", () => {

@@ -9,15 +9,18 @@ import { statementResource } from "../resource-schemas.ts";
 import { routeSchema } from "../route-schema.ts";
 
 const openAccountSchema = routeSchema({
+  operationId: "openAccount",
   summary: "Open an account (idempotent on its id; no Idempotency-Key needed)", tags: ["accounts"], auth: "api_key", body: accountBody,
   ok: { 201: "created, or exists with the same kind and currency (the same answer)" }, problems: { 409: "account_exists_different: exists with another kind or currency" },
 });
 const balanceSchema = routeSchema({
+  operationId: "getAccountBalance",
   summary: "An account's balance (decimal string)", tags: ["accounts"], auth: "api_key", params: ["id"],
   ok: { 200: { description: "{ account, currency, balance }", schema: { type: "object", properties: { account: { type: "string" }, currency: { type: "string" }, balance: { type: "string" } } } } },
   problems: { 404: "account_not_found" },
 });
 const statementSchema = routeSchema({
+  operationId: "getAccountStatement",
   summary: "An account's latest entries, oldest first, with transfer key, kind, category and origin", tags: ["accounts"], auth: "api_key", params: ["id"], query: statementQuery,
   ok: { 200: { description: "the statement", schema: statementResource } }, problems: { 404: "account_not_found" },
 });

@@ -25,6 +25,7 @@ export const cardAuthorizationBody = z.object({
 }).strict();
 
 const authorizationSchema = routeSchema({
+  operationId: "authorizeCardPayment",
   summary: "Authorize a card payment with the card scheme (ISO 8583 0100), idempotent; a timeout becomes a reversal, never an unknown", tags: ["cards"], auth: "api_key",
   body: cardAuthorizationBody, idempotencyKey: true,
   ok: { 201: "{ status: approved | declined | reversed, ... }, or replayed with Idempotent-Replayed: true" },

@@ -23,17 +23,19 @@ export const fileUploadQuery = {
   partner: { type: "string", description: "the clearing partner (default: the tenant's only partner)" },
 };
 const uploadSchema = routeSchema({
+  operationId: "uploadFile",
   summary: "Upload a file (raw body), receive and apply it; a repeat of the key reports the same file", tags: ["files"], auth: "api_key",
   body: "raw", query: fileUploadQuery, idempotencyKey: true,
   ok: { 201: "the file's report", 200: "a repeat of the key: the same file's report as it stands now (Idempotent-Replayed: true)" },
   problems: { 400: "no name, an empty body or an unknown partner (request_invalid)", 413: "request_too_large: past httpUploadBytesMax", 422: "idempotency_key_reuse: the key was used for other bytes or another name" },
 });
 const listSchema = routeSchema({
+  operationId: "listFiles",
   summary: "Received files, the newest first", tags: ["files"], auth: "api_key",
   query: { status: { type: "string", enum: [...STATUSES] }, limit: { type: "integer", minimum: 1, maximum: limits.ingest.listRowsMax } },
   ok: { 200: "{ files }" },
 });
-const showSchema = routeSchema({ summary: "A file's report and per-record outcomes", tags: ["files"], auth: "api_key", params: ["id"], ok: { 200: "the report with record_outcomes" }, problems: { 404: "not_found: no such file" } });
+const showSchema = routeSchema({ operationId: "getFile", summary: "A file's report and per-record outcomes", tags: ["files"], auth: "api_key", params: ["id"], ok: { 200: "the report with record_outcomes" }, problems: { 404: "not_found: no such file" } });
 
 /**
  * Files over HTTP (ops uploads):

@@ -28,6 +28,7 @@ export function leaseView(lease: LeaseRow, holder: string | undefined): Record<s
 }
 
 const fleetSchema = routeSchema({
+  operationId: "listFleetLeases",
   summary: "The fleet's leases (file sources, singleton jobs, the scheme link): holder and its "
     + "address, since, until, fencing token; and which this process holds",
   tags: ["service"], auth: "public",

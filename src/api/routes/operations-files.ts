@@ -15,15 +15,17 @@ import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { routeSchema } from "../route-schema.ts";
 import { fileUploadQuery } from "./files.ts";
 
-const tags = ["operations"];
+const tags = ["operations"] as const;
 const schemas = {
-  list: routeSchema({ summary: "Received files", tags, auth: "session", query: { status: { type: "string", enum: ["received", "processing", "done", "rejected"] } }, ok: { 200: "{ files }" } }),
-  show: routeSchema({ summary: "A file's report and per-record outcomes", tags, auth: "session", params: ["id"], ok: { 200: "the report with record_outcomes" }, problems: { 404: "not_found: no such file" } }),
+  list: routeSchema({ operationId: "opsListFiles", summary: "Received files", tags, auth: "session", query: { status: { type: "string", enum: ["received", "processing", "done", "rejected"] } }, ok: { 200: "{ files }" } }),
+  show: routeSchema({ operationId: "opsGetFile", summary: "A file's report and per-record outcomes", tags, auth: "session", params: ["id"], ok: { 200: "the report with record_outcomes" }, problems: { 404: "not_found: no such file" } }),
   preview: routeSchema({
+    operationId: "opsPreviewFile",
     summary: "What the file would do, record by record (new, already applied, changed with both amounts, rejected, dropped); stores nothing", tags, auth: "session_csrf",
     body: "raw", query: fileUploadQuery, queryRequired: ["name"], ok: { 200: "the dry-run report, amounts also as decimal strings, and the bytes' sha256" }, problems: { 413: "request_too_large" },
   }),
   confirm: routeSchema({
+    operationId: "opsConfirmFileReupload",
     summary: "Confirm a re-upload: receive and apply the file", tags, auth: "session_csrf", body: "raw", query: fileUploadQuery, queryRequired: ["name"], idempotencyKey: true,
     ok: { 201: "the file's report", 200: "a repeat of the key: the same file's report" }, problems: { 413: "request_too_large", 422: "idempotency_key_reuse" },
   }),

@@ -18,12 +18,13 @@ import { statementQuery } from "../schemas.ts";
 import { statementResource } from "../resource-schemas.ts";
 import { routeSchema } from "../route-schema.ts";
 
-const tags = ["operations"];
+const tags = ["operations"] as const;
 const schemas = {
-  accounts: routeSchema({ summary: "The tenant's accounts with balances", tags, auth: "session", ok: { 200: "{ accounts }" } }),
-  statement: routeSchema({ summary: "An account's entries with their origins, corrections marked", tags, auth: "session", params: ["id"], query: statementQuery, ok: { 200: { description: "the statement", schema: statementResource } }, problems: { 404: "account_not_found" } }),
-  suspense: routeSchema({ summary: "Records posted to suspense because no alias matched", tags, auth: "session", ok: { 200: "{ postings }" } }),
+  accounts: routeSchema({ operationId: "opsListAccounts", summary: "The tenant's accounts with balances", tags, auth: "session", ok: { 200: "{ accounts }" } }),
+  statement: routeSchema({ operationId: "opsGetAccountStatement", summary: "An account's entries with their origins, corrections marked", tags, auth: "session", params: ["id"], query: statementQuery, ok: { 200: { description: "the statement", schema: statementResource } }, problems: { 404: "account_not_found" } }),
+  suspense: routeSchema({ operationId: "opsListSuspensePostings", summary: "Records posted to suspense because no alias matched", tags, auth: "session", ok: { 200: "{ postings }" } }),
   move: routeSchema({
+    operationId: "opsMoveSuspensePosting",
     summary: "Move a suspense posting to the account it belongs to (transfer <posting key>:suspense-move); four eyes above the amount", tags, auth: "session_csrf",
     body: suspenseMoveBody, idempotencyKey: true,
     ok: { 200: "{ suspense_move }", 202: "{ proposal }: waits for a second approver; nothing posted" },

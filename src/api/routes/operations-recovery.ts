@@ -19,14 +19,16 @@ import { describeIssues } from "../../errors/schema-issues.ts";
 import { refusal } from "./operations-ledger.ts";
 import { routeSchema } from "../route-schema.ts";
 
-const tags = ["operations"];
+const tags = ["operations"] as const;
 const schemas = {
   differences: routeSchema({
+    operationId: "opsListDifferences",
     summary: "Open reconciliation differences by reason: theirs_only first, then the oldest first",
     tags, auth: "session", query: { account: { type: "string" } },
     ok: { 200: "{ by_reason, differences }" },
   }),
   correct: routeSchema({
+    operationId: "opsCorrectDifference",
     summary:
       "Correct a difference: posts transfer recon:<id> against recon suspense, the operator " +
       "recorded as decider; above the four-eyes amount a proposal instead (docs/decisions/0035)",
@@ -45,6 +47,7 @@ const schemas = {
     },
   }),
   explain: routeSchema({
+    operationId: "opsExplainDifference",
     summary: "Explain a difference: closes it with the reason, no money moves",
     tags,
     auth: "session_csrf",
@@ -59,6 +62,7 @@ const schemas = {
     },
   }),
   deadLetters: routeSchema({
+    operationId: "opsListDeadLetters",
     summary:
       "The tenant's dead letters, the newest first, and the service-wide age of the oldest " +
       "undelivered message",
@@ -67,6 +71,7 @@ const schemas = {
     ok: { 200: "{ dead_letters, oldest_undelivered_age_seconds }" },
   }),
   retry: routeSchema({
+    operationId: "opsRetryDeadLetter",
     summary: "Make a dead letter due again with a fresh attempt budget",
     tags,
     auth: "session_csrf",
@@ -79,6 +84,7 @@ const schemas = {
     },
   }),
   webhooks: routeSchema({
+    operationId: "opsListWebhooks",
     summary:
       "The tenant's webhook endpoints with their status: active, or disabled (after 410 Gone) " +
       "with the reason and the events held for it; never a secret",
@@ -87,10 +93,12 @@ const schemas = {
     ok: { 200: "{ webhooks }" },
   }),
   incidents: routeSchema({
+    operationId: "opsListIncidents",
     summary: "The tenant's incidents, the newest first", tags, auth: "session",
     ok: { 200: "{ incidents }" },
   }),
   incident: routeSchema({
+    operationId: "opsGetIncident",
     summary: "An incident: its perimeter as taken and every compensation decided", tags,
     auth: "session", params: ["id"], ok: { 200: "the incident" },
     problems: { 404: "incident_unknown" },

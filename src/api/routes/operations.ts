@@ -27,7 +27,7 @@ import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
 import { reviewItem } from "../resource-schemas.ts";
 import { routeSchema } from "../route-schema.ts";
 
-const tags = ["operations"];
+const tags = ["operations"] as const;
 const sessionAnswer = {
   description: "{ operator, role, tenant_id, csrf_token, expires_at }",
   schema: {
@@ -40,6 +40,7 @@ const sessionAnswer = {
 };
 const schemas = {
   signIn: routeSchema({
+    operationId: "opsSignIn",
     summary:
       "Sign in with the secret `clearline operator add` printed; sets the HttpOnly, " +
       "SameSite=Strict session cookie",
@@ -52,19 +53,23 @@ const schemas = {
     },
   }),
   session: routeSchema({
+    operationId: "opsGetSession",
     summary: "The signed-in operator and the session's CSRF token", tags, auth: "session",
     ok: { 200: sessionAnswer },
   }),
   signOut: routeSchema({
+    operationId: "opsSignOut",
     summary: "Sign out", tags, auth: "session_csrf",
     ok: { 204: "signed out; the cookie is cleared" },
   }),
   fourEyes: routeSchema({
+    operationId: "opsSetFourEyesAmount",
     summary: "Set the tenant's four-eyes amount (admin)", tags, auth: "session_csrf",
     body: fourEyesBody, ok: { 200: "{ above_amount_minor, set_by }" },
     problems: { 400: "four_eyes_amount_invalid" },
   }),
   record: routeSchema({
+    operationId: "opsGetRecordHistory",
     summary:
       "One payment's history across channels (as GET /v1/records/{key}), for the signed-in " +
       "operator's tenant",
@@ -75,6 +80,7 @@ const schemas = {
     problems: { 404: "record_not_found" },
   }),
   reviews: routeSchema({
+    operationId: "opsListReviews",
     summary: "The tenant's review queue",
     tags,
     auth: "session",
@@ -87,6 +93,7 @@ const schemas = {
     },
   }),
   proposals: routeSchema({
+    operationId: "opsListProposals",
     summary:
       "Proposals of the tenant, open and decided, each with its proposer and the path it came by",
     tags,
@@ -94,6 +101,7 @@ const schemas = {
     ok: { 200: "{ proposals }" },
   }),
   decision: routeSchema({
+    operationId: "opsDecideReview",
     summary:
       "Decide a held record (decision 0011's meanings); above the four-eyes amount, propose it " +
       "instead",
@@ -112,6 +120,7 @@ const schemas = {
     },
   }),
   approval: routeSchema({
+    operationId: "opsApproveProposal",
     summary: "Approve another operator's proposal: runs its decision, once (docs/decisions/0035)",
     tags,
     auth: "session_csrf",
@@ -127,6 +136,7 @@ const schemas = {
     },
   }),
   cancellation: routeSchema({
+    operationId: "opsCancelProposal",
     summary:
       "Cancel an open proposal with a reason (its proposer withdrawing it, or another approver " +
       "declining it): nothing moves, the subject stays as it was (docs/decisions/0035)",

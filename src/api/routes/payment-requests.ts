@@ -14,6 +14,7 @@ export const HTTP_INBOX_ENDPOINT = "inbox http payment-requests";
  * body). The body is that of POST /v1/payments.
  */
 const paymentRequestSchema = routeSchema({
+  operationId: "receivePaymentRequest",
   summary: "The HTTP inbox: another service's payment instruction, applied once per Message-Id (the body of POST /v1/payments)", tags: ["payments"], auth: "api_key", body: paymentBody,
   ok: { 201: { description: "applied; a redelivery of the Message-Id gets the stored outcome (same status, same body)", schema: paymentResource } },
   problems: { 404: "account not found (stored)", 409: "request_in_progress or duplicate_client_reference", 422: "message_id reused for another instruction, insufficient_funds or currency_mismatch" },

@@ -15,6 +15,7 @@ const ENDPOINT = "POST /v1/payments";
 const payment = { description: "the payment", schema: paymentResource };
 
 const createPaymentSchema = routeSchema({
+  operationId: "createPayment",
   summary: "Create a payment (idempotent)", tags: ["payments"], auth: "api_key", body: paymentBody, idempotencyKey: true,
   ok: { 201: { description: "created, or replayed with Idempotent-Replayed: true", schema: paymentResource } },
   problems: {
@@ -22,8 +23,9 @@ const createPaymentSchema = routeSchema({
     422: "idempotency_key_reuse, insufficient_funds (stored), currency_mismatch or text_character_invalid (a NUL or unpaired surrogate; not stored)",
   },
 });
-const paymentByIdSchema = routeSchema({ summary: "A payment", tags: ["payments"], auth: "api_key", params: ["id"], ok: { 200: payment }, problems: { 404: "payment_not_found" } });
+const paymentByIdSchema = routeSchema({ operationId: "getPayment", summary: "A payment", tags: ["payments"], auth: "api_key", params: ["id"], ok: { 200: payment }, problems: { 404: "payment_not_found" } });
 const paymentByReferenceSchema = routeSchema({
+  operationId: "getPaymentByClientReference",
   summary: "Status of a payment intent by client_reference, including one in progress", tags: ["payments"], auth: "api_key", query: paymentQuery,
   ok: { 200: { description: "the payment, or { client_reference, status: in_progress }", schema: paymentResource } }, problems: { 404: "payment_not_found: no such intent" },
 });

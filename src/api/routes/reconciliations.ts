@@ -15,8 +15,9 @@ import { routeSchema } from "../route-schema.ts";
 const RESULT_ROWS_MAX = 10_000; // rows of a run returned at once; the counts cover the rest
 const formats = new Set(["camt053", "camt054", "ach", "csv"]);
 
-const tags = ["reconciliation"];
+const tags = ["reconciliation"] as const;
 const importSchema = routeSchema({
+  operationId: "importReconciliationStatement",
   summary: "Import their side for a settlement account: camt.053, camt.054 or CSV (id,date,amount,currency,reference,description) as the raw body; the same bytes again change nothing",
   tags, auth: "api_key", body: "raw", queryRequired: ["account"],
   query: { account: { type: "string" }, format: { type: "string", enum: [...formats] }, name: { type: "string" } },
@@ -24,20 +25,23 @@ const importSchema = routeSchema({
   problems: { 400: "unreadable file, with every finding and its position", 404: "no such account", 422: "not a settlement account, another currency, or a closing balance that does not add up" },
 });
 const runSchema = routeSchema({
+  operationId: "runReconciliation",
   summary: "Reconcile one settlement account over a period; the same inputs give the same run", tags, auth: "api_key", body: reconRunBody,
   ok: { 201: "{ run_id, matched, differences: { theirs_only, ours_only, amount_differs, date_outside_window, duplicate_on_their_side, pending } }", 200: "a dry run, or the same inputs as an earlier run (that run)" },
   problems: { 400: "bad period", 404: "no such account", 422: "not a settlement account, or too many items for one run" },
 });
-const showRunSchema = routeSchema({ summary: "A run: differences (theirs_only first) and matches, each with its reason or rule", tags, auth: "api_key", params: ["id"], ok: { 200: "the run" }, problems: { 404: "recon_run_unknown" } });
-const differencesSchema = routeSchema({ summary: "Open differences, theirs_only first, then the oldest", tags, auth: "api_key", query: { account: { type: "string" } }, ok: { 200: "{ differences }" } });
+const showRunSchema = routeSchema({ operationId: "getReconciliationRun", summary: "A run: differences (theirs_only first) and matches, each with its reason or rule", tags, auth: "api_key", params: ["id"], ok: { 200: "the run" }, problems: { 404: "recon_run_unknown" } });
+const differencesSchema = routeSchema({ operationId: "listReconciliationDifferences", summary: "Open differences, theirs_only first, then the oldest", tags, auth: "api_key", query: { account: { type: "string" } }, ok: { 200: "{ differences }" } });
 const decisionSchemas = {
   correct: routeSchema({
+    operationId: "correctReconciliationDifference",
     summary: "Post the correction the difference calls for (transfer recon:<difference id>, settlement against recon suspense), once however often asked; above the four-eyes amount a proposal by the named operator instead (docs/decisions/0035)",
     tags, auth: "api_key", params: ["id"], body: reconDecisionBody,
     ok: { 200: "the difference, corrected", 202: "{ proposal }: waits for a second approver in the console; nothing posted" },
     problems: { 404: "recon_difference_unknown", 409: "recon_difference_decided (already explained) or proposal_open", 422: "recon_difference_not_correctable (moves no money: explain it) or four_eyes_proposer_unknown" },
   }),
   explain: routeSchema({
+    operationId: "explainReconciliationDifference",
     summary: "Close the difference as explained, with a reason; no money moves", tags, auth: "api_key", params: ["id"], body: reconDecisionBody,
     ok: { 200: "the difference, explained" }, problems: { 404: "recon_difference_unknown", 409: "recon_difference_decided (already corrected) or proposal_open (a correction waits for approval)" },
   }),

@@ -5,6 +5,7 @@ import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
 import { routeSchema } from "../route-schema.ts";
 
 const recordHistorySchema = routeSchema({
+  operationId: "getRecordHistory",
   summary: "One payment's history across channels: every arrival of the natural key (or of the payment identity e2e:<reference>) by file, HTTP or ISO 8583, the decision on each, the review decisions and the ledger transfers, in time order",
   tags: ["records"], auth: "api_key", params: ["key"],
   ok: { 200: { description: "{ key, identity_key, records: [...], events: [...] (arrival, held, decision; oldest first), transfers: [...] }", schema: {

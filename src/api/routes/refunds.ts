@@ -10,6 +10,7 @@ import { refundView } from "../views.ts";
 
 const ENDPOINT = "POST /v1/refunds";
 const createRefundSchema = routeSchema({
+  operationId: "createRefund",
   summary: "Refund part or all of a payment (idempotent)", tags: ["payments"], auth: "api_key", body: refundBody, idempotencyKey: true,
   ok: { 201: "the refund: created, or replayed with Idempotent-Replayed: true" },
   problems: { 404: "payment_not_found (stored)", 409: "request_in_progress or duplicate_client_reference", 422: "refund_exceeds_payment, payment_not_refundable, insufficient_funds or idempotency_key_reuse" },

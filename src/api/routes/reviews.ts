@@ -12,10 +12,12 @@ import { routeSchema } from "../route-schema.ts";
 const DECISION_ENDPOINT = "POST /v1/reviews/{id}/decision";
 
 const listSchema = routeSchema({
+  operationId: "listReviews",
   summary: "Held records of the API key's tenant (conflicts, suspects), open by default", tags: ["reviews"], auth: "api_key", query: reviewQuery,
   ok: { 200: { description: "{ reviews: [...] }, oldest first", schema: { type: "object", properties: { reviews: { type: "array", items: reviewItem } } } } },
 });
 const decisionSchema = routeSchema({
+  operationId: "decideReview",
   summary: "Decide a held record: replace, apply_as_new or refuse (idempotent; one decision per review, for ever)", tags: ["reviews"], auth: "api_key",
   params: ["id"], body: reviewDecisionBody, idempotencyKey: true,
   ok: {
