@@ -14,7 +14,19 @@ async function main(): Promise<number> {
   const minutes = Number(values.minutes);
   if (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff) throw new Error(`--seed is a whole number from 0 to ${0xffffffff}`);
   if (!(minutes > 0 && minutes <= soakBounds.minutesMax)) throw new Error(`--minutes is a number above 0 and at most ${soakBounds.minutesMax}`);
-  const result = await runSoak({ seed, minutes, ...(values.only ? { only: values.only } : {}) });
+  // The first SIGINT or SIGTERM ends the run early, as its deadline would: the fault in place is
+  // healed and recovered from, the table printed, the test hosts removed. A second one kills.
+  let stopRequested = false;
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      stopRequested = true;
+      process.stderr.write(`soak: ${signal}: ending after the current fault (again to kill)\n`);
+    });
+  }
+  const result = await runSoak({
+    seed, minutes, stopRequested: () => stopRequested,
+    ...(values.only ? { only: values.only } : {}),
+  });
   return result.ok ? 0 : 1;
 }
 

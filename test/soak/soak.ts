@@ -29,6 +29,7 @@ export interface SoakOptions {
   seed: number;
   minutes: number;
   only?: string;                     // only the fault kinds whose name contains this (a hunt for one kind's defect)
+  stopRequested?: () => boolean;     // true: end early, as at the deadline (a signal)
   out?: (line: string) => void;
 }
 
@@ -136,7 +137,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     };
     const workload = runWorkload(ctx, shared, options.seed, workloadActions,
       () => sftpInboxTaken(topology));
-    await runSchedule(ctx, shared, kinds, options.seed, deadline, topology);
+    const ends = () => Date.now() >= deadline || options.stopRequested?.() === true;
+    const startedMs = Date.now();
+    await runSchedule(ctx, shared, kinds, options.seed, ends, topology);
+    if (Date.now() < deadline) {
+      print(`ended early by a signal after ${Math.round((Date.now() - startedMs) / 1_000)} s`);
+    }
     shared.stopping = true;
     await workload;
     // The end of the run is a heal like any other: what the last fault left must catch up.
@@ -204,13 +210,13 @@ async function runWorkload(
 
 /** The fault schedule: kinds in seeded rounds (each kind once per round, in a drawn order), each injected, held, healed and recovered from. */
 async function runSchedule(
-  ctx: SimContext, shared: Shared, kinds: FaultKind[], seed: number, deadline: number,
+  ctx: SimContext, shared: Shared, kinds: FaultKind[], seed: number, ends: () => boolean,
   topology: SoakTopology,
 ): Promise<void> {
   const { world } = ctx;
   const rng = new Prng(seed, -2);
   let round: FaultKind[] = [];
-  while (Date.now() < deadline) {
+  while (!ends()) {
     if (round.length === 0) round = rng.shuffle([...kinds]);
     const kind = round.pop() as FaultKind;
     await sleep(rng.int(soakBounds.quietMinMs, soakBounds.quietMaxMs));
