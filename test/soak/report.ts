@@ -33,3 +33,28 @@ export function reportLines(stats: ReadonlyMap<string, KindStats>, kinds: readon
   }
   return lines;
 }
+
+/** The phases of a fault cycle, in ms summed over the run's faults (cycleLine prints them). */
+export interface CyclePhases {
+  faults: number;
+  quiet: number;
+  injecting: number;        // waiting for the lock (a check in progress) and injecting
+  held: number;
+  recovery: number;
+  checked: number;          // until a quiet step was checked in full after the recovery
+}
+
+/**
+ * Where a fault cycle's time went, on average: the schedule can inject only as many faults as
+ * its cycles allow, and the issue asks for ten of each kind in thirty minutes.
+ */
+export function cycleLine(cycle: CyclePhases, checks: number, checkMsTotal: number): string {
+  if (cycle.faults === 0) return "fault cycle: no fault completed";
+  const mean = (ms: number) => `${(ms / cycle.faults / 1_000).toFixed(1)} s`;
+  const total = cycle.quiet + cycle.injecting + cycle.held + cycle.recovery + cycle.checked;
+  const checkMean = checks === 0 ? "-" : `${(checkMsTotal / checks / 1_000).toFixed(1)} s`;
+  return `fault cycle, mean of ${cycle.faults}: ${mean(total)} = quiet ${mean(cycle.quiet)}`
+    + ` + waiting to inject ${mean(cycle.injecting)} + held ${mean(cycle.held)}`
+    + ` + recovery ${mean(cycle.recovery)} + until a checked quiet step ${mean(cycle.checked)}`
+    + ` (a full check: ${checkMean} on average, ${checks} checks)`;
+}

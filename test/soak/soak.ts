@@ -19,7 +19,7 @@ import { soakBounds } from "./bounds.ts";
 import { soakActions } from "./actions.ts";
 import { faultKinds, type FaultKind } from "./faults.ts";
 import { recover } from "./recovery.ts";
-import { reportLines, type KindStats } from "./report.ts";
+import { cycleLine, reportLines, type CyclePhases, type KindStats } from "./report.ts";
 import {
   sftpArchive, sftpFileDelivery, sftpInbox, sftpInboxTaken, sftpPartnerConfig, writeServeConfig,
 } from "./sftp-partner.ts";
@@ -57,6 +57,8 @@ interface Shared {
   reported: Set<string>;
   lock: Lock;
   checksRun: number;
+  checkMsTotal: number;     // time inside the full checks of quiet steps
+  cycle: CyclePhases;       // where the schedule's time went, summed over its faults
   lastHealed: string;       // the fault kind a new violation is charged to
   current: string | undefined;
   kindOfWindow: Map<number, string>;   // fault window number (world.faultWindowsOpened) -> its kind
@@ -108,7 +110,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   }, database.pool);
   const iso = new IsoLink(service);
   const ctx: SimContext = { world, service, pool: database.pool, rng: stepPrng(options.seed, 0), projection: true, iso, log: () => undefined, kills: false };
-  const shared: Shared = { world, stats: new Map(), violations: [], reported: new Set(), lock: new Lock(), checksRun: 0, lastHealed: "no fault yet", current: undefined, kindOfWindow: new Map(), stopping: false, print };
+  const shared: Shared = { world, stats: new Map(), violations: [], reported: new Set(), lock: new Lock(), checksRun: 0, checkMsTotal: 0, cycle: newCyclePhases(), lastHealed: "no fault yet", current: undefined, kindOfWindow: new Map(), stopping: false, print };
   // A request is charged to the last fault whose window it overlapped (it may answer after the heal).
   world.observe = (channel, result, span) => {
     const kind = overlappedFault(world, span) ? shared.kindOfWindow.get(world.faultWindowsOpened) ?? "kill inside a step" : "outside fault windows";
@@ -149,6 +151,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     charge(shared, (await recover(ctx, Date.now(), topology)).violations, "end of run");
     charge(shared, await checkAll(world, database.pool, service.baseUrl), "end of run");
     for (const line of reportLines(shared.stats, kinds.map((k) => k.name))) print(line);
+    print(cycleLine(shared.cycle, shared.checksRun, shared.checkMsTotal));
     for (const line of coverageLines(await coverageOf(world, database.pool, service.kills))) print(line);
     const outbox = await database.pool.query<{ destination: string; state: string; n: number }>(
       `SELECT split_part(destination, ':', 1) AS destination, state, count(*)::int AS n FROM outbox_message
@@ -199,11 +202,13 @@ async function runWorkload(
     if (world.faultWindowsOpen > 0) continue;
     await shared.lock.run(async () => {
       if (world.faultWindowsOpen > 0) return;
+      const checkStartedMs = Date.now();
       const taken = await quiesce();
       const settled = [...taken, ...(await settleFiles(pool, world.tenantId))];
       if (world.faultWindowsOpen > 0) return;
       charge(shared, [...settled, ...(await checkAll(world, pool, ctx.service.baseUrl))]);
       shared.checksRun++;
+      shared.checkMsTotal += Date.now() - checkStartedMs;
     });
   }
 }
@@ -219,7 +224,9 @@ async function runSchedule(
   while (!ends()) {
     if (round.length === 0) round = rng.shuffle([...kinds]);
     const kind = round.pop() as FaultKind;
+    const phase = phaseClock(shared.cycle);
     await sleep(rng.int(soakBounds.quietMinMs, soakBounds.quietMaxMs));
+    phase("quiet");
     const holdMs = rng.int(soakBounds.faultMinMs, soakBounds.faultMaxMs);
     const injected = await shared.lock.run(async () => {
       openFaultWindow(world);
@@ -228,10 +235,13 @@ async function runSchedule(
       return kind.inject(rng);
     });
     statsOf(shared, kind.name).injected++;
+    phase("injecting");
     await sleep(holdMs);
     await injected.heal();
+    phase("held");
     const healedAt = Date.now();
     const recovery = await recover(ctx, healedAt, topology);
+    phase("recovery");
     statsOf(shared, kind.name).recoveryMs.push(recovery.recoveredMs);
     shared.lastHealed = kind.name;
     charge(shared, recovery.violations.map((v) => ({ ...v, subject: `${v.subject} (after ${kind.name}: ${injected.detail}, held ${holdMs} ms)` })));
@@ -240,7 +250,23 @@ async function runSchedule(
     // Every heal is followed by one full check at a quiet step boundary before the next fault.
     const checksBefore = shared.checksRun;
     while (shared.checksRun === checksBefore && !shared.stopping) await sleep(soakBounds.probePauseMs);
+    phase("checked");
+    shared.cycle.faults++;
   }
+}
+
+function newCyclePhases(): CyclePhases {
+  return { faults: 0, quiet: 0, injecting: 0, held: 0, recovery: 0, checked: 0 };
+}
+
+/** Adds the time since its last call (or its making) to the named phase. */
+function phaseClock(cycle: CyclePhases): (name: Exclude<keyof CyclePhases, "faults">) => void {
+  let lastMs = Date.now();
+  return (name) => {
+    const nowMs = Date.now();
+    cycle[name] += nowMs - lastMs;
+    lastMs = nowMs;
+  };
 }
 
 function sleep(ms: number): Promise<void> {
