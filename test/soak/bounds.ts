@@ -12,6 +12,7 @@ export const soakBounds = {
   proxyDelayMaxMs: 1_500,
   stallAfterBytesMax: 4_096,     // a stall holds each connection's bytes after this many more (mid-frame)
   recoveryBoundMs: 90_000,       // after a heal: ready, answering, outbox drained, files done; past it a violation
+  slowRecoveryMs: 30_000,        // a recovery longer than this is printed with its slowest condition
   probeTimeoutMs: 10_000,        // one readiness or balance probe during recovery
   probePauseMs: 100,             // between probes while recovering
   checkAttemptsMax: 3,           // the checks' own reads are retried (a dead pooled socket of the checker is not the service's)

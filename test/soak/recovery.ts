@@ -15,6 +15,8 @@ import type { SoakTopology } from "./topology.ts";
 export interface Recovery {
   recoveredMs: number;
   violations: Violation[];
+  /** The condition that took longest to hold, and how long it took (a slow recovery's why). */
+  slowest: { name: string; ms: number } | undefined;
 }
 
 type Condition = { name: string; holds: () => Promise<string | undefined> };   // undefined: holds; else what is still wrong
@@ -98,7 +100,9 @@ export async function recover(
 ): Promise<Recovery> {
   const deadline = healedAtMs + soakBounds.recoveryBoundMs;
   const violations: Violation[] = [];
+  let slowest: Recovery["slowest"];
   for (const condition of conditions(ctx, new Date(healedAtMs), topology)) {
+    const conditionStartedMs = Date.now();
     for (;;) {
       const wrong = await condition.holds();
       if (wrong === undefined) break;
@@ -114,11 +118,13 @@ export async function recover(
       }
       await new Promise((resolve) => setTimeout(resolve, soakBounds.probePauseMs));
     }
+    const tookMs = Date.now() - conditionStartedMs;
+    if (slowest === undefined || tookMs > slowest.ms) slowest = { name: condition.name, ms: tookMs };
   }
   const dead = await ctx.pool.query<{ id: string; destination: string; last_error: string | null }>(
     "SELECT id::text, destination, last_error FROM outbox_message WHERE tenant_id = $1 AND state = 'dead' ORDER BY id", [ctx.world.tenantId]);
   for (const row of dead.rows) {
     violations.push({ invariant: "outboxNothingDead", subject: `outbox message ${row.id} to ${row.destination}`, expected: "delivered (its peer came back)", found: `dead: ${row.last_error ?? ""}` });
   }
-  return { recoveredMs: Date.now() - healedAtMs, violations };
+  return { recoveredMs: Date.now() - healedAtMs, violations, slowest };
 }

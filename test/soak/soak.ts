@@ -243,6 +243,11 @@ async function runSchedule(
     const recovery = await recover(ctx, healedAt, topology);
     phase("recovery");
     statsOf(shared, kind.name).recoveryMs.push(recovery.recoveredMs);
+    if (recovery.recoveredMs > soakBounds.slowRecoveryMs && recovery.slowest) {
+      const { name, ms } = recovery.slowest;
+      shared.print(`slow recovery after ${kind.name} (${injected.detail}): `
+        + `${(recovery.recoveredMs / 1_000).toFixed(1)} s, ${(ms / 1_000).toFixed(1)} s of it until ${name}`);
+    }
     shared.lastHealed = kind.name;
     charge(shared, recovery.violations.map((v) => ({ ...v, subject: `${v.subject} (after ${kind.name}: ${injected.detail}, held ${holdMs} ms)` })));
     shared.current = undefined;
