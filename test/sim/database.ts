@@ -43,7 +43,9 @@ export async function createSimDatabase(adminUrl = process.env.DATABASE_URL): Pr
   const admin = new pg.Client({ connectionString: adminUrl });
   try {
     await admin.connect();
-    await admin.query(`CREATE DATABASE ${name}`);
+    // LOCALE 'C': text sorts by bytes, so the invariants can read a key's transfers as an index
+    // range (invariants.ts, achEffectivePostingsOf), whatever the server's default locale.
+    await admin.query(`CREATE DATABASE ${name} TEMPLATE template0 ENCODING 'UTF8' LOCALE 'C'`);
   } catch (error) {
     throw new Error(`SIMULATION CANNOT RUN: PostgreSQL at the ${source} refused: ${(error as Error).message}`);
   } finally {

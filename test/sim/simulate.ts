@@ -7,7 +7,7 @@ import { actions, actionWeights, type ActionKind } from "./actions/index.ts";
 import { simBounds } from "./bounds.ts";
 import { IsoLink, type SimContext } from "./context.ts";
 import { createSimDatabase } from "./database.ts";
-import { checkInvariants, type Violation } from "./invariants.ts";
+import { checkInvariants, type InvariantInput, type Violation } from "./invariants.ts";
 import { minorText } from "./money.ts";
 import { Prng, stepPrng } from "./prng.ts";
 import { coverageLines, coverageOf, everyFileRecordOneOutcome } from "./progress.ts";
@@ -127,8 +127,15 @@ export async function runSimulation(options: SimOptions): Promise<SimResult> {
 }
 
 /** The money invariants, then those of progress: promises broken during the step's actions, and each file record's one outcome. */
-export async function checkAll(world: World, pool: Pool, baseUrl: string): Promise<Violation[]> {
-  return [...(await checkInvariants({ world, pool, baseUrl })), ...world.progressBroken, ...(await everyFileRecordOneOutcome(world, pool))];
+export async function checkAll(
+  world: World, pool: Pool, baseUrl: string,
+  options: Pick<InvariantInput, "ledgerVerify" | "timingMs"> = {},
+): Promise<Violation[]> {
+  const money = await checkInvariants({ world, pool, baseUrl, ...options });
+  const startedMs = Date.now();
+  const files = await everyFileRecordOneOutcome(world, pool);
+  options.timingMs?.set("everyFileRecordOneOutcome", (options.timingMs.get("everyFileRecordOneOutcome") ?? 0) + Date.now() - startedMs);
+  return [...money, ...world.progressBroken, ...files];
 }
 
 /** A violation already reported is not reported again at every later step (a skipped entry stays skipped); a new code on the same account is. */

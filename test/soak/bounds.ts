@@ -15,5 +15,6 @@ export const soakBounds = {
   slowRecoveryMs: 30_000,        // a recovery longer than this is printed with its slowest condition
   probeTimeoutMs: 10_000,        // one readiness or balance probe during recovery
   probePauseMs: 100,             // between probes while recovering
+  fullLedgerVerifyEvery: 10,     // every tenth check verifies the whole ledger (and its checkpoints); the rest from the last checkpoint
   checkAttemptsMax: 3,           // the checks' own reads are retried (a dead pooled socket of the checker is not the service's)
 } as const;

@@ -38,10 +38,10 @@ export function reportLines(stats: ReadonlyMap<string, KindStats>, kinds: readon
 export interface CyclePhases {
   faults: number;
   quiet: number;
-  injecting: number;        // waiting for the lock (a check in progress) and injecting
+  injecting: number;        // a check of the quiet steps, then injecting
   held: number;
   recovery: number;
-  checked: number;          // until a quiet step was checked in full after the recovery
+  checked: number;          // until a quiet step was checked after the recovery
 }
 
 /**
@@ -54,7 +54,15 @@ export function cycleLine(cycle: CyclePhases, checks: number, checkMsTotal: numb
   const total = cycle.quiet + cycle.injecting + cycle.held + cycle.recovery + cycle.checked;
   const checkMean = checks === 0 ? "-" : `${(checkMsTotal / checks / 1_000).toFixed(1)} s`;
   return `fault cycle, mean of ${cycle.faults}: ${mean(total)} = quiet ${mean(cycle.quiet)}`
-    + ` + waiting to inject ${mean(cycle.injecting)} + held ${mean(cycle.held)}`
+    + ` + check and inject ${mean(cycle.injecting)} + held ${mean(cycle.held)}`
     + ` + recovery ${mean(cycle.recovery)} + until a checked quiet step ${mean(cycle.checked)}`
-    + ` (a full check: ${checkMean} on average, ${checks} checks)`;
+    + ` (a check: ${checkMean} on average, ${checks} checks)`;
+}
+
+/** Where a check's time goes: each part's mean per check, the costliest first. */
+export function checkTimingLine(timingMs: Map<string, number>, checks: number): string {
+  if (checks === 0) return "a check's time: no check ran";
+  const parts = [...timingMs].sort(([, a], [, b]) => b - a)
+    .map(([name, ms]) => `${name} ${(ms / checks / 1_000).toFixed(2)} s`);
+  return `a check's time, mean of ${checks}: ${parts.join(", ")}`;
 }

@@ -19,7 +19,7 @@ import { soakBounds } from "./bounds.ts";
 import { soakActions } from "./actions.ts";
 import { faultKinds, type FaultKind } from "./faults.ts";
 import { recover } from "./recovery.ts";
-import { cycleLine, reportLines, type CyclePhases, type KindStats } from "./report.ts";
+import { checkTimingLine, cycleLine, reportLines, type CyclePhases, type KindStats } from "./report.ts";
 import {
   sftpArchive, sftpFileDelivery, sftpInbox, sftpInboxTaken, sftpPartnerConfig, writeServeConfig,
 } from "./sftp-partner.ts";
@@ -57,7 +57,9 @@ interface Shared {
   reported: Set<string>;
   lock: Lock;
   checksRun: number;
-  checkMsTotal: number;     // time inside the full checks of quiet steps
+  checkWanted: boolean;     // the schedule asks for one check at the next quiet step boundary
+  checkMsTotal: number;     // time inside the checks of quiet steps
+  checkTimingMs: Map<string, number>;   // that time by invariant
   cycle: CyclePhases;       // where the schedule's time went, summed over its faults
   lastHealed: string;       // the fault kind a new violation is charged to
   current: string | undefined;
@@ -110,7 +112,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
   }, database.pool);
   const iso = new IsoLink(service);
   const ctx: SimContext = { world, service, pool: database.pool, rng: stepPrng(options.seed, 0), projection: true, iso, log: () => undefined, kills: false };
-  const shared: Shared = { world, stats: new Map(), violations: [], reported: new Set(), lock: new Lock(), checksRun: 0, checkMsTotal: 0, cycle: newCyclePhases(), lastHealed: "no fault yet", current: undefined, kindOfWindow: new Map(), stopping: false, print };
+  const shared: Shared = { world, stats: new Map(), violations: [], reported: new Set(), lock: new Lock(), checksRun: 0, checkWanted: false, checkMsTotal: 0, checkTimingMs: new Map(), cycle: newCyclePhases(), lastHealed: "no fault yet", current: undefined, kindOfWindow: new Map(), stopping: false, print };
   // A request is charged to the last fault whose window it overlapped (it may answer after the heal).
   world.observe = (channel, result, span) => {
     const kind = overlappedFault(world, span) ? shared.kindOfWindow.get(world.faultWindowsOpened) ?? "kill inside a step" : "outside fault windows";
@@ -152,6 +154,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     charge(shared, await checkAll(world, database.pool, service.baseUrl), "end of run");
     for (const line of reportLines(shared.stats, kinds.map((k) => k.name))) print(line);
     print(cycleLine(shared.cycle, shared.checksRun, shared.checkMsTotal));
+    print(checkTimingLine(shared.checkTimingMs, shared.checksRun));
     for (const line of coverageLines(await coverageOf(world, database.pool, service.kills))) print(line);
     const outbox = await database.pool.query<{ destination: string; state: string; n: number }>(
       `SELECT split_part(destination, ':', 1) AS destination, state, count(*)::int AS n FROM outbox_message
@@ -199,18 +202,32 @@ async function runWorkload(
       // The soak's own reads go over a unix socket no fault touches: a throw is the harness's or the service's.
       if (!overlappedFault(world, span)) charge(shared, [{ invariant: "stepCompleted", subject: `step ${step} (${kind})`, expected: "the step ran to its end", found: (error as Error).stack ?? String(error) }]);
     }
-    if (world.faultWindowsOpen > 0) continue;
+    if (world.faultWindowsOpen > 0 || !shared.checkWanted) continue;
     await shared.lock.run(async () => {
       if (world.faultWindowsOpen > 0) return;
       const checkStartedMs = Date.now();
       const taken = await quiesce();
       const settled = [...taken, ...(await settleFiles(pool, world.tenantId))];
       if (world.faultWindowsOpen > 0) return;
-      charge(shared, [...settled, ...(await checkAll(world, pool, ctx.service.baseUrl))]);
+      const timingMs = shared.checkTimingMs;
+      timingMs.set("quiesce and settle files", (timingMs.get("quiesce and settle files") ?? 0) + Date.now() - checkStartedMs);
+      // The ledger is verified from its last checkpoint, and in full every few checks: a full
+      // verify grows with the ledger and would leave less of the run for faults.
+      const full = (shared.checksRun + 1) % soakBounds.fullLedgerVerifyEvery === 0;
+      const ledgerVerify = full ? "full" as const : "incremental" as const;
+      charge(shared, [...settled, ...(await checkAll(world, pool, ctx.service.baseUrl, { ledgerVerify, timingMs }))]);
       shared.checksRun++;
+      shared.checkWanted = false;
       shared.checkMsTotal += Date.now() - checkStartedMs;
     });
   }
+}
+
+/** Asks for one check at the next quiet step boundary and waits until it ran (or the run stops). */
+async function checkAtNextQuietStep(shared: Shared): Promise<void> {
+  const checksBefore = shared.checksRun;
+  shared.checkWanted = true;
+  while (shared.checksRun === checksBefore && !shared.stopping) await sleep(soakBounds.probePauseMs);
 }
 
 /** The fault schedule: kinds in seeded rounds (each kind once per round, in a drawn order), each injected, held, healed and recovered from. */
@@ -227,6 +244,8 @@ async function runSchedule(
     const phase = phaseClock(shared.cycle);
     await sleep(rng.int(soakBounds.quietMinMs, soakBounds.quietMaxMs));
     phase("quiet");
+    // The quiet steps are checked before the fault: what they broke is charged to the last heal.
+    await checkAtNextQuietStep(shared);
     const holdMs = rng.int(soakBounds.faultMinMs, soakBounds.faultMaxMs);
     const injected = await shared.lock.run(async () => {
       openFaultWindow(world);
@@ -252,9 +271,8 @@ async function runSchedule(
     charge(shared, recovery.violations.map((v) => ({ ...v, subject: `${v.subject} (after ${kind.name}: ${injected.detail}, held ${holdMs} ms)` })));
     shared.current = undefined;
     closeFaultWindow(world);
-    // Every heal is followed by one full check at a quiet step boundary before the next fault.
-    const checksBefore = shared.checksRun;
-    while (shared.checksRun === checksBefore && !shared.stopping) await sleep(soakBounds.probePauseMs);
+    // Every heal is followed by one check at a quiet step boundary before the next fault.
+    await checkAtNextQuietStep(shared);
     phase("checked");
     shared.cycle.faults++;
   }
