@@ -3,8 +3,12 @@ import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
+import type { Position } from "../errors/position.ts";
+import { minorToDecimal } from "../protocols/iso4217/currency.ts";
 import { findAccount } from "../ledger/index.ts";
-import type { ExternalItem, ExternalStatementHead } from "../protocols/statement/external-item.ts";
+import type {
+  ExternalItem, ExternalStatementHead, ForeignCurrencyDetail,
+} from "../protocols/statement/external-item.ts";
 import {
   statementFingerprintOf, readExternalItems, type ExternalFormat, type ExternalRead,
 } from "./read-external-file.ts";
@@ -94,22 +98,23 @@ export async function importExternalFile(
       });
     }
     const store = itemStore(tx, input.tenantId, input.accountId, importId);
-    let wrongCurrency: string | undefined;
+    const foreign = foreignItemWarnings(account.currency);
     const batchItemsMax = limits.recon.insertBatchItemsMax;
     const read = await readExternalItems(source, chosen, limits.recon, batchItemsMax,
       async (items) => {
-        wrongCurrency ??= items.find((item) => item.currency !== account.currency)?.currency;
-        if (wrongCurrency === undefined) await store.add(items);
+        // An entry in another currency is kept for a person, not a reason to refuse the rest
+        // (decision 0104); a statement of an account in another currency is refused below.
+        foreign.note(items);
+        await store.add(items);
       },
     );
-    const refusal = refusalOf(
-      read, wrongCurrency, account.currency, input.accountId, fingerprint.sha256,
-    );
+    const refusal = refusalOf(read, account.currency, input.accountId, fingerprint.sha256);
     if (!read.ok || refusal.length > 0) {
       await tx.query("ROLLBACK TO SAVEPOINT recon_import");
       return fail(refusal);
     }
-    return ok(await recordImport(tx, input, importId, read.value, store.counts));
+    const summary = { ...read.value, findings: [...read.value.findings, ...foreign.warnings()] };
+    return ok(await recordImport(tx, input, importId, summary, store.counts));
   });
 }
 
@@ -137,19 +142,18 @@ async function recordImport(
 }
 
 /**
- * Why a read file is refused (nothing when it is not): its errors, else another currency, else
- * bytes other than those it was identified by.
+ * Why a read file is refused (nothing when it is not): its errors, else a statement of an account
+ * in another currency, else bytes other than those it was identified by.
  */
 function refusalOf(
-  read: Result<ExternalRead, Finding[]>, wrongCurrency: string | undefined, currency: string,
-  accountId: string, claimedSha256: string,
+  read: Result<ExternalRead, Finding[]>, currency: string, accountId: string,
+  claimedSha256: string,
 ): Finding[] {
   if (!read.ok) return read.error;
   const errors = read.value.findings.filter((f) => f.severity === "error");
   if (errors.length > 0) return errors;
-  const fileCurrency =
-    wrongCurrency ?? (read.value.head.currency !== currency ? read.value.head.currency : undefined);
-  if (fileCurrency !== undefined) {
+  const fileCurrency = read.value.head.currency;
+  if (fileCurrency !== undefined && fileCurrency !== currency) {
     return [
       finding(
         "RECON_CURRENCY_MISMATCH",
@@ -163,6 +167,66 @@ function refusalOf(
     return [finding("RECON_FILE_CHANGED", "the file changed while it was imported", {})];
   }
   return [];
+}
+
+/**
+ * One warning per item in another currency than the account's, naming it and the amount in the
+ * account's currency its statement gives (decision 0104); at most limits.recon.findingsMax, then
+ * a count.
+ */
+function foreignItemWarnings(accountCurrency: string): {
+  note(items: ExternalItem[]): void;
+  warnings(): Finding[];
+} {
+  const named: Finding[] = [];
+  let count = 0;
+  return {
+    note(items) {
+      for (const item of items) {
+        if (item.currency === accountCurrency) continue;
+        count++;
+        if (named.length >= limits.recon.findingsMax) continue;
+        named.push(foreignItemWarning(item, accountCurrency));
+      }
+    },
+    warnings() {
+      if (count <= named.length) return named;
+      return [...named, finding("RECON_ITEM_FOREIGN_CURRENCY",
+        `${count - named.length} more entries in another currency than ${accountCurrency}`, {},
+        { severity: "warning" })];
+    },
+  };
+}
+
+function foreignItemWarning(item: ExternalItem, accountCurrency: string): Finding {
+  const amount = `${minorToDecimal(item.amountMinor, item.currency)} ${item.currency}`;
+  const inAccount = item.foreign?.accountAmountMinor;
+  const exchange = item.foreign?.exchange?.rate ? ` at rate ${item.foreign.exchange.rate}` : "";
+  const stated = inAccount === undefined
+    ? `the statement gives no amount in ${accountCurrency}`
+    : `the statement gives ${minorToDecimal(inAccount, accountCurrency)} ${accountCurrency}` +
+      exchange;
+  return finding(
+    "RECON_ITEM_FOREIGN_CURRENCY",
+    `entry ${item.itemKey} is ${amount} on a ${accountCurrency} account (${stated}): kept as an ` +
+    `item for a person, never matched by itself`,
+    positionOf(item), { severity: "warning" },
+  );
+}
+
+/** A foreign-currency detail as stored (recon_external_item.foreign_detail): amounts as text. */
+function storedForeignDetail(detail: ForeignCurrencyDetail): object {
+  return {
+    ...detail,
+    accountAmountMinor: detail.accountAmountMinor?.toString(),
+    amounts: detail.amounts.map((a) => ({ ...a, amountMinor: a.amountMinor.toString() })),
+  };
+}
+
+/** An item's position as a finding's: "line N" of a CSV or ACH file, else an XML path. */
+function positionOf(item: ExternalItem): Position {
+  const line = /^line (\d+)$/.exec(item.position);
+  return line ? { line: Number(line[1]) } : { xmlPath: item.position };
 }
 
 async function importSummaryOf(
@@ -249,15 +313,16 @@ async function insertItems(
   const { rows } = await tx.query<{ item_key: string }>(
     `INSERT INTO recon_external_item (
        tenant_id, account_id, item_key, import_id, position, booking_date, value_date, direction,
-       amount_minor, currency, status, refs, parts, description, duplicate_of)
+       amount_minor, currency, status, refs, parts, description, duplicate_of, foreign_detail)
      SELECT $1, $2, i.item_key, $3, i.position, i.booking_date::date, i.value_date::date,
             i.direction, i.amount_minor, i.currency, i.status,
             CASE WHEN i.refs = '' THEN '{}'::text[] ELSE string_to_array(i.refs, chr(31)) END,
-            i.parts::jsonb, i.description, i.duplicate_of
+            i.parts::jsonb, i.description, i.duplicate_of, i.foreign_detail::jsonb
        FROM unnest($4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::bigint[],
-                   $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[])
+                   $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::text[],
+                   $16::text[])
             AS i(item_key, position, booking_date, value_date, direction, amount_minor, currency,
-                 status, refs, parts, description, duplicate_of)
+                 status, refs, parts, description, duplicate_of, foreign_detail)
      ON CONFLICT (tenant_id, account_id, item_key) DO NOTHING
      RETURNING item_key`,
     [
@@ -283,6 +348,7 @@ async function insertItems(
       ),
       items.map((i) => i.description ?? null),
       items.map((i) => i.duplicateOf ?? null),
+      items.map((i) => (i.foreign ? JSON.stringify(storedForeignDetail(i.foreign)) : null)),
     ],
   );
   return new Set(rows.map((r) => r.item_key));

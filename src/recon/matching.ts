@@ -11,6 +11,11 @@ export interface TheirItem {
   refs: string[];            // reference values (untagged) that may name one of our transfers
   words(): string[];         // words of their description, for "contains" (computed when a rule asks)
   parts: Array<{ amountSigned?: bigint; refs: string[] }>;
+  /**
+   * In another currency than the account (decision 0104): never matched; its amount in the
+   * account's currency when the statement gives one, signed like amountSigned.
+   */
+  foreign?: { accountAmountSigned?: bigint };
 }
 
 /** One of our transfers on the reconciled account, net of its entries there, signed the same way. */
@@ -24,7 +29,7 @@ export interface OurTransfer {
 
 export type MatchOutcome =
   | "matched" | "theirs_only" | "ours_only" | "amount_differs" | "date_outside_window"
-  | "duplicate_on_their_side" | "pending";
+  | "duplicate_on_their_side" | "pending" | "foreign_currency";
 
 export interface MatchResult {
   outcome: MatchOutcome;
@@ -37,8 +42,8 @@ export interface MatchResult {
 
 /** Listed in this order: what they have and we do not is the most dangerous, so it comes first. */
 export const outcomeOrder: readonly MatchOutcome[] = [
-  "theirs_only", "amount_differs", "duplicate_on_their_side", "ours_only", "date_outside_window",
-  "pending", "matched",
+  "theirs_only", "foreign_currency", "amount_differs", "duplicate_on_their_side", "ours_only",
+  "date_outside_window", "pending", "matched",
 ];
 
 const DAY_MS = 86_400_000;
@@ -93,6 +98,18 @@ class MatchState {
     const result: MatchResult = { outcome, itemKeys, transferKeys, theirsMinor, oursMinor };
     if (rule) result.rule = rule;
     this.results.push(result);
+  }
+
+  /**
+   * An item in another currency, set aside for a person (decision 0104): the difference is its
+   * amount in the account's currency when the statement gives one, else nothing we could book.
+   */
+  recordForeign(item: TheirItem): void {
+    this.usedItems.add(item.itemKey);
+    this.results.push({
+      outcome: "foreign_currency", itemKeys: [item.itemKey], transferKeys: [],
+      theirsMinor: item.foreign?.accountAmountSigned ?? 0n, oursMinor: 0n,
+    });
   }
 
   /** Unused transfers one of these references names, closest in date first (then by key: deterministic). */
@@ -180,6 +197,7 @@ export function reconcile(theirs: TheirItem[], ours: OurTransfer[], rules: Match
   for (const item of sortedTheirs) {
     if (item.duplicateOf !== undefined) state.record("duplicate_on_their_side", [item], []);
     else if (item.pending) state.record("pending", [item], []);
+    else if (item.foreign) state.recordForeign(item);
   }
   for (const rule of rules.rules) {
     if (rule.strategy === "one-to-one") oneToOne(state, rule);

@@ -1,7 +1,7 @@
 import type { Queryable } from "../db/pool.ts";
 import { reconOldestOpenDifferenceSeconds, reconOpenDifferences } from "../observability/metrics.ts";
 
-const reasons = ["theirs_only", "ours_only", "amount_differs", "date_outside_window", "duplicate_on_their_side"] as const;
+const reasons = ["theirs_only", "ours_only", "amount_differs", "date_outside_window", "duplicate_on_their_side", "foreign_currency"] as const;
 
 /** Open differences by reason and the age of the oldest, read from the table (one statement). */
 export async function refreshReconMetrics(db: Queryable, tenantId: string): Promise<void> {

@@ -28,7 +28,7 @@ export interface RunSummary {
 
 const noDifferences = (): RunSummary["differences"] => ({
   theirs_only: 0, ours_only: 0, amount_differs: 0, date_outside_window: 0,
-  duplicate_on_their_side: 0, pending: 0,
+  duplicate_on_their_side: 0, pending: 0, foreign_currency: 0,
 });
 
 /** A date `days` later (earlier when negative), as YYYY-MM-DD. */
@@ -67,10 +67,7 @@ export async function runReconciliation(
   rules: MatchingRules = matchingRules, bounds: RunBounds = limits.recon,
 ): Promise<Result<RunSummary, Finding>> {
   const { tenantId, accountId, from, to } = input;
-  if (
-    !/^\d{4}-\d{2}-\d{2}$/.test(from) || !/^\d{4}-\d{2}-\d{2}$/.test(to) ||
-    Number.isNaN(Date.parse(from)) || Number.isNaN(Date.parse(to)) || from > to
-  ) {
+  if (!periodIsValid(from, to)) {
     return fail(
       finding(
         "RECON_PERIOD_INVALID", `period ${from}..${to} is not two YYYY-MM-DD dates in order`,
@@ -112,7 +109,9 @@ export async function runReconciliation(
     if (refusal) return refusal;
     // Only what the set-based matching left is read into memory, and only when there is any.
     const theirs =
-      matched.itemsLeft > 0 ? await theirItems(tx, tenantId, accountId, loadFrom, loadTo) : [];
+      matched.itemsLeft > 0
+        ? await theirItems(tx, tenantId, accountId, loadFrom, loadTo, account.currency)
+        : [];
     const ours =
       matched.transfersLeft > 0 ? await ourTransfers(tx, tenantId, account.currency) : [];
     const results = reconcile(theirs, ours, rules, inPeriod);
@@ -136,6 +135,11 @@ export async function runReconciliation(
   if ("code" in summary) return fail(summary);
   if (!input.dryRun) await refreshReconMetrics(pool, tenantId);
   return ok(summary);
+}
+
+function periodIsValid(from: string, to: string): boolean {
+  return /^\d{4}-\d{2}-\d{2}$/.test(from) && /^\d{4}-\d{2}-\d{2}$/.test(to) &&
+    !Number.isNaN(Date.parse(from)) && !Number.isNaN(Date.parse(to)) && from <= to;
 }
 
 /**

@@ -132,7 +132,7 @@ async function storeDetailRun(tx: Tx, message: SchemeTotalsMessage, records: rea
   for (const part of [message.tenantId, accountId, message.settlementDate, schemeTotalsRulesVersion, JSON.stringify(totalsJson(message.theirs)), ...records.map((r) => `${r.category}:${r.transferKey}=${r.amountMinor}`)]) hash.update(part).update("\u0000");
   const summary: RunSummary = {
     runId: `rrn_${hash.digest("hex").slice(0, 24)}`, accountId, from: message.settlementDate, to: message.settlementDate, matched: 0, dryRun: false, alreadyRun: false,
-    differences: { theirs_only: 0, ours_only: 0, amount_differs: 0, date_outside_window: 0, duplicate_on_their_side: 0, pending: 0 },
+    differences: { theirs_only: 0, ours_only: 0, amount_differs: 0, date_outside_window: 0, duplicate_on_their_side: 0, pending: 0, foreign_currency: 0 },
   };
   for (const result of results) {
     if (result.outcome === "matched") summary.matched++;

@@ -21,21 +21,35 @@ function wordsOf(text: string | null): string[] {
 interface ItemRow {
   item_key: string; booking_date: string; direction: "C" | "D"; amount_minor: string; currency: string; status: string;
   refs: string; parts: string; description: string | null; duplicate_of: string | null;
+  foreign: boolean; account_amount_minor: string | null;
+}
+
+/** An item in another currency (decision 0104): its amount in the account's, signed, if given. */
+function foreignOf(
+  accountAmountMinor: string | null, sign: bigint,
+): NonNullable<TheirItem["foreign"]> {
+  if (accountAmountMinor === null) return {};
+  return { accountAmountSigned: sign * BigInt(accountAmountMinor) };
 }
 
 /**
  * Their side as the in-memory matcher needs it: the items of the account over the dates that the
  * set-based matching left (recon_left_item, set-matching.ts).
  */
-export async function theirItems(db: Queryable, tenantId: string, accountId: string, from: string, to: string): Promise<TheirItem[]> {
+export async function theirItems(
+  db: Queryable, tenantId: string, accountId: string, from: string, to: string,
+  accountCurrency: string,
+): Promise<TheirItem[]> {
   const { rows } = await db.query<ItemRow>(
     // refs and parts as plain text: parsing a text[] and a jsonb per row in the driver costs more
     // than the whole match, and most items have one reference and no parts.
     `SELECT t.item_key, to_char(t.booking_date, 'YYYY-MM-DD') AS booking_date, t.direction, t.amount_minor::text, t.currency, t.status,
-            array_to_string(t.refs, chr(31)) AS refs, t.parts::text AS parts, t.description, t.duplicate_of
+            array_to_string(t.refs, chr(31)) AS refs, t.parts::text AS parts, t.description,
+            t.duplicate_of, t.currency <> $5 AS foreign,
+            t.foreign_detail->>'accountAmountMinor' AS account_amount_minor
        FROM recon_external_item t JOIN recon_left_item l ON l.item_key = t.item_key
       WHERE t.tenant_id = $1 AND t.account_id = $2 AND t.booking_date BETWEEN $3::date AND $4::date`,
-    [tenantId, accountId, from, to],
+    [tenantId, accountId, from, to, accountCurrency],
   );
   return rows.map((row) => {
     const sign = row.direction === "C" ? 1n : -1n;
@@ -44,6 +58,7 @@ export async function theirItems(db: Queryable, tenantId: string, accountId: str
     return {
       itemKey: row.item_key, bookingDate: row.booking_date, amountSigned: sign * BigInt(row.amount_minor), currency: row.currency,
       pending: row.status === "pending", ...(row.duplicate_of ? { duplicateOf: row.duplicate_of } : {}), refs,
+      ...(row.foreign ? { foreign: foreignOf(row.account_amount_minor, sign) } : {}),
       words: () => [...wordsOf(row.description), ...refs.flatMap((r) => wordsOf(r))],
       parts: parts.map((p) => ({ ...(p.amountMinor === undefined ? {} : { amountSigned: sign * BigInt(p.amountMinor) }), refs: referenceValues(p.refs) })),
     };

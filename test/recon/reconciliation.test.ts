@@ -31,7 +31,7 @@ async function importAndRun(db: TestDatabase, tenantId: string, statement: Buffe
   return run.value;
 }
 
-const none = { theirs_only: 0, ours_only: 0, amount_differs: 0, date_outside_window: 0, duplicate_on_their_side: 0, pending: 0 };
+const none = { theirs_only: 0, ours_only: 0, amount_differs: 0, date_outside_window: 0, duplicate_on_their_side: 0, pending: 0, foreign_currency: 0 };
 
 describe("two-sided reconciliation of a settlement account against a bank statement", () => {
   let db: TestDatabase;
@@ -159,14 +159,14 @@ describe("two-sided reconciliation of a settlement account against a bank statem
     expect(rows[0].n).toBe(0);
   });
 
-  it("refuses a statement whose last entry is in another currency, and stores none of the entries read before it", async () => {
+  it("refuses a statement whose last entry is unreadable, and stores none of the entries read before it", async () => {
     const tenantId = await givenBooks(db, []);
     const entries = Array.from({ length: limits.recon.insertBatchItemsMax + 10 }, (_, i) => ({ amount: "1.00", date: "2026-12-01", svcrRef: `L${i}` }));
     const xml = camt053({ id: "S8L", entries }).toString("utf8");
     const last = xml.lastIndexOf('<Amt Ccy="USD">1.00</Amt>');
-    const euros = Buffer.from(`${xml.slice(0, last)}<Amt Ccy="EUR">1.00</Amt>${xml.slice(last + '<Amt Ccy="USD">1.00</Amt>'.length)}`);
-    const imported = await importExternalFile(db.pool, { tenantId, accountId: "settlement", name: "late-eur.xml", content: euros });
-    expect(imported).toMatchObject({ ok: false, error: [{ code: "RECON_CURRENCY_MISMATCH" }] });
+    const unreadable = Buffer.from(`${xml.slice(0, last)}<Amt Ccy="USD">1.001</Amt>${xml.slice(last + '<Amt Ccy="USD">1.00</Amt>'.length)}`);
+    const imported = await importExternalFile(db.pool, { tenantId, accountId: "settlement", name: "late-bad.xml", content: unreadable });
+    expect(imported).toMatchObject({ ok: false, error: [{ position: { xmlPath: expect.stringMatching(/Ntry\[\d+\]$/) } }] });
     const { rows } = await db.pool.query(
       `SELECT (SELECT count(*)::int FROM recon_import WHERE tenant_id = $1) AS imports, (SELECT count(*)::int FROM recon_external_item WHERE tenant_id = $1) AS items,
               (SELECT count(*)::int FROM recon_item_ref WHERE tenant_id = $1) AS refs`, [tenantId]);

@@ -8,9 +8,24 @@ export interface EntrySpec {
   status?: "BOOK" | "PDNG";
   parts?: Array<{ amount: string; endToEndId: string }>;
   info?: string;
+  /**
+   * Booked in another currency: Ntry/Amt is this, and `amount` (USD) is what the entry's AmtDtls
+   * give as the instructed amount, unless `instructed` is false.
+   */
+  foreign?: { amount: string; currency: string; rate?: string; instructed?: boolean };
+}
+
+function foreignDetails(entry: EntrySpec): string {
+  const f = entry.foreign;
+  if (!f) return "";
+  const exchange = f.rate ? `<CcyXchg><SrcCcy>USD</SrcCcy><TrgtCcy>${f.currency}</TrgtCcy><XchgRate>${f.rate}</XchgRate></CcyXchg>` : "";
+  const instructed = f.instructed === false ? "" : `<InstdAmt><Amt Ccy="USD">${entry.amount}</Amt></InstdAmt>`;
+  const refs = entry.endToEndId ? `<Refs><EndToEndId>${entry.endToEndId}</EndToEndId></Refs>` : "";
+  return `<NtryDtls><TxDtls>${refs}<AmtDtls>${instructed}<TxAmt><Amt Ccy="${f.currency}">${f.amount}</Amt>${exchange}</TxAmt></AmtDtls></TxDtls></NtryDtls>`;
 }
 
 function txDetails(entry: EntrySpec): string {
+  if (entry.foreign) return foreignDetails(entry);
   const parts = entry.parts ?? (entry.endToEndId ? [{ amount: entry.amount, endToEndId: entry.endToEndId }] : []);
   if (parts.length === 0) return "";
   const batch = entry.parts ? `<Btch><NbOfTxs>${parts.length}</NbOfTxs></Btch>` : "";
@@ -18,7 +33,8 @@ function txDetails(entry: EntrySpec): string {
 }
 
 function entryXml(entry: EntrySpec): string {
-  return `<Ntry><Amt Ccy="USD">${entry.amount}</Amt><CdtDbtInd>${entry.direction ?? "CRDT"}</CdtDbtInd><Sts><Cd>${entry.status ?? "BOOK"}</Cd></Sts>`
+  const amount = entry.foreign ? `<Amt Ccy="${entry.foreign.currency}">${entry.foreign.amount}</Amt>` : `<Amt Ccy="USD">${entry.amount}</Amt>`;
+  return `<Ntry>${amount}<CdtDbtInd>${entry.direction ?? "CRDT"}</CdtDbtInd><Sts><Cd>${entry.status ?? "BOOK"}</Cd></Sts>`
     + `<BookgDt><Dt>${entry.date}</Dt></BookgDt><ValDt><Dt>${entry.date}</Dt></ValDt><AcctSvcrRef>${entry.svcrRef}</AcctSvcrRef>`
     + `<BkTxCd><Domn><Cd>PMNT</Cd><Fmly><Cd>RCDT</Cd><SubFmlyCd>ESCT</SubFmlyCd></Fmly></Domn></BkTxCd>${txDetails(entry)}`
     + (entry.info ? `<AddtlNtryInf>${entry.info}</AddtlNtryInf>` : "") + `</Ntry>`;

@@ -27,7 +27,7 @@ const importSchema = routeSchema({
 const runSchema = routeSchema({
   operationId: "runReconciliation",
   summary: "Reconcile one settlement account over a period; the same inputs give the same run", tags, auth: "api_key", body: reconRunBody,
-  ok: { 201: "{ run_id, matched, differences: { theirs_only, ours_only, amount_differs, date_outside_window, duplicate_on_their_side, pending } }", 200: "a dry run, or the same inputs as an earlier run (that run)" },
+  ok: { 201: "{ run_id, matched, differences: { theirs_only, ours_only, amount_differs, date_outside_window, duplicate_on_their_side, pending, foreign_currency } }", 200: "a dry run, or the same inputs as an earlier run (that run)" },
   problems: { 400: "bad period", 404: "no such account", 422: "not a settlement account, or too many items for one run" },
 });
 const showRunSchema = routeSchema({ operationId: "getReconciliationRun", summary: "A run: differences (theirs_only first) and matches, each with its reason or rule", tags, auth: "api_key", params: ["id"], ok: { 200: "the run" }, problems: { 404: "recon_run_unknown" } });

@@ -7,7 +7,9 @@ export const reconErrorCodes = {
   RECON_ENTRIES_TOO_MANY: "The file has more entries than one import takes.",
   RECON_PARTS_TOO_MANY: "A batch entry has more parts than one item keeps.",
   RECON_BALANCE_MISMATCH: "The statement's closing balance is not its opening balance plus its booked entries.",
-  RECON_CURRENCY_MISMATCH: "The statement or item is in another currency than the reconciled account.",
+  RECON_CURRENCY_MISMATCH: "The statement is of an account in another currency than the reconciled one.",
+  RECON_ITEM_FOREIGN_CURRENCY:
+    "A statement entry in another currency than its account: kept for a person (decision 0104).",
   RECON_ACCOUNT_NOT_RECONCILABLE: "Only settlement accounts (our money held at a bank or partner) are reconciled.",
   RECON_RUN_LEFTOVERS_TOO_MANY: "A run's pairing by reference left more items and transfers unpaired than the in-memory matcher takes; nothing was stored. Check the account and the imports, or split the period.",
   RECON_FILE_CHANGED: "The file changed while it was imported (its bytes differ between hashing and reading); nothing was stored. Import it again.",

@@ -2,8 +2,8 @@ import { SaxesParser } from "saxes";
 import { finding, type Finding } from "../../errors/finding.ts";
 import { decimalToMinor } from "../iso4217/currency.ts";
 import {
-  taggedRef, type ExternalEvent, type ExternalItem, type ExternalReadLimits,
-  type ExternalStatementHead,
+  foreignCurrencyDetail, taggedRef, type AmountDetail, type ExternalEvent, type ExternalItem,
+  type ExternalReadLimits, type ExternalStatementHead, type ForeignCurrencyDetail,
 } from "./external-item.ts";
 
 /** Reference elements inside TxDtls/Refs and the tag each one gets. */
@@ -17,7 +17,18 @@ interface EntryDraft {
   // NtryRef, Amt, Amt@Ccy, CdtDbtInd, Sts, BookgDt, ValDt, AcctSvcrRef, AddtlNtryInf
   fields: Record<string, string>;
   parts: Array<{ amount?: string; currency?: string; refs: string[]; remittance?: string }>;
+  // AmtDtls amounts of the entry and its transactions (kind, amount, currency), and CcyXchg
+  amountDetails: Array<{ kind: string; amount: string; currency: string }>;
+  exchange: NonNullable<ForeignCurrencyDetail["exchange"]>;
 }
+
+/** AmtDtls/<kind>/Amt, at the entry's level or a transaction's. */
+const amountDetailPath = /(?:^|\/)AmtDtls\/(InstdAmt|TxAmt|CntrValAmt|AnncdPstngAmt)\/Amt$/;
+/** AmtDtls/<kind>/CcyXchg/<field>: the exchange the bank applied. */
+const exchangePath = /(?:^|\/)AmtDtls\/\w+\/CcyXchg\/(SrcCcy|TrgtCcy|XchgRate)$/;
+const exchangeFields = {
+  SrcCcy: "sourceCurrency", TrgtCcy: "targetCurrency", XchgRate: "rate",
+} as const;
 
 interface StatementDraft {
   head: ExternalStatementHead;
@@ -109,7 +120,9 @@ export class CamtStatementReader {
     }
     else if (name === "Bal" && this.statement) this.statement.balance = {};
     else if (name === "Ntry" && this.statement)
-      this.entry = { xmlPath: this.xmlPath, fields: {}, parts: [] };
+      this.entry = {
+        xmlPath: this.xmlPath, fields: {}, parts: [], amountDetails: [], exchange: {},
+      };
     else if (name === "TxDtls" && this.entry) {
       if (this.entry.parts.length >= this.limits.partsPerItemMax) {
         this.fatal(
@@ -146,6 +159,7 @@ export class CamtStatementReader {
   private closeInEntry(name: string, relative: string, text: string): void {
     const entry = this.entry as EntryDraft;
     const part = entry.parts[entry.parts.length - 1];
+    noteAmountDetail(entry, relative, text, this.currency);
     if (name === "Ntry" && relative === "Ntry") {
       this.emitEntry(entry);
       this.entry = undefined;
@@ -202,13 +216,20 @@ export class CamtStatementReader {
       this.fatal("RECON_ENTRIES_TOO_MANY", `more than ${this.limits.itemsMax} entries`);
       return;
     }
-    const item = itemOfEntry(entry, this.statement?.head.statementRef ?? "", this.items + 1, (f) =>
+    const head = this.statement?.head;
+    const item = itemOfEntry(entry, head?.statementRef ?? "", this.items + 1, (f) =>
       this.addFinding(f),
     );
     if (!item) return;
     this.items++;
-    if (item.status === "booked" && this.statement) {
-      this.statement.bookedMinor += item.direction === "C" ? item.amountMinor : -item.amountMinor;
+    if (head?.currency !== undefined && item.currency !== head.currency) {
+      item.foreign = foreignOf(entry, head.currency, (f) => this.addFinding(f));
+    }
+    // An entry in another currency counts at its amount in the account's, when it has one
+    // (decision 0104); without one it cannot be counted.
+    const bookedMinor = item.foreign ? item.foreign.accountAmountMinor : item.amountMinor;
+    if (item.status === "booked" && this.statement && bookedMinor !== undefined) {
+      this.statement.bookedMinor += item.direction === "C" ? bookedMinor : -bookedMinor;
     }
     this.events.push({ type: "item", item });
   }
@@ -331,4 +352,31 @@ function itemOfEntry(
     amountMinor: amount.value, currency: f["Amt@Ccy"] as string, status, refs,
     parts: parts.length > 1 ? parts : [], ...(description ? { description } : {}),
   };
+}
+
+/** Keeps an AmtDtls amount or exchange field of an entry or its transactions (decision 0104). */
+function noteAmountDetail(
+  entry: EntryDraft, relative: string, text: string, currency: string | undefined,
+): void {
+  if (text === "") return;
+  const amount = amountDetailPath.exec(relative);
+  if (amount && currency) {
+    entry.amountDetails.push({ kind: amount[1] as string, amount: text, currency });
+    return;
+  }
+  const exchange = exchangePath.exec(relative);
+  if (exchange) entry.exchange[exchangeFields[exchange[1] as keyof typeof exchangeFields]] = text;
+}
+
+/** The foreign-currency detail of an entry in another currency than its account's. */
+function foreignOf(
+  entry: EntryDraft, accountCurrency: string, report: (f: Finding) => void,
+): ForeignCurrencyDetail {
+  const amounts: AmountDetail[] = [];
+  for (const detail of entry.amountDetails) {
+    const minor = decimalToMinor(detail.amount, detail.currency, { xmlPath: entry.xmlPath });
+    if (!minor.ok) report(minor.error);
+    else amounts.push({ kind: detail.kind, amountMinor: minor.value, currency: detail.currency });
+  }
+  return foreignCurrencyDetail(accountCurrency, amounts, entry.exchange);
 }

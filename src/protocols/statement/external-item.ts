@@ -17,6 +17,46 @@ export interface ExternalItem {
   refs: string[];              // tagged references inside: "e2e:..", "uetr:..", "instr:..", "tx:..", "msg:..", "ref:.."
   parts: ExternalPart[];       // a batch entry's transactions (one Ntry, many TxDtls)
   description?: string;
+  /** Set when the item's currency is not its statement's (decision 0104): what else it says. */
+  foreign?: ForeignCurrencyDetail;
+}
+
+/** An amount of an entry's AmtDtls: InstdAmt, TxAmt, CntrValAmt, AnncdPstngAmt. */
+export interface AmountDetail {
+  kind: string;
+  amountMinor: bigint;
+  currency: string;
+}
+
+/**
+ * An entry in another currency than its account: the amounts its details give, the exchange, and
+ * the amount in the account's currency when one of them is in it (decision 0104).
+ */
+export interface ForeignCurrencyDetail {
+  accountCurrency: string;
+  accountAmountMinor?: bigint;
+  amounts: AmountDetail[];
+  exchange?: { sourceCurrency?: string; targetCurrency?: string; rate?: string };
+}
+
+/** AmtDtls amounts, in the order one in the account's currency is taken as its amount. */
+export const accountAmountKinds: readonly string[] = [
+  "CntrValAmt", "TxAmt", "InstdAmt", "AnncdPstngAmt",
+];
+
+/** The foreign-currency detail of an item in `currency` on an account in `accountCurrency`. */
+export function foreignCurrencyDetail(
+  accountCurrency: string, amounts: AmountDetail[],
+  exchange: ForeignCurrencyDetail["exchange"],
+): ForeignCurrencyDetail {
+  const inAccountCurrency = accountAmountKinds
+    .map((kind) => amounts.find((a) => a.kind === kind && a.currency === accountCurrency))
+    .find((a) => a !== undefined);
+  return {
+    accountCurrency, amounts,
+    ...(inAccountCurrency ? { accountAmountMinor: inAccountCurrency.amountMinor } : {}),
+    ...(exchange && Object.keys(exchange).length > 0 ? { exchange } : {}),
+  };
 }
 
 export interface ExternalPart {
