@@ -11,8 +11,10 @@ import {
   evaluateReadiness, type CheckResult, type ReadinessReport,
 } from "../observability/readiness.ts";
 import { repeatedFailureLog } from "../observability/repeated-failure-log.ts";
-import { TenantAuthenticator } from "../tenants/tenants.ts";
+import { scopesAllow } from "../tenants/api-keys.ts";
+import { TenantAuthenticator } from "../tenants/key-authenticator.ts";
 import { send } from "./http-context.ts";
+import { actionOfRoute } from "./key-scopes.ts";
 import { JsonBodyRefused, refusalErrors, registerStrictJsonBodies } from "./json-body-parser.ts";
 import { drainRequestBody, refuseOversizeBeforeContinue } from "./oversize-body.ts";
 import type { IdempotentReply } from "../requests/idempotent-request.ts";
@@ -61,21 +63,11 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     bodyLimit: limits.http.bodyBytesMax,
   });
   recordRoutes(app);
-  const authenticator = new TenantAuthenticator(deps.pool);
   // One line per interval with a count, not one per refused request (decision 0082).
   const unavailable = repeatedFailureLog(deps.logger.child({ component: "http" }),
     "requests answered 503: the database does not answer");
   app.addHook("onClose", async () => unavailable.close());
-
-  app.addHook("onRequest", async (request, reply) => {
-    // /v1/ops/* are the operators' routes: a session cookie, not an API key (routes/operations.ts).
-    if (!request.url.startsWith("/v1/") || request.url.startsWith("/v1/ops/")) return;
-    const header = request.headers.authorization;
-    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
-    const tenant = match?.[1] ? await authenticator.authenticate(match[1]) : undefined;
-    if (!tenant) return send(reply.header("www-authenticate", "Bearer"), problemReply("UNAUTHORIZED", "send Authorization: Bearer <api key>"));
-    request.tenant = tenant;
-  });
+  registerApiKeys(app, deps.pool);
 
   app.setNotFoundHandler((request, reply) => send(reply, problemReply("NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)));
 
@@ -135,6 +127,38 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     for (const register of deps.extraRoutes ?? []) register(routes);
   });
   return app;
+}
+
+/**
+ * /v1/* but the operators' routes needs an API key whose scopes allow the route (decision 0097).
+ * The authenticator listens for revocations while the server is open.
+ */
+function registerApiKeys(app: FastifyInstance, pool: Pool): void {
+  const authenticator = new TenantAuthenticator(pool);
+  authenticator.start();
+  app.addHook("onClose", async () => authenticator.stop());
+
+  app.addHook("onRequest", async (request, reply) => {
+    // /v1/ops/* are the operators' routes: a session cookie, not an API key (routes/operations.ts).
+    if (!request.url.startsWith("/v1/") || request.url.startsWith("/v1/ops/")) return;
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    const holder = match?.[1] ? await authenticator.authenticate(match[1]) : undefined;
+    if (!holder) {
+      return send(reply.header("www-authenticate", "Bearer"),
+        problemReply("UNAUTHORIZED", "send Authorization: Bearer <api key>"));
+    }
+    const routeUrl = request.routeOptions.url;
+    // An unknown route is the not-found handler's (404), whatever the key.
+    const action = routeUrl === undefined ? "read" : actionOfRoute(request.method, routeUrl);
+    if (action === undefined || !scopesAllow(holder.scopes, action)) {
+      const needed = action ?? "a scope no key has";
+      return send(reply, problemReply("API_KEY_SCOPE_FORBIDDEN", `key ${holder.keyId} has scopes `
+        + `${holder.scopes.join(", ")}; ${request.method} ${routeUrl ?? ""} needs ${needed}`,
+      { scopes: holder.scopes, needed: action ?? null }));
+    }
+    request.tenant = holder.tenant;
+  });
 }
 
 /**
