@@ -11,6 +11,7 @@ import {
   evaluateReadiness, type CheckResult, type ReadinessReport,
 } from "../observability/readiness.ts";
 import { repeatedFailureLog } from "../observability/repeated-failure-log.ts";
+import { requestIdFrom, runInRequest } from "../observability/request-context.ts";
 import { scopesAllow } from "../tenants/api-keys.ts";
 import { TenantAuthenticator } from "../tenants/key-authenticator.ts";
 import { send } from "./http-context.ts";
@@ -61,8 +62,14 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     // no info line per request (fastify's request logging), failures still logged.
     loggerInstance: deps.logger.child({ component: "http" }, { level: "warn" }) as unknown as FastifyBaseLogger,
     bodyLimit: limits.http.bodyBytesMax,
+    // Request-Id: the caller's when well-formed, else generated (issue 33 item 7). The logger's
+    // mixin names it on every line of the request, so fastify's own reqId binding is left out.
+    requestIdHeader: false,
+    genReqId: (raw) => requestIdFrom(raw.headers["request-id"]),
+    childLoggerFactory: (logger, _bindings, options) => logger.child({}, options),
   });
   recordRoutes(app);
+  registerRequestIds(app);
   // One line per interval with a count, not one per refused request (decision 0082).
   const unavailable = repeatedFailureLog(deps.logger.child({ component: "http" }),
     "requests answered 503: the database does not answer");
@@ -158,6 +165,17 @@ function registerApiKeys(app: FastifyInstance, pool: Pool): void {
       { scopes: holder.scopes, needed: action ?? null }));
     }
     request.tenant = holder.tenant;
+  });
+}
+
+/**
+ * Every answer carries its Request-Id, and the rest of a request (hooks, body, handler, error
+ * handler) runs in its context, so every log line names it. The first hook: a 401 or 404 has it.
+ */
+function registerRequestIds(app: FastifyInstance): void {
+  app.addHook("onRequest", (request, reply, done) => {
+    reply.header("request-id", request.id);
+    runInRequest(request.id, done);
   });
 }
 

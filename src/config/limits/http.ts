@@ -5,6 +5,8 @@ export const httpLimits = {
   // room, and any walk of a body (the text guard, zod) stays a few dozen frames deep.
   jsonDepthMax: 32,
   oversizeBodyDrainBytesMax: 8_388_608, // past a body bound, up to 8 MiB more is read and dropped so the client gets its 413, not a reset; beyond, the connection is closed
+  // A caller's Request-Id kept as is up to this: a UUID is 36 characters, a W3C trace id 32.
+  requestIdCharsMax: 128,
   idempotencyKeyCharsMax: 255,          // as the IETF Idempotency-Key draft suggests; UUIDs are 36
   idempotencyWindowMs: 7 * 24 * 3_600_000, // responses replayed for 7 days; the intent protects the effect for ever
   idempotencyLeaseMs: 30_000,           // a claimed attempt that has not finished in 30 s is presumed dead
