@@ -74,7 +74,7 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
   const unavailable = repeatedFailureLog(deps.logger.child({ component: "http" }),
     "requests answered 503: the database does not answer");
   app.addHook("onClose", async () => unavailable.close());
-  registerApiKeys(app, deps.pool);
+  registerApiKeys(app, deps.pool, deps.logger);
 
   app.setNotFoundHandler((request, reply) => send(reply, problemReply("NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)));
 
@@ -140,10 +140,24 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
  * /v1/* but the operators' routes needs an API key whose scopes allow the route (decision 0097).
  * The authenticator listens for revocations while the server is open.
  */
-function registerApiKeys(app: FastifyInstance, pool: Pool): void {
-  const authenticator = new TenantAuthenticator(pool);
+function registerApiKeys(app: FastifyInstance, pool: Pool, logger: Logger): void {
+  const log = logger.child({ component: "api-keys" });
+  // A listener that cannot reconnect (the database is down) is one line per interval (0082).
+  const lost = repeatedFailureLog(log, "api key listener lost: no key cached until it listens");
+  const authenticator = new TenantAuthenticator(pool, {
+    onEvent: (event) => {
+      if (event.kind === "lost") lost.failed(new Error(event.reason));
+      else if (event.kind === "listening") {
+        lost.succeeded();
+        log.info("api key listener listening: keys cached");
+      } else log.info({ key_id: event.keyId }, "api key changed: dropped from the cache");
+    },
+  });
   authenticator.start();
-  app.addHook("onClose", async () => authenticator.stop());
+  app.addHook("onClose", async () => {
+    await authenticator.stop();
+    lost.close();
+  });
 
   app.addHook("onRequest", async (request, reply) => {
     // /v1/ops/* are the operators' routes: a session cookie, not an API key (routes/operations.ts).
