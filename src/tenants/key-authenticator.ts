@@ -50,7 +50,7 @@ export class TenantAuthenticator {
   private stopped = false;
   private client: pg.Client | undefined;
   private running: Promise<void> | undefined;
-  private wakeRetry: (() => void) | undefined;
+  private wake: (() => void) | undefined;
 
   constructor(private readonly db: Pool, private readonly options: AuthenticatorOptions = {}) {
     this.now = options.now ?? Date.now;
@@ -63,7 +63,7 @@ export class TenantAuthenticator {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    this.wakeRetry?.();
+    this.wake?.();
     await this.client?.end().catch(() => undefined);
     await this.running;
   }
@@ -168,10 +168,7 @@ export class TenantAuthenticator {
         error instanceof Error ? error.message : String(error));
       if (this.stopped) break;
       this.lost(reason);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, limits.http.apiKeyListenerRetryMs);
-        this.wakeRetry = () => { clearTimeout(timer); resolve(); };
-      });
+      await this.sleep(limits.http.apiKeyListenerRetryMs);
     }
     this.listening = false;
     this.cache.clear();
@@ -181,6 +178,10 @@ export class TenantAuthenticator {
   private async listenOnce(): Promise<string> {
     const client = await this.openClient();
     this.client = client;
+    if (this.stopped) {
+      await client.end().catch(() => undefined);
+      return "stopped";
+    }
     const ended = new Promise<string>((resolve) => {
       client.on("error", (error) => resolve(error.message));
       client.on("end", () => resolve("the connection ended"));
@@ -206,14 +207,26 @@ export class TenantAuthenticator {
   /** A silent partition does not end a connection: a probe that fails or times out does. */
   private async probeUntilFailed(client: pg.Client): Promise<string> {
     for (;;) {
-      const heartbeatMs = limits.http.apiKeyListenerHeartbeatMs;
-      await new Promise((resolve) => setTimeout(resolve, heartbeatMs).unref());
+      await this.sleep(limits.http.apiKeyListenerHeartbeatMs);
       if (this.stopped) return "stopped";
+      if (this.client !== client) return "replaced";
       try {
         await client.query("SELECT 1");
       } catch (error) {
         return error instanceof Error ? error.message : String(error);
       }
     }
+  }
+
+  /** Waits `ms`, or less if stop() is called meanwhile; the wait alone keeps no process alive. */
+  private async sleep(ms: number): Promise<void> {
+    let wake: (() => void) | undefined;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms).unref();
+      wake = () => { clearTimeout(timer); resolve(); };
+      this.wake = wake;
+    });
+    // A probe of a connection already lost may wake after the retry's wait began: not its wake.
+    if (this.wake === wake) this.wake = undefined;
   }
 }
