@@ -11,7 +11,10 @@ export const openApiDocument = () => ({
     title: "clearline",
     version: "1",
     description: "Payments applied exactly once. Generated from the routes' schemas. "
-      + "Idempotency contract: docs/api/idempotency.md; error codes: docs/errors.md.",
+      + "Idempotency contract: docs/api/idempotency.md; error codes: docs/errors.md. "
+      + "Every answer carries a Request-Id header: the request's own Request-Id when it is 1 to "
+      + "128 of A-Z a-z 0-9 . _ : -, else a generated UUID; the service's log lines for the "
+      + "request carry it as request_id.",
     // No licence is declared (package.json has none, nor the README): proprietary. SPDX's
     // LicenseRef- form names a licence off its list without inventing a URL for it.
     license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" },

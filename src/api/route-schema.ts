@@ -95,7 +95,11 @@ const securityOf: Record<RouteAuth, Array<Record<string, string[]>>> = {
 
 /** Refusals any route of the kind can answer, before its own. */
 const problemsOf: Record<RouteAuth, Record<number, string>> = {
-  api_key: { 401: "unauthorized: no or unknown API key" },
+  api_key: {
+    401: "unauthorized: no or unknown API key",
+    403: "api_key_scope_forbidden: the key's scopes do not allow this change (every key reads); "
+      + "nothing done",
+  },
   session: { 401: "operator_session_missing: sign in first" },
   session_csrf: { 401: "operator_session_missing: sign in first", 403: "operator_csrf_refused (no CSRF token) or operator_role_forbidden (the role does not allow it); nothing done" },
   public: {},

@@ -11,8 +11,11 @@ import {
   evaluateReadiness, type CheckResult, type ReadinessReport,
 } from "../observability/readiness.ts";
 import { repeatedFailureLog } from "../observability/repeated-failure-log.ts";
-import { TenantAuthenticator } from "../tenants/tenants.ts";
+import { requestIdFrom, runInRequest } from "../observability/request-context.ts";
+import { scopesAllow } from "../tenants/api-keys.ts";
+import { TenantAuthenticator } from "../tenants/key-authenticator.ts";
 import { send } from "./http-context.ts";
+import { actionOfRoute } from "./key-scopes.ts";
 import { JsonBodyRefused, refusalErrors, registerStrictJsonBodies } from "./json-body-parser.ts";
 import { drainRequestBody, refuseOversizeBeforeContinue } from "./oversize-body.ts";
 import type { IdempotentReply } from "../requests/idempotent-request.ts";
@@ -59,23 +62,19 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     // no info line per request (fastify's request logging), failures still logged.
     loggerInstance: deps.logger.child({ component: "http" }, { level: "warn" }) as unknown as FastifyBaseLogger,
     bodyLimit: limits.http.bodyBytesMax,
+    // Request-Id: the caller's when well-formed, else generated (issue 33 item 7). The logger's
+    // mixin names it on every line of the request, so fastify's own reqId binding is left out.
+    requestIdHeader: false,
+    genReqId: (raw) => requestIdFrom(raw.headers["request-id"]),
+    childLoggerFactory: (logger, _bindings, options) => logger.child({}, options),
   });
   recordRoutes(app);
-  const authenticator = new TenantAuthenticator(deps.pool);
+  registerRequestIds(app);
   // One line per interval with a count, not one per refused request (decision 0082).
   const unavailable = repeatedFailureLog(deps.logger.child({ component: "http" }),
     "requests answered 503: the database does not answer");
   app.addHook("onClose", async () => unavailable.close());
-
-  app.addHook("onRequest", async (request, reply) => {
-    // /v1/ops/* are the operators' routes: a session cookie, not an API key (routes/operations.ts).
-    if (!request.url.startsWith("/v1/") || request.url.startsWith("/v1/ops/")) return;
-    const header = request.headers.authorization;
-    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
-    const tenant = match?.[1] ? await authenticator.authenticate(match[1]) : undefined;
-    if (!tenant) return send(reply.header("www-authenticate", "Bearer"), problemReply("UNAUTHORIZED", "send Authorization: Bearer <api key>"));
-    request.tenant = tenant;
-  });
+  registerApiKeys(app, deps.pool, deps.logger);
 
   app.setNotFoundHandler((request, reply) => send(reply, problemReply("NOT_FOUND", `no route ${request.method} ${request.url.split("?")[0]}`)));
 
@@ -135,6 +134,63 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     for (const register of deps.extraRoutes ?? []) register(routes);
   });
   return app;
+}
+
+/**
+ * /v1/* but the operators' routes needs an API key whose scopes allow the route (decision 0097).
+ * The authenticator listens for revocations while the server is open.
+ */
+function registerApiKeys(app: FastifyInstance, pool: Pool, logger: Logger): void {
+  const log = logger.child({ component: "api-keys" });
+  // A listener that cannot reconnect (the database is down) is one line per interval (0082).
+  const lost = repeatedFailureLog(log, "api key listener lost: no key cached until it listens");
+  const authenticator = new TenantAuthenticator(pool, {
+    onEvent: (event) => {
+      if (event.kind === "lost") lost.failed(new Error(event.reason));
+      else if (event.kind === "listening") {
+        lost.succeeded();
+        log.info("api key listener listening: keys cached");
+      } else log.info({ key_id: event.keyId }, "api key changed: dropped from the cache");
+    },
+  });
+  authenticator.start();
+  app.addHook("onClose", async () => {
+    await authenticator.stop();
+    lost.close();
+  });
+
+  app.addHook("onRequest", async (request, reply) => {
+    // /v1/ops/* are the operators' routes: a session cookie, not an API key (routes/operations.ts).
+    if (!request.url.startsWith("/v1/") || request.url.startsWith("/v1/ops/")) return;
+    const header = request.headers.authorization;
+    const match = header ? /^Bearer\s+(\S+)$/i.exec(header) : null;
+    const holder = match?.[1] ? await authenticator.authenticate(match[1]) : undefined;
+    if (!holder) {
+      return send(reply.header("www-authenticate", "Bearer"),
+        problemReply("UNAUTHORIZED", "send Authorization: Bearer <api key>"));
+    }
+    const routeUrl = request.routeOptions.url;
+    // An unknown route is the not-found handler's (404), whatever the key.
+    const action = routeUrl === undefined ? "read" : actionOfRoute(request.method, routeUrl);
+    if (action === undefined || !scopesAllow(holder.scopes, action)) {
+      const needed = action ?? "a scope no key has";
+      return send(reply, problemReply("API_KEY_SCOPE_FORBIDDEN", `key ${holder.keyId} has scopes `
+        + `${holder.scopes.join(", ")}; ${request.method} ${routeUrl ?? ""} needs ${needed}`,
+      { scopes: holder.scopes, needed: action ?? null }));
+    }
+    request.tenant = holder.tenant;
+  });
+}
+
+/**
+ * Every answer carries its Request-Id, and the rest of a request (hooks, body, handler, error
+ * handler) runs in its context, so every log line names it. The first hook: a 401 or 404 has it.
+ */
+function registerRequestIds(app: FastifyInstance): void {
+  app.addHook("onRequest", (request, reply, done) => {
+    reply.header("request-id", request.id);
+    runInRequest(request.id, done);
+  });
 }
 
 /**

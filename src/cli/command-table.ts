@@ -29,6 +29,10 @@ export const topLevelCommands: readonly TopLevelCommand[] = [
   { name: "ledger", summary: "ledger verify and statistics", load: ledger },
   { name: "operator", summary: "operators of the console (roles, sign-in secret) and the four-eyes amount", load: async () => (await import("./commands/operator.ts")).registerOperatorCommands },
   { name: "tenant", summary: "tenants and their API keys", load: async () => (await import("./commands/tenant.ts")).registerTenantCommands },
+  {
+    name: "key", summary: "a tenant's API keys: create, list, revoke, rotate with an overlap",
+    load: async () => (await import("./commands/key.ts")).registerKeyCommands,
+  },
   { name: "iso8583", summary: "read and write ISO 8583 messages", load: async () => (await import("./commands/iso8583.ts")).registerIso8583Command },
   { name: "inspect", summary: "read an ACH or ISO 20022 file without a database", load: async () => (await import("./commands/inspect.ts")).registerInspectCommand },
   { name: "partner", summary: "clearing partners and their accounts", load: partner },

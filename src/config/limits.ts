@@ -72,3 +72,8 @@ export function assertLimitsValid(tree: object = limits, path = "limits"): void 
     else if (typeof value === "bigint") assert(value > 0n, `${where} must be positive`);
   }
 }
+// A probe of the key listener ends before the next one starts (decision 0097).
+assert(httpLimits.apiKeyListenerProbeTimeoutMs < httpLimits.apiKeyListenerHeartbeatMs,
+  "a key listener probe times out before the next probe");
+assert(httpLimits.apiKeyOverlapMsDefault <= httpLimits.apiKeyOverlapMsMax,
+  "the default overlap window is within its bound");

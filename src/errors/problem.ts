@@ -7,6 +7,7 @@ import { errorCatalog } from "./catalog.ts";
  */
 const statusByCode: Partial<Record<ErrorCode, number>> = {
   UNAUTHORIZED: 401,
+  API_KEY_SCOPE_FORBIDDEN: 403,
   IDEMPOTENCY_KEY_REUSE: 422,
   REQUEST_IN_PROGRESS: 409,
   DUPLICATE_CLIENT_REFERENCE: 409,

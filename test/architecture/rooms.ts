@@ -107,7 +107,7 @@ export const tableOwners: Readonly<Record<string, string>> = {
   outbox_message: "outbox", webhook_endpoint: "outbox",
   idempotency_record: "idempotency",
   dedup_event: "dedup",
-  tenant: "tenants",
+  tenant: "tenants", api_key: "tenants",
   schema_migration: "db",
   fleet_lease: "fleet", fleet_job_run: "fleet",
 };

@@ -14,6 +14,10 @@ const notDistributed: Record<string, { kind: "reference" | "coordinator"; why: s
     kind: "reference",
     why: "every request finds its tenant by API key hash before it knows it; small, read always",
   },
+  api_key: {
+    kind: "reference",
+    why: "a request finds its key by hash before it knows its tenant (as tenant: small, read always)",
+  },
   card_issuer_bin: {
     kind: "reference",
     why: "a card message is routed to the tenant issuing its BIN before the tenant is known",

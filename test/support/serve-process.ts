@@ -10,6 +10,8 @@ export interface ServeProcess {
   baseUrl: string;
   child: ChildProcess;
   exited: Promise<number | null>;
+  /** Everything the process wrote to stderr so far (its JSON log lines). */
+  stderr(): string;
   stop(): Promise<void>;
 }
 
@@ -22,8 +24,8 @@ export async function startServeProcess(env: Record<string, string>): Promise<Se
     stdio: ["ignore", "ignore", "pipe"],
   });
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code, signal) => resolve(signal ? null : code)));
+  let seen = "";
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    let seen = "";
     child.stderr?.on("data", (chunk: Buffer) => {
       seen += chunk.toString();
       const match = /serving on (http:\/\/\S+)/.exec(seen);
@@ -35,6 +37,7 @@ export async function startServeProcess(env: Record<string, string>): Promise<Se
     baseUrl,
     child,
     exited,
+    stderr: () => seen,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
       await exited;

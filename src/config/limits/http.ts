@@ -5,6 +5,8 @@ export const httpLimits = {
   // room, and any walk of a body (the text guard, zod) stays a few dozen frames deep.
   jsonDepthMax: 32,
   oversizeBodyDrainBytesMax: 8_388_608, // past a body bound, up to 8 MiB more is read and dropped so the client gets its 413, not a reset; beyond, the connection is closed
+  // A caller's Request-Id kept as is up to this: a UUID is 36 characters, a W3C trace id 32.
+  requestIdCharsMax: 128,
   idempotencyKeyCharsMax: 255,          // as the IETF Idempotency-Key draft suggests; UUIDs are 36
   idempotencyWindowMs: 7 * 24 * 3_600_000, // responses replayed for 7 days; the intent protects the effect for ever
   idempotencyLeaseMs: 30_000,           // a claimed attempt that has not finished in 30 s is presumed dead
@@ -20,7 +22,20 @@ export const httpLimits = {
   repeatScreenBatchesInFlightMax: 2,    // lookup statements in flight per process: one on the wire while the next batch gathers (2 cores)
   repeatScreenQueueMax: 2_048,          // requests waiting for a lookup; past it a request is looked up alone (same answer, no wait behind several batches)
   tenantCacheEntriesMax: 1_000,         // API key -> tenant lookups cached in memory
-  tenantCacheTtlMs: 60_000,             // a revoked key stops working within a minute
+  // A backstop only: a revocation reaches every process by LISTEN/NOTIFY (decision 0097); this
+  // bounds how long a cached key lives if a notification were ever missed with the link up.
+  tenantCacheTtlMs: 60_000,
+  // A lost LISTEN connection is opened again after 1 s; meanwhile no key is cached.
+  apiKeyListenerRetryMs: 1_000,
+  // The LISTEN connection is probed every 5 s: a silent partition is found, not trusted.
+  apiKeyListenerHeartbeatMs: 5_000,
+  apiKeyListenerProbeTimeoutMs: 2_000,  // a probe that takes longer counts as a lost connection
+  // A key's last use is written at most once a minute per process, not once per request.
+  apiKeyLastUseWriteIntervalMs: 60_000,
+  // A rotation's old key works at most 30 days more: clients redeploy within a month.
+  apiKeyOverlapMsMax: 30 * 86_400_000,
+  apiKeyOverlapMsDefault: 86_400_000,   // 24 h: a day for every client to take the new key
+  apiKeysPerTenantMax: 100,             // keys a list shows per tenant; more is a leak, not a need
   descriptionCharsMax: 140,             // a payment description is a remittance line, not a document
   clientReferenceCharsMax: 255,
   accountIdCharsMax: 64,

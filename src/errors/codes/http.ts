@@ -5,6 +5,20 @@ export const httpErrorCodes = {
   TENANT_EXISTS: "A tenant with this name exists already.",
   TENANT_UNKNOWN: "No tenant has this id or name.",
   UNAUTHORIZED: "The request carries no API key, or one that belongs to no tenant (Authorization: Bearer <key>).",
+  API_KEY_SCOPE_FORBIDDEN: "The API key is valid but its scopes do not allow this route (a "
+    + "read_only key reads; payments, files and operations each allow their own mutating routes); "
+    + "nothing was done.",
+  API_KEY_NAME_INVALID: "An API key name is 1 to 63 letters, digits, '.', '_' or '-'.",
+  API_KEY_SCOPES_INVALID: "API key scopes are one or more of read_only, payments, files, "
+    + "operations; read_only stands alone.",
+  API_KEY_UNKNOWN: "No API key of this tenant has this id or prefix.",
+  API_KEY_AMBIGUOUS: "More than one API key of this tenant has this prefix; name it by its id.",
+  API_KEY_REVOKED: "The API key is revoked or its rotation's overlap window has ended; nothing "
+    + "was changed.",
+  API_KEY_ROTATED: "The API key was rotated already; rotate the key that replaced it, or revoke "
+    + "this one.",
+  API_KEY_OVERLAP_INVALID: "A rotation's overlap window is a duration from 0 to "
+    + "limits.http.apiKeyOverlapMsMax (e.g. 0, 90s, 30m, 24h, 7d).",
   IDEMPOTENCY_KEY_MISSING: "A mutating request must carry an Idempotency-Key header; nothing was done.",
   IDEMPOTENCY_KEY_INVALID: "The Idempotency-Key is not 1 to 255 visible ASCII characters (a UUID is recommended).",
   IDEMPOTENCY_KEY_MULTIPLE: "The request carries more than one Idempotency-Key header.",
