@@ -10,7 +10,26 @@ import {
 } from "../support/console-browser.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator } from "../support/ops-client.ts";
-import type { Scene } from "../files/support.ts";
+import { generateAchChunks } from "../../src/protocols/ach/generator.ts";
+import { createPartner } from "../../src/partners/partners.ts";
+import { givenApiWorld } from "../support/api-scenario.ts";
+import { ingest, type Scene } from "../files/support.ts";
+
+/**
+ * A tenant whose two-entry file was followed by two files with the same traces and other amounts
+ * (other seeds): each natural key holds two review items, one per changed version.
+ */
+async function givenTwoChangedVersions(db: TestDatabase): Promise<ApiWorld> {
+  const world = await givenApiWorld(db.pool, "queue-groups");
+  const partner = await createPartner(db.pool, world.tenantId, "fedach");
+  if (!partner.ok) throw new Error(partner.error.message);
+  const scene = { tenantId: world.tenantId, partner: partner.value };
+  for (const seed of [1, 2, 3]) {
+    const content = Buffer.concat([...generateAchChunks({ entries: 2, batches: 1, seed, firstTrace: 1 })]);
+    await ingest(db.pool, scene, content, `payroll-${seed}.ach`);
+  }
+  return world;
+}
 
 const ARTIFACTS = fileURLToPath(new URL("../../test-artifacts/console/", import.meta.url));
 
@@ -20,6 +39,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
   let held: ApiWorld & { scene: Scene };
   let strict: ApiWorld & { scene: Scene };
   let recon: ApiWorld;
+  let groups: ApiWorld;
   const secrets: Record<string, string> = {};
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -31,6 +51,8 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     secrets.pat = await givenOperator(db.pool, strict.tenantId, "pat", "approver");
     recon = await givenDifferences(db, "queue-recon", "9.00");
     secrets.rex = await givenOperator(db.pool, recon.tenantId, "rex", "approver");
+    groups = await givenTwoChangedVersions(db);
+    secrets.gus = await givenOperator(db.pool, groups.tenantId, "gus", "approver");
     browser = await launchBrowser();
   }, 120_000);
   afterAll(async () => {
@@ -38,6 +60,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     await held?.api.close();
     await strict?.api.close();
     await recon?.api.close();
+    await groups?.api.close();
     await db?.drop();
   });
 
@@ -191,4 +214,36 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     }
     expect(overflowing).toEqual([]);
   }, 120_000);
+
+  it("groups the several held arrivals of one natural key, each with its file and line", async () => {
+    const base = groups.api.baseUrl;
+    const page = await signIn(browser, base, { tenant: "queue-groups", name: "gus", secret: secrets.gus ?? "" });
+    await page.goto(`${base}/console/reviews`);
+    const sections = page.locator("#reviews section.key-group");
+    expect(await sections.count()).toBe(2);
+    for (const section of await sections.all()) {
+      expect(await section.locator("h2 .note").textContent()).toMatch(/^2 arrivals\s+held$/);
+      expect(await section.locator("article tr[data-field='arrived in'] td.held").allTextContents())
+        .toEqual([expect.stringMatching(/^payroll-2\.ach, line \d+$/), expect.stringMatching(/^payroll-3\.ach, line \d+$/)]);
+    }
+    await page.screenshot({ path: `${ARTIFACTS}review-groups.png`, fullPage: true });
+  }, 60_000);
+
+  // Last: it decides the held world's item.
+  it("decides an item from the keyboard: arrows choose the decision, Tab reaches the reason, Enter sends", async () => {
+    const page = await asAda();
+    await page.goto(`${held.api.baseUrl}/console/reviews`);
+    const item = page.locator("#reviews article[data-state=open]");
+    await item.locator("input[name=decision]").first().focus();
+    await page.keyboard.press("Space");
+    await page.keyboard.press("ArrowRight");
+    await page.keyboard.press("ArrowRight");
+    expect(await item.locator("input[name=decision]:checked").getAttribute("value")).toBe("refuse");
+    await page.keyboard.press("Tab");
+    await page.keyboard.type("sent twice by mistake");
+    expect(await item.locator("input[name=reason]").inputValue()).toBe("sent twice by mistake");
+    await Promise.all([page.waitForURL(/\/decision$/), page.keyboard.press("Enter")]);
+    expect(await page.textContent("#outcome")).toMatch(/^refuse by ada: nothing posted$/);
+    expect(await openReviews()).toBe(0);
+  }, 60_000);
 });
