@@ -229,6 +229,27 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     await page.screenshot({ path: `${ARTIFACTS}review-groups.png`, fullPage: true });
   }, 60_000);
 
+  it("labels every input and select of the review queue, a file page and the differences", async () => {
+    const page = await asAda();
+    const fileHref = (await page.locator("#files a", { hasText: "corrected.ach" }).getAttribute("href")) ?? "";
+    const reconPage = await signIn(browser, recon.api.baseUrl, { tenant: "queue-recon", name: "rex", secret: secrets.rex ?? "" });
+    const unlabelled: string[] = [];
+    const pages: Array<[Page, string]> = [
+      [page, `${held.api.baseUrl}/console/reviews`], [page, `${held.api.baseUrl}${fileHref}`],
+      [page, `${held.api.baseUrl}/console/files`], [reconPage, `${recon.api.baseUrl}/console/differences`],
+    ];
+    for (const [on, url] of pages) {
+      await on.goto(url);
+      const controls = on.locator("input:not([type=hidden]), select");
+      expect(await controls.count()).toBeGreaterThan(0);
+      const names = await controls.evaluateAll((all) => all
+        .filter((c) => (c as unknown as { labels: { length: number } }).labels.length === 0)
+        .map((c) => c.getAttribute("name") ?? c.id));
+      unlabelled.push(...names.map((name) => `${url}: ${name}`));
+    }
+    expect(unlabelled).toEqual([]);
+  }, 60_000);
+
   // Last: it decides the held world's item.
   it("decides an item from the keyboard: arrows choose the decision, Tab reaches the reason, Enter sends", async () => {
     const page = await asAda();
