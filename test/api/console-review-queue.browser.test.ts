@@ -6,7 +6,7 @@ import { listReviews } from "../../src/records/index.ts";
 import { setFourEyesAboveMinor } from "../../src/operators/operators.ts";
 import type { ApiWorld } from "../support/api-scenario.ts";
 import {
-  givenDifferences, givenHeldConflict, launchBrowser, signIn, widthsOf,
+  browserWaitMs, givenDifferences, givenHeldConflict, launchBrowser, signIn, widthsOf,
 } from "../support/console-browser.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator } from "../support/ops-client.ts";
@@ -54,7 +54,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     groups = await givenTwoChangedVersions(db);
     secrets.gus = await givenOperator(db.pool, groups.tenantId, "gus", "approver");
     browser = await launchBrowser();
-  }, 120_000);
+  }, 300_000);
   afterAll(async () => {
     await browser?.close();
     await held?.api.close();
@@ -86,7 +86,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     expect(await item.locator("input[name=decision]").first().evaluate(valueMissing)).toBe(true);
     expect(await openReviews()).toBe(1);
     await page.screenshot({ path: `${ARTIFACTS}review-refused-without-choice.png`, fullPage: true });
-  }, 60_000);
+  }, 180_000);
 
   it("answers a decision posted without a decision with 400 REVIEW_DECISION_MISSING, and decides nothing", async () => {
     const page = await asAda();
@@ -95,12 +95,15 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     const csrf = (await page.getAttribute("body", "data-csrf")) ?? "";
     const response = await page.request.post(
       `${held.api.baseUrl}/console/reviews/${reviewId ?? ""}/decision`,
-      { form: { csrf_token: csrf, idempotency_key: "no-decision-1", reason: "forgot to choose" } },
+      {
+        form: { csrf_token: csrf, idempotency_key: "no-decision-1", reason: "forgot to choose" },
+        timeout: browserWaitMs,
+      },
     );
     expect(response.status()).toBe(400);
     expect(await response.text()).toContain('data-code="review_decision_missing"');
     expect(await openReviews()).toBe(1);
-  }, 60_000);
+  }, 180_000);
 
   it("shows the original and the held record side by side, the changed amount marked", async () => {
     const page = await asAda();
@@ -116,7 +119,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     expect(await arrived.locator("td.held").textContent()).toMatch(/^corrected\.ach, line \d+$/);
     expect(await item.locator(".age").textContent()).toMatch(/^\d+ (min|h \d+ min|d \d+ h)$/);
     await page.screenshot({ path: `${ARTIFACTS}review-side-by-side.png`, fullPage: true });
-  }, 60_000);
+  }, 180_000);
 
   it("shows an item with a pending four-eyes proposal as waiting for its second approver, with no Decide form", async () => {
     const base = strict.api.baseUrl;
@@ -132,7 +135,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     expect(await item.locator(".waiting").textContent()).toMatch(/^waiting for second\s+approver: replace proposed by pat/);
     expect(await item.locator("form.decide").count()).toBe(0);
     await page.screenshot({ path: `${ARTIFACTS}review-waiting-for-second-approver.png`, fullPage: true });
-  }, 60_000);
+  }, 180_000);
 
   it("lists a file's records from the files list, and follows the conflict to its review", async () => {
     const page = await asAda();
@@ -151,7 +154,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     const item = page.locator("#reviews article[data-review]");
     expect(await item.count()).toBe(1);
     expect(await item.locator("tr.differs td.held").textContent()).toBe("205.00 USD");
-  }, 60_000);
+  }, 180_000);
 
   it("pages a file's records by a cursor (each record once) and filters them by outcome", async () => {
     const page = await asAda();
@@ -172,7 +175,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     await Promise.all([page.waitForURL(/outcome=conflict/), page.click("form.filter button")]);
     expect(await page.locator("#file-records tr[data-record]").evaluateAll((rows) =>
       rows.map((r) => r.getAttribute("data-outcome")))).toEqual(["conflict"]);
-  }, 60_000);
+  }, 180_000);
 
   it("preselects no correction of a reconciliation difference, and refuses a decision-less POST with 400 RECON_DIFFERENCE_DECISION_MISSING", async () => {
     const base = recon.api.baseUrl;
@@ -185,12 +188,13 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     const csrf = (await page.getAttribute("body", "data-csrf")) ?? "";
     const response = await page.request.post(`${base}/console/differences/${id}/decision`, {
       form: { csrf_token: csrf, idempotency_key: "no-verb-1", reason: "forgot to choose" },
+      timeout: browserWaitMs,
     });
     expect(response.status()).toBe(400);
     expect(await response.text()).toContain('data-code="recon_difference_decision_missing"');
     await page.goto(`${base}/console/differences`);
     expect(await page.locator("#differences tr[data-difference]").count()).toBe(2);
-  }, 60_000);
+  }, 180_000);
 
   it("fits the files list, a file page, the review queue and the differences at 1,366 px and 390 px without scrolling sideways", async () => {
     const overflowing: string[] = [];
@@ -213,7 +217,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
       }
     }
     expect(overflowing).toEqual([]);
-  }, 120_000);
+  }, 300_000);
 
   it("groups the several held arrivals of one natural key, each with its file and line", async () => {
     const base = groups.api.baseUrl;
@@ -227,7 +231,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
         .toEqual([expect.stringMatching(/^payroll-2\.ach, line \d+$/), expect.stringMatching(/^payroll-3\.ach, line \d+$/)]);
     }
     await page.screenshot({ path: `${ARTIFACTS}review-groups.png`, fullPage: true });
-  }, 60_000);
+  }, 180_000);
 
   it("labels every input and select of the review queue, a file page and the differences", async () => {
     const page = await asAda();
@@ -248,7 +252,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
       unlabelled.push(...names.map((name) => `${url}: ${name}`));
     }
     expect(unlabelled).toEqual([]);
-  }, 60_000);
+  }, 180_000);
 
   // Last: it decides the held world's item.
   it("decides an item from the keyboard: arrows choose the decision, Tab reaches the reason, Enter sends", async () => {
@@ -266,5 +270,5 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     await Promise.all([page.waitForURL(/\/decision$/), page.keyboard.press("Enter")]);
     expect(await page.textContent("#outcome")).toMatch(/^refuse by ada: nothing posted$/);
     expect(await openReviews()).toBe(0);
-  }, 60_000);
+  }, 180_000);
 });

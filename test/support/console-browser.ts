@@ -49,13 +49,20 @@ export function launchBrowser(): Promise<Browser> {
     chromium.launch({ executablePath, args: sparticuz.args, headless: true }));
 }
 
+/** How long a browser step may wait for the server (a bound, not a measurement). */
+export const browserWaitMs = 90_000;
+
 /** A page signed in as `name`, on the files page, at the given viewport width. */
 export async function signIn(
   browser: Browser, base: string,
   operator: { tenant: string; name: string; secret: string; widthPx?: number },
 ): Promise<Page> {
   const viewport = { width: operator.widthPx ?? 1366, height: 900 };
-  const page = await (await browser.newContext({ viewport })).newPage();
+  const context = await browser.newContext({ viewport });
+  // Waits, not assertions: a machine shared with other work can take longer than Playwright's
+  // 30 s default to serve a page.
+  context.setDefaultTimeout(browserWaitMs);
+  const page = await context.newPage();
   await page.goto(`${base}/console`);
   await page.fill("input[name=tenant]", operator.tenant);
   await page.fill("input[name=name]", operator.name);
