@@ -86,6 +86,9 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     expect(await item.locator("input[name=decision]").first().evaluate(valueMissing)).toBe(true);
     expect(await openReviews()).toBe(1);
     await page.screenshot({ path: `${ARTIFACTS}review-refused-without-choice.png`, fullPage: true });
+    // Seen here: after the browser's refusal (its validation bubble) the next sign-in of this
+    // single-process Chromium stalls for 15 to 30 s, hence the 90 s wait bound of signIn. Closing
+    // the context instead ends the whole browser, and leaving the page does not help.
   }, 180_000);
 
   it("answers a decision posted without a decision with 400 REVIEW_DECISION_MISSING, and decides nothing", async () => {
