@@ -20,7 +20,8 @@ export {
   recordHistory, type HistoryEvent, type RecordHistory,
 } from "./record-history.ts";
 export {
-  listReviews, listSuspensePostings, reviewItemsById, type ReviewItem,
+  listReviews, listSuspensePostings, reviewItemsById, reviewQueue,
+  type ReviewItem, type ReviewQueueItem, type StandingRecord,
 } from "./review-queue.ts";
 export {
   countCompensations, decideReviewInTransaction,
@@ -32,5 +33,6 @@ export {
   appliedRecordsOfFilePage, fileHoldsForwardRecord, outcomesOfFile, recordsDroppedByCorrection,
   rejectedRecordsOfFile, unresolvedCounterpartyPosting,
 } from "./store/arrivals.ts";
+export { fileRecordsPage, type FileRecordRow } from "./store/arrivals.ts";
 export { tenantsHoldingKey } from "./store/history.ts";
 export { keyStatesByLinkId, storedKeysOf } from "./store/keys.ts";

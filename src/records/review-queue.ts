@@ -3,7 +3,8 @@ import type { Queryable } from "../db/pool.ts";
 import { achFileCreationOfKey } from "../normalize/from-ach.ts";
 import type { ReviewReason, ReviewState } from "./record-states.ts";
 import {
-  selectReviewById, selectReviews, selectSuspensePostings, type ReviewRow,
+  selectReviewById, selectReviewContexts, selectReviews, selectSuspensePostings,
+  type ReviewContextRow, type ReviewRow,
 } from "./store/reviews.ts";
 
 // open, or what a person decided (docs/decisions/0011); `released` only on items decided before release went away.
@@ -69,6 +70,57 @@ function matchedFileOf(row: ReviewRow): MatchedFile | null {
 export async function listReviews(db: Queryable, options: { tenantId?: string; state?: ReviewState | "all" } = {}): Promise<ReviewItem[]> {
   const rows = await selectReviews(db, options.tenantId ?? null, options.state ?? "open", limits.ingest.listRowsMax);
   return rows.map(itemOf);
+}
+
+/** What a held record was held against: the content its dedup mark stands for now, and where. */
+export interface StandingRecord {
+  natural_key: string;
+  kind: string;
+  amount_minor: string;
+  currency: string;
+  value_date: string;
+  file_id: string;
+  file_name: string | null;
+  position: string;
+}
+
+/** A review item as a person decides it: the held arrival beside what it was held against. */
+export interface ReviewQueueItem extends ReviewItem {
+  value_date: string;
+  held_file_name: string | null;
+  standing: StandingRecord | null;
+}
+
+function standingOf(row: ReviewContextRow | undefined): StandingRecord | null {
+  if (!row || row.standing_key === null || row.standing_kind === null) return null;
+  return {
+    natural_key: row.standing_key, kind: row.standing_kind,
+    amount_minor: row.standing_amount_minor ?? "0", currency: row.standing_currency ?? "",
+    value_date: row.standing_value_date ?? "", file_id: row.standing_file_id ?? "",
+    file_name: row.standing_file_name, position: row.standing_position ?? "",
+  };
+}
+
+/**
+ * The review queue of a tenant as the console shows it: open items, decided ones, or all (or the
+ * one item `reviewId` names), oldest first, each with the record it was held against.
+ */
+export async function reviewQueue(
+  db: Queryable, tenantId: string,
+  options: { state: ReviewState | "all" | "decided"; reviewId?: string },
+): Promise<ReviewQueueItem[]> {
+  const rows = options.reviewId === undefined
+    ? await selectReviews(db, tenantId, options.state, limits.ingest.listRowsMax)
+    : await selectReviewById(db, options.reviewId, tenantId);
+  const contexts = new Map((await selectReviewContexts(db, tenantId, rows.map((r) => r.review_id)))
+    .map((c) => [c.review_id, c]));
+  return rows.map((row) => {
+    const context = contexts.get(row.review_id);
+    return {
+      ...itemOf(row), value_date: row.record.record.valueDate,
+      held_file_name: context?.held_file_name ?? null, standing: standingOf(context),
+    };
+  });
 }
 
 /**

@@ -4,43 +4,16 @@ import sparticuz from "@sparticuz/chromium";
 import { chromium, type Browser, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openIncident } from "../../src/incidents/perimeter.ts";
-import { addAccountAlias, createPartner } from "../../src/partners/partners.ts";
 import { enqueueOutbox, leaseDue, markFailed } from "../../src/outbox/outbox-store.ts";
-import { importExternalFile } from "../../src/recon/external-items.ts";
-import { runReconciliation } from "../../src/recon/runs.ts";
 import { setFourEyesAboveMinor } from "../../src/operators/operators.ts";
-import { fund, givenApiWorld, type ApiWorld } from "../support/api-scenario.ts";
+import type { ApiWorld } from "../support/api-scenario.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator } from "../support/ops-client.ts";
 import { fixture, ingest, type Scene } from "../files/support.ts";
+import { givenDifferences, givenQuickstart } from "../support/console-browser.ts";
 
 const ARTIFACTS = fileURLToPath(new URL("../../test-artifacts/console/", import.meta.url));
 const CORRECTED = fileURLToPath(new URL("../../fixtures/ach/corrected.ach", import.meta.url));
-
-/** The quickstart's world: original.ach applied, payee two aliased to its account. */
-async function givenQuickstart(db: TestDatabase, name: string): Promise<ApiWorld & { scene: Scene }> {
-  const world = await givenApiWorld(db.pool, name);
-  const partner = await createPartner(db.pool, world.tenantId, "fedach");
-  if (!partner.ok) throw new Error(partner.error.message);
-  await world.client.post("/v1/accounts", { id: "payee-two", kind: "customer", currency: "USD" });
-  await addAccountAlias(db.pool, world.tenantId, "aba:021000021:1000002", "payee-two");
-  const scene = { tenantId: world.tenantId, partner: partner.value };
-  await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
-  return { ...world, scene };
-}
-
-/** A tenant whose settlement day has one unknown bank credit of `unknownAmount` (theirs_only) and one funding the bank did not show (ours_only). */
-async function givenDifferences(db: TestDatabase, tenantName: string, unknownAmount: string): Promise<ApiWorld> {
-  const world = await givenApiWorld(db.pool, tenantName);
-  const today = new Date().toISOString().slice(0, 10);
-  await fund(world.client, "alice", "50.00");
-  const csv = `id,date,amount,currency,reference,description\nc1,${today},${unknownAmount},USD,NOPE,unknown wire\n`;
-  const imported = await importExternalFile(db.pool, { tenantId: world.tenantId, accountId: "settlement", name: "bank.csv", content: Buffer.from(csv), format: "csv" });
-  if (!imported.ok) throw new Error(imported.error.map((f) => f.message).join("; "));
-  const run = await runReconciliation(db.pool, { tenantId: world.tenantId, accountId: "settlement", from: today, to: today });
-  if (!run.ok) throw new Error(run.error.message);
-  return world;
-}
 
 /** givenDifferences with a 9.00 unknown credit, one dead letter and one incident. */
 async function givenRecoveryWork(db: TestDatabase): Promise<ApiWorld> {
@@ -117,12 +90,12 @@ describe("the console in a real headless Chromium", () => {
     await expect.poll(() => page.textContent("#result")).toMatch(/^applied: file /);
 
     await page.goto(`${world.api.baseUrl}/console/reviews`);
-    const row = page.locator("#reviews tr[data-review]").filter({ hasText: "open" });
+    const row = page.locator("#reviews article[data-state=open]");
     expect(await row.count()).toBe(1);
-    await row.locator("select[name=decision]").selectOption("replace");
+    await row.locator("input[name=decision][value=replace]").check();
     await row.locator("input[name=reason]").fill("partner confirmed 205.00");
     await page.screenshot({ path: `${ARTIFACTS}review-queue.png`, fullPage: true });
-    await Promise.all([page.waitForURL(/\/decision$/), row.locator("button").click()]);
+    await Promise.all([page.waitForURL(/\/decision$/), row.locator("form.decide button").click()]);
     expect(await page.textContent("#outcome")).toMatch(/^replace by ann: .*:compensate, .*:replace:rev_/);
 
     await page.goto(`${world.api.baseUrl}/console/accounts/payee-two`);
@@ -177,10 +150,10 @@ describe("the console in a real headless Chromium", () => {
   it("lets an approver propose above the four-eyes amount but not approve their own proposal", async () => {
     const page = await signedIn(strict.api.baseUrl, "console-strict", "sam");
     await page.goto(`${strict.api.baseUrl}/console/reviews`);
-    const row = page.locator("#reviews tr[data-review]").filter({ hasText: "open" });
-    await row.locator("select[name=decision]").selectOption("replace");
+    const row = page.locator("#reviews article[data-state=open]");
+    await row.locator("input[name=decision][value=replace]").check();
     await row.locator("input[name=reason]").fill("partner confirmed 205.00");
-    await Promise.all([page.waitForURL(/\/decision$/), row.locator("button").click()]);
+    await Promise.all([page.waitForURL(/\/decision$/), row.locator("form.decide button").click()]);
     expect(await page.textContent("#outcome")).toMatch(/^proposed prop_\w+: waits for a second approver; nothing posted$/);
     await page.goto(`${strict.api.baseUrl}/console/reviews`);
     await page.screenshot({ path: `${ARTIFACTS}four-eyes-proposal.png`, fullPage: true });
@@ -197,9 +170,9 @@ describe("the console in a real headless Chromium", () => {
     await page.screenshot({ path: `${ARTIFACTS}differences.png`, fullPage: true });
     const row = page.locator("#differences tr[data-reason=theirs_only]");
     expect(await row.locator("td.num").textContent()).toBe("9.00 USD");
-    await row.locator("select[name=verb]").selectOption("correct");
+    await row.locator("input[name=verb][value=correct]").check();
     await row.locator("input[name=reason]").fill("bank fee refund without advice");
-    await Promise.all([page.waitForURL(/\/decision$/), row.locator("button").click()]);
+    await Promise.all([page.waitForURL(/\/decision$/), row.locator("form.decide button").click()]);
     expect(await page.textContent("#outcome")).toMatch(/^corrected by rita: recon:\S+$/);
     await page.goto(`${recovery.api.baseUrl}/console/differences`);
     expect(await page.locator("#differences tr[data-difference]").count()).toBe(1);
@@ -252,9 +225,9 @@ describe("the console in a real headless Chromium", () => {
     await rosa.goto(`${base}/console/differences`);
     const row = rosa.locator("#differences tr[data-reason=theirs_only]");
     expect(await row.locator("td.num").textContent()).toBe("250.00 USD");
-    await row.locator("select[name=verb]").selectOption("correct");
+    await row.locator("input[name=verb][value=correct]").check();
     await row.locator("input[name=reason]").fill("large unknown credit");
-    await Promise.all([rosa.waitForURL(/\/decision$/), row.locator("button").click()]);
+    await Promise.all([rosa.waitForURL(/\/decision$/), row.locator("form.decide button").click()]);
     expect(await rosa.textContent("#outcome")).toMatch(/^proposed prop_\w+: the correction waits for a second approver; nothing posted$/);
     await rosa.goto(`${base}/console/differences`);
     expect(await row.locator(".proposal").textContent()).toMatch(/^correction proposed by rosa \(console\): large unknown credit; waits for a second approver$/);

@@ -27,7 +27,8 @@ export function proposalForms(operator: Operator, csrf: string, proposal: Propos
   if (proposal.state !== "open" || operator.role === "viewer") return html``;
   const hidden = html`<input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}"><input type="hidden" name="back" value="${back}">`;
   return html`<form class="inline approve" method="post" action="/console/proposals/${proposal.proposal_id}/approval">${hidden}<button>Approve</button></form>
-    <form class="inline cancel" method="post" action="/console/proposals/${proposal.proposal_id}/cancellation">${hidden}<input name="reason" placeholder="why cancel" required> <button>Cancel</button></form>`;
+    <form class="inline cancel" method="post" action="/console/proposals/${proposal.proposal_id}/cancellation">${hidden}
+      <label>Why cancel <input name="reason" required></label> <button>Cancel</button></form>`;
 }
 
 function approvalMessage(proposalId: string, approver: string, approved: ApprovedDecision): string {

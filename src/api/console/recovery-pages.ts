@@ -18,7 +18,7 @@ import { listProposals } from "../../operators/four-eyes.ts";
 import { proposalForms } from "./proposal-forms.ts";
 import { OUTBOX_LAG_SCALE_SECONDS, outboxLagChart } from "./charts.ts";
 import { html, type Html } from "./html.ts";
-import { form, outcomePage, shell } from "./shell.ts";
+import { form, outcomePage, refusedPage, shell } from "./shell.ts";
 
 const hidden = (csrf: string): Html => html`<input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}">`;
 const messageOf = (body: string): string => {
@@ -50,19 +50,35 @@ function registerDifferencePages(pages: FastifyInstance, deps: { pool: Pool }): 
         .filter((p) => p.subject_kind === "recon_difference" && p.state === "open")
         .map((p) => [p.subject_id, p]),
     );
-    const decideForm = (id: string) => operator.role === "viewer" ? html`<span class="note">viewers cannot decide</span>` : html`<form class="inline decide" method="post" action="/console/differences/${id}/decision">
-      ${hidden(csrf)}<select name="verb"><option value="correct">correct (post it)</option><option value="explain">explain (no money)</option></select>
-      <input name="reason" placeholder="reason" required> <button>Decide</button></form>`;
+    const decideForm = (id: string) => operator.role === "viewer"
+      ? html`<span class="note">viewers cannot decide</span>`
+      : differenceForm(id, csrf);
     const rows = differences.map((d) => {
       const proposal = proposed.get(d.differenceId);
       const decide = proposal ? html`<span class="proposal" data-proposal="${proposal.proposal_id}">correction proposed by ${proposal.proposed_by} (${proposal.proposed_via}): ${proposal.reason}; waits for a second approver</span> ${proposalForms(operator, csrf, proposal, "differences")}` : decideForm(d.differenceId);
-      return html`<tr data-difference="${d.differenceId}" data-reason="${d.reason}"><td>${d.reason}</td><td>${d.firstSeenAt}</td><td>${d.accountId}</td>
-      <td class="num">${minorToDecimal(d.deltaMinor, d.currency)} ${d.currency}</td><td>${d.itemKeys.join(", ")}</td><td>${d.transferKeys.join(", ")}</td><td>${decide}</td></tr>`;
+      return html`<tr data-difference="${d.differenceId}" data-reason="${d.reason}">
+      <td data-label="reason">${d.reason}</td><td data-label="first seen">${d.firstSeenAt}</td>
+      <td data-label="account">${d.accountId}</td>
+      <td class="num" data-label="delta">${minorToDecimal(d.deltaMinor, d.currency)} ${d.currency}</td>
+      <td data-label="their items">${d.itemKeys.join(", ")}</td>
+      <td data-label="our transfers">${d.transferKeys.join(", ")}</td><td>${decide}</td></tr>`;
     });
     return shell(request, reply, "Reconciliation differences", html`<p class="note">Open differences, theirs_only first, then the oldest first. Correct posts transfer recon:&lt;difference&gt; between the account and recon suspense by the delta (theirs minus ours); explain closes it with the reason and moves no money. Above the four-eyes amount a correction is proposed: another approver approves it (then it posts, once) or anyone who may decide cancels it (nothing moves).</p>
       <p>By reason: <span id="by-reason">${Object.entries(countByReason(differences)).map(([reason, n]) => `${reason} ${n}`).join(", ") || "none open"}</span></p>
-      <table id="differences"><tr><th>reason</th><th>first seen</th><th>account</th><th>delta</th><th>their items</th><th>our transfers</th><th>decide</th></tr>${rows}</table>`);
+      <table id="differences" class="stack"><tr><th>reason</th><th>first seen</th><th>account</th><th>delta</th><th>their items</th><th>our transfers</th><th>decide</th></tr>${rows}</table>`);
   });
+}
+
+/** A difference's decision: no correction is preselected; the verb and a reason are required. */
+function differenceForm(differenceId: string, csrf: string): Html {
+  const choice = (value: string, label: string) => html`<label class="choice"><input type="radio"
+    name="verb" value="${value}" required> ${label}</label>`;
+  return html`<form class="decide" method="post"
+    action="/console/differences/${differenceId}/decision">${hidden(csrf)}
+    <fieldset><legend>Decision (choose one)</legend>${choice("correct", "correct (post it)")}
+      ${choice("explain", "explain (no money)")}</fieldset>
+    <label class="reason">Reason <input name="reason" required></label> <button>Decide</button>
+  </form>`;
 }
 
 function registerDifferenceDecision(pages: FastifyInstance, deps: { pool: Pool }): void {
@@ -77,10 +93,12 @@ function registerDifferenceDecision(pages: FastifyInstance, deps: { pool: Pool }
       if (operator.role === "viewer") {
         return outcomePage(request, reply, 403, "a viewer cannot decide", back);
       }
-      if (!verb || !reason) {
-        return outcomePage(
-          request, reply, 400, "choose correct or explain and give a reason", back,
-        );
+      if (!verb) {
+        return refusedPage(request, reply, "RECON_DIFFERENCE_DECISION_MISSING",
+          "choose correct or explain; nothing was decided", back);
+      }
+      if (!reason) {
+        return outcomePage(request, reply, 400, "give a reason; nothing was decided", back);
       }
       const differenceId = request.params.id;
       const answer = await runIdempotent({

@@ -2,13 +2,13 @@ import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
-import { listReviews, listSuspensePostings } from "../../records/index.ts";
+import { listSuspensePostings } from "../../records/index.ts";
 import { listFiles } from "../../files/report.ts";
 import {
   accountStatement, balanceOf, listAccounts, projectionLag, statementDocument,
 } from "../../ledger/index.ts";
 import { oldestUndeliveredAgeSeconds } from "../../outbox/outbox-store.ts";
-import { decideAsOperator, listProposals, moveAsOperator } from "../../operators/four-eyes.ts";
+import { decideAsOperator, moveAsOperator } from "../../operators/four-eyes.ts";
 import { authenticateOperator } from "../../operators/operators.ts";
 import { openSession } from "../../operators/sessions.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
@@ -17,11 +17,13 @@ import { jsonReply, problemReply } from "../../requests/reply.ts";
 import {
   filesPerDayChart, OUTBOX_LAG_SCALE_SECONDS, outboxLagChart, projectionLagChart,
 } from "./charts.ts";
-import { proposalForms, registerProposalPages } from "./proposal-forms.ts";
+import { registerProposalPages } from "./proposal-forms.ts";
 import { registerRecordPages } from "./record-pages.ts";
 import { registerFleetPage } from "./fleet-page.ts";
 import { registerRecoveryPages } from "./recovery-pages.ts";
-import { form, outcomePage, render, shell } from "./shell.ts";
+import { form, outcomePage, refusedPage, render, shell } from "./shell.ts";
+import { registerReviewQueuePage } from "./review-queue.ts";
+import { registerFilePage } from "./file-page.ts";
 import { html, page, type Html } from "./html.ts";
 import { uploadScript } from "./upload-script.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
@@ -89,7 +91,8 @@ function signInForm(): Html {
 
 function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   registerFilesPage(pages, deps);
-  registerReviewPages(pages, deps);
+  registerReviewQueuePage(pages, deps);
+  registerFilePage(pages, deps);
   registerReviewDecision(pages, deps);
   registerSuspensePages(pages, deps);
   registerAccountPages(pages, deps);
@@ -101,33 +104,19 @@ function registerFilesPage(pages: FastifyInstance, deps: { pool: Pool }): void {
     const files = await listFiles(deps.pool, operatorOf(request).tenantId, {
       limit: limits.ingest.listRowsMax,
     });
-    const rows = files.map((f) => html`<tr class="${f.status === "rejected" ? "rejected" : ""}"><td>${f.received_at}</td><td>${f.partner}</td><td>${f.name}</td><td>${f.status}</td><td class="num">${f.records}</td>
-      <td>${Object.entries(f.outcomes).filter(([, n]) => n > 0).map(([k, n]) => `${k} ${n}`).join(", ")}</td><td>${f.errors.map((e) => `${e.line !== undefined ? `line ${e.line}: ` : ""}${e.code}`).join("; ")}</td></tr>`);
+    const rows = files.map((f) => html`<tr class="${f.status === "rejected" ? "rejected" : ""}"
+      data-file="${f.file_id}"><td data-label="received">${f.received_at}</td>
+      <td data-label="partner">${f.partner}</td>
+      <td data-label="name"><a href="/console/files/${encodeURIComponent(f.file_id)}">${f.name}</a></td>
+      <td data-label="status">${f.status}</td><td data-label="records" class="num">${f.records}</td>
+      <td data-label="outcomes">${Object.entries(f.outcomes).filter(([, n]) => n > 0)
+        .map(([k, n]) => `${k} ${n}`).join(", ")}</td>
+      <td data-label="findings">${f.errors.map((e) =>
+        `${e.line !== undefined ? `line ${e.line}: ` : ""}${e.code}`).join("; ")}</td></tr>`);
     return shell(request, reply, "Files", html`${filesPerDayChart(files)}
-      <h2>Re-upload a corrected file</h2><p><input type="file" id="file"> <button id="preview-button">Preview</button></p>
+      <h2>Re-upload a corrected file</h2><p><label>Corrected file <input type="file" id="file"></label> <button id="preview-button">Preview</button></p>
       <div id="preview"></div><p id="actions" hidden><button id="confirm">Confirm</button> <button id="cancel">Cancel</button></p><p id="result"></p>
-      <h2>Received</h2><table id="files"><tr><th>received</th><th>partner</th><th>name</th><th>status</th><th>records</th><th>outcomes</th><th>findings</th></tr>${rows}</table>`, uploadScript);
-  });
-}
-
-/** The review queue with its decisions, and the proposals waiting for a second approver. */
-function registerReviewPages(pages: FastifyInstance, deps: { pool: Pool }): void {
-  pages.get("/console/reviews", async (request, reply) => {
-    const operator = operatorOf(request);
-    const csrf = request.operatorSession?.csrfToken ?? "";
-    const reviews = await listReviews(deps.pool, { tenantId: operator.tenantId, state: "all" });
-    const proposals = await listProposals(deps.pool, operator.tenantId, limits.ingest.listRowsMax);
-    const decideForm = (reviewId: string) => operator.role === "viewer" ? html`<span class="note">viewers cannot decide</span>` : html`<form class="inline decide" method="post" action="/console/reviews/${reviewId}/decision">
-      <input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}">
-      <select name="decision"><option value="replace">replace</option><option value="apply_as_new">apply as new</option><option value="refuse">refuse</option></select>
-      <input name="reason" placeholder="reason" required> <button>Decide</button></form>`;
-    const reviewRows = reviews.map((r) => html`<tr data-review="${r.review_id}"><td>${r.review_id}</td><td>${r.reason}</td><td>${r.natural_key}</td><td class="num">${minorToDecimal(BigInt(r.amount_minor), r.currency)} ${r.currency}</td>
-      <td>${r.state}</td><td>${r.operator ?? ""}</td><td>${r.state === "open" ? decideForm(r.review_id) : r.decision_reason ?? ""}</td></tr>`);
-    const proposalRows = proposals.map((p) => html`<tr data-proposal="${p.proposal_id}" data-state="${p.state}"><td>${p.proposal_id}</td><td>${p.subject_kind} ${p.subject_id}</td><td>${p.decision}${p.target_account ? ` to ${p.target_account}` : ""}: ${p.reason}</td>
-      <td class="num">${minorToDecimal(BigInt(p.amount_minor), p.currency)} ${p.currency}</td><td>${p.proposed_by} (${p.proposed_via})</td>
-      <td>${p.state}${p.approved_by ? ` by ${p.approved_by}` : ""}${p.cancelled_by ? ` by ${p.cancelled_by}: ${p.cancel_reason ?? ""}` : ""}</td><td>${proposalForms(operator, csrf, p, "reviews")}</td></tr>`);
-    return shell(request, reply, "Review queue", html`<table id="reviews"><tr><th>review</th><th>why held</th><th>natural key</th><th>amount</th><th>state</th><th>decided by</th><th>decide</th></tr>${reviewRows}</table>
-      <h2>Waiting for a second approver</h2><table id="proposals"><tr><th>proposal</th><th>subject</th><th>decision: reason</th><th>amount</th><th>proposed by (path)</th><th>state</th><th></th></tr>${proposalRows}</table>`);
+      <h2>Received</h2><table id="files" class="stack"><tr><th>received</th><th>partner</th><th>name</th><th>status</th><th>records</th><th>outcomes</th><th>findings</th></tr>${rows}</table>`, uploadScript);
   });
 }
 
@@ -147,8 +136,13 @@ function registerReviewDecision(pages: FastifyInstance, deps: { pool: Pool }): v
       if (operator.role === "viewer") {
         return outcomePage(request, reply, 403, "a viewer cannot decide");
       }
-      if (!decision || !fields.reason?.trim()) {
-        return outcomePage(request, reply, 400, "choose a decision and give a reason");
+      if (!decision) {
+        return refusedPage(request, reply, "REVIEW_DECISION_MISSING",
+          "choose replace, apply as new or refuse; nothing was decided");
+      }
+      if (!fields.reason?.trim()) {
+        return refusedPage(request, reply, "REVIEW_REASON_MISSING",
+          "give a reason; nothing was decided");
       }
       const reviewId = request.params.id;
       const answer = await runIdempotent({

@@ -1,4 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import type { ErrorCode } from "../../errors/catalog.ts";
+import { httpStatusOf } from "../../errors/problem.ts";
 import { html, page, type Html } from "./html.ts";
 
 /** The console's page plumbing: the HTML reply with its CSP, a form's fields, the signed-in frame and the outcome page. */
@@ -20,4 +22,18 @@ export function outcomePage(request: FastifyRequest, reply: FastifyReply, status
   const text = page(status < 300 ? "Done" : "Refused", html`<p id="outcome" class="${status < 300 ? "" : "error"}">${message}</p><p><a href="${back.href}">Back to ${back.label}</a></p>`,
     { operator: request.operatorSession?.operator.name ?? "" });
   return render(reply, status, text);
+}
+
+/**
+ * A form refused before anything ran: the status of the catalog code, and the code itself on the
+ * page (`data-code`, lower case as in problem details) so a person and a test can tell why.
+ */
+export function refusedPage(
+  request: FastifyRequest, reply: FastifyReply, code: ErrorCode, detail: string,
+  back = { href: "/console/reviews", label: "the review queue" },
+): FastifyReply {
+  const body = html`<p id="outcome" class="error" data-code="${code.toLowerCase()}">${code}:
+    ${detail}</p><p><a href="${back.href}">Back to ${back.label}</a></p>`;
+  const text = page("Refused", body, { operator: request.operatorSession?.operator.name ?? "" });
+  return render(reply, httpStatusOf(code), text);
 }

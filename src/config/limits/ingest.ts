@@ -35,6 +35,9 @@ export const ingestLimits = {
   listRowsMax: 1_000,
   // Per-record outcomes shown by `clearline file show` and GET /v1/files/{id}.
   showRecordsMax: 10_000,
+  // Records on one page of the console's file page: a screen an operator reads, and one indexed
+  // range of a file's outcome rows per page (the next page starts after the last record shown).
+  filePageRecordsMax: 100,
   // A dry run keeps the natural keys (and new keys' fingerprints) of the file it reads to name the
   // records a correction drops: about 100 bytes each, so 500,000 records hold ~50 MB. Past it the
   // dry run says it did not check; the ingest report (read from the database) always checks.

@@ -18,5 +18,8 @@ export const reconErrorCodes = {
   RECON_DIFFERENCE_UNKNOWN: "No difference with this id exists for the tenant.",
   RECON_DIFFERENCE_DECIDED: "The difference was already corrected or explained; the first decision stands.",
   RECON_DIFFERENCE_NOT_CORRECTABLE: "This kind of difference moves no money (a date outside the window): explain it instead.",
+  RECON_DIFFERENCE_DECISION_MISSING:
+    "A difference's decision names correct (post it) or explain (no money), chosen by the person "
+      + "deciding: none is assumed (the console preselects none). Nothing was decided.",
   RECON_RUN_UNKNOWN: "No reconciliation run with this id exists for the tenant.",
 } as const satisfies Record<string, string>;

@@ -62,6 +62,9 @@ export const recordErrorCodes = {
       + "apply-as-new (a separate payment) or refuse (nothing posted).",
   REVIEW_REASON_MISSING:
     "A review decision needs a reason (and, over HTTP, an operator): it is kept with the decision.",
+  REVIEW_DECISION_MISSING:
+    "A review decision names what to do, replace, apply_as_new or refuse, chosen by the person "
+      + "deciding: none is assumed (the console preselects none). Nothing was decided.",
   REVIEW_INSUFFICIENT_FUNDS:
     "A posting of the decision would take a customer account below zero (e.g. compensating a "
       + "credit already spent): nothing was posted and the review stays open.",

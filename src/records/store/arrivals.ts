@@ -194,3 +194,50 @@ export async function unresolvedCounterpartyPosting(
     [tenantId, transferKey, storedNamesOf("RECORD_COUNTERPARTY_UNRESOLVED")]);
   return rows[0];
 }
+
+/** A file's record as the console's file page lists it, with its review and its original. */
+export interface FileRecordRow {
+  index: number; position: string; natural_key: string | null; outcome: RecordOutcome;
+  code: string | null; detail: string | null; kind: string | null; amount_minor: string | null;
+  currency: string | null; original_ref: string | null; transfer_key: string | null;
+  review_id: string | null; review_state: string | null;
+  original_key: string | null; original_file_id: string | null; original_position: string | null;
+}
+
+/**
+ * A page of a file's records after `afterIndex` (a cursor on the record's place in the file, not
+ * an offset), optionally of one outcome. A held record names its review item (the one of this
+ * arrival, else the latest of its key: one item per key and content, so a second upload of the
+ * same change shares the first's). The original is the arrival that first claimed the key the
+ * record repeats or conflicts with (a suspect: the key whose content it repeats), when that is
+ * another arrival.
+ */
+export async function fileRecordsPage(
+  db: Queryable, tenantId: string, fileId: string,
+  page: { afterIndex: number; outcome: RecordOutcome | null; rowsMax: number },
+): Promise<FileRecordRow[]> {
+  const { rows } = await db.query<FileRecordRow>(
+    `SELECT o.record_index AS index, o.position, o.natural_key, o.outcome, o.code, o.detail,
+            o.kind, o.amount_minor::text AS amount_minor, o.currency, o.original_ref,
+            o.transfer_key, r.review_id, r.state AS review_state,
+            k.natural_key AS original_key, k.file_id AS original_file_id,
+            k.position AS original_position
+       FROM record_outcome o
+       LEFT JOIN LATERAL (
+             SELECT r.review_id, r.state, r.matched_ref FROM record_review r
+              WHERE o.outcome IN ('conflict', 'suspect') AND r.tenant_id = o.tenant_id
+                AND r.natural_key = o.natural_key
+              ORDER BY (r.file_id = o.file_id AND r.record_index = o.record_index) DESC,
+                       r.created_at DESC
+              LIMIT 1) r ON true
+       LEFT JOIN record_key k ON k.tenant_id = o.tenant_id
+        AND k.natural_key = CASE WHEN o.outcome = 'suspect' THEN r.matched_ref
+                                 ELSE o.natural_key END
+        AND (k.file_id <> o.file_id OR k.record_index <> o.record_index)
+      WHERE o.tenant_id = $1 AND o.file_id = $2 AND o.record_index > $3
+        AND ($4::text IS NULL OR o.outcome = $4)
+      ORDER BY o.record_index
+      LIMIT $5`,
+    [tenantId, fileId, page.afterIndex, page.outcome, page.rowsMax]);
+  return rows.map((row) => (row.code === null ? row : { ...row, code: currentCode(row.code) }));
+}

@@ -27,12 +27,51 @@ const SELECT_REVIEW = `SELECT r.review_id, r.tenant_id, r.reason, r.state, r.nat
    AND k.natural_key = CASE WHEN r.reason = 'conflict' THEN r.natural_key ELSE r.matched_ref END
   LEFT JOIN received_file f ON f.tenant_id = k.tenant_id AND f.file_id = k.file_id`;
 
-/** Items in a state (or all), oldest first; without a tenant, every tenant's. */
-export async function selectReviews(db: Queryable, tenantId: string | null, state: ReviewState | "all", rowsMax: number): Promise<ReviewRow[]> {
+/** Items in a state (or all, or every decided one), oldest first; without a tenant, every tenant's. */
+export async function selectReviews(
+  db: Queryable, tenantId: string | null, state: ReviewState | "all" | "decided", rowsMax: number,
+): Promise<ReviewRow[]> {
   const { rows } = await db.query<ReviewRow>(
-    `${SELECT_REVIEW} WHERE ($1::text IS NULL OR r.tenant_id = $1) AND ($2::text = 'all' OR r.state = $2)
+    `${SELECT_REVIEW} WHERE ($1::text IS NULL OR r.tenant_id = $1)
+       AND ($2::text = 'all' OR r.state = $2 OR ($2 = 'decided' AND r.state <> 'open'))
       ORDER BY r.created_at, r.review_id LIMIT $3`,
     [tenantId, state, rowsMax]);
+  return rows;
+}
+
+/** Where a held record and what it was held against arrived, and what that key stands for now. */
+export interface ReviewContextRow {
+  review_id: string; held_file_name: string | null; held_position: string | null;
+  standing_key: string | null; standing_kind: string | null; standing_amount_minor: string | null;
+  standing_currency: string | null; standing_value_date: string | null;
+  standing_file_id: string | null; standing_file_name: string | null;
+  standing_position: string | null;
+}
+
+/**
+ * The context of items: the held arrival's file and line, and the dedup mark it was held against
+ * (a conflict: its own key; a suspect: the key whose content it repeats) with the content that
+ * mark stands for now and the file and line where the key first arrived.
+ */
+export async function selectReviewContexts(
+  db: Queryable, tenantId: string, reviewIds: readonly string[],
+): Promise<ReviewContextRow[]> {
+  const { rows } = await db.query<ReviewContextRow>(
+    `SELECT r.review_id, hf.original_name AS held_file_name, o.position AS held_position,
+            k.natural_key AS standing_key, k.kind AS standing_kind,
+            k.amount_minor::text AS standing_amount_minor, k.currency AS standing_currency,
+            to_char(k.value_date, 'YYYY-MM-DD') AS standing_value_date,
+            k.file_id AS standing_file_id, sf.original_name AS standing_file_name,
+            k.position AS standing_position
+       FROM record_review r
+       LEFT JOIN record_outcome o ON o.tenant_id = r.tenant_id AND o.file_id = r.file_id
+        AND o.record_index = r.record_index
+       LEFT JOIN received_file hf ON hf.tenant_id = r.tenant_id AND hf.file_id = r.file_id
+       LEFT JOIN record_key k ON k.tenant_id = r.tenant_id
+        AND k.natural_key = CASE WHEN r.reason = 'conflict' THEN r.natural_key ELSE r.matched_ref END
+       LEFT JOIN received_file sf ON sf.tenant_id = k.tenant_id AND sf.file_id = k.file_id
+      WHERE r.tenant_id = $1 AND r.review_id = ANY($2::text[])`,
+    [tenantId, reviewIds]);
   return rows;
 }
 
