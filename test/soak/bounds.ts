@@ -5,9 +5,9 @@
 export const soakBounds = {
   minutesMax: 24 * 60,           // a day-long soak is one command; the bound only catches a typo
   quietMinMs: 1_000,             // between a recovery and the next fault: the workload runs clean
-  quietMaxMs: 4_000,
+  quietMaxMs: 3_000,
   faultMinMs: 1_000,             // how long a fault stays before its heal
-  faultMaxMs: 5_000,             // short enough that ten of each kind fit in 30 minutes
+  faultMaxMs: 4_000,             // short enough that ten of each kind fit in 30 minutes (a cycle under 18 s)
   proxyDelayMinMs: 100,          // the fault proxy's delay per chunk toward and from PostgreSQL
   proxyDelayMaxMs: 1_500,
   stallAfterBytesMax: 4_096,     // a stall holds each connection's bytes after this many more (mid-frame)
