@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { limits } from "../config/limits.ts";
+import { accountKinds, type AccountKind } from "../ledger/index.ts";
 import { accountId, clientReference, currencyCode as currency, decimalAmount } from "../payments/payment-request.ts";
 
 /**
@@ -41,6 +42,14 @@ export const statementQuery = z.strictObject({
 });
 
 export const paymentQuery = z.strictObject({ client_reference: clientReference });
+
+/** GET /v1/accounts: a page of accounts, optionally of one kind, after a cursor. */
+export const accountListQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(limits.ledger.accountsPageMax)
+    .default(limits.ledger.accountsPageDefault),
+  cursor: z.string().min(1).max(limits.http.pageCursorCharsMax).optional(),
+  kind: z.enum(Object.keys(accountKinds) as [AccountKind, ...AccountKind[]]).optional(),
+});
 
 /** POST /v1/reconciliations/runs */
 export const reconRunBody = z.object({ account: z.string().min(1).max(200), from: z.string(), to: z.string(), dry_run: z.boolean().optional() }).strict();

@@ -1,3 +1,4 @@
+import { assert } from "../assert.ts";
 import { limits } from "../config/limits.ts";
 import { currencyByCode } from "../protocols/iso4217/currency.ts";
 import type { Queryable } from "../db/pool.ts";
@@ -63,4 +64,28 @@ export async function listAccounts(db: Queryable, tenantId: string): Promise<Acc
   return rows.map((r) => ({
     tenantId, accountId: r.account_id, kind: r.kind, currency: r.currency,
   }));
+}
+
+/**
+ * One page of the tenant's accounts, by id after `afterAccountId` (keyset: an account's id never
+ * changes), optionally of one kind; `hasMore` when another page follows.
+ */
+export async function accountsPage(
+  db: Queryable, tenantId: string,
+  page: { afterAccountId?: string; kind?: AccountKind; limit: number },
+): Promise<{ accounts: Account[]; hasMore: boolean }> {
+  assert(page.limit >= 1 && page.limit <= limits.ledger.accountsPageMax, "a page is bounded");
+  const { rows } = await db.query<{ account_id: string; kind: AccountKind; currency: string }>(
+    `SELECT account_id, kind, currency
+       FROM account
+      WHERE tenant_id = $1 AND ($2::text IS NULL OR account_id > $2)
+        AND ($3::text IS NULL OR kind = $3)
+      ORDER BY account_id
+      LIMIT $4`,
+    [tenantId, page.afterAccountId ?? null, page.kind ?? null, page.limit + 1],
+  );
+  const accounts = rows.slice(0, page.limit).map((r) => ({
+    tenantId, accountId: r.account_id, kind: r.kind, currency: r.currency,
+  }));
+  return { accounts, hasMore: rows.length > page.limit };
 }

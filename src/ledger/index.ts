@@ -6,7 +6,7 @@
  */
 export { accountKinds, type AccountKind } from "./account-kinds.ts";
 export {
-  findAccount, findAccounts, listAccounts, openAccount, type Account,
+  accountsPage, findAccount, findAccounts, listAccounts, openAccount, type Account,
 } from "./accounts.ts";
 export {
   advanceProjection, balanceOf, projectionLag, tenantsWithAccounts, type Balance,

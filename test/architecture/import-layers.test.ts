@@ -26,7 +26,8 @@ const allowedDuringMove: AllowedImport[] = [
  */
 const adapters = roomsTable.filter((room) => room.layer === "adapter").map((room) => room.name);
 const ledgerReadSide = [
-  "accountStatement", "balanceOf", "listAccounts", "openAccount", "projectionLag",
+  "accountKinds", "accountsPage", "accountStatement", "balanceOf", "listAccounts", "openAccount",
+  "projectionLag",
   "statementDocument", "Account", "AccountKind", "Balance",
 ];
 const bans: ImportBan[] = [

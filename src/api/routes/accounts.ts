@@ -1,10 +1,13 @@
 import type { FastifyInstance } from "fastify";
-import { accountStatement, balanceOf, openAccount, statementDocument } from "../../ledger/index.ts";
+import {
+  accountsPage, accountStatement, balanceOf, openAccount, statementDocument,
+} from "../../ledger/index.ts";
+import { decodePageCursor, encodePageCursor } from "../page-cursor.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { describeIssues } from "../../errors/schema-issues.ts";
-import { accountBody, statementQuery } from "../schemas.ts";
+import { accountBody, accountListQuery, statementQuery } from "../schemas.ts";
 import { statementResource } from "../resource-schemas.ts";
 import { routeSchema } from "../route-schema.ts";
 
@@ -25,7 +28,49 @@ const statementSchema = routeSchema({
   ok: { 200: { description: "the statement", schema: statementResource } }, problems: { 404: "account_not_found" },
 });
 
+const accountResource = {
+  type: "object",
+  properties: { id: { type: "string" }, kind: { type: "string" }, currency: { type: "string" } },
+};
+const listAccountsSchema = routeSchema({
+  operationId: "listAccounts",
+  summary: "The tenant's accounts by id, a page at a time (cursor paging; optionally one kind)",
+  tags: ["accounts"], auth: "api_key", query: accountListQuery,
+  ok: {
+    200: {
+      description:
+        "{ data: [{ id, kind, currency }], has_more, next_cursor }: next_cursor null at the end",
+      schema: {
+        type: "object",
+        properties: {
+          data: { type: "array", items: accountResource }, has_more: { type: "boolean" },
+          next_cursor: { type: ["string", "null"] },
+        },
+      },
+    },
+  },
+  problems: {
+    400: "request_invalid: a limit out of bounds, an unknown kind or a cursor it did not give",
+  },
+});
+const getAccountSchema = routeSchema({
+  operationId: "getAccount",
+  summary: "One account: its kind, currency and balance (decimal string)", tags: ["accounts"],
+  auth: "api_key", params: ["id"],
+  ok: {
+    200: {
+      description: "{ id, kind, currency, balance }",
+      schema: {
+        ...accountResource,
+        properties: { ...accountResource.properties, balance: { type: "string" } },
+      },
+    },
+  },
+  problems: { 404: "account_not_found" },
+});
+
 export function registerAccountRoutes(app: FastifyInstance, deps: ApiDependencies): void {
+  registerAccountReads(app, deps);
   /**
    * Idempotent on the account id itself, so it needs no Idempotency-Key: a repeat of the same
    * account (same kind and currency) gets the same 201 and body as the first request.
@@ -57,5 +102,43 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDependencie
     if (!balance) return send(reply, problemReply("ACCOUNT_NOT_FOUND", `no account ${request.params.id}`));
     const statement = await accountStatement(deps.pool, tenantId, request.params.id, query.data.limit);
     return send(reply, jsonReply(200, statementDocument(balance, statement)));
+  });
+}
+
+/** GET /v1/accounts (a page) and GET /v1/accounts/{id}. */
+function registerAccountReads(app: FastifyInstance, deps: ApiDependencies): void {
+  app.get("/v1/accounts", { schema: listAccountsSchema }, async (request, reply) => {
+    const query = accountListQuery.safeParse(request.query);
+    if (!query.success) {
+      return send(reply, problemReply("REQUEST_INVALID", "the account list query is invalid",
+        { errors: describeIssues(query.error) }));
+    }
+    const after = query.data.cursor === undefined ? undefined : decodePageCursor(query.data.cursor);
+    if (query.data.cursor !== undefined && after === undefined) {
+      return send(reply, problemReply("REQUEST_INVALID", "the cursor is not one this API gave out",
+        { errors: [{ path: "cursor", message: "unknown cursor" }] }));
+    }
+    const page = await accountsPage(deps.pool, tenantOf(request).tenantId, {
+      limit: query.data.limit,
+      ...(after === undefined ? {} : { afterAccountId: after }),
+      ...(query.data.kind === undefined ? {} : { kind: query.data.kind }),
+    });
+    const last = page.accounts.at(-1);
+    return send(reply, jsonReply(200, {
+      data: page.accounts.map((a) => ({ id: a.accountId, kind: a.kind, currency: a.currency })),
+      has_more: page.hasMore,
+      next_cursor: page.hasMore && last ? encodePageCursor(last.accountId) : null,
+    }));
+  });
+
+  const getOne = { schema: getAccountSchema };
+  app.get<{ Params: { id: string } }>("/v1/accounts/:id", getOne, async (request, reply) => {
+    const { id } = request.params;
+    const balance = await balanceOf(deps.pool, tenantOf(request).tenantId, id);
+    if (!balance) return send(reply, problemReply("ACCOUNT_NOT_FOUND", `no account ${id}`));
+    return send(reply, jsonReply(200, {
+      id: balance.accountId, kind: balance.kind, currency: balance.currency,
+      balance: minorToDecimal(balance.balanceMinor, balance.currency),
+    }));
   });
 }

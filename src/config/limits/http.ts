@@ -7,6 +7,9 @@ export const httpLimits = {
   oversizeBodyDrainBytesMax: 8_388_608, // past a body bound, up to 8 MiB more is read and dropped so the client gets its 413, not a reset; beyond, the connection is closed
   // A caller's Request-Id kept as is up to this: a UUID is 36 characters, a W3C trace id 32.
   requestIdCharsMax: 128,
+  // A list's page cursor: opaque base64url of the last item's key (an account id is at most a
+  // few hundred characters); longer is refused, never decoded.
+  pageCursorCharsMax: 1_024,
   idempotencyKeyCharsMax: 255,          // as the IETF Idempotency-Key draft suggests; UUIDs are 36
   idempotencyWindowMs: 7 * 24 * 3_600_000, // responses replayed for 7 days; the intent protects the effect for ever
   idempotencyLeaseMs: 30_000,           // a claimed attempt that has not finished in 30 s is presumed dead

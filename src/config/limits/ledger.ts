@@ -9,6 +9,9 @@ export const ledgerLimits = {
   // Accounts one listing shows (the operations API and the console), first by id: a page for
   // people, never a walk of the table.
   accountsListedMax: 1_000,
+  // Accounts one page of GET /v1/accounts holds; a client pages on with the cursor.
+  accountsPageMax: 1_000,
+  accountsPageDefault: 100,
   // One statement of `ledger verify --full` groups every entry of the ledger: about 20 s at
   // 4,000,000 entries on a quiet 2-core machine, several times that beside other work. The
   // pool's one-minute bound is for the service's statements, not this batch check.
