@@ -142,4 +142,34 @@ describe("a version already decided on, arriving again, repeats the decision", (
     expect([first.outcomes.conflict, second.outcomes.conflict]).toEqual([0, 0]);
     expect(await ledgerLines(db.pool, scene.tenantId)).toEqual(ledger);
   });
+
+  it("names the decision when a suspect's matched record, replaced, or the refused suspect, "
+    + "arrives again", async () => {
+    for (const decision of ["replace", "refuse"] as const) {
+      const scene = await givenScene(db.pool, `suspect-${decision}`);
+      await ingest(db.pool, scene, fixture("ach/original.ach"), "original.ach");
+      await ingest(db.pool, scene, fixture("ach/original-renumbered.ach"), "renumbered.ach");
+      const [held] = await listReviews(db.pool, { tenantId: scene.tenantId });
+      if (!held) throw new Error("the renumbered record was not held");
+      const decided = await decideReview(db.pool, {
+        tenantId: scene.tenantId, reviewId: held.review_id, decision,
+        reason: "renumbered by the partner", operator: "alice",
+      });
+      expect(decided.ok).toBe(true);
+      const ledger = await ledgerLines(db.pool, scene.tenantId);
+      const resent = decision === "replace" ? "ach/original.ach" : "ach/original-renumbered.ach";
+      const again = await ingest(db.pool, scene, fixture(resent), "again.ach");
+      expect(again.outcomes.conflict + again.outcomes.suspect).toBe(0);
+      expect(again.repeats_decided).toBe(1);
+      const { rows } = await db.pool.query<{ detail: string }>(
+        `SELECT detail FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+            AND code = 'RECORD_VERSION_DECIDED'`, [scene.tenantId, again.file_id]);
+      const verb = decision === "replace" ? "replaced" : "refused";
+      expect(rows.map((r) => r.detail)).toEqual([
+        `a version already decided: ${verb} by review ${held.review_id} `
+          + `(${decision} by alice: renumbered by the partner)`,
+      ]);
+      expect(await ledgerLines(db.pool, scene.tenantId)).toEqual(ledger);
+    }
+  });
 });
