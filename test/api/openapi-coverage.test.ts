@@ -26,7 +26,6 @@ const WITHOUT_IDEMPOTENCY_KEY = new Set([
   "POST /v1/payment-requests",                           // keyed by the sender's Message-Id
   "POST /v1/ops/session",                                // signing in moves nothing
   "DELETE /v1/ops/session",
-  "PUT /v1/ops/four-eyes",                               // sets a value; the same again is the same
   "POST /v1/ops/files/preview",                          // a dry run: stores nothing
 ]);
 
