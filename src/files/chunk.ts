@@ -54,6 +54,7 @@ export async function commitChunk(
     }, items);
     await recordReturnEntries(tx, returnsOf(context, decisions));
     await addKeyReuseFindings(tx, context, decisions);
+    await countRepeatsDecided(tx, context, decisions);
     const counts = zeroCounts();
     for (const decision of decisions) counts[recordOutcomeOf(decision.outcome)]++;
     return counts;
@@ -124,6 +125,21 @@ function returnsOf(context: ChunkContext, decisions: readonly Decision[]): Retur
     drafts.push({ tenantId: context.tenantId, naturalKey: record.naturalKey, partnerId: context.partner.partnerId, fileId: context.fileId, line: Number(line), reasonCode });
   }
   return drafts;
+}
+
+/**
+ * The file's records that repeat a version a person already decided on (docs/decisions/0099),
+ * counted with the chunk: its report says how many. A statement only for a chunk that has some.
+ */
+async function countRepeatsDecided(
+  tx: Tx, context: ChunkContext, decisions: readonly Decision[],
+): Promise<void> {
+  const repeats = decisions.filter((d) => d.outcome.code === "RECORD_VERSION_DECIDED").length;
+  if (repeats === 0) return;
+  await tx.query(
+    `UPDATE received_file SET repeats_decided = repeats_decided + $3
+      WHERE tenant_id = $1 AND file_id = $2`,
+    [context.tenantId, context.fileId, repeats]);
 }
 
 /** One file-level warning per record held because another record of the file has its key: the report shows them with the file. */

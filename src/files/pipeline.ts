@@ -245,7 +245,8 @@ async function finish(
                                             AND c.natural_key IS NOT NULL)
                   ORDER BY count(*) DESC, k.file_id LIMIT 1))
         WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = $4
-       RETURNING partner_id, original_name, format, applied, duplicate, conflict, suspect, rejected, orphan, correction_of`,
+       RETURNING partner_id, original_name, format, applied, duplicate, conflict, suspect, rejected, orphan, correction_of,
+                 repeats_decided`,
       [
         tenantId, fileId, contentHash, recordsTotal, options.everyRecordRepeatsSameBytes === true,
         answerKinds,

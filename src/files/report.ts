@@ -37,8 +37,20 @@ export interface FileReport {
   correction_of: string | null;
   /** The earlier file with the same bytes whose records answered this file's (docs/decisions/0055). */
   same_bytes_as: string | null;
+  /** Its records repeating a version a person already decided on (0099): among the duplicates. */
+  repeats_decided: number;
   /** A correction's report (not a listing's): what the file it corrects applied and it leaves out. */
   dropped_records?: DroppedRecords | null;
+}
+
+/** "N records repeat versions already decided", or nothing when none does. */
+export function repeatsDecidedNote(
+  report: Pick<FileReport, "repeats_decided">,
+): string | undefined {
+  const n = report.repeats_decided;
+  if (n === 0) return undefined;
+  const what = n === 1 ? "1 record repeats a version" : `${n} records repeat versions`;
+  return `${what} already decided: nothing posted, no review item`;
 }
 
 export const droppedRecordsNote = "in the original, absent from the correction: not reversed automatically";
@@ -82,11 +94,12 @@ interface FileRow {
   identity_key: string | null;
   correction_of: string | null;
   same_bytes_as: string | null;
+  repeats_decided: number;
 }
 
 const FILE_COLUMNS = `f.file_id, f.original_name, f.format, f.status, f.records_total, f.records_done, f.applied, f.duplicate, f.conflict,
   f.suspect, f.rejected, f.orphan, f.findings, f.partner_id, f.source, f.size_bytes, f.received_at,
-  f.identity_key, f.correction_of, f.same_bytes_as`;
+  f.identity_key, f.correction_of, f.same_bytes_as, f.repeats_decided`;
 
 function reported(found: Finding): ReportedFinding {
   // A finding stored before its code was renamed reads as the code's name now (decision 0068).
@@ -134,6 +147,7 @@ function reportFromRow(row: FileRow, partner: string, recordErrors: ReportedFind
     identity: row.identity_key,
     correction_of: row.correction_of,
     same_bytes_as: row.same_bytes_as,
+    repeats_decided: row.repeats_decided,
   };
 }
 

@@ -52,11 +52,23 @@ export function decideDifferenceAsOperator(tx: Tx, operator: Operator, request: 
 export async function decideDifferenceByNamedOperator(
   pool: Pool, request: DifferenceRequest & NamedOperator & { fallbackName: string },
 ): Promise<Result<DifferenceDecision, Finding>> {
-  const secret = request.via === "cli" ? request.operatorSecret : undefined;
-  const decided = await withTransaction(pool, (tx) => decideOrPropose(tx, request, request.operatorName ?? request.fallbackName,
-    () => proposerNamed(tx, request.tenantId, request.operatorName, request.via, secret), request.via));
+  const decided = await withTransaction(
+    pool, (tx) => decideDifferenceByNamedOperatorInTransaction(tx, request));
   await refreshReconMetrics(pool, request.tenantId);
   return decided;
+}
+
+/**
+ * The same in the caller's transaction (HTTP: the Idempotency-Key's claim commits with it); the
+ * caller refreshes the reconciliation metrics once it committed.
+ */
+export function decideDifferenceByNamedOperatorInTransaction(
+  tx: Tx, request: DifferenceRequest & NamedOperator & { fallbackName: string },
+): Promise<Result<DifferenceDecision, Finding>> {
+  const secret = request.via === "cli" ? request.operatorSecret : undefined;
+  return decideOrPropose(tx, request, request.operatorName ?? request.fallbackName,
+    () => proposerNamed(tx, request.tenantId, request.operatorName, request.via, secret),
+    request.via);
 }
 
 /** Open differences counted by reason, in the order they are listed (theirs_only first). */

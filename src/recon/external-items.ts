@@ -33,9 +33,9 @@ const formatUnknownMessage =
 
 /** The account a statement is imported into, or why it cannot be, before the file is read. */
 async function importableAccount(
-  pool: Pool, input: { tenantId: string; accountId: string }, byteLength: number,
+  db: Queryable, input: { tenantId: string; accountId: string }, byteLength: number,
 ): Promise<Result<{ currency: string }, Finding[]>> {
-  const account = await findAccount(pool, input.tenantId, input.accountId);
+  const account = await findAccount(db, input.tenantId, input.accountId);
   if (!account) {
     const why = `account ${input.accountId} does not exist`;
     return fail([finding("LEDGER_ACCOUNT_UNKNOWN", why, { field: "account" })]);
@@ -62,60 +62,101 @@ async function importableAccount(
  * already stored (the import's savepoint). `content` is a source held in memory.
  */
 export async function importExternalFile(
-  pool: Pool,
-  input: { tenantId: string; accountId: string; name: string; format?: ExternalFormat } & (
-    { content: Buffer } | { source: StatementSource }
-  ),
+  pool: Pool, input: ImportInput,
 ): Promise<Result<ImportSummary, Finding[]>> {
+  const prepared = await prepareImport(pool, input);
+  if (prepared.kind === "answered") return prepared.answer;
+  return withTransaction(pool, (tx) => storeImport(tx, input, prepared));
+}
+
+/**
+ * The import in the caller's transaction (HTTP: the Idempotency-Key's claim commits with it),
+ * for content held in memory: the same answers as importExternalFile.
+ */
+export async function importExternalFileInTransaction(
+  tx: Tx, input: ImportInput & { content: Buffer },
+): Promise<Result<ImportSummary, Finding[]>> {
+  const prepared = await prepareImport(tx, input);
+  if (prepared.kind === "answered") return prepared.answer;
+  return storeImport(tx, input, prepared);
+}
+
+type ImportInput = {
+  tenantId: string; accountId: string; name: string; format?: ExternalFormat;
+} & ({ content: Buffer } | { source: StatementSource });
+
+/** What is known of an import before it is stored: its account, identity and format. */
+interface PreparedImport {
+  kind: "prepared";
+  source: StatementSource;
+  account: { currency: string };
+  importId: string;
+  sha256: string;
+  format: ExternalFormat;
+}
+
+type Prepared = PreparedImport | { kind: "answered"; answer: Result<ImportSummary, Finding[]> };
+
+/** The account checked, the bytes' identity read; an import of the same bytes is answered. */
+async function prepareImport(db: Queryable, input: ImportInput): Promise<Prepared> {
   const source = "source" in input ? input.source : bufferSource(input.content);
-  const checked = await importableAccount(pool, input, source.byteLength);
-  if (!checked.ok) return checked;
-  const account = checked.value;
+  const checked = await importableAccount(db, input, source.byteLength);
+  if (!checked.ok) return { kind: "answered", answer: checked };
   const fingerprint = await statementFingerprintOf(source);
   const identity = `${input.tenantId}\u0000${input.accountId}\u0000${fingerprint.sha256}`;
   const importId = `rim_${createHash("sha256").update(identity).digest("hex").slice(0, 24)}`;
-  const earlier = await importSummaryOf(pool, input.tenantId, importId);
-  if (earlier) return ok({ ...earlier, alreadyImported: true });
+  const earlier = await importSummaryOf(db, input.tenantId, importId);
+  if (earlier) return { kind: "answered", answer: ok({ ...earlier, alreadyImported: true }) };
   const chosen = input.format ?? fingerprint.format;
   if (!chosen) {
-    return fail([finding("RECON_FORMAT_UNKNOWN", formatUnknownMessage, {})]);
+    const unknown = finding("RECON_FORMAT_UNKNOWN", formatUnknownMessage, {});
+    return { kind: "answered", answer: fail([unknown]) };
   }
-  return withTransaction(pool, async (tx): Promise<Result<ImportSummary, Finding[]>> => {
-    await tx.query("SAVEPOINT recon_import");
-    // The import row first (its items refer to it); a concurrent import of the same bytes waits
-    // here on the unique content hash and then finds it imported.
-    const claimed = await tx.query(
-      `INSERT INTO recon_import (tenant_id, import_id, account_id, format, name, content_sha256,
-         statement_ref, items, duplicates, findings)
-       VALUES ($1, $2, $3, $4, $5, $6, NULL, 0, 0, '[]')
-       ON CONFLICT DO NOTHING`,
-      [input.tenantId, importId, input.accountId, chosen, input.name, fingerprint.sha256],
-    );
-    if (claimed.rowCount === 0) {
-      return ok({
-        ...((await importSummaryOf(tx, input.tenantId, importId)) as ImportSummary),
-        alreadyImported: true,
-      });
-    }
-    const store = itemStore(tx, input.tenantId, input.accountId, importId);
-    const foreign = foreignItemWarnings(account.currency);
-    const batchItemsMax = limits.recon.insertBatchItemsMax;
-    const read = await readExternalItems(source, chosen, limits.recon, batchItemsMax,
-      async (items) => {
-        // An entry in another currency is kept for a person, not a reason to refuse the rest
-        // (decision 0104); a statement of an account in another currency is refused below.
-        foreign.note(items);
-        await store.add(items);
-      },
-    );
-    const refusal = refusalOf(read, account.currency, input.accountId, fingerprint.sha256);
-    if (!read.ok || refusal.length > 0) {
-      await tx.query("ROLLBACK TO SAVEPOINT recon_import");
-      return fail(refusal);
-    }
-    const summary = { ...read.value, findings: [...read.value.findings, ...foreign.warnings()] };
-    return ok(await recordImport(tx, input, importId, summary, store.counts));
-  });
+  return {
+    kind: "prepared", source, account: checked.value, importId, sha256: fingerprint.sha256,
+    format: chosen,
+  };
+}
+
+async function storeImport(
+  tx: Tx, input: ImportInput, prepared: PreparedImport,
+): Promise<Result<ImportSummary, Finding[]>> {
+  const { source, account, importId, format: chosen } = prepared;
+  const fingerprint = { sha256: prepared.sha256 };
+  await tx.query("SAVEPOINT recon_import");
+  // The import row first (its items refer to it); a concurrent import of the same bytes waits
+  // here on the unique content hash and then finds it imported.
+  const claimed = await tx.query(
+    `INSERT INTO recon_import (tenant_id, import_id, account_id, format, name, content_sha256,
+       statement_ref, items, duplicates, findings)
+     VALUES ($1, $2, $3, $4, $5, $6, NULL, 0, 0, '[]')
+     ON CONFLICT DO NOTHING`,
+    [input.tenantId, importId, input.accountId, chosen, input.name, fingerprint.sha256],
+  );
+  if (claimed.rowCount === 0) {
+    return ok({
+      ...((await importSummaryOf(tx, input.tenantId, importId)) as ImportSummary),
+      alreadyImported: true,
+    });
+  }
+  const store = itemStore(tx, input.tenantId, input.accountId, importId);
+  const foreign = foreignItemWarnings(account.currency);
+  const batchItemsMax = limits.recon.insertBatchItemsMax;
+  const read = await readExternalItems(source, chosen, limits.recon, batchItemsMax,
+    async (items) => {
+      // An entry in another currency is kept for a person, not a reason to refuse the rest
+      // (decision 0104); a statement of an account in another currency is refused below.
+      foreign.note(items);
+      await store.add(items);
+    },
+  );
+  const refusal = refusalOf(read, account.currency, input.accountId, fingerprint.sha256);
+  if (!read.ok || refusal.length > 0) {
+    await tx.query("ROLLBACK TO SAVEPOINT recon_import");
+    return fail(refusal);
+  }
+  const summary = { ...read.value, findings: [...read.value.findings, ...foreign.warnings()] };
+  return ok(await recordImport(tx, input, importId, summary, store.counts));
 }
 
 

@@ -63,83 +63,94 @@ export function differenceIdOf(tenantId: string, accountId: string, result: Matc
  */
 export async function runReconciliation(
   pool: Pool,
-  input: { tenantId: string; accountId: string; from: string; to: string; dryRun?: boolean },
+  input: RunInput,
+  rules: MatchingRules = matchingRules, bounds: RunBounds = limits.recon,
+): Promise<Result<RunSummary, Finding>> {
+  const run = await withTransaction(
+    pool, (tx) => runReconciliationInTransaction(tx, input, rules, bounds));
+  if (run.ok && !input.dryRun) await refreshReconMetrics(pool, input.tenantId);
+  return run;
+}
+
+export interface RunInput {
+  tenantId: string; accountId: string; from: string; to: string; dryRun?: boolean;
+}
+
+/**
+ * The run in the caller's transaction (HTTP: the Idempotency-Key's claim commits with it). The
+ * caller refreshes the reconciliation metrics once it committed (refreshReconMetrics).
+ */
+export async function runReconciliationInTransaction(
+  tx: Tx,
+  input: RunInput,
   rules: MatchingRules = matchingRules, bounds: RunBounds = limits.recon,
 ): Promise<Result<RunSummary, Finding>> {
   const { tenantId, accountId, from, to } = input;
-  if (!periodIsValid(from, to)) {
-    return fail(
-      finding(
-        "RECON_PERIOD_INVALID", `period ${from}..${to} is not two YYYY-MM-DD dates in order`,
-        { field: "from" },
-      ),
-    );
-  }
-  const account = await findAccount(pool, tenantId, accountId);
-  if (!account) {
-    return fail(
-      finding("LEDGER_ACCOUNT_UNKNOWN", `account ${accountId} does not exist`, {
-        field: "account",
-      }),
-    );
-  }
-  if (account.kind !== "settlement") {
-    return fail(
-      finding(
-        "RECON_ACCOUNT_NOT_RECONCILABLE", `account ${accountId} is a ${account.kind} account`,
-        { field: "account" },
-      ),
-    );
-  }
-
+  const account = await reconcilableAccount(tx, input);
+  if (!account.ok) return account;
+  const { currency } = account.value;
   const window = widestWindowDays(rules);
   const [loadFrom, loadTo] = [shiftDays(from, -window), shiftDays(to, window)];
   const inPeriod = (date: string) => date >= from && date <= to;
-  const summary = await withTransaction(pool, async (tx) => {
-    // Set-sized statements: sorts and hashes in memory, not spilled to disk
-    // (limits.recon.runWorkMemMb).
-    await tx.query(`SET LOCAL work_mem = '${limits.recon.runWorkMemMb}MB'`);
-    const matched = await matchInDatabase(tx, {
-      tenantId, accountId, currency: account.currency, loadFrom, loadTo, from, to,
-      rules: leadingSetRules(rules), keepPairs: input.dryRun !== true,
-    });
-    // Refused before anything is read into memory or stored (the temporary tables go with the
-    // transaction).
-    const refusal = runRefusal(matched, bounds, from, to);
-    if (refusal) return refusal;
-    // Only what the set-based matching left is read into memory, and only when there is any.
-    const theirs =
-      matched.itemsLeft > 0
-        ? await theirItems(tx, tenantId, accountId, loadFrom, loadTo, account.currency)
-        : [];
-    const ours =
-      matched.transfersLeft > 0 ? await ourTransfers(tx, tenantId, account.currency) : [];
-    const results = reconcile(theirs, ours, rules, inPeriod);
-    const runId = hashOf(
-      [tenantId, accountId, from, to, rules.version, matched.theirsDigest, "|", matched.oursDigest],
-      "rrn_",
-    );
-    const counted: RunSummary = {
-      runId, accountId, from, to, matched: matched.matched, differences: noDifferences(),
-      dryRun: input.dryRun === true, alreadyRun: false,
-    };
-    for (const result of results) {
-      if (result.outcome === "matched") counted.matched++;
-      else counted.differences[result.outcome]++;
-    }
-    if (input.dryRun) return counted;
-    const stored = await storeRun(tx, tenantId, counted, results, account.currency, rules.version);
-    if (!stored.alreadyRun) await storePrematched(tx, tenantId, runId, results.length);
-    return stored;
+  // Set-sized statements: sorts and hashes in memory, not spilled to disk
+  // (limits.recon.runWorkMemMb).
+  await tx.query(`SET LOCAL work_mem = '${limits.recon.runWorkMemMb}MB'`);
+  const matched = await matchInDatabase(tx, {
+    tenantId, accountId, currency, loadFrom, loadTo, from, to,
+    rules: leadingSetRules(rules), keepPairs: input.dryRun !== true,
   });
-  if ("code" in summary) return fail(summary);
-  if (!input.dryRun) await refreshReconMetrics(pool, tenantId);
-  return ok(summary);
+  // Refused before anything is read into memory or stored (the temporary tables go with the
+  // transaction).
+  const refusal = runRefusal(matched, bounds, from, to);
+  if (refusal) return fail(refusal);
+  // Only what the set-based matching left is read into memory, and only when there is any.
+  const theirs =
+    matched.itemsLeft > 0
+      ? await theirItems(tx, tenantId, accountId, loadFrom, loadTo, currency)
+      : [];
+  const ours = matched.transfersLeft > 0 ? await ourTransfers(tx, tenantId, currency) : [];
+  const results = reconcile(theirs, ours, rules, inPeriod);
+  const runId = hashOf(
+    [tenantId, accountId, from, to, rules.version, matched.theirsDigest, "|", matched.oursDigest],
+    "rrn_",
+  );
+  const counted: RunSummary = {
+    runId, accountId, from, to, matched: matched.matched, differences: noDifferences(),
+    dryRun: input.dryRun === true, alreadyRun: false,
+  };
+  for (const result of results) {
+    if (result.outcome === "matched") counted.matched++;
+    else counted.differences[result.outcome]++;
+  }
+  if (input.dryRun) return ok(counted);
+  const stored = await storeRun(tx, tenantId, counted, results, currency, rules.version);
+  if (!stored.alreadyRun) await storePrematched(tx, tenantId, runId, results.length);
+  return ok(stored);
 }
 
-function periodIsValid(from: string, to: string): boolean {
-  return /^\d{4}-\d{2}-\d{2}$/.test(from) && /^\d{4}-\d{2}-\d{2}$/.test(to) &&
-    !Number.isNaN(Date.parse(from)) && !Number.isNaN(Date.parse(to)) && from <= to;
+/** The run's period checked and its account, which must be a settlement account. */
+async function reconcilableAccount(
+  db: Queryable, input: RunInput,
+): Promise<Result<{ currency: string }, Finding>> {
+  const { tenantId, accountId, from, to } = input;
+  if (
+    !/^\d{4}-\d{2}-\d{2}$/.test(from) || !/^\d{4}-\d{2}-\d{2}$/.test(to) ||
+    Number.isNaN(Date.parse(from)) || Number.isNaN(Date.parse(to)) || from > to
+  ) {
+    return fail(finding("RECON_PERIOD_INVALID",
+      `period ${from}..${to} is not two YYYY-MM-DD dates in order`, { field: "from" }));
+  }
+  const account = await findAccount(db, tenantId, accountId);
+  if (!account) {
+    return fail(finding("LEDGER_ACCOUNT_UNKNOWN", `account ${accountId} does not exist`, {
+      field: "account",
+    }));
+  }
+  if (account.kind !== "settlement") {
+    return fail(finding("RECON_ACCOUNT_NOT_RECONCILABLE",
+      `account ${accountId} is a ${account.kind} account`, { field: "account" }));
+  }
+  return ok({ currency: account.currency });
 }
 
 /**

@@ -85,7 +85,7 @@ export interface Applied {
 /** Its key (or its transfer's) was applied before with the same content: nothing posted. */
 export interface Duplicate {
   readonly kind: "duplicate";
-  readonly code: Codes<"RECORD_DUPLICATE">;
+  readonly code: Codes<"RECORD_DUPLICATE" | "RECORD_VERSION_DECIDED">;
   readonly originalRef: string;
   readonly detail?: string;
 }

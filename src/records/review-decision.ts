@@ -9,7 +9,8 @@ import { lockTenantIngestion } from "./tenant-lock.ts";
 import type { ReviewState } from "./record-states.ts";
 import { decisionPostings, type DecisionPostings } from "./review-postings.ts";
 import {
-  insertDecision, lockReview, markKeyDecided, selectDecision, selectReviewById, type ReviewRow,
+  insertDecision, insertSuperseded, lockReview, markKeyDecided, selectDecision, selectReviewById,
+  type ReviewRow,
 } from "./store/reviews.ts";
 
 /**
@@ -155,6 +156,10 @@ async function recordDecision(tx: Tx, row: ReviewRow, request: DecisionRequest, 
     }]);
   }
   for (const mark of postings.keyMarks) await markKeyDecided(tx, row.tenant_id, mark);
+  // The content a replace sets aside: its repeat names this decision (docs/decisions/0099).
+  if (postings.superseded) {
+    await insertSuperseded(tx, row.tenant_id, { ...postings.superseded, reviewId: row.review_id });
+  }
   await recordDedupEvents(tx, [{
     tenantId: row.tenant_id, channel: row.record.record.channel, scope: `review:${row.review_id}`,
     dedupKey: row.natural_key,

@@ -26,6 +26,8 @@ export interface DecisionPostings {
   posting?: Transfer;
   originalTransferKey: string | null;
   keyMarks: KeyMark[];
+  /** A replace: the content it sets aside and the posting that content had (0099). */
+  superseded?: { naturalKey: string; fingerprint: string; supersededRef: string };
 }
 
 /** Every posting a decision makes names the review as its origin. */
@@ -119,7 +121,13 @@ async function replacePostings(tx: Tx, row: ReviewRow): Promise<Result<DecisionP
   const keyMarks: KeyMark[] = row.reason === "conflict"
     ? [{ naturalKey: replacedKey, state: "applied", transferKey: correctedKey, content: { fingerprint: record.fingerprint, amountMinor: record.amount.toString(), currency: record.currency, valueDate: record.valueDate } }]
     : [{ naturalKey: replacedKey, state: "replaced", transferKey: mark.transfer_key }, { naturalKey: row.natural_key, state: "applied", transferKey: correctedKey }];
-  return ok({ ordered, compensation, ...(corrected ? { posting: corrected } : {}), originalTransferKey: mark.transfer_key, keyMarks });
+  const superseded = {
+    naturalKey: replacedKey, fingerprint: mark.fingerprint, supersededRef: mark.transfer_key,
+  };
+  return ok({
+    ordered, compensation, ...(corrected ? { posting: corrected } : {}),
+    originalTransferKey: mark.transfer_key, keyMarks, superseded,
+  });
 }
 
 /**

@@ -196,11 +196,11 @@ describe("four eyes on the API-key and CLI paths", () => {
     const differenceId = await givenTheirsOnly("250.00");
     const before = await corrections();
     const request = { reason: "large unknown credit", operator: "sam" };
-    const proposed = await client.post(`/v1/reconciliations/differences/${differenceId}/correct`, request);
+    const proposed = await client.post(`/v1/reconciliations/differences/${differenceId}/correct`, request, { "idempotency-key": `propose-${differenceId}` });
     expect(proposed.status).toBe(202);
     expect(proposed.json.proposal).toMatchObject({ subject_kind: "recon_difference", subject_id: differenceId, decision: "correct", proposed_by: "sam", proposed_via: "api_key", amount_minor: "25000" });
-    expect((await client.post(`/v1/reconciliations/differences/${differenceId}/correct`, request)).json).toEqual(proposed.json);
-    expect((await client.post(`/v1/reconciliations/differences/${differenceId}/correct`, { ...request, operator: "nobody" })).json).toMatchObject({ status: 422, code: "four_eyes_proposer_unknown" });
+    expect((await client.post(`/v1/reconciliations/differences/${differenceId}/correct`, request, { "idempotency-key": `again-${differenceId}` })).json).toEqual(proposed.json);
+    expect((await client.post(`/v1/reconciliations/differences/${differenceId}/correct`, { ...request, operator: "nobody" }, { "idempotency-key": `nobody-${differenceId}` })).json).toMatchObject({ status: 422, code: "four_eyes_proposer_unknown" });
     expect(await corrections()).toBe(before);
     expect((await approveAs("paths", "tom", proposed.json.proposal.proposal_id)).json.difference).toMatchObject({ state: "corrected", correctionKey: `recon:${differenceId}`, decidedBy: "sam approved by tom" });
     expect(await corrections()).toBe(before + 1);

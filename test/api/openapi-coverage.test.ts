@@ -18,18 +18,14 @@ const openApiPath = (url: string) => url.replace(/:([A-Za-z_]+)/g, "{$1}");
 
 /**
  * Mutating routes that take no Idempotency-Key, and why: each is idempotent by its own nature or
- * changes nothing (docs/decisions/0031, reconciliations.ts, accounts.ts, payment-requests.ts).
+ * changes nothing (docs/decisions/0031, accounts.ts, payment-requests.ts). The reconciliation
+ * routes take one since issue 33 item 6.
  */
 const WITHOUT_IDEMPOTENCY_KEY = new Set([
   "POST /v1/accounts",                                   // idempotent on the account id
   "POST /v1/payment-requests",                           // keyed by the sender's Message-Id
-  "POST /v1/reconciliations/imports",                    // by the account and the file's bytes
-  "POST /v1/reconciliations/runs",                       // by the run's inputs
-  "POST /v1/reconciliations/differences/{id}/correct",   // by the difference (recon:<id>)
-  "POST /v1/reconciliations/differences/{id}/explain",
   "POST /v1/ops/session",                                // signing in moves nothing
   "DELETE /v1/ops/session",
-  "PUT /v1/ops/four-eyes",                               // sets a value; the same again is the same
   "POST /v1/ops/files/preview",                          // a dry run: stores nothing
 ]);
 

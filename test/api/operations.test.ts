@@ -143,6 +143,18 @@ describe("the operations API: operators, sessions, CSRF, roles, four eyes", () =
     expect((await ada.mutate("PUT", "/v1/ops/four-eyes", { above_amount_minor: "50000" })).json).toMatchObject({ above_amount_minor: "50000", set_by: "ada" });
   });
 
+  it("keeps the idempotency contract on setting the four-eyes amount: a repeat of the key answers the stored answer, no key is refused", async () => {
+    const ada = await as(strict, "ada");
+    const key = { "idempotency-key": "four-eyes-50000" };
+    const first = await ada.mutate("PUT", "/v1/ops/four-eyes", { above_amount_minor: "50000" }, key);
+    const again = await ada.mutate("PUT", "/v1/ops/four-eyes", { above_amount_minor: "50000" }, key);
+    expect([first.status, again.status]).toEqual([200, 200]);
+    expect(again.text).toBe(first.text);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect((await ada.mutate("PUT", "/v1/ops/four-eyes", { above_amount_minor: "60000" }, key)).json.code).toBe("idempotency_key_reuse");
+    expect((await ada.mutate("PUT", "/v1/ops/four-eyes", { above_amount_minor: "50000" }, { "idempotency-key": undefined })).status).toBe(400);
+  });
+
   it("moves a suspense posting to the account it belongs to, once: the same move again posts nothing, another target is refused", async () => {
     const ann = await as(plain, "ann");
     const [posting] = (await ann.get("/v1/ops/suspense")).json.postings as Array<{ transfer_key: string; amount_minor: string }>;

@@ -88,7 +88,7 @@ export const tableOwners: Readonly<Record<string, string>> = {
   ledger_verify_checkpoint: "ledger", ledger_verify_account: "ledger",
   // The record core: dedup marks, outcomes, reviews and their decisions, payment identities.
   record_key: "records", record_outcome: "records", record_review: "records",
-  review_decision: "records", record_identity: "records",
+  review_decision: "records", record_identity: "records", record_superseded: "records",
   // Received files and their content.
   received_file: "files", received_file_content: "files",
   // Card messages: cards, BIN routing, the issuer's and the acquirer's stores, the STAN counter.

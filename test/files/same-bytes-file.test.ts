@@ -79,7 +79,7 @@ describe("a file with the same bytes as one that applied every record is answere
     expect(third).toMatchObject({ outcomes: { ...noOutcomes, duplicate: 5 }, same_bytes_as: first.file_id });
   });
 
-  it("reads the records again once a person replaced one of them: the replaced record is held as reading decides, the rest are duplicates", async () => {
+  it("reads the records again once a person replaced one of them: the replaced record repeats the version the replace set aside, as reading decides, the rest are duplicates", async () => {
     const [same, read] = await givenTwoTenants(db.pool, "replaced");
     const firsts = [];
     for (const scene of [same, read]) {
@@ -98,13 +98,15 @@ describe("a file with the same bytes as one that applied every record is answere
     const answered = await ingest(db.pool, same, fixture("ach/original.ach"), "original-again.ach", { chunkRecordsMax: 2 });
     const reread = await ingest(db.pool, read, crlf(fixture("ach/original.ach")), "original-again.ach", { chunkRecordsMax: 2 });
 
-    expect(answered.outcomes).toEqual({ ...noOutcomes, duplicate: 4, conflict: 1 });
+    // Before decision 0099 the replaced record was a new conflict, for the person to decide again.
+    expect(answered.outcomes).toEqual({ ...noOutcomes, duplicate: 5 });
+    expect(answered.repeats_decided).toBe(1);
     expect(await outcomeRows(db.pool, same, answered.file_id)).toEqual(await outcomeRows(db.pool, read, reread.file_id));
     const { rows } = await db.pool.query(
-      `SELECT outcome FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
+      `SELECT outcome, code FROM record_outcome WHERE tenant_id = $1 AND file_id = $2
          AND natural_key = $3`,
       [same.tenantId, answered.file_id, PAYEE_TWO_KEY]);
-    expect(rows).toEqual([{ outcome: "conflict" }]);
+    expect(rows).toEqual([{ outcome: "duplicate", code: "RECORD_VERSION_DECIDED" }]);
     expect(await balances(db.pool, same.tenantId)).toEqual(balancesBefore);
     expect(firsts[0]?.outcomes.applied).toBe(5);
   });
@@ -126,7 +128,7 @@ describe("a file with the same bytes as one that applied every record is answere
 
     // Chunks of one: record 1 is answered (the receipt names the file), record 2 on is read.
     const answered = await ingest(db.pool, scene, fixture("ach/original.ach"), "original-again.ach", { chunkRecordsMax: 1 });
-    expect(answered).toMatchObject({ outcomes: { ...noOutcomes, duplicate: 4, conflict: 1 }, same_bytes_as: first.file_id });
+    expect(answered).toMatchObject({ outcomes: { ...noOutcomes, duplicate: 5 }, same_bytes_as: first.file_id, repeats_decided: 1 });
   });
 
   it("answers an ISO 20022 file with the same bytes the same way, with the rows reading it writes", async () => {

@@ -112,10 +112,11 @@ describe("files over HTTP", () => {
     expect(first.status).toBe(201);
     const report = await first.json() as { file_id: string; outcomes: unknown; source: string };
     expect(report).toMatchObject({ status: "done", source: "http", outcomes: { ...noOutcomes, applied: 5 } });
+    // The same status and body as the first answer (it was 200 before issue 33 item 6).
     const repeat = await upload("payroll.ach", fixture("ach/original.ach"), "upload-1");
-    expect(repeat.status).toBe(200);
+    expect(repeat.status).toBe(201);
     expect(repeat.headers.get("idempotent-replayed")).toBe("true");
-    expect(await repeat.json()).toMatchObject({ file_id: report.file_id, outcomes: { ...noOutcomes, applied: 5 } });
+    expect(await repeat.json()).toEqual(report);
   });
 
   it("refuses the same key with other bytes (422) and needs a key at all (400)", async () => {

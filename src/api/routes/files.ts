@@ -26,7 +26,7 @@ const uploadSchema = routeSchema({
   operationId: "uploadFile",
   summary: "Upload a file (raw body), receive and apply it; a repeat of the key reports the same file", tags: ["files"], auth: "api_key",
   body: "raw", query: fileUploadQuery, idempotencyKey: true,
-  ok: { 201: "the file's report", 200: "a repeat of the key: the same file's report as it stands now (Idempotent-Replayed: true)" },
+  ok: { 201: "the file's report; a repeat of the key answers the same (Idempotent-Replayed: true), finishing a file an earlier attempt left unfinished" },
   problems: { 400: "no name, an empty body or an unknown partner (request_invalid)", 413: "request_too_large: past httpUploadBytesMax", 422: "idempotency_key_reuse: the key was used for other bytes or another name" },
 });
 const listSchema = routeSchema({
@@ -41,7 +41,7 @@ const showSchema = routeSchema({ operationId: "getFile", summary: "A file's repo
  * Files over HTTP (ops uploads):
  *   POST /v1/files?name=NAME[&partner=P]  raw body, Idempotency-Key required. The receipt commits
  *     with the key's claim; the file is then processed and its report returned (201). A repeat of
- *     the key answers with the same file's report as it stands now (200, Idempotent-Replayed);
+ *     the key answers the same: 201 and the file's report (Idempotent-Replayed);
  *     the key reused with other bytes or another name is 422.
  *   GET /v1/files[?status=S]  GET /v1/files/{id}  (report and per-record outcomes).
  * Uploads are buffered whole, so they are bounded by httpUploadBytesMax; big files go through
@@ -77,7 +77,9 @@ export function registerFileRoutes(app: FastifyInstance, deps: FileRouteDependen
       // Processing resumes where any earlier attempt stopped; a finished file is just reported.
       const report = await processFile(deps.pool, tenantId, fileId, deps.suspectWindowHours ? { suspectWindowHours: deps.suspectWindowHours } : {});
       if (answer.replayed) reply.header("idempotent-replayed", "true");
-      return send(reply, jsonReply(answer.replayed ? 200 : 201, report));
+      // A repeat of the key answers as the first did: 201 and the file's report (a done file's
+      // report does not change; one cut short by a crash is finished first).
+      return send(reply, jsonReply(201, report));
     });
   });
 

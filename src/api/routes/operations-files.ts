@@ -27,7 +27,7 @@ const schemas = {
   confirm: routeSchema({
     operationId: "opsConfirmFileReupload",
     summary: "Confirm a re-upload: receive and apply the file", tags, auth: "session_csrf", body: "raw", query: fileUploadQuery, queryRequired: ["name"], idempotencyKey: true,
-    ok: { 201: "the file's report", 200: "a repeat of the key: the same file's report" }, problems: { 413: "request_too_large", 422: "idempotency_key_reuse" },
+    ok: { 201: "the file's report; a repeat of the key answers the same (Idempotent-Replayed: true)" }, problems: { 413: "request_too_large", 422: "idempotency_key_reuse" },
   }),
 };
 
@@ -107,7 +107,9 @@ export function registerFileOperations(scope: FastifyInstance, deps: { pool: Poo
       if (!fileId || (answer.status !== 202 && !answer.replayed)) return send(reply, answer);
       const report = await processFile(deps.pool, tenantId, fileId);
       if (answer.replayed) reply.header("idempotent-replayed", "true");
-      return send(reply, jsonReply(answer.replayed ? 200 : 201, report));
+      // A repeat of the key answers as the first did: 201 and the file's report (a done file's
+      // report does not change; one cut short by a crash is finished first).
+      return send(reply, jsonReply(201, report));
     });
   });
 }

@@ -65,8 +65,11 @@ const schemas = {
   fourEyes: routeSchema({
     operationId: "opsSetFourEyesAmount",
     summary: "Set the tenant's four-eyes amount (admin)", tags, auth: "session_csrf",
-    body: fourEyesBody, ok: { 200: "{ above_amount_minor, set_by }" },
-    problems: { 400: "four_eyes_amount_invalid" },
+    body: fourEyesBody, idempotencyKey: true,
+    ok: { 200: "{ above_amount_minor, set_by } (a repeat of the key: the stored answer)" },
+    problems: {
+      400: "four_eyes_amount_invalid", 409: "request_in_progress", 422: "idempotency_key_reuse",
+    },
   }),
   record: routeSchema({
     operationId: "opsGetRecordHistory",
@@ -237,11 +240,19 @@ function registerSessionRoutes(scope: FastifyInstance, deps: { pool: Pool }): vo
         ),
       );
     }
-    await setFourEyesAboveMinor(deps.pool, operator.tenantId, BigInt(body.data.above_amount_minor));
-    return send(
-      reply,
-      jsonReply(200, { above_amount_minor: body.data.above_amount_minor, set_by: operator.name }),
-    );
+    const aboveMinor = body.data.above_amount_minor;
+    const result = await runIdempotent({
+      pool: deps.pool,
+      tenantId: operator.tenantId,
+      endpoint: "PUT /v1/ops/four-eyes",
+      idempotencyKeyHeader: request.headers["idempotency-key"],
+      canonical: { above_amount_minor: aboveMinor, operator_id: operator.operatorId },
+      effect: async (tx) => {
+        await setFourEyesAboveMinor(tx, operator.tenantId, BigInt(aboveMinor));
+        return jsonReply(200, { above_amount_minor: aboveMinor, set_by: operator.name });
+      },
+    });
+    return send(reply, result);
   });
 }
 

@@ -1,7 +1,7 @@
 import type { Command } from "commander";
 import type { Queryable } from "../../db/pool.ts";
 import {
-  fileOutcomes, fileReport, listFiles, tenantsOfFile, tenantsWithFiles,
+  fileOutcomes, fileReport, listFiles, repeatsDecidedNote, tenantsOfFile, tenantsWithFiles,
 } from "../../files/report.ts";
 import { withDatabase } from "../context.ts";
 import { printDropped } from "./ingest.ts";
@@ -63,6 +63,8 @@ export function registerFilesCommands(program: Command): void {
       if (shown.correction_of) printLine(`  a correction of ${shown.correction_of}`);
       if (shown.same_bytes_as) printLine(`  the same bytes as ${shown.same_bytes_as}: its records answered this file's`);
       printLine(`  ${o.applied} applied, ${o.duplicate} duplicate, ${o.conflict} conflict, ${o.suspect} suspect, ${o.rejected} rejected, ${o.orphan} orphan`);
+      const decided = repeatsDecidedNote(shown);
+      if (decided) printLine(`  ${decided}`);
       for (const e of shown.errors) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xmlPath ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
       for (const w of shown.warnings) printLine(`  warning ${w.code} ${w.line !== undefined ? `line ${w.line}` : w.xmlPath ?? ""}: ${w.message}`);
       printDropped(shown.dropped_records);

@@ -6,7 +6,9 @@ import { limits } from "../../config/limits.ts";
 import { dryRun, type DryRunReport } from "../../files/dry-run.ts";
 import { partnerForIngest } from "../../partners/partners.ts";
 import { ingestArrival } from "../../files/pipeline.ts";
-import type { DroppedRecords, FileReport } from "../../files/report.ts";
+import {
+  repeatsDecidedNote, type DroppedRecords, type FileReport,
+} from "../../files/report.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import type { FileFormat } from "../../protocols/detect-format.ts";
 import { withDatabase } from "../context.ts";
@@ -111,6 +113,8 @@ export function registerIngestCommand(program: Command): void {
           if (options.json) printJson(report.value);
           else {
             printLine(summaryLine(report.value));
+            const decided = repeatsDecidedNote(report.value);
+            if (decided) printLine(`  ${decided}`);
             for (const e of report.value.errors.slice(0, 20)) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xmlPath ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
             printDropped(report.value.dropped_records);
           }

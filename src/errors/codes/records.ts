@@ -24,6 +24,10 @@ export const recordErrorCodes = {
       + "account and listed for operations.",
   RECORD_DUPLICATE:
     "The record's natural key was applied before with the same content: not applied again.",
+  RECORD_VERSION_DECIDED:
+    "The record repeats a version of its natural key that a person already decided on (content "
+      + "a replace set aside, or held content refused or applied as new): a duplicate of that "
+      + "arrival, naming the decision; nothing posted, no review item (docs/decisions/0099).",
   RECORD_CONFLICT:
     "The record's natural key was seen before with other content: quarantined for review, never "
       + "applied.",

@@ -7,9 +7,10 @@ import {
 import { reviewIdOf } from "../review-id.ts";
 import type { ClaimedKeys } from "./claim-keys.ts";
 import { selectFileNames, storedKeysOf, type FileName, type StoredKey } from "../store/keys.ts";
-import { selectPostedReviews } from "../store/reviews.ts";
+import { selectDecidedVersions, type DecidedVersion } from "../store/reviews.ts";
+import type { KeyState } from "../record-states.ts";
 
-/** A repeat whose content changed: a conflict, unless a person already posted it as a payment. */
+/** A repeat and its key's first arrival: a version a person decided on, or else as it compares. */
 interface Changed {
   candidate: Candidate;
   first: StoredKey;
@@ -32,6 +33,7 @@ export async function compareRepeats(
   const freshByKey = new Map([...claimed.fresh].map((d) => [d.record.naturalKey, d]));
   const fileId = fileIdOf(context);
   const changed: Changed[] = [];
+  const settled: Changed[] = [];   // same content, under a key a decision replaced or refused
   for (const candidate of repeats) {
     const naturalKey = candidate.record.naturalKey;
     const first = stored.get(naturalKey);
@@ -44,19 +46,32 @@ export async function compareRepeats(
     const fileRecord = `${first.file_id}#${first.record_index}`;
     const arrival = first.file_id === null ? first.natural_key : fileRecord;
     const originalRef = first.transfer_key ?? arrival;
-    if (first.fingerprint === candidate.record.fingerprint) {
-      decided.set(candidate, { kind: "duplicate", code: "RECORD_DUPLICATE", originalRef });
-    } else {
+    if (first.fingerprint !== candidate.record.fingerprint) {
       changed.push({ candidate, first, originalRef });
+    } else if (decidedStates.has(first.state)) {
+      settled.push({ candidate, first, originalRef });
+    } else {
+      decided.set(candidate, { kind: "duplicate", code: "RECORD_DUPLICATE", originalRef });
     }
   }
-  if (changed.length === 0) return decided;
+  if (changed.length === 0 && settled.length === 0) return decided;
+  const versions = await decidedVersionsOf(
+    tx, context, [...settled, ...changed].map((c) => c.candidate));
+  for (const { candidate, originalRef } of settled) {
+    decided.set(candidate, versions.get(candidate)
+      ?? { kind: "duplicate", code: "RECORD_DUPLICATE", originalRef });
+  }
+  const conflicts = changed.filter(({ candidate }) => !versions.has(candidate));
+  for (const { candidate } of changed) {
+    const version = versions.get(candidate);
+    if (version) decided.set(candidate, version);
+  }
+  if (conflicts.length === 0) return decided;
   // Only a conflict's detail names the file its key came in: the names are read for those alone.
-  const fileIds = changed.flatMap((c) => (c.first.file_id === null ? [] : [c.first.file_id]));
+  const fileIds = conflicts.flatMap((c) => (c.first.file_id === null ? [] : [c.first.file_id]));
   const names = await selectFileNames(tx, context.tenantId, fileIds);
-  const postedByReview = await answerDecidedConflicts(tx, context, changed);
-  for (const { candidate, first, originalRef } of changed) {
-    decided.set(candidate, postedByReview.get(candidate) ?? {
+  for (const { candidate, first, originalRef } of conflicts) {
+    decided.set(candidate, {
       kind: "conflict", code: "RECORD_CONFLICT", originalRef,
       review: { matchedRef: originalRef },
       detail: `key first seen in ${describeFirst(first, names)} with other content`,
@@ -64,6 +79,9 @@ export async function compareRepeats(
   }
   return decided;
 }
+
+/** Keys a person's decision left in a state of their own: their content was decided on. */
+const decidedStates: ReadonlySet<KeyState> = new Set<KeyState>(["replaced", "refused"]);
 
 /**
  * The first arrival of each repeat's key: as the claim read it, else read now (a key first claimed
@@ -89,27 +107,44 @@ function describeFirst(first: StoredKey, names: ReadonlyMap<string, FileName>): 
 }
 
 /**
- * A changed record that a person already posted as a separate payment (review apply-as-new, or
- * release before it went away) is that payment arriving again: a duplicate of it, not a new
- * conflict. (A replaced record needs nothing here: the replace gave its key the new content.)
+ * Repeats of a version a person already decided on (docs/decisions/0099): content a replace set
+ * aside, or held content refused, applied as new or released. Each is a duplicate of the arrival
+ * the decision concerned, naming the decision: nothing is posted and no person is asked again.
  */
-async function answerDecidedConflicts(
-  tx: Queryable, context: RecordContext, changed: readonly Changed[],
+async function decidedVersionsOf(
+  tx: Queryable, context: RecordContext, candidates: readonly Candidate[],
 ): Promise<Map<Candidate, Duplicate>> {
-  const reviews = changed.map(({ candidate }) => ({
-    candidate, reviewId: reviewIdOf(candidate.record.naturalKey, candidate.record.fingerprint),
+  const probes = candidates.map(({ record }) => ({
+    naturalKey: record.naturalKey, fingerprint: record.fingerprint,
+    reviewId: reviewIdOf(record.naturalKey, record.fingerprint),
   }));
-  const posted = await selectPostedReviews(tx, context.tenantId, reviews.map((r) => r.reviewId));
+  const rows = await selectDecidedVersions(tx, context.tenantId, probes);
+  const found = new Map(rows.map((row) => [`${row.natural_key}\u0000${row.fingerprint}`, row]));
   const duplicates = new Map<Candidate, Duplicate>();
-  for (const { candidate, reviewId } of reviews) {
-    if (!posted.has(reviewId)) continue;
+  for (const candidate of candidates) {
+    const { naturalKey, fingerprint } = candidate.record;
+    const version = found.get(`${naturalKey}\u0000${fingerprint}`);
+    if (!version) continue;
     duplicates.set(candidate, {
-      kind: "duplicate", code: "RECORD_DUPLICATE",
-      originalRef: posted.get(reviewId) ?? `review:${reviewId}`,
-      detail: `applied as a separate payment by review ${reviewId}`,
+      kind: "duplicate", code: "RECORD_VERSION_DECIDED", originalRef: version.original_ref,
+      detail: describeDecision(version),
     });
   }
   return duplicates;
+}
+
+const decidedAs: Record<DecidedVersion["decision"], string> = {
+  replace: "replaced", refuse: "refused", apply_as_new: "applied as a separate payment",
+  release: "released",
+};
+
+/** "a version already decided: replaced by review rev_X (replace by alice: the reason)". */
+function describeDecision(version: DecidedVersion): string {
+  const why = version.operator === null
+    ? (version.reason ?? "no reason recorded")
+    : `${version.decision} by ${version.operator}: ${version.reason ?? ""}`;
+  return `a version already decided: ${decidedAs[version.decision]} by review `
+    + `${version.review_id} (${why})`;
 }
 
 /**

@@ -41,8 +41,10 @@ export async function insertOutcomes(tx: Queryable, tenantId: string, fileId: st
  * applied it itself and its mark still stands for that arrival: claimed by that file and record,
  * with the posting its outcome row names. A review replace gives a mark new content and always a
  * new posting (`<key>:replace:<review>`, or none), so an unchanged posting means an unchanged
- * fingerprint. Returns the rows written; fewer than `records` means some record is not answered
- * here and the caller must roll back and read the records.
+ * fingerprint. A suspect's replace keeps the matched key's posting and marks it `replaced`: a
+ * record still `applied` is answered, a replaced one is read (its repeat names the decision,
+ * docs/decisions/0099). Returns the rows written; fewer than `records` means some record is not
+ * answered here and the caller must roll back and read the records.
  */
 export async function insertSameBytesRepeats(tx: Queryable, tenantId: string, fileId: string, sameBytesFileId: string, fromIndex: number, records: number): Promise<number> {
   const { rowCount } = await tx.query({
@@ -57,6 +59,7 @@ export async function insertSameBytesRepeats(tx: Queryable, tenantId: string, fi
                   SELECT k.transfer_key, k.file_id, k.record_index FROM record_key k
                    WHERE k.tenant_id = o.tenant_id AND k.natural_key = o.natural_key
                      AND k.file_id = o.file_id AND k.record_index = o.record_index AND k.transfer_key IS NOT DISTINCT FROM o.transfer_key
+                     AND k.state = 'applied'
                   OFFSET 0) k
             WHERE o.tenant_id = $1 AND o.file_id = $3 AND o.record_index > $4 AND o.record_index <= $4 + $5 AND o.outcome = 'applied'
            ON CONFLICT (tenant_id, file_id, record_index) DO NOTHING`,

@@ -89,13 +89,73 @@ export async function lockReview(tx: Queryable, tenantId: string, reviewId: stri
   return rows[0]?.state;
 }
 
-/** Review items a person decided by posting the changed record as a payment of its own. */
-export async function selectPostedReviews(tx: Queryable, tenantId: string, reviewIds: readonly string[]): Promise<Map<string, string | null>> {
-  const { rows } = await tx.query<{ review_id: string; transfer_key: string | null }>(
-    `SELECT review_id, transfer_key FROM record_review WHERE tenant_id = $1
-       AND review_id = ANY($2::text[]) AND state IN ('applied_as_new', 'released')`,
-    [tenantId, reviewIds]);
-  return new Map(rows.map((r) => [r.review_id, r.transfer_key]));
+/** A version of a natural key to look up among those a person decided on. */
+export interface VersionProbe { naturalKey: string; fingerprint: string; reviewId: string }
+
+/** A version a person decided on (docs/decisions/0099), and what its repeat names. */
+export interface DecidedVersion {
+  natural_key: string; fingerprint: string; review_id: string;
+  decision: "replace" | "apply_as_new" | "refuse" | "release";
+  original_ref: string; operator: string | null; reason: string | null;
+}
+
+/**
+ * The versions among `probes` that a person decided on: the held content of a review decided
+ * apply-as-new, released or refused (its id derives from key and content), else a content a
+ * replace set aside (record_superseded). One probe of each primary key per version (0052).
+ */
+export async function selectDecidedVersions(
+  tx: Queryable, tenantId: string, probes: readonly VersionProbe[],
+): Promise<DecidedVersion[]> {
+  if (probes.length === 0) return [];
+  const { rows } = await tx.query<DecidedVersion>({
+    name: "clearline.records.decided_versions",
+    text: `SELECT w.natural_key, w.fingerprint, v.review_id, v.decision, v.original_ref,
+            v.operator, v.reason
+       FROM unnest($2::text[], $3::text[], $4::text[]) AS w(natural_key, fingerprint, review_id)
+      CROSS JOIN LATERAL (
+        SELECT * FROM (
+          SELECT 1 AS rank, r.review_id,
+                 CASE r.state WHEN 'refused' THEN 'refuse' WHEN 'applied_as_new' THEN 'apply_as_new'
+                   ELSE 'release' END AS decision,
+                 CASE WHEN r.state = 'refused' THEN r.file_id || '#' || r.record_index
+                   ELSE coalesce(r.transfer_key, 'review:' || r.review_id) END AS original_ref,
+                 d.operator, coalesce(d.reason, r.decision_reason) AS reason
+            FROM record_review r
+            LEFT JOIN review_decision d ON d.tenant_id = r.tenant_id AND d.review_id = r.review_id
+           WHERE r.tenant_id = $1 AND r.review_id = w.review_id
+             AND r.state IN ('applied_as_new', 'released', 'refused')
+          UNION ALL
+          SELECT 2, s.review_id, d.decision, s.superseded_ref, d.operator, d.reason
+            FROM record_superseded s
+            JOIN review_decision d ON d.tenant_id = s.tenant_id AND d.review_id = s.review_id
+           WHERE s.tenant_id = $1 AND s.natural_key = w.natural_key
+             AND s.fingerprint = w.fingerprint
+        ) u ORDER BY rank LIMIT 1) v`,
+    values: [
+      tenantId, probes.map((p) => p.naturalKey), probes.map((p) => p.fingerprint),
+      probes.map((p) => p.reviewId),
+    ],
+  });
+  return rows;
+}
+
+/** The content a replace set aside, with the posting it had: one row per (key, content). */
+export interface SupersededWrite {
+  naturalKey: string; fingerprint: string; reviewId: string; supersededRef: string;
+}
+
+export async function insertSuperseded(
+  tx: Queryable, tenantId: string, superseded: SupersededWrite,
+): Promise<void> {
+  // A content set aside before keeps its first decision (a decision is never changed).
+  await tx.query(
+    `INSERT INTO record_superseded (tenant_id, natural_key, fingerprint, review_id,
+       superseded_ref)
+     VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (tenant_id, natural_key, fingerprint) DO NOTHING`,
+    [tenantId, superseded.naturalKey, superseded.fingerprint, superseded.reviewId,
+      superseded.supersededRef]);
 }
 
 export interface DecisionRow {
@@ -149,10 +209,16 @@ export async function markKeyDecided(tx: Queryable, tenantId: string, mark: KeyM
       mark.content?.currency ?? null, mark.content?.valueDate ?? null, mark.matchedKey ?? null]);
 }
 
-/** A key's state and posting, and whether an applied return reversed it. */
-export async function selectKeyMark(tx: Queryable, tenantId: string, naturalKey: string): Promise<{ state: KeyState; transfer_key: string | null; returned: boolean } | undefined> {
-  const { rows } = await tx.query<{ state: KeyState; transfer_key: string | null; returned: boolean }>(
-    `SELECT k.state, k.transfer_key,
+/** A key's state, content and posting, and whether an applied return reversed it. */
+export interface KeyMarkRow {
+  state: KeyState; fingerprint: string; transfer_key: string | null; returned: boolean;
+}
+
+export async function selectKeyMark(
+  tx: Queryable, tenantId: string, naturalKey: string,
+): Promise<KeyMarkRow | undefined> {
+  const { rows } = await tx.query<KeyMarkRow>(
+    `SELECT k.state, k.fingerprint, k.transfer_key,
             EXISTS (SELECT 1 FROM record_key r WHERE r.tenant_id = k.tenant_id
               AND r.matched_key = k.natural_key AND r.state = 'applied') AS returned
        FROM record_key k WHERE k.tenant_id = $1 AND k.natural_key = $2`, [tenantId, naturalKey]);
