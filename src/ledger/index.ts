@@ -12,6 +12,10 @@ export {
   advanceProjection, balanceOf, projectionLag, tenantsWithAccounts, type Balance,
 } from "./balance.ts";
 export {
+  asOfDateOf, availableRules, balanceKindOf, balanceKinds, balanceOfKind, balancesOnDate,
+  setAvailableRule, type AvailableRule, type BalanceKind, type BalancesOnDate,
+} from "./balance-on-date.ts";
+export {
   compensationsOf, linkCompensations, type CompensationLink,
 } from "./compensation.ts";
 export {

@@ -78,15 +78,19 @@ export async function transferLegs(tx: Queryable, tenantId: string, keys: readon
 
 export interface ShownTransfer {
   transferKey: string; kind: string; valueDate: string; sourceRef: string | null; createdAt: string;
+  /** docs/decisions/0101: the value date, not recorded, for a transfer posted before 0035. */
+  settlementDate: string; settlementDateRecorded: boolean;
   legs: Array<{ accountId: string; direction: "D" | "C"; amountMinor: bigint; currency: string }>;
 }
 
 /** Transfers by key with their legs, in the order they were posted: what a record's history shows. */
 export async function transfersWithLegs(db: Queryable, tenantId: string, keys: readonly string[]): Promise<ShownTransfer[]> {
   if (keys.length === 0) return [];
-  const { rows } = await db.query<{ transfer_key: string; kind: string; value_date: string; source_ref: string | null; created_at: string; account_id: string; direction: "D" | "C"; amount_minor: bigint; currency: string }>(
+  const { rows } = await db.query<{ transfer_key: string; kind: string; value_date: string; source_ref: string | null; created_at: string; settlement_date: string; settlement_date_recorded: boolean; account_id: string; direction: "D" | "C"; amount_minor: bigint; currency: string }>(
     `SELECT t.transfer_key, t.kind, to_char(t.value_date, 'YYYY-MM-DD') AS value_date, t.source_ref,
             to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_at,
+            to_char(coalesce(t.settlement_date, t.value_date), 'YYYY-MM-DD') AS settlement_date,
+            t.settlement_date IS NOT NULL AS settlement_date_recorded,
             e.account_id, e.direction, e.amount_minor, e.currency
        FROM transfer t JOIN ledger_entry e ON e.tenant_id = t.tenant_id AND e.transfer_key = t.transfer_key
       WHERE t.tenant_id = $1 AND t.transfer_key = ANY($2::text[])
@@ -95,7 +99,11 @@ export async function transfersWithLegs(db: Queryable, tenantId: string, keys: r
   );
   const shown = new Map<string, ShownTransfer>();
   for (const row of rows) {
-    const transfer = shown.get(row.transfer_key) ?? { transferKey: row.transfer_key, kind: row.kind, valueDate: row.value_date, sourceRef: row.source_ref, createdAt: row.created_at, legs: [] };
+    const transfer = shown.get(row.transfer_key) ?? {
+      transferKey: row.transfer_key, kind: row.kind, valueDate: row.value_date,
+      sourceRef: row.source_ref, createdAt: row.created_at, settlementDate: row.settlement_date,
+      settlementDateRecorded: row.settlement_date_recorded, legs: [],
+    };
     transfer.legs.push({ accountId: row.account_id, direction: row.direction, amountMinor: BigInt(row.amount_minor), currency: row.currency });
     shown.set(row.transfer_key, transfer);
   }
