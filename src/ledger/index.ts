@@ -25,7 +25,7 @@ export {
   accountStatement, postedTransfer, statementDocument,
 } from "./statement.ts";
 export {
-  storedTransfers, transferLegs, transfersWithLegs, type ShownTransfer,
+  settlementDatesOf, storedTransfers, transferLegs, transfersWithLegs, type ShownTransfer,
 } from "./stored-transfers.ts";
 export type { Direction, Leg, Transfer } from "./transfer.ts";
 export {

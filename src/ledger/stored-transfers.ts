@@ -109,3 +109,24 @@ export async function transfersWithLegs(db: Queryable, tenantId: string, keys: r
   }
   return [...shown.values()];
 }
+
+/**
+ * The settlement date of each transfer by key (docs/decisions/0101): its value date for one
+ * posted before migration 0035. Keys never posted are absent.
+ */
+export async function settlementDatesOf(
+  db: Queryable, tenantId: string, keys: readonly string[],
+): Promise<Map<string, string>> {
+  if (keys.length === 0) return new Map();
+  const { rows } = await db.query<{ transfer_key: string; settlement_date: string }>(
+    // One probe per key (docs/decisions/0052).
+    `SELECT t.transfer_key,
+            to_char(coalesce(t.settlement_date, t.value_date), 'YYYY-MM-DD') AS settlement_date
+       FROM unnest($2::text[]) AS w(transfer_key)
+      CROSS JOIN LATERAL (
+        SELECT transfer_key, settlement_date, value_date FROM transfer
+         WHERE tenant_id = $1 AND transfer_key = w.transfer_key OFFSET 0) t`,
+    [tenantId, [...new Set(keys)]],
+  );
+  return new Map(rows.map((r) => [r.transfer_key, r.settlement_date]));
+}

@@ -468,6 +468,7 @@ function transferOf(
   const transfer: Transfer = {
     tenantId: record.tenantId, transferKey, kind, valueDate: record.valueDate, legs,
   };
+  if (record.settlementDate !== undefined) transfer.settlementDate = record.settlementDate;
   const source =
     record.source.ref ??
     [record.channel, record.source.fileId, record.source.position]
