@@ -28,6 +28,8 @@ const adapters = roomsTable.filter((room) => room.layer === "adapter").map((room
 const ledgerReadSide = [
   "accountStatement", "balanceOf", "listAccounts", "openAccount", "projectionLag",
   "statementDocument", "Account", "AccountKind", "Balance",
+  // balances on a date (docs/decisions/0102): reads, like balanceOf
+  "asOfDateOf", "balanceOfKind", "balancesOnDate", "BalanceKind",
 ];
 const bans: ImportBan[] = [
   { rooms: adapters, target: "pg", why: "the database driver is db/'s" },
