@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { configuredCalendar } from "../../src/config/calendar-closings-config.ts";
+import { calendarDateOf } from "../../src/protocols/calendars/index.ts";
 import { fileOutcomes } from "../../src/files/report.ts";
 import { balancesOnDate } from "../../src/ledger/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
@@ -61,5 +63,27 @@ describe("ACH settlement dates through ingestion, against the Federal Reserve's 
     const on = (day: string) => balancesOnDate(db.pool, scene.tenantId, settlementOf(scene), day);
     expect(await on("2026-12-05")).toMatchObject({ bookedMinor: 150_000n, settledMinor: 0n });
     expect(await on("2026-12-07")).toMatchObject({ bookedMinor: 150_000n, settledMinor: 150_000n });
+  });
+});
+
+describe("ACH settlement dates on the partner's calendar", () => {
+  let db: TestDatabase;
+  beforeAll(async () => { db = await createTestDatabase(); });
+  afterAll(async () => { await db.drop(); });
+
+  it("rolls past an unscheduled closing configured on the partner's calendar", async () => {
+    const monday = calendarDateOf("2026-12-07");
+    if (!monday.ok) throw new Error(monday.error.message);
+    const closed = configuredCalendar("us-federal-reserve", {
+      calendarClosings: [{ calendar: "us-federal-reserve", date: monday.value, reason: "test" }],
+    });
+    if (!closed.ok) throw new Error(closed.error.message);
+    const scene = await givenScene(db.pool, "settle-partner-calendar");
+    await ingest(db.pool, scene, originalDated("261205", "261204", "1015"), "closed-monday.ach",
+      { achCalendar: closed.value });
+    const { rows } = await db.pool.query<{ d: string }>(
+      `SELECT DISTINCT to_char(settlement_date, 'YYYY-MM-DD') AS d FROM transfer
+        WHERE tenant_id = $1`, [scene.tenantId]);
+    expect(rows).toEqual([{ d: "2026-12-08" }]);
   });
 });
