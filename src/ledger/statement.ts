@@ -76,14 +76,19 @@ export interface PostedTransfer {
   transferKey: string;
   kind: string;
   valueDate: string;
+  settlementDate: string;   // the value date for a transfer posted before 0035 (0101)
   sourceRef: string | null;
   legs: Leg[];
 }
 
 /** A posted transfer with its legs in entry order, or undefined when the key was never posted. */
 export async function postedTransfer(db: Queryable, tenantId: string, transferKey: string): Promise<PostedTransfer | undefined> {
-  const head = await db.query<{ kind: string; value_date: string; source_ref: string | null }>(
-    "SELECT kind, to_char(value_date, 'YYYY-MM-DD') AS value_date, source_ref FROM transfer WHERE tenant_id = $1 AND transfer_key = $2",
+  const head = await db.query<{
+    kind: string; value_date: string; settlement_date: string; source_ref: string | null;
+  }>(
+    `SELECT kind, to_char(value_date, 'YYYY-MM-DD') AS value_date, source_ref,
+            to_char(coalesce(settlement_date, value_date), 'YYYY-MM-DD') AS settlement_date
+       FROM transfer WHERE tenant_id = $1 AND transfer_key = $2`,
     [tenantId, transferKey]);
   const row = head.rows[0];
   if (!row) return undefined;
@@ -94,6 +99,7 @@ export async function postedTransfer(db: Queryable, tenantId: string, transferKe
     [tenantId, transferKey]);
   return {
     tenantId, transferKey, kind: row.kind, valueDate: row.value_date, sourceRef: row.source_ref,
+    settlementDate: row.settlement_date,
     legs: entries.rows.map((e) => ({ accountId: e.account_id, direction: e.direction, amountMinor: BigInt(e.amount_minor), currency: e.currency })),
   };
 }

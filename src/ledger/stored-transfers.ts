@@ -10,18 +10,23 @@ import { entryKeyOf, type Leg, type Transfer } from "./transfer.ts";
 export interface StoredTransfer {
   kind: string;
   valueDate: string;
+  settlementDate: string;   // the value date for a transfer posted before 0035 (0101)
   entries: Map<string, { account_id: string; direction: string; amount_minor: bigint; currency: string }>;
 }
 
 export async function storedTransfers(tx: Queryable, tenantId: string, keys: string[]): Promise<Map<string, StoredTransfer>> {
   const unique = [...new Set(keys)];
-  const heads = await tx.query<{ transfer_key: string; kind: string; value_date: string }>(
+  const heads = await tx.query<{ transfer_key: string; kind: string; value_date: string; settlement_date: string }>(
     // One probe per key, here and below (docs/decisions/0052).
-    `SELECT t.transfer_key, t.kind, to_char(t.value_date, 'YYYY-MM-DD') AS value_date FROM unnest($2::text[]) AS w(transfer_key)
-      CROSS JOIN LATERAL (SELECT transfer_key, kind, value_date FROM transfer WHERE tenant_id = $1 AND transfer_key = w.transfer_key OFFSET 0) t`,
+    `SELECT t.transfer_key, t.kind, to_char(t.value_date, 'YYYY-MM-DD') AS value_date,
+            to_char(coalesce(t.settlement_date, t.value_date), 'YYYY-MM-DD') AS settlement_date
+       FROM unnest($2::text[]) AS w(transfer_key)
+      CROSS JOIN LATERAL (SELECT transfer_key, kind, value_date, settlement_date FROM transfer WHERE tenant_id = $1 AND transfer_key = w.transfer_key OFFSET 0) t`,
     [tenantId, unique],
   );
-  const stored = new Map<string, StoredTransfer>(heads.rows.map((r) => [r.transfer_key, { kind: r.kind, valueDate: r.value_date, entries: new Map() }]));
+  const stored = new Map<string, StoredTransfer>(heads.rows.map((r) => [r.transfer_key, {
+    kind: r.kind, valueDate: r.value_date, settlementDate: r.settlement_date, entries: new Map(),
+  }]));
   const entries = await tx.query<{ transfer_key: string; entry_key: string; account_id: string; direction: string; amount_minor: bigint; currency: string }>(
     `SELECT e.* FROM unnest($2::text[]) AS w(transfer_key)
       CROSS JOIN LATERAL (

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { withTransaction } from "../../src/db/transaction.ts";
 import {
-  accountStatement, balancesOnDate, postTransfers, setAvailableRule, storedTransfers,
+  accountStatement, balancesOnDate, compensationsOf, postTransfers, setAvailableRule, storedTransfers,
   transfersWithLegs,
 } from "../../src/ledger/index.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
@@ -98,6 +98,18 @@ describe("settlement dates and balances on a date (docs/decisions/0101, 0102)", 
     expect(saturday).toMatchObject({ bookedMinor: 1_100n, settledMinor: 1_000n, availableMinor: 800n });
     const monday = await balancesOnDate(db.pool, "b3", "alice", "2026-12-07");
     expect(monday).toMatchObject({ bookedMinor: 1_100n, settledMinor: 1_100n, availableMinor: 1_100n });
+  });
+
+  it("settles a compensation with the posting it corrects: the two sum to nothing on every date", async () => {
+    await givenAccounts(db.pool, "s5", [["settlement", "settlement"], ["alice", "customer"]]);
+    await post(db.pool, transferOf("s5", "sat", "settlement", "alice", 400n,
+      { valueDate: "2026-12-05", settlementDate: "2026-12-07" }));
+    const compensation = (await compensationsOf(db.pool, "s5", ["sat"], "test")).get("sat");
+    expect(compensation?.settlementDate).toBe("2026-12-07");
+    if (compensation) await post(db.pool, compensation);
+    for (const day of ["2026-12-05", "2026-12-07"]) {
+      expect(await balancesOnDate(db.pool, "s5", "alice", day)).toMatchObject({ bookedMinor: 0n, settledMinor: 0n });
+    }
   });
 
   it("refuses an available rule it does not know, naming the two", async () => {
