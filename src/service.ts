@@ -116,7 +116,7 @@ async function startOnDatabase(
   const httpUrl = `http://${address.address}:${address.port}`;
   fleet.setHolderAddress(httpUrl);
   const sources = await startIngestSources(
-    database.pool, config.ingest, config.home, logger, holdSource(fleet));
+    database.pool, config.ingest, config.home, logger, holdSource(fleet), config);
   running.sources = sources;
   started.push(() => sources.stop());
   // Partners' folders and SFTP outboxes (docs/decisions/0025); a configured partner that does not exist is named, not fatal.

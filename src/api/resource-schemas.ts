@@ -49,7 +49,9 @@ export const statementResource = {
       entry_key: { type: "string" }, transfer_key: { type: "string" }, kind: { type: "string" },
       category: { type: "string", enum: ["technical_correction", "reconciliation_correction", "refund", "return", "posting"], description: "technical_correction: a review's or an incident's compensation or corrected posting; reconciliation_correction: a correction of a reconciliation difference; never a refund or a return" },
       origin: { type: ["string", "null"], description: "where the transfer came from: channel, file and position, request, or review:<id>" },
-      direction: { type: "string", enum: ["debit", "credit"] }, amount: { type: "string" }, currency: { type: "string" }, value_date: { type: "string" }, created_at: { type: "string" },
+      direction: { type: "string", enum: ["debit", "credit"] }, amount: { type: "string" }, currency: { type: "string" }, value_date: { type: "string" },
+      settlement_date: { type: "string" }, settlement_date_recorded: { type: "boolean" },
+      created_at: { type: "string" },
     } } },
   },
 };

@@ -41,6 +41,16 @@ export const statementQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(limits.ledger.statementEntriesMax).default(limits.ledger.statementEntriesMax),
 });
 
+/**
+ * GET /v1/accounts/{id}/balance: without either parameter, today's exact balance as before;
+ * with one, the balance of that kind on that date (docs/decisions/0102; as_of defaults to the
+ * current UTC date, kind to booked). Checked further by the ledger (a real date, a known kind).
+ */
+export const balanceQuery = z.strictObject({
+  as_of: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "a date written YYYY-MM-DD").optional(),
+  kind: z.enum(["booked", "settled", "available"]).optional(),
+});
+
 export const paymentQuery = z.strictObject({ client_reference: clientReference });
 
 /** GET /v1/accounts: a page of accounts, optionally of one kind, after a cursor. */

@@ -2,6 +2,7 @@ import { isSourcePaused } from "../incidents/source-pause.ts";
 import { gatewayAccounts, identityOf, naturalKeyOf, type MessageKind } from "../normalize/from-iso8583.ts";
 import { currencyByNumeric } from "../protocols/iso4217/currency.ts";
 import { de, textField, type Message } from "../protocols/iso8583/index.ts";
+import { settlementDateOfMessage } from "./card-settlement-date.ts";
 import { issuerOfPan } from "./cards.ts";
 import { decideAlone, type PendingOriginal } from "./decide-originals.ts";
 import type { InboundContext, InboundDependencies, InboundResult } from "./inbound-types.ts";
@@ -39,6 +40,8 @@ export async function handleOriginal(deps: InboundDependencies, message: Message
   if (await isSourcePaused(deps.pool, tenantId, "iso8583")) return { response: buildResponse(message, "sourcePaused"), decision: "source_paused" };
 
   const { currency } = amount;
+  const decidedAt = new Date();
+  const settlementDate = settlementDateOfMessage(message, currency, decidedAt);
   const pending: PendingOriginal = {
     message, naturalKey: naturalKeyOf(identity),
     original: {
@@ -48,7 +51,8 @@ export async function handleOriginal(deps: InboundDependencies, message: Message
       transactionType: (textField(message, de.processingCode) ?? "00").slice(0, 2), rule,
       gatewayAccounts: { holds: gatewayAccounts.holds(currency), scheme: gatewayAccounts.scheme(currency), suspense: gatewayAccounts.suspense(currency) },
       position: messagePositionOf(message), connection: context.connection,
-      valueDate: new Date().toISOString().slice(0, 10),
+      valueDate: decidedAt.toISOString().slice(0, 10),
+      ...(settlementDate === undefined ? {} : { settlementDate }),
     },
   };
   // A balance inquiry reads the balance after its own decision: alone, so that no later message of a batch is in it.

@@ -7,6 +7,7 @@ import {
 } from "../normalize/received-record.ts";
 import { readAch, validateAch } from "../protocols/ach/reader.ts";
 import type { AchRecord, SeverityOverrides } from "../protocols/ach/types.ts";
+import type { BusinessCalendar } from "../protocols/calendars/index.ts";
 import { detectFormat, type FileFormat } from "../protocols/detect-format.ts";
 import { readIso20022 } from "../protocols/iso20022/index.ts";
 import type { Iso20022Header } from "../protocols/iso20022/types.ts";
@@ -108,7 +109,13 @@ export interface RecordStream {
 }
 
 /** The second pass: every record of a file that passed the scan, in file order. */
-export function fileRecords(content: ContentSource, format: FileFormat, context: { tenantId: string; fileId: string; fileName?: string; achSeverityOverrides?: SeverityOverrides }): RecordStream {
+export function fileRecords(
+  content: ContentSource, format: FileFormat,
+  context: {
+    tenantId: string; fileId: string; fileName?: string; achSeverityOverrides?: SeverityOverrides;
+    achCalendar?: BusinessCalendar;   // the partner's (docs/decisions/0101)
+  },
+): RecordStream {
   let digest = "";
   async function* ach(): AsyncGenerator<ReceivedRecord> {
     let hash = new AchContentHash();
@@ -120,7 +127,10 @@ export function fileRecords(content: ContentSource, format: FileFormat, context:
         fileHeader = event.record;
         hash = new AchContentHash(achFileIdentity(event.record));
       } else if (event.type === "entry") {
-        const file = { tenantId: context.tenantId, fileId: context.fileId };
+        const file = {
+          tenantId: context.tenantId, fileId: context.fileId,
+          ...(context.achCalendar === undefined ? {} : { calendar: context.achCalendar }),
+        };
         const withHeader = fileHeader ? { ...file, fileHeader } : file;
         const record = achReceivedRecord(event.entry, ++index, withHeader);
         if (record.record) hash.add(record.record);

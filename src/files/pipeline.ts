@@ -5,6 +5,7 @@ import { withTransaction } from "../db/transaction.ts";
 import { ok, type Finding, type Result } from "../errors/finding.ts";
 import type { ReceivedRecord } from "../normalize/received-record.ts";
 import type { SeverityOverrides } from "../protocols/ach/types.ts";
+import type { BusinessCalendar } from "../protocols/calendars/index.ts";
 import type { FileFormat } from "../protocols/detect-format.ts";
 import { ingestFilesByStatus, ingestFilesFinished, ingestOldestProcessingAge } from "../observability/metrics-ingest.ts";
 import { commitChunk, countChunkRecords, type ChunkContext } from "./chunk.ts";
@@ -24,6 +25,11 @@ export interface IngestOptions {
   chunkRecordsMax?: number;
   suspectWindowHours?: number;
   achSeverityOverrides?: SeverityOverrides;
+  /**
+   * The calendar the file's partner settles on (config `partnerCalendars`, docs/decisions/0092,
+   * 0101): ACH settlement dates roll on it. Default: the Federal Reserve's.
+   */
+  achCalendar?: BusinessCalendar;
   onProgress?: (recordsDone: number, recordsTotal: number) => void;
   /**
    * Asked before each chunk: true stops the file between two chunks (its source's lease was
@@ -111,7 +117,9 @@ export async function processFile(pool: Pool, tenantId: string, fileId: string, 
     tenantId, fileId, partner, accounts: new Map(),
     suspectWindowHours: options.suspectWindowHours ?? limits.ingest.suspectWindowHours, repeatsExpected: sameBytes !== undefined,
   };
-  const stream = fileRecords(content, scan.format, { tenantId, fileId, ...readOptions });
+  const calendar = options.achCalendar === undefined ? {} : { achCalendar: options.achCalendar };
+  const stream = fileRecords(content, scan.format,
+    { tenantId, fileId, ...readOptions, ...calendar });
   const applied = await applyInChunks(pool, context, stream.records, { recordsDone, recordsTotal: scan.recordsTotal, channel: scan.format }, options);
   if (!applied.complete) return reportOf(pool, tenantId, fileId);
   ingestFaultPoint("ingest_before_finish");

@@ -7,6 +7,7 @@ import { limits } from "../config/limits.ts";
 import { currentCode } from "../errors/catalog.ts";
 import type { Queryable } from "../db/pool.ts";
 import type { Finding } from "../errors/finding.ts";
+import { settlementDatesOf } from "../ledger/index.ts";
 import { partnerNamesOf } from "../partners/partners.ts";
 import { zeroCounts, type Outcome, type OutcomeCounts } from "./chunk.ts";
 
@@ -226,6 +227,8 @@ export interface ReportedOutcome {
   currency: string | null;
   original_ref: string | null;
   transfer_key: string | null;
+  /** The transfer's settlement date (docs/decisions/0101); null when nothing was posted. */
+  settlement_date: string | null;
 }
 
 /** Per-record outcomes of a file, in file order, with their positions. */
@@ -234,7 +237,12 @@ export async function fileOutcomes(
 ): Promise<ReportedOutcome[]> {
   const rowsMax = Math.min(limit, limits.ingest.showRecordsMax);
   const rows = await outcomesOfFile(db, tenantId, fileId, rowsMax);
-  return rows.map((r) => ({ ...r, amount_minor: r.amount_minor === null ? null : r.amount_minor.toString() }));
+  const keys = rows.flatMap((r) => (r.transfer_key === null ? [] : [r.transfer_key]));
+  const settles = await settlementDatesOf(db, tenantId, keys);
+  return rows.map((r) => ({
+    ...r, amount_minor: r.amount_minor === null ? null : r.amount_minor.toString(),
+    settlement_date: r.transfer_key === null ? null : settles.get(r.transfer_key) ?? null,
+  }));
 }
 
 export interface PaymentState {

@@ -20,7 +20,11 @@ export async function compensationsOf(db: Queryable, tenantId: string, transferK
       assert(entry, `transfer ${transferKey} has entry ${index}`);
       return { accountId: entry.account_id, direction: entry.direction as Leg["direction"], amountMinor: BigInt(entry.amount_minor), currency: entry.currency };
     });
-    compensations.set(transferKey, compensationFor({ tenantId, transferKey, valueDate: transfer.valueDate, legs }, sourceRef));
+    const original = {
+      tenantId, transferKey, valueDate: transfer.valueDate, settlementDate: transfer.settlementDate,
+      legs,
+    };
+    compensations.set(transferKey, compensationFor(original, sourceRef));
   }
   return compensations;
 }

@@ -12,6 +12,10 @@ export {
   advanceProjection, balanceOf, projectionLag, tenantsWithAccounts, type Balance,
 } from "./balance.ts";
 export {
+  asOfDateOf, availableRules, balanceKindOf, balanceKinds, balanceOfKind, balancesOnDate,
+  setAvailableRule, type AvailableRule, type BalanceKind, type BalancesOnDate,
+} from "./balance-on-date.ts";
+export {
   compensationsOf, linkCompensations, type CompensationLink,
 } from "./compensation.ts";
 export {
@@ -21,7 +25,7 @@ export {
   accountStatement, postedTransfer, statementDocument,
 } from "./statement.ts";
 export {
-  storedTransfers, transferLegs, transfersWithLegs, type ShownTransfer,
+  settlementDatesOf, storedTransfers, transferLegs, transfersWithLegs, type ShownTransfer,
 } from "./stored-transfers.ts";
 export type { Direction, Leg, Transfer } from "./transfer.ts";
 export {

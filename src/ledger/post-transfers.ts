@@ -262,9 +262,10 @@ function planFunds(
  */
 const INSERT_TRANSFERS_SQL = `
   WITH t AS (
-    INSERT INTO transfer (tenant_id, transfer_key, kind, value_date, source_ref)
-    SELECT $1, t.transfer_key, t.kind, t.value_date::date, t.source_ref
-      FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS t(transfer_key, kind, value_date, source_ref)
+    INSERT INTO transfer (tenant_id, transfer_key, kind, value_date, source_ref, settlement_date)
+    SELECT $1, t.transfer_key, t.kind, t.value_date::date, t.source_ref, t.settlement_date::date
+      FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $13::text[])
+           AS t(transfer_key, kind, value_date, source_ref, settlement_date)
     ON CONFLICT (tenant_id, transfer_key) DO NOTHING RETURNING transfer_key
   ), e AS (
     INSERT INTO ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date)
@@ -297,6 +298,8 @@ async function insertTransfers(tx: Queryable, tenantId: string, transfers: Trans
     ({ rows } = await tx.query<{ transfer_key: string; entries: number }>({ name: "clearline.ledger.insert-transfers", text: INSERT_TRANSFERS_SQL }, [
       tenantId, transfers.map((t) => t.transferKey), transfers.map((t) => t.kind), transfers.map((t) => t.valueDate), transfers.map((t) => t.sourceRef ?? null),
       entries.entryKeys, entries.transferKeys, entries.accountIds, entries.directions, entries.amounts, entries.currencies, entries.valueDates,
+      // docs/decisions/0101: a transfer without its own settlement date settles on its value date
+      transfers.map((t) => t.settlementDate ?? t.valueDate),
     ]));
   } catch (error) {
     if (sqlState(error) !== "23505") throw error;

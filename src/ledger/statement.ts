@@ -30,6 +30,9 @@ export interface StatementLine {
   amountMinor: bigint;
   currency: string;
   valueDate: string;
+  /** Its transfer's (docs/decisions/0101); the value date when the transfer predates 0035. */
+  settlementDate: string;
+  settlementDateRecorded: boolean;
   createdAt: string;
 }
 
@@ -48,9 +51,12 @@ export async function accountStatement(db: Queryable, tenantId: string, accountI
   const { rows } = await db.query<{
     entry_key: string; transfer_key: string; kind: string; source_ref: string | null; direction: Direction;
     amount_minor: bigint; currency: string; value_date: string; created_at: Date;
+    settlement_date: string; settlement_date_recorded: boolean;
   }>(
     `SELECT e.entry_key, e.transfer_key, t.kind, t.source_ref, e.direction, e.amount_minor, e.currency,
-            to_char(e.value_date, 'YYYY-MM-DD') AS value_date, e.created_at
+            to_char(e.value_date, 'YYYY-MM-DD') AS value_date, e.created_at,
+            to_char(coalesce(t.settlement_date, t.value_date), 'YYYY-MM-DD') AS settlement_date,
+            t.settlement_date IS NOT NULL AS settlement_date_recorded
        FROM ledger_entry e JOIN transfer t ON t.tenant_id = e.tenant_id AND t.transfer_key = e.transfer_key
       WHERE e.tenant_id = $1 AND e.account_id = $2
       ORDER BY e.created_at DESC, e.entry_key DESC LIMIT $3`,
@@ -60,6 +66,7 @@ export async function accountStatement(db: Queryable, tenantId: string, accountI
   const lines = rows.slice(0, entriesMax).reverse().map((r) => ({
     entryKey: r.entry_key, transferKey: r.transfer_key, kind: r.kind, category: categoryOfKind(r.kind), sourceRef: r.source_ref,
     direction: r.direction, amountMinor: BigInt(r.amount_minor), currency: r.currency, valueDate: r.value_date, createdAt: r.created_at.toISOString(),
+    settlementDate: r.settlement_date, settlementDateRecorded: r.settlement_date_recorded,
   }));
   return { lines, truncated };
 }
@@ -69,14 +76,19 @@ export interface PostedTransfer {
   transferKey: string;
   kind: string;
   valueDate: string;
+  settlementDate: string;   // the value date for a transfer posted before 0035 (0101)
   sourceRef: string | null;
   legs: Leg[];
 }
 
 /** A posted transfer with its legs in entry order, or undefined when the key was never posted. */
 export async function postedTransfer(db: Queryable, tenantId: string, transferKey: string): Promise<PostedTransfer | undefined> {
-  const head = await db.query<{ kind: string; value_date: string; source_ref: string | null }>(
-    "SELECT kind, to_char(value_date, 'YYYY-MM-DD') AS value_date, source_ref FROM transfer WHERE tenant_id = $1 AND transfer_key = $2",
+  const head = await db.query<{
+    kind: string; value_date: string; settlement_date: string; source_ref: string | null;
+  }>(
+    `SELECT kind, to_char(value_date, 'YYYY-MM-DD') AS value_date, source_ref,
+            to_char(coalesce(settlement_date, value_date), 'YYYY-MM-DD') AS settlement_date
+       FROM transfer WHERE tenant_id = $1 AND transfer_key = $2`,
     [tenantId, transferKey]);
   const row = head.rows[0];
   if (!row) return undefined;
@@ -87,6 +99,7 @@ export async function postedTransfer(db: Queryable, tenantId: string, transferKe
     [tenantId, transferKey]);
   return {
     tenantId, transferKey, kind: row.kind, valueDate: row.value_date, sourceRef: row.source_ref,
+    settlementDate: row.settlement_date,
     legs: entries.rows.map((e) => ({ accountId: e.account_id, direction: e.direction, amountMinor: BigInt(e.amount_minor), currency: e.currency })),
   };
 }
@@ -109,6 +122,8 @@ export function statementDocument(balance: Balance, statement: Statement): Recor
       amount: minorToDecimal(line.amountMinor, line.currency),
       currency: line.currency,
       value_date: line.valueDate,
+      settlement_date: line.settlementDate,
+      settlement_date_recorded: line.settlementDateRecorded,
       created_at: line.createdAt,
     })),
   };

@@ -17,6 +17,10 @@ export function sumMinor(legs: readonly Leg[], direction: Direction, currency?: 
 export function assertTransferWellFormed(transfer: Transfer): void {
   assert(transfer.transferKey.length > 0 && transfer.transferKey.length <= 512, "transfer key is 1..512 characters");
   assert(/^\d{4}-\d{2}-\d{2}$/.test(transfer.valueDate), `value date ${transfer.valueDate} is YYYY-MM-DD`);
+  assert(
+    transfer.settlementDate === undefined || /^\d{4}-\d{2}-\d{2}$/.test(transfer.settlementDate),
+    `settlement date ${transfer.settlementDate} is YYYY-MM-DD`,
+  );
   assert(transfer.legs.length >= 2, "a transfer has at least two legs");
   assert(transfer.legs.length <= limits.ledger.transferLegsMax, `a transfer has at most ${limits.ledger.transferLegsMax} legs`);
   for (const leg of transfer.legs) {

@@ -33,6 +33,12 @@ export interface CanonicalRecord {
   amount: bigint;          // minor units, >= 0 (0 only for non-monetary records: NOC, status)
   currency: string;        // ISO 4217
   valueDate: string;       // YYYY-MM-DD
+  /**
+   * YYYY-MM-DD, the business day its money settles (docs/decisions/0101); absent when the
+   * channel gives none (its value date stands for it). Not part of the fingerprint: it depends on
+   * configuration (calendars), and a replay is never a conflict for it.
+   */
+  settlementDate?: string;
   original?: string;       // natural key (or link key) of the record this one returns/reverses/cancels
   fingerprint: string;     // sha256 hex of the normalized economic content
   /** Where it came from; `ref`, when given, is what the posting's source_ref says (identifiers only). */

@@ -7,6 +7,8 @@ import { companyIdentificationOf } from "../protocols/ach/validator.ts";
 import { currencyByCode } from "../protocols/iso4217/currency.ts";
 import type { CanonicalRecord } from "./canonical-record.ts";
 import { fingerprintOf } from "./fingerprint.ts";
+import { achDefaultCalendar, achSettlementDate } from "./settlement-date.ts";
+import type { BusinessCalendar } from "../protocols/calendars/index.ts";
 
 /** The file's own identity, from its header: two uploads of one file share it. */
 export interface AchFileIdentity {
@@ -22,6 +24,8 @@ export interface AchNormalizeContext {
   tenantId: string;
   fileId?: string;             // the receipt's id, carried into source.fileId
   fileHeader?: AchRecord;      // gives a value date when an effective entry date is unusable
+  /** The partner's settlement calendar (0092); the Federal Reserve's when not given. */
+  calendar?: BusinessCalendar;
 }
 
 const text = (record: AchRecord | undefined, field: string) => (record?.fields[field] ?? "").trim();
@@ -175,8 +179,26 @@ export function achEntryToCanonical(entry: AchEntry, context: AchNormalizeContex
     attributes,
   };
   if (context.fileId !== undefined) canonical.source.fileId = context.fileId;
+  const settlementDate = entrySettlementDate(valueDate, context);
+  if (settlementDate !== undefined) canonical.settlementDate = settlementDate;
   if (link) canonical.original = achLinkKey(originalTrace, text(link, "originalReceivingDfiIdentification"));
   return ok(canonical);
+}
+
+/**
+ * The entry's settlement date (docs/decisions/0101): its value date rolled on the partner's
+ * calendar, same-day when its file was created that day by the last window. Undefined when the
+ * calendar cannot place the date (outside its years): the transfer settles on its value date.
+ */
+function entrySettlementDate(valueDate: string, context: AchNormalizeContext): string | undefined {
+  const created = achDateToIso(text(context.fileHeader, "fileCreationDate"));
+  const time = text(context.fileHeader, "fileCreationTime");
+  const delivery = {
+    ...(created === undefined ? {} : { fileCreationDate: created }),
+    ...(time === "" ? {} : { fileCreationTimeHhmm: time }),
+  };
+  const settled = achSettlementDate(context.calendar ?? achDefaultCalendar, valueDate, delivery);
+  return settled.ok ? settled.value : undefined;
 }
 
 /**

@@ -1,5 +1,15 @@
 import type { ReceivedRecord } from "./received-record.ts";
 import { fingerprintOf } from "./fingerprint.ts";
+import { httpSettlementDate } from "./settlement-date.ts";
+
+/**
+ * The business day of acceptance on the currency's calendar (docs/decisions/0101): nothing when
+ * the calendar cannot place the date (the transfer then settles on its value date).
+ */
+function acceptedSettlement(valueDate: string, currency: string): { settlementDate?: string } {
+  const settled = httpSettlementDate(valueDate, currency);
+  return settled.ok ? { settlementDate: settled.value } : {};
+}
 
 /** A payment as the HTTP API (or an inbox) received it, already validated by the adapter. */
 export interface HttpPayment {
@@ -41,6 +51,7 @@ export function httpPaymentRecord(
     record: {
       tenantId, channel: "http", naturalKey, intentId: payment.clientReference, kind: "payment",
       amount: payment.amountMinor, currency: payment.currency, valueDate: arrival.valueDate,
+      ...acceptedSettlement(arrival.valueDate, payment.currency),
       fingerprint: fingerprintOf({ amount: payment.amountMinor, currency: payment.currency, debtor: payment.debtorAccount, creditor: payment.creditorAccount }),
       source: { position: arrival.position, ref: arrival.sourceRef },
       attributes: { clientReference: payment.clientReference, endToEndId: payment.clientReference, debtorAccount: payment.debtorAccount, creditorAccount: payment.creditorAccount },
@@ -81,6 +92,7 @@ export function httpRefundRecord(
       tenantId, channel: "http", naturalKey: apiRefundKeyOf(refund.clientReference),
       intentId: refund.clientReference, kind: "refund",
       amount: refund.amountMinor, currency: refund.currency, valueDate: arrival.valueDate, original,
+      ...acceptedSettlement(arrival.valueDate, refund.currency),
       fingerprint: fingerprintOf({ original, amount: refund.amountMinor, currency: refund.currency }),
       source: { position: arrival.position, ref: arrival.sourceRef },
       attributes: { clientReference: refund.clientReference },

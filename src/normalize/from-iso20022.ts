@@ -651,8 +651,19 @@ export function normalizeIso20022Transaction(
     attributes: definedOnly({ messageType: header.message.id, ...shape.attributes }),
   };
   if (shape.original !== undefined) record.original = shape.original;
+  // The interbank settlement date (or the statement's booking date) IS the settlement date, as
+  // written: moving it is the clearing system's decision (docs/decisions/0101).
+  const settlementField = shape.dateFields.find((field) =>
+    settlementDateFields.has(field) && view.get(field) !== undefined);
+  const settlementValue = settlementField === undefined ? undefined : view.get(settlementField);
+  const settlementDate = settlementValue === undefined ? undefined : datePart(settlementValue);
+  if (settlementDate) record.settlementDate = settlementDate;
   return ok(record);
 }
+
+const settlementDateFields: ReadonlySet<string> = new Set([
+  "IntrBkSttlmDt", "FctvIntrBkSttlmDt", "OrgnlIntrBkSttlmDt", "BookgDt",
+]);
 
 function kindOf(header: Iso20022Header): string {
   return mappingFor(header.message.family, header.message.version)?.kind ?? header.message.family;

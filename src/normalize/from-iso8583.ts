@@ -143,6 +143,7 @@ export interface CardOriginal {
   position: string;                                // identifiers only: MTI, STAN, RRN
   connection: string;
   valueDate: string;                               // YYYY-MM-DD, the day the message was decided
+  settlementDate?: string;                         // YYYY-MM-DD: DE 15 or the cut-over (0101)
 }
 
 /**
@@ -201,6 +202,7 @@ export function cardOriginalRecord(original: CardOriginal): ReceivedRecord {
       amount: original.amountMinor,
       currency: original.currency,
       valueDate: original.valueDate,
+      ...(original.settlementDate === undefined ? {} : { settlementDate: original.settlementDate }),
       fingerprint: originalFingerprintOf({ ...original, mtiClass: original.identity.mtiClass }),
       source: {
         connection: original.connection, position: original.position,
@@ -264,6 +266,7 @@ export interface CardReversal {
   position: string;
   connection: string;
   valueDate: string;                              // YYYY-MM-DD, the day the message was decided
+  settlementDate?: string;                        // YYYY-MM-DD: DE 15 or the cut-over (0101)
 }
 
 /**
@@ -320,6 +323,7 @@ export function cardReversalRecord(reversal: CardReversal): ReceivedRecord {
       amount,
       currency,
       valueDate: reversal.valueDate,
+      ...(reversal.settlementDate === undefined ? {} : { settlementDate: reversal.settlementDate }),
       original: originalKey,
       fingerprint: reversalFingerprintOf(reversal),
       source: {

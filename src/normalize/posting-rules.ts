@@ -315,10 +315,14 @@ export const correctionKinds = {
 
 /**
  * The compensation of a posted transfer: every leg mirrored (same account, amount and currency,
- * the other side), on the original's value date, so that the two together sum to nothing.
+ * the other side), on the original's value and settlement dates, so that the two together sum to
+ * nothing on every date.
  */
 export function compensationFor(
-  original: { tenantId: string; transferKey: string; valueDate: string; legs: readonly Leg[] },
+  original: {
+    tenantId: string; transferKey: string; valueDate: string; legs: readonly Leg[];
+    settlementDate?: string;
+  },
   sourceRef: string,
 ): Transfer {
   assert(original.legs.length >= 2, "a posted transfer has at least two legs");
@@ -326,6 +330,8 @@ export function compensationFor(
     tenantId: original.tenantId, transferKey: compensationKeyOf(original.transferKey),
     kind: correctionKinds.compensation, valueDate: original.valueDate, sourceRef,
     legs: original.legs.map((leg) => ({ ...leg, direction: leg.direction === "D" ? "C" : "D" })),
+    // it settles with the posting it corrects (docs/decisions/0101)
+    ...(original.settlementDate === undefined ? {} : { settlementDate: original.settlementDate }),
   };
 }
 
@@ -468,6 +474,7 @@ function transferOf(
   const transfer: Transfer = {
     tenantId: record.tenantId, transferKey, kind, valueDate: record.valueDate, legs,
   };
+  if (record.settlementDate !== undefined) transfer.settlementDate = record.settlementDate;
   const source =
     record.source.ref ??
     [record.channel, record.source.fileId, record.source.position]

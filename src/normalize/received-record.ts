@@ -1,6 +1,7 @@
 import type { Finding } from "../errors/finding.ts";
 import type { Position } from "../errors/position.ts";
 import type { AchEntry, AchRecord } from "../protocols/ach/types.ts";
+import type { BusinessCalendar } from "../protocols/calendars/index.ts";
 import type { Iso20022Header, Iso20022Transaction } from "../protocols/iso20022/types.ts";
 import type { CanonicalRecord } from "./canonical-record.ts";
 import { achEntryToCanonical } from "./from-ach.ts";
@@ -52,6 +53,7 @@ export interface AchRecordContext {
   tenantId: string;
   fileId: string;
   fileHeader?: AchRecord;
+  calendar?: BusinessCalendar;   // the partner's settlement calendar (docs/decisions/0101)
 }
 
 /** An ACH entry (with its addenda) -> ReceivedRecord. An entry-scope error rejects it only. */
@@ -61,7 +63,7 @@ export function achReceivedRecord(
   const position = `line ${entry.record.line}`;
   const rejected = entry.rejected ? firstError(entry.findings) : undefined;
   if (rejected) return { index, position, rejection: rejected, linkIds: [], originalIds: [] };
-  const normalized = achEntryToCanonical(entry, context.fileHeader ? { tenantId: context.tenantId, fileId: context.fileId, fileHeader: context.fileHeader } : { tenantId: context.tenantId, fileId: context.fileId });
+  const normalized = achEntryToCanonical(entry, context);
   if (!normalized.ok) return { index, position, rejection: normalized.error, linkIds: [], originalIds: [] };
   const record = normalized.value;
   const routing = fieldText(entry.record, "receivingDfiIdentification") + fieldText(entry.record, "checkDigit");

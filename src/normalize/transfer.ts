@@ -17,6 +17,11 @@ export interface Transfer {
   transferKey: string;
   kind: string;
   valueDate: string;    // YYYY-MM-DD
+  /**
+   * YYYY-MM-DD: the business day its money settles (docs/decisions/0101); stored as the value
+   * date when not given (a transfer derived from another, a correction).
+   */
+  settlementDate?: string;
   sourceRef?: string;   // where it came from: identifiers only, never names or card data
   legs: Leg[];
 }

@@ -20,7 +20,9 @@ export interface RecordHistory {
   identity_key: string | null;
   records: Array<{ natural_key: string; channel: string; kind: string; state: KeyState; amount: string; currency: string; transfer_key: string | null; linked_to: string | null }>;
   events: HistoryEvent[];
-  transfers: Array<{ transfer_key: string; kind: string; value_date: string; source_ref: string | null; at: string; legs: Array<{ account: string; side: "D" | "C"; amount: string; currency: string }> }>;
+  transfers: Array<{
+    transfer_key: string; kind: string; value_date: string;
+    settlement_date: string; settlement_date_recorded: boolean; source_ref: string | null; at: string; legs: Array<{ account: string; side: "D" | "C"; amount: string; currency: string }> }>;
 }
 
 export type HistoryEvent =
@@ -114,7 +116,9 @@ function reviewEvents(r: HistoryReviewRow): HistoryEvent[] {
 
 function showTransfer(t: ShownTransfer): RecordHistory["transfers"][number] {
   return {
-    transfer_key: t.transferKey, kind: t.kind, value_date: t.valueDate, source_ref: t.sourceRef, at: t.createdAt,
+    transfer_key: t.transferKey, kind: t.kind, value_date: t.valueDate,
+    settlement_date: t.settlementDate, settlement_date_recorded: t.settlementDateRecorded,
+    source_ref: t.sourceRef, at: t.createdAt,
     legs: t.legs.map((l) => ({ account: l.accountId, side: l.direction, amount: minorToDecimal(l.amountMinor, l.currency), currency: l.currency })),
   };
 }

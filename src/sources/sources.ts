@@ -10,6 +10,7 @@ import { createPartner, findPartner, type Partner } from "../partners/partners.t
 import { refreshIngestGauges } from "../files/pipeline.ts";
 import type { ReceiptFence } from "../files/receipt.ts";
 import type { IngestSettings, SftpPartnerSource } from "../config/sources-config.ts";
+import { partnerCalendar } from "../config/partner-calendar-config.ts";
 import { SftpPoller } from "./sftp.ts";
 
 export interface IngestSources {
@@ -49,12 +50,14 @@ async function ensureDefaults(pool: Pool, home: string, logger: Logger): Promise
   }
 }
 
-async function resolveSource(pool: Pool, tenantName: string, partnerName: string, where: string): Promise<{ tenantId: string; partner: Partner }> {
+async function resolveSource(
+  pool: Pool, tenantName: string, partnerName: string, where: string,
+): Promise<{ tenantId: string; name: string; partner: Partner }> {
   const tenant = await findTenant(pool, tenantName);
   if (!tenant) throw new Error(`${where}: no tenant ${tenantName} (clearline tenant add ${tenantName})`);
   const partner = await findPartner(pool, tenant.tenantId, partnerName);
   if (!partner) throw new Error(`${where}: no partner ${partnerName} of tenant ${tenantName} (clearline partner add --tenant ${tenantName} ${partnerName})`);
-  return { tenantId: tenant.tenantId, partner };
+  return { tenantId: tenant.tenantId, name: tenant.name, partner };
 }
 
 /** A source's work: started when its process is granted the source's lease, stopped when lost. */
@@ -88,13 +91,20 @@ export function sftpLeaseName(source: SftpPartnerSource): string {
  */
 export async function startIngestSources(
   pool: Pool, settings: IngestSettings, home: string, logger: Logger, hold: HoldSource,
+  calendars: Parameters<typeof partnerCalendar>[0] = { partnerCalendars: [], calendarClosings: [] },
 ): Promise<IngestSources> {
-  const ingest = { suspectWindowHours: settings.suspectWindowHours };
+  const base = { suspectWindowHours: settings.suspectWindowHours };
+  // Each source's files settle on its partner's calendar when configuration names one (0101).
+  const ingestOf = (tenant: { tenantId: string; name: string }, partner: Partner) => {
+    const achCalendar = partnerCalendar(calendars, tenant, partner);
+    return achCalendar === undefined ? base : { ...base, achCalendar };
+  };
   if (settings.zeroConfiguration) await ensureDefaults(pool, home, logger);
   const pollers = new Set<SftpPoller>();
   const described: IngestSources["dropFolders"] = [];
   for (const [index, source] of settings.dropFolders.entries()) {
-    const { tenantId, partner } = await resolveSource(pool, source.tenant, source.partner, `dropFolders[${index}]`);
+    const { tenantId, name, partner } = await resolveSource(pool, source.tenant, source.partner, `dropFolders[${index}]`);
+    const ingest = ingestOf({ tenantId, name }, partner);
     await mkdir(source.path, { recursive: true });
     const folderLogger = logger.child({ component: "drop-folder", folder: source.path });
     let folder: DropFolder | undefined;
@@ -113,7 +123,8 @@ export async function startIngestSources(
     described.push({ path: source.path, tenant: source.tenant, partner: source.partner });
   }
   for (const [index, source] of settings.sftpPartners.entries()) {
-    const { tenantId, partner } = await resolveSource(pool, source.tenant, source.partner, `sftpPartners[${index}]`);
+    const { tenantId, name, partner } = await resolveSource(pool, source.tenant, source.partner, `sftpPartners[${index}]`);
+    const ingest = ingestOf({ tenantId, name }, partner);
     const pollerLogger = logger.child({ component: "sftp", partner: partner.name });
     const spoolFolder = path.join(home, "spool", partner.name);
     let poller: SftpPoller | undefined;

@@ -29,6 +29,8 @@ const ledgerReadSide = [
   "accountKinds", "accountsPage", "accountStatement", "balanceOf", "listAccounts", "openAccount",
   "projectionLag",
   "statementDocument", "Account", "AccountKind", "Balance",
+  // balances on a date (docs/decisions/0102): reads, like balanceOf
+  "asOfDateOf", "balanceOfKind", "balancesOnDate", "BalanceKind",
 ];
 const bans: ImportBan[] = [
   { rooms: adapters, target: "pg", why: "the database driver is db/'s" },

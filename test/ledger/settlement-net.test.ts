@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MIGRATIONS_DIR, migrate } from "../../src/db/migrate.ts";
 import { withTransaction } from "../../src/db/transaction.ts";
+import type { Transfer } from "../../src/ledger/transfer.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { createEmptyDatabase, createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenAccounts, post, transferOf } from "../support/ledger-fixtures.ts";
@@ -94,6 +95,23 @@ describe("the net per transfer on a settlement account, kept at posting (what a 
   });
 });
 
+/** A transfer with its entries, in the columns every schema since 0001 has. */
+async function postOnOldSchema(db: TestDatabase, transfer: Transfer): Promise<void> {
+  await withTransaction(db.pool, async (tx) => {
+    await tx.query("INSERT INTO transfer (tenant_id, transfer_key, kind, value_date) VALUES ($1, $2, $3, $4)",
+      [transfer.tenantId, transfer.transferKey, transfer.kind, transfer.valueDate]);
+    // one statement: the ledger's statement trigger wants a transfer's legs together (0030)
+    const legs = transfer.legs;
+    await tx.query(
+      `INSERT INTO ledger_entry (tenant_id, entry_key, transfer_key, account_id, direction, amount_minor, currency, value_date)
+       SELECT $1, $2 || '#' || (l.ordinality - 1), $2, l.account_id, l.direction, l.amount_minor, l.currency, $3::date
+         FROM unnest($4::text[], $5::text[], $6::bigint[], $7::text[]) WITH ORDINALITY
+              AS l(account_id, direction, amount_minor, currency, ordinality)`,
+      [transfer.tenantId, transfer.transferKey, transfer.valueDate, legs.map((l) => l.accountId),
+        legs.map((l) => l.direction), legs.map((l) => l.amountMinor.toString()), legs.map((l) => l.currency)]);
+  });
+}
+
 describe("migration 0022 keeps the net of what was posted before it", () => {
   let db: TestDatabase;
   beforeAll(async () => { db = await createEmptyDatabase(); });
@@ -104,8 +122,10 @@ describe("migration 0022 keeps the net of what was posted before it", () => {
     for (const name of readdirSync(MIGRATIONS_DIR).filter((n) => n < "0022")) cpSync(path.join(MIGRATIONS_DIR, name), path.join(before0022, name));
     await migrate(db.pool, before0022);
     await givenAccounts(db.pool, "t1", [["settlement", "settlement"], ["alice", "customer"]]);
-    await post(db.pool, transferOf("t1", "in:1", "settlement", "alice", 10_000n, { valueDate: "2026-12-01" }));
-    await post(db.pool, transferOf("t1", "out:1", "alice", "settlement", 2_500n));
+    // Posted as a release of that schema posted: the posting path of today writes columns
+    // added since (transfer.settlement_date, migration 0035).
+    await postOnOldSchema(db, transferOf("t1", "in:1", "settlement", "alice", 10_000n, { valueDate: "2026-12-01" }));
+    await postOnOldSchema(db, transferOf("t1", "out:1", "alice", "settlement", 2_500n));
 
     await migrate(db.pool);
     expect(await netRows(db, "t1")).toEqual([

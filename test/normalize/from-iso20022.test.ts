@@ -15,6 +15,18 @@ function records(bytes: Buffer | string): CanonicalRecord[] {
 }
 
 describe("ISO 20022 transaction -> CanonicalRecord", () => {
+  it("takes a pacs.008's IntrBkSttlmDt as its settlement date (docs/decisions/0101)", () => {
+    const bytes = pacs008([creditTransaction({ uetr: "3f6a1c2e-7b4d-4e8a-9c1f-2a5b6c7d8e91" })])
+      .replace("<IntrBkSttlmDt>2025-03-10</IntrBkSttlmDt>", "<IntrBkSttlmDt>2025-03-12</IntrBkSttlmDt>");
+    expect(records(bytes)[0]).toMatchObject({ valueDate: "2025-03-12", settlementDate: "2025-03-12" });
+  });
+
+  it("takes a statement entry's BookgDt as its settlement date, not its ValDt", () => {
+    const bytes = fixture("camt053-statement.xml").toString("utf8")
+      .replace("<ValDt><Dt>2025-03-10</Dt></ValDt>", "<ValDt><Dt>2025-03-07</Dt></ValDt>");
+    expect(records(bytes)[0]).toMatchObject({ valueDate: "2025-03-07", settlementDate: "2025-03-10" });
+  });
+
   it("keys a pacs.008 by UETR + instructing agent + instructed agent", () => {
     const [first] = records(fixture("pacs008-multi.xml"));
     expect(first).toMatchObject({ channel: "iso20022", kind: "credit", naturalKey: "iso20022:pacs.008:uetr:3f6a1c2e-7b4d-4e8a-9c1f-2a5b6c7d8e90:BANKDEFFXXX:BANKGB2LXXX", intentId: "3f6a1c2e-7b4d-4e8a-9c1f-2a5b6c7d8e90", amount: 100000n, currency: "EUR", valueDate: "2025-03-10", source: { fileId: "f1", position: "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[1]" } });

@@ -1,13 +1,14 @@
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply } from "fastify";
 import {
-  accountsPage, accountStatement, balanceOf, openAccount, statementDocument,
+  accountsPage, accountStatement, asOfDateOf, balanceOf, balanceOfKind, balancesOnDate,
+  openAccount, statementDocument, type BalanceKind,
 } from "../../ledger/index.ts";
 import { decodePageCursor, encodePageCursor } from "../page-cursor.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { describeIssues } from "../../errors/schema-issues.ts";
-import { accountBody, accountListQuery, statementQuery } from "../schemas.ts";
+import { accountBody, accountListQuery, balanceQuery, statementQuery } from "../schemas.ts";
 import { statementResource } from "../resource-schemas.ts";
 import { routeSchema } from "../route-schema.ts";
 
@@ -16,11 +17,25 @@ const openAccountSchema = routeSchema({
   summary: "Open an account (idempotent on its id; no Idempotency-Key needed)", tags: ["accounts"], auth: "api_key", body: accountBody,
   ok: { 201: "created, or exists with the same kind and currency (the same answer)" }, problems: { 409: "account_exists_different: exists with another kind or currency" },
 });
+const balanceOnDateProperties = {
+  as_of: { type: "string", description: "the date of the balance (YYYY-MM-DD)" },
+  kind: { type: "string", enum: ["booked", "settled", "available"] },
+  available_rule: { type: "string", enum: ["booked", "settled-credits"] },
+  booked: { type: "string" }, settled: { type: "string" }, available: { type: "string" },
+};
 const balanceSchema = routeSchema({
   operationId: "getAccountBalance",
-  summary: "An account's balance (decimal string)", tags: ["accounts"], auth: "api_key", params: ["id"],
-  ok: { 200: { description: "{ account, currency, balance }", schema: { type: "object", properties: { account: { type: "string" }, currency: { type: "string" }, balance: { type: "string" } } } } },
-  problems: { 404: "account_not_found" },
+  summary: "An account's balance (decimal string): today's exact balance, or with as_of and kind "
+    + "its booked, settled or available balance on a date (docs/decisions/0102)",
+  tags: ["accounts"], auth: "api_key", params: ["id"], query: balanceQuery,
+  ok: { 200: { description: "{ account, currency, balance } and, with as_of or kind, the date, "
+    + "the kind, the account's available rule and all three balances on that date",
+  schema: { type: "object", properties: {
+    account: { type: "string" }, currency: { type: "string" }, balance: { type: "string" },
+    ...balanceOnDateProperties,
+  } } } },
+  problems: { 400: "request_invalid: as_of is not a date the calendars cover, or kind unknown",
+    404: "account_not_found" },
 });
 const statementSchema = routeSchema({
   operationId: "getAccountStatement",
@@ -88,7 +103,16 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDependencie
   });
 
   app.get<{ Params: { id: string } }>("/v1/accounts/:id/balance", { schema: balanceSchema }, async (request, reply) => {
-    const balance = await balanceOf(deps.pool, tenantOf(request).tenantId, request.params.id);
+    const query = balanceQuery.safeParse(request.query);
+    if (!query.success) {
+      const errors = describeIssues(query.error);
+      return send(reply, problemReply("REQUEST_INVALID", "the balance query is invalid", { errors }));
+    }
+    const tenantId = tenantOf(request).tenantId;
+    if (query.data.as_of !== undefined || query.data.kind !== undefined) {
+      return sendBalanceOnDate(reply, deps, tenantId, request.params.id, query.data);
+    }
+    const balance = await balanceOf(deps.pool, tenantId, request.params.id);
     if (!balance) return send(reply, problemReply("ACCOUNT_NOT_FOUND", `no account ${request.params.id}`));
     return send(reply, jsonReply(200, { account: balance.accountId, currency: balance.currency, balance: minorToDecimal(balance.balanceMinor, balance.currency) }));
   });
@@ -103,6 +127,26 @@ export function registerAccountRoutes(app: FastifyInstance, deps: ApiDependencie
     const statement = await accountStatement(deps.pool, tenantId, request.params.id, query.data.limit);
     return send(reply, jsonReply(200, statementDocument(balance, statement)));
   });
+}
+
+/** The balance of a kind on a date, with all three beside it (docs/decisions/0102). */
+async function sendBalanceOnDate(
+  reply: FastifyReply, deps: ApiDependencies, tenantId: string, accountId: string,
+  query: { as_of?: string | undefined; kind?: BalanceKind | undefined },
+): Promise<FastifyReply> {
+  const asOf = asOfDateOf(query.as_of ?? new Date().toISOString().slice(0, 10), { field: "as_of" });
+  if (!asOf.ok) return send(reply, problemReply("REQUEST_INVALID", asOf.error.message));
+  const kind = query.kind ?? "booked";
+  const balances = await balancesOnDate(deps.pool, tenantId, accountId, asOf.value);
+  if (!balances) return send(reply, problemReply("ACCOUNT_NOT_FOUND", `no account ${accountId}`));
+  const decimal = (minor: bigint) => minorToDecimal(minor, balances.currency);
+  return send(reply, jsonReply(200, {
+    account: accountId, currency: balances.currency,
+    balance: decimal(balanceOfKind(balances, kind)),
+    as_of: balances.asOf, kind, available_rule: balances.availableRule,
+    booked: decimal(balances.bookedMinor), settled: decimal(balances.settledMinor),
+    available: decimal(balances.availableMinor),
+  }));
 }
 
 /** GET /v1/accounts (a page) and GET /v1/accounts/{id}. */

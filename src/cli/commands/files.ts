@@ -69,7 +69,8 @@ export function registerFilesCommands(program: Command): void {
       for (const w of shown.warnings) printLine(`  warning ${w.code} ${w.line !== undefined ? `line ${w.line}` : w.xmlPath ?? ""}: ${w.message}`);
       printDropped(shown.dropped_records);
       for (const r of shown.record_outcomes) {
-        printLine(`  #${r.index} ${r.position}  ${r.outcome.padEnd(9)} ${r.kind ?? ""} ${r.amount_minor ?? ""} ${r.currency ?? ""}  ${r.natural_key ?? ""}${r.code ? `  ${r.code}` : ""}${r.original_ref ? `  original=${r.original_ref}` : ""}${r.detail ? `  (${r.detail})` : ""}`);
+        const settles = r.settlement_date === null ? "" : `  settles ${r.settlement_date}`;
+        printLine(`  #${r.index} ${r.position}  ${r.outcome.padEnd(9)} ${r.kind ?? ""} ${r.amount_minor ?? ""} ${r.currency ?? ""}  ${r.natural_key ?? ""}${settles}${r.code ? `  ${r.code}` : ""}${r.original_ref ? `  original=${r.original_ref}` : ""}${r.detail ? `  (${r.detail})` : ""}`);
       }
     });
 }

@@ -3,6 +3,7 @@ import path from "node:path";
 import type { Command } from "commander";
 import { loadConfig } from "../../config/config.ts";
 import { limits } from "../../config/limits.ts";
+import { partnerCalendar } from "../../config/partner-calendar-config.ts";
 import { dryRun, type DryRunReport } from "../../files/dry-run.ts";
 import { partnerForIngest } from "../../partners/partners.ts";
 import { ingestArrival } from "../../files/pipeline.ts";
@@ -104,8 +105,12 @@ export function registerIngestCommand(program: Command): void {
           const partner = await partnerForIngest(db.pool, tenant.tenantId, options.partner);
           if (!partner.ok) throw new CliError(`${partner.error.code}: ${partner.error.message}`, exitCodes.usage);
           const bar = options.json ? { update: () => undefined, end: () => undefined } : progressBar(name);
+          // The partner's settlement calendar, when configuration names one (0092, 0101).
+          const achCalendar = loaded.ok
+            ? partnerCalendar(loaded.value, tenant, partner.value) : undefined;
           const report = await ingestArrival(db.pool, { tenantId: tenant.tenantId, partnerId: partner.value.partnerId, source: "cli", name, content: createReadStream(file) }, {
             ...(format ? { format } : {}), ...(suspectWindowHours ? { suspectWindowHours } : {}), onProgress: (done, total) => bar.update(done, total),
+            ...(achCalendar === undefined ? {} : { achCalendar }),
           });
           bar.end();
           if (!report.ok) throw new CliError(`${file}: ${report.error.code}: ${report.error.message}`, exitCodes.usage);

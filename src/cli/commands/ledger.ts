@@ -1,5 +1,8 @@
 import type { Command } from "commander";
-import { balanceOf, ledgerStats, verifyLedger, type VerifyReport } from "../../ledger/index.ts";
+import {
+  asOfDateOf, balanceKindOf, balanceOf, balanceOfKind, balancesOnDate, ledgerStats,
+  setAvailableRule, verifyLedger, type VerifyReport,
+} from "../../ledger/index.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
@@ -8,11 +11,15 @@ import { printJson, printLine } from "../output.ts";
 export function registerLedgerCommands(program: Command): void {
   program
     .command("balance")
-    .description("an account's balance, derived from its entries")
+    .description("an account's balance, derived from its entries; with --as-of or --kind its "
+      + "booked, settled or available balance on a date (docs/decisions/0102)")
     .requiredOption("--tenant <tenant>", "tenant name or id")
     .requiredOption("--account <account>", "account id")
+    .option("--as-of <date>", "the date of the balance, YYYY-MM-DD (default: today, UTC)")
+    .option("--kind <kind>", "booked | settled | available (default: booked)")
     .option("--json", "machine-readable output")
-    .action(async (options: { tenant: string; account: string; json?: boolean }) => {
+    .action(async (options: BalanceOptions) => {
+      if (options.asOf !== undefined || options.kind !== undefined) return balanceOnDate(options);
       const balance = await withDatabase(async (db) => balanceOf(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, options.account));
       if (!balance) throw new CliError(`no account ${options.account} for tenant ${options.tenant}`, exitCodes.usage);
       const view = {
@@ -41,6 +48,19 @@ export function registerLedgerCommands(program: Command): void {
       if (!report.ok) process.exitCode = exitCodes.failure;
     });
   ledger
+    .command("available-rule")
+    .description("name the rule an account's available balance follows: booked (available = "
+      + "booked) or settled-credits (credits count once settled; docs/decisions/0102)")
+    .requiredOption("--tenant <tenant>", "tenant name or id")
+    .requiredOption("--account <account>", "account id")
+    .requiredOption("--rule <rule>", "booked | settled-credits")
+    .action(async (options: { tenant: string; account: string; rule: string }) => {
+      const set = await withDatabase(async (db) => setAvailableRule(db.pool,
+        (await tenantOrExit(db.pool, options.tenant)).tenantId, options.account, options.rule));
+      if (!set.ok) throw new CliError(`${set.error.code}: ${set.error.message}`, exitCodes.usage);
+      printLine(`${options.account}: available balance follows ${set.value}`);
+    });
+  ledger
     .command("stats")
     .description("counts of transfers and accounts by kind, and of entries")
     .option("--json", "machine-readable output")
@@ -65,4 +85,33 @@ function printVerifyReport(report: VerifyReport): void {
   for (const problem of report.problems) {
     printLine(`${problem.code} tenant=${problem.tenantId} ${problem.message}`);
   }
+}
+
+interface BalanceOptions {
+  tenant: string; account: string; asOf?: string; kind?: string; json?: boolean;
+}
+
+/** `balance --as-of D --kind K`: one balance on a date, the three beside it (0102). */
+async function balanceOnDate(options: BalanceOptions): Promise<void> {
+  const today = new Date().toISOString().slice(0, 10);
+  const asOf = asOfDateOf(options.asOf ?? today, { field: "--as-of" });
+  if (!asOf.ok) throw new CliError(`${asOf.error.code}: ${asOf.error.message}`, exitCodes.usage);
+  const kind = balanceKindOf(options.kind ?? "booked", { field: "--kind" });
+  if (!kind.ok) throw new CliError(`${kind.error.code}: ${kind.error.message}`, exitCodes.usage);
+  const balances = await withDatabase(async (db) => balancesOnDate(db.pool,
+    (await tenantOrExit(db.pool, options.tenant)).tenantId, options.account, asOf.value));
+  if (!balances) {
+    throw new CliError(`no account ${options.account} for tenant ${options.tenant}`, exitCodes.usage);
+  }
+  const decimal = (minor: bigint) => minorToDecimal(minor, balances.currency);
+  const view = {
+    tenant: options.tenant, account: balances.accountId, currency: balances.currency,
+    as_of: balances.asOf, kind: kind.value, balance: decimal(balanceOfKind(balances, kind.value)),
+    available_rule: balances.availableRule, booked: decimal(balances.bookedMinor),
+    settled: decimal(balances.settledMinor), available: decimal(balances.availableMinor),
+  };
+  if (options.json) return printJson(view);
+  printLine(`${view.account} ${view.kind} on ${view.as_of}: ${view.balance} ${view.currency}`
+    + ` (booked ${view.booked}, settled ${view.settled}, available ${view.available}`
+    + ` by rule ${view.available_rule})`);
 }

@@ -32,7 +32,10 @@ function printHistory(history: RecordHistory): void {
   for (const event of history.events) printLine(`  ${eventLine(event)}`);
   printLine(`transfers: ${history.transfers.length}`);
   for (const t of history.transfers) {
-    printLine(`  ${t.transfer_key}  ${t.kind} ${t.value_date}  ${t.legs.map((l) => `${l.side} ${l.account} ${l.amount} ${l.currency}`).join(", ")}`);
+    // docs/decisions/0101: a date not recorded (posted before 0035) is the value date, marked
+    const settles = `settles ${t.settlement_date}${t.settlement_date_recorded ? "" : " (value date)"}`;
+    const legs = t.legs.map((l) => `${l.side} ${l.account} ${l.amount} ${l.currency}`).join(", ");
+    printLine(`  ${t.transfer_key}  ${t.kind} ${t.value_date} ${settles}  ${legs}`);
   }
 }
 

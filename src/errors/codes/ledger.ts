@@ -10,5 +10,9 @@ export const ledgerErrorCodes = {
   LEDGER_NEGATIVE_CUSTOMER_BALANCE: "A customer account's balance derived from its entries is below zero.",
   LEDGER_CHECKPOINT_MISMATCH: "A verification checkpoint's sums or totals disagree with "
     + "the entries visible to it (an old entry changed or added, or the checkpoint changed).",
+  LEDGER_AVAILABLE_RULE_UNKNOWN: "An account's available rule is one of booked or settled-credits "
+    + "(docs/decisions/0102).",
+  LEDGER_BALANCE_KIND_UNKNOWN: "A balance on a date is booked, settled or available "
+    + "(docs/decisions/0102).",
   LEDGER_SETTLEMENT_NET_MISMATCH: "The net per transfer kept for a settlement account (what reconciliation reads) disagrees with its entries.",
 } as const satisfies Record<string, string>;
