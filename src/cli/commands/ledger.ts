@@ -101,7 +101,8 @@ async function balanceOnDate(options: BalanceOptions): Promise<void> {
   const balances = await withDatabase(async (db) => balancesOnDate(db.pool,
     (await tenantOrExit(db.pool, options.tenant)).tenantId, options.account, asOf.value));
   if (!balances) {
-    throw new CliError(`no account ${options.account} for tenant ${options.tenant}`, exitCodes.usage);
+    const missing = `no account ${options.account} for tenant ${options.tenant}`;
+    throw new CliError(missing, exitCodes.usage);
   }
   const decimal = (minor: bigint) => minorToDecimal(minor, balances.currency);
   const view = {
