@@ -4,6 +4,7 @@ import { mappingFor } from "../protocols/iso20022/mapping.ts";
 import { readIso20022Sync } from "../protocols/iso20022/reader.ts";
 import type { Iso20022Finding, Iso20022Header, Iso20022Transaction } from "../protocols/iso20022/types.ts";
 import { normalizeIso20022Transaction } from "./from-iso20022.ts";
+import { settlementDayFinding } from "./settlement-day-finding.ts";
 import type { InspectedRecord, InspectReport } from "./inspect-report.ts";
 
 export interface InspectIso20022Options {
@@ -94,6 +95,8 @@ function inspectTransaction(report: InspectReport, header: Iso20022Header, trans
     return;
   }
   const record = normalized.value;
+  const closed = settlementDayFinding(record, transaction.xmlPath);
+  if (closed) run.addFinding(closed);
   run.contentHash.update(`${record.naturalKey}\u0000${record.fingerprint}\n`);
   if (report.records.length >= run.recordsMax) return;
   const inspected: InspectedRecord = {

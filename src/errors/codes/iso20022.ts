@@ -1,5 +1,7 @@
 // Codes of the iso20022 channel; prefix each with the channel's name in capitals.
 export const iso20022ErrorCodes = {
+  ISO20022_SETTLEMENT_DAY_CLOSED:
+    "The settlement date is a day its currency's clearing system is closed (decision 0101).",
   ISO20022_DOCTYPE_REFUSED: "The XML carries a <!DOCTYPE> (DTD); it is refused before parsing so no external entity or entity expansion can run.",
   ISO20022_XML_MALFORMED: "The input is not well-formed XML (unclosed tag, undefined entity, bad character); reading stopped at the position given.",
   ISO20022_ENCODING_UNSUPPORTED: "The XML declaration names an encoding other than UTF-8, which ISO 20022 requires.",
