@@ -31,6 +31,8 @@ export interface SftpPollerOptions {
   ingest?: IngestOptions;
   /** The partner's lease in a fleet (docs/decisions/0072): each receipt checks it. */
   fence?: ReceiptFence;
+  /** limits.ingest's SFTP timeouts unless given (tests shorten them). */
+  timeouts?: { operationMs: number; keepaliveIntervalMs: number };
 }
 
 /** What a partner's file is, for its receipt's claim: its name, size and time in the listing. */
@@ -116,13 +118,19 @@ export class SftpPoller {
     // A paused partner (incident) is not even connected to; its files wait on its server.
     if (await isSourcePaused(this.options.pool, this.options.tenantId, `partner:${this.options.partner.partnerId}`)) return result;
     const client = new SftpClient(`clearline-${this.options.partner.name}`);
+    const timeouts = this.options.timeouts ?? {
+      operationMs: limits.ingest.sftpTimeoutMs,
+      keepaliveIntervalMs: limits.ingest.sftpKeepaliveIntervalMs,
+    };
     let mismatch: HostKeyMismatch | undefined;
     try {
       const privateKey = await readFile(source.privateKeyPath);
       try {
         await client.connect({
           host: source.host, port: source.port, username: source.username, privateKey,
-          readyTimeout: limits.ingest.sftpTimeoutMs, timeout: limits.ingest.sftpTimeoutMs, retries: 0,
+          readyTimeout: timeouts.operationMs, timeout: timeouts.operationMs, retries: 0,
+          keepaliveInterval: timeouts.keepaliveIntervalMs,
+          keepaliveCountMax: limits.ingest.sftpKeepaliveCountMax,
           hostVerifier: (key: Buffer) => {
             const presented = hostKeyFingerprint(key);
             if (presented === source.hostKeySha256) return true;
@@ -157,7 +165,9 @@ export class SftpPoller {
       }
       return result;
     } finally {
-      await client.end().catch(() => undefined);
+      // end() waits for the server's close: on a dead connection it is bounded, never awaited
+      // for ever (the socket is destroyed with the client either way).
+      await endWithin(client, timeouts.operationMs);
     }
   }
 
@@ -207,4 +217,15 @@ export class SftpPoller {
     await rm(spooled, { force: true });
     return report.value;
   }
+}
+
+/** Ends an SFTP client, waiting at most `timeoutMs` for the server to close its side. */
+async function endWithin(client: SftpClient, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const waited = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs);
+    timer.unref();
+  });
+  await Promise.race([client.end().catch(() => undefined), waited]);
+  clearTimeout(timer);
 }

@@ -58,6 +58,14 @@ describe("an SFTP poll cut by the network", () => {
     spoolFolder: mkdtempSync(path.join(tmpdir(), "clearline-spool-")), logger: quiet,
   });
 
+  // A server gone silent (a half-open connection, its replies never arriving) is given up by the
+  // keepalive; short timeouts keep the test's polls brief.
+  const silentPoller = () => new SftpPoller({
+    pool: db.pool, tenantId: scene.tenantId, partner: scene.partner, source,
+    spoolFolder: mkdtempSync(path.join(tmpdir(), "clearline-spool-")), logger: quiet,
+    timeouts: { operationMs: 2_000, keepaliveIntervalMs: 200 },
+  });
+
   const cutStepBytes = 750;       // cut points: the handshake, listing, download and rename
   const cutLastBytes = 6_000;     // past the whole of a poll that takes the file
 
@@ -75,4 +83,19 @@ describe("an SFTP poll cut by the network", () => {
       expect((await balances(db.pool, scene.tenantId))[settlementOf(scene)]).toBe(150_000n);
     });
   }
+
+  // Found by the soak (seed 7): after a reset partition of the partner's server, a poll waited
+  // about 90 s on a connection whose server side was gone, and the partner's files piled up.
+  it("settles every poll whose server goes silent mid-poll; the file is taken once it answers again",
+    async () => {
+    writeFileSync(path.join(root, "inbox", "silent.ach"), fixture("ach/original.ach"));
+    const sftp = silentPoller();
+    for (const afterBytes of [1_500, 3_000, 4_500, 6_000]) {
+      proxy.stall({ direction: "toClient", afterBytes });
+      await sftp.poll().catch(() => undefined);
+      await proxy.heal();
+    }
+    while (readdirSync(path.join(root, "inbox")).length > 0) await sftp.poll();
+    expect((await balances(db.pool, scene.tenantId))[settlementOf(scene)]).toBe(150_000n);
+  }, 120_000);
 });

@@ -44,6 +44,11 @@ export const ingestLimits = {
   dropCheckRecordsMax: 500_000,
   // SFTP: connection and per-operation timeout; a partner that does not answer in 20 s is down.
   sftpTimeoutMs: 20_000,
+  // SFTP: a keepalive every 5 s, and the connection given up after 3 unanswered: a server gone
+  // silent (a half-open connection after a network reset, a hung server) fails the poll within
+  // about 20 s instead of holding it until TCP gives up (minutes, or never on an idle read).
+  sftpKeepaliveIntervalMs: 5_000,
+  sftpKeepaliveCountMax: 3,
   // SFTP: how often a partner's inbox is listed when things go well.
   sftpPollIntervalMs: 30_000,
   // SFTP: backoff after a failure doubles from the poll interval up to this bound (10 minutes).
