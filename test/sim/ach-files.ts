@@ -13,7 +13,15 @@ import type { SimAchEntry, SimFile, World } from "./world.ts";
  */
 export const simOdfi = "23138010";
 const companyIdentification = "1231380104";
-const effectiveEntryDate = "261202";
+/**
+ * Effective entry dates an original file is drawn on (YYMMDD): weekdays, weekends and the Federal
+ * Reserve's Thanksgiving (2026-11-26) and Christmas (2026-12-25), so settlement dates roll across
+ * closed days (docs/decisions/0101). A correction keeps its original's date.
+ */
+const effectiveEntryDates: readonly string[] = Array.from({ length: 42 }, (_, i) => {
+  const day = new Date(Date.UTC(2026, 10, 20 + i));
+  return day.toISOString().slice(2, 10).replaceAll("-", "");
+});
 
 function fileHeaderOf(world: World, fileNumber: number): AchFieldValues {
   const minute = String(fileNumber % 60).padStart(2, "0");
@@ -35,7 +43,7 @@ function entryModel(entry: SimAchEntry): AchEntryModel {
   };
 }
 
-function modelOf(header: AchFieldValues, entries: SimAchEntry[]): AchFileModel {
+function modelOf(header: AchFieldValues, entries: SimAchEntry[], effectiveEntryDate: string): AchFileModel {
   return {
     fileHeader: header,
     batches: [{
@@ -72,7 +80,7 @@ function newEntry(world: World, rng: Prng): SimAchEntry {
 export function originalFile(world: World, rng: Prng, idempotencyKey: string): SimFile {
   const fileNumber = ++world.counters.file;
   const entries = Array.from({ length: rng.int(1, simBounds.fileRecordsMax) }, () => newEntry(world, rng));
-  const model = modelOf(fileHeaderOf(world, fileNumber), entries);
+  const model = modelOf(fileHeaderOf(world, fileNumber), entries, rng.pick(effectiveEntryDates));
   return { name: `sim-${world.seed}-${fileNumber}.ach`, idempotencyKey, model, bytes: written(model), entries, told: "unknown" };
 }
 
@@ -94,6 +102,8 @@ export function correctionOf(world: World, rng: Prng, file: SimFile, idempotency
   const added = rng.int(0, 3);
   for (let i = 0; i < added; i++) entries.push(newEntry(world, rng));
   if (entries.length === 0) entries.push(newEntry(world, rng));
-  const model = modelOf(file.model.fileHeader, entries);
+  const originalDate = file.model.batches[0]?.header["effectiveEntryDate"];
+  assert(originalDate !== undefined, "a simulated file has one batch with its effective date");
+  const model = modelOf(file.model.fileHeader, entries, originalDate);
   return { name: `sim-${world.seed}-${fileNumber}-corrected.ach`, idempotencyKey, model, bytes: written(model), entries, correctionOf: file.name, told: "unknown" };
 }

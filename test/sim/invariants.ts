@@ -2,6 +2,8 @@ import type { Pool } from "../../src/db/pool.ts";
 import { signedBalance, type AccountKind } from "../../src/ledger/account-kinds.ts";
 import { balanceOf } from "../../src/ledger/balance.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
+import { calendarDateOf } from "../../src/protocols/calendars/calendar-date.ts";
+import { calendarOfCurrency } from "../../src/normalize/settlement-date.ts";
 import { httpCall } from "./http.ts";
 import { minorOf, minorText } from "./money.ts";
 import type { World } from "./world.ts";
@@ -241,11 +243,67 @@ async function everyCardRequestAnswered({ world }: InvariantInput): Promise<Viol
   }));
 }
 
+/** Dates balances are read on, one per check in turn: before, inside and after the drawn span. */
+const asOfDates = ["2026-11-21", "2026-11-27", "2026-12-05", "2026-12-24", "2026-12-28", "2027-01-04"];
+
+interface OnDateRow { account_id: string; kind: AccountKind; bd: string; bc: string; sd: string; sc: string }
+
+// Guards: a balance read on a date (booked by value date, settled by the transfers' settlement dates, decision 0102) is the hand sum of exactly those entries.
+async function balancesOnDateEqualEntries({ world, pool, baseUrl }: InvariantInput): Promise<Violation[]> {
+  const asOf = asOfDates[world.step % asOfDates.length] as string;
+  const { rows } = await pool.query<OnDateRow>(
+    `SELECT a.account_id, a.kind,
+            coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D' AND e.value_date <= $2), 0)::text AS bd,
+            coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C' AND e.value_date <= $2), 0)::text AS bc,
+            coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D' AND coalesce(t.settlement_date, t.value_date) <= $2), 0)::text AS sd,
+            coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C' AND coalesce(t.settlement_date, t.value_date) <= $2), 0)::text AS sc
+       FROM account a
+       LEFT JOIN ledger_entry e ON e.tenant_id = a.tenant_id AND e.account_id = a.account_id
+       LEFT JOIN transfer t ON t.tenant_id = e.tenant_id AND t.transfer_key = e.transfer_key
+      WHERE a.tenant_id = $1 GROUP BY a.account_id, a.kind ORDER BY a.account_id`, [world.tenantId, asOf]);
+  const violations: Violation[] = [];
+  for (const row of rows) {
+    const path = `/v1/accounts/${encodeURIComponent(row.account_id)}/balance?as_of=${asOf}&kind=settled`;
+    const api = await httpCall(baseUrl, world.apiKey, "GET", path);
+    const read = api.kind === "answer" && api.status === 200 ? api.json : undefined;
+    const expected = {
+      booked: signedBalance(row.kind, BigInt(row.bd), BigInt(row.bc)),
+      settled: signedBalance(row.kind, BigInt(row.sd), BigInt(row.sc)),
+    };
+    for (const kind of ["booked", "settled"] as const) {
+      const text = read?.[kind];
+      const found = typeof text === "string" ? minorOf(text) : undefined;
+      if (found !== expected[kind]) {
+        violations.push({ invariant: "balancesOnDateEqualEntries", subject: `${row.account_id} ${kind} on ${asOf}`, expected: minorText(expected[kind]), found: found === undefined ? JSON.stringify(api) : minorText(found) });
+      }
+    }
+  }
+  return violations;
+}
+
+// Guards: no ACH record's transfer settles on a day the Federal Reserve is closed (its effective date rolled to a business day, decision 0101).
+async function achSettlesOnBusinessDays({ world, pool }: InvariantInput): Promise<Violation[]> {
+  const { rows } = await pool.query<{ settles: string; keys: string }>(
+    `SELECT to_char(t.settlement_date, 'YYYY-MM-DD') AS settles, min(t.transfer_key) AS keys
+       FROM record_key k JOIN transfer t ON t.tenant_id = k.tenant_id AND t.transfer_key = k.transfer_key
+      WHERE k.tenant_id = $1 AND k.channel = 'ach' AND t.settlement_date IS NOT NULL
+      GROUP BY t.settlement_date`, [world.tenantId]);
+  const fed = calendarOfCurrency("USD");
+  if (!fed) return [{ invariant: "achSettlesOnBusinessDays", subject: "USD", expected: "a calendar", found: "none shipped" }];
+  return rows.flatMap((row) => {
+    const date = calendarDateOf(row.settles);
+    if (date.ok && fed.isBusinessDay(date.value)) return [];
+    return [{ invariant: "achSettlesOnBusinessDays", subject: row.keys, expected: `a business day of ${fed.name}`, found: row.settles }];
+  });
+}
+
 /** The invariants in the order they are checked; the first that fails stops the run. */
 export const invariants: ReadonlyArray<[string, Invariant]> = [
   ["ledgerVerifyClean", ledgerVerifyClean],
   ["noCustomerBelowZero", noCustomerBelowZero],
   ["balancesReadEqualEntries", balancesReadEqualEntries],
+  ["balancesOnDateEqualEntries", balancesOnDateEqualEntries],
+  ["achSettlesOnBusinessDays", achSettlesOnBusinessDays],
   ["atMostOneEffectivePostingPerKey", atMostOneEffectivePostingPerKey],
   ["acknowledgedMeansPosted", acknowledgedMeansPosted],
   ["dedupDecisionsRecorded", dedupDecisionsRecorded],
