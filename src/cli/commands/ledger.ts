@@ -54,11 +54,13 @@ export function registerLedgerCommands(program: Command): void {
     .requiredOption("--tenant <tenant>", "tenant name or id")
     .requiredOption("--account <account>", "account id")
     .requiredOption("--rule <rule>", "booked | settled-credits")
-    .action(async (options: { tenant: string; account: string; rule: string }) => {
+    .option("--json", "machine-readable output")
+    .action(async (options: { tenant: string; account: string; rule: string; json?: boolean }) => {
       const set = await withDatabase(async (db) => setAvailableRule(db.pool,
         (await tenantOrExit(db.pool, options.tenant)).tenantId, options.account, options.rule));
       if (!set.ok) throw new CliError(`${set.error.code}: ${set.error.message}`, exitCodes.usage);
-      printLine(`${options.account}: available balance follows ${set.value}`);
+      if (options.json) printJson({ account: options.account, available_rule: set.value });
+      else printLine(`${options.account}: available balance follows ${set.value}`);
     });
   ledger
     .command("stats")
