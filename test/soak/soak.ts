@@ -144,7 +144,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     const ends = () => Date.now() >= deadline || options.stopRequested?.() === true;
     const startedMs = Date.now();
     await runSchedule(ctx, shared, kinds, options.seed, ends, topology);
-    if (Date.now() < deadline) {
+    const endedEarly = Date.now() < deadline;
+    if (endedEarly) {
       print(`ended early by a signal after ${Math.round((Date.now() - startedMs) / 1_000)} s`);
     }
     shared.stopping = true;
@@ -161,7 +162,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         WHERE tenant_id = $1 GROUP BY 1, 2 ORDER BY 1, 2`, [world.tenantId]);
     print(`outbox: ${outbox.rows.map((r) => `${r.destination} ${r.state}=${r.n}`).join(", ") || "no message (a peer nobody sent to was not exercised)"}`);
     const ok = shared.violations.length === 0;
-    print(ok ? `soak ok: seed ${options.seed}, ${options.minutes} min, ${world.step} steps, 0 violations`
+    const ran = endedEarly ? `${Math.round((Date.now() - startedMs) / 60_000)} of ${options.minutes} min (ended by a signal)` : `${options.minutes} min`;
+    print(ok ? `soak ok: seed ${options.seed}, ${ran}, ${world.step} steps, 0 violations`
       : `SOAK FAILED: seed ${options.seed}, ${shared.violations.length} violations (${[...new Set(shared.violations.map((v) => v.invariant))].join(", ")})`);
     return { ok, violations: shared.violations, stats: shared.stats, lines };
   } finally {
