@@ -135,9 +135,12 @@ describe("faults of a test host's link", () => {
     const { socket } = await connectPeer(healthyClientTimeoutMs);
     const fault = track(await partition(host, { response: "drop" }));
     expect(await exchange(socket, "lost?", faultedClientTimeoutMs)).toBe("timeout");
+    // TCP retransmits the request once the path is back: the same connection answers. Listened
+    // for before the heal: the answer can arrive while heal() waits for its nft command, and a
+    // flowing socket with no 'data' listener drops it (CI once waited 600 s for it).
+    const answered = once(socket, "data");
     await fault.heal();
-    // TCP retransmits the request once the path is back: the same connection answers.
-    const [answer] = (await once(socket, "data")) as [Buffer];
+    const [answer] = (await answered) as [Buffer];
     expect(answer.toString()).toBe("lost?");
     socket.destroy();
   });
