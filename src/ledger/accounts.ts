@@ -53,17 +53,7 @@ export async function findAccounts(tx: Queryable, tenantId: string, accountIds: 
 
 /** The tenant's accounts, first by id, at most limits.ledger.accountsListedMax of them. */
 export async function listAccounts(db: Queryable, tenantId: string): Promise<Account[]> {
-  const { rows } = await db.query<{ account_id: string; kind: AccountKind; currency: string }>(
-    `SELECT account_id, kind, currency
-       FROM account
-      WHERE tenant_id = $1
-      ORDER BY account_id
-      LIMIT $2`,
-    [tenantId, limits.ledger.accountsListedMax],
-  );
-  return rows.map((r) => ({
-    tenantId, accountId: r.account_id, kind: r.kind, currency: r.currency,
-  }));
+  return (await accountsPage(db, tenantId, { limit: limits.ledger.accountsListedMax })).accounts;
 }
 
 /**
@@ -74,7 +64,8 @@ export async function accountsPage(
   db: Queryable, tenantId: string,
   page: { afterAccountId?: string; kind?: AccountKind; limit: number },
 ): Promise<{ accounts: Account[]; hasMore: boolean }> {
-  assert(page.limit >= 1 && page.limit <= limits.ledger.accountsPageMax, "a page is bounded");
+  assert(page.limit >= 1 && page.limit <= Math.max(limits.ledger.accountsPageMax,
+    limits.ledger.accountsListedMax), "a page is bounded");
   const { rows } = await db.query<{ account_id: string; kind: AccountKind; currency: string }>(
     `SELECT account_id, kind, currency
        FROM account
