@@ -31,8 +31,22 @@ export interface SftpPollerOptions {
   ingest?: IngestOptions;
   /** The partner's lease in a fleet (docs/decisions/0072): each receipt checks it. */
   fence?: ReceiptFence;
-  /** limits.ingest's SFTP timeouts unless given (tests shorten them). */
-  timeouts?: { operationMs: number; keepaliveIntervalMs: number };
+  /** limits.ingest's SFTP timeouts where not given (tests shorten them). */
+  timeouts?: Partial<SftpTimeouts>;
+}
+
+export interface SftpTimeouts {
+  operationMs: number;
+  keepaliveIntervalMs: number;
+  /** A network step waiting longer than this makes the poller not ready (health()). */
+  stepStallMs: number;
+}
+
+/** A poll's step in progress: a network step is judged by stepStallMs, processing is not. */
+interface PollStep {
+  name: string;
+  network: boolean;
+  sinceMs: number;
 }
 
 /** What a partner's file is, for its receipt's claim: its name, size and time in the listing. */
@@ -61,10 +75,18 @@ export class SftpPoller {
   private lastFailure = "";
   private succeeded = false;
   private stopped = false;
+  private step: PollStep | undefined;
   private readonly pattern: RegExp;
+  private readonly timeouts: SftpTimeouts;
 
   constructor(private readonly options: SftpPollerOptions) {
     this.pattern = new RegExp(options.source.namePattern);
+    this.timeouts = {
+      operationMs: limits.ingest.sftpTimeoutMs,
+      keepaliveIntervalMs: limits.ingest.sftpKeepaliveIntervalMs,
+      stepStallMs: limits.ingest.sftpStepStallMs,
+      ...options.timeouts,
+    };
   }
 
   start(): void {
@@ -99,9 +121,17 @@ export class SftpPoller {
     this.timer.unref();
   }
 
-  /** For /readyz: polling means the last poll succeeded; a failing partner is named with its error. */
+  /**
+   * For /readyz: polling means the last poll succeeded and the poll under way is not stuck in a
+   * network step; a failing or stuck partner is named with its error or its step.
+   */
   health(): { ok: boolean; reason?: string } {
     const name = `SFTP partner ${this.options.partner.name} (${this.options.source.host}:${this.options.source.port})`;
+    const step = this.step;
+    const waitedMs = step === undefined ? 0 : Date.now() - step.sinceMs;
+    if (step?.network === true && waitedMs > this.timeouts.stepStallMs) {
+      return { ok: false, reason: `${name}: a poll is stuck in ${step.name} for ${Math.round(waitedMs / 1000)} s` };
+    }
     if (this.failures > 0) return { ok: false, reason: `${name}: ${this.failures} consecutive polls failed, the last with: ${this.lastFailure}` };
     if (!this.succeeded) return { ok: false, reason: `${name}: no poll has finished yet` };
     return { ok: true };
@@ -118,13 +148,11 @@ export class SftpPoller {
     // A paused partner (incident) is not even connected to; its files wait on its server.
     if (await isSourcePaused(this.options.pool, this.options.tenantId, `partner:${this.options.partner.partnerId}`)) return result;
     const client = new SftpClient(`clearline-${this.options.partner.name}`);
-    const timeouts = this.options.timeouts ?? {
-      operationMs: limits.ingest.sftpTimeoutMs,
-      keepaliveIntervalMs: limits.ingest.sftpKeepaliveIntervalMs,
-    };
+    const { timeouts } = this;
     let mismatch: HostKeyMismatch | undefined;
     try {
       const privateKey = await readFile(source.privateKeyPath);
+      this.enter("connect", true);
       try {
         await client.connect({
           host: source.host, port: source.port, username: source.username, privateKey,
@@ -141,6 +169,7 @@ export class SftpPoller {
       } catch (error) {
         throw mismatch ?? error;
       }
+      this.enter("list", true);
       const listing = await client.list(source.inbox);
       const names = new Set(listing.map((f) => f.name));
       const candidates = listing
@@ -167,8 +196,14 @@ export class SftpPoller {
     } finally {
       // end() waits for the server's close: on a dead connection it is bounded, never awaited
       // for ever (the socket is destroyed with the client either way).
+      this.enter("end", true);
       await endWithin(client, timeouts.operationMs);
+      this.step = undefined;
     }
+  }
+
+  private enter(name: string, network: boolean): void {
+    this.step = { name, network, sinceMs: Date.now() };
   }
 
   /** Receives one file and archives it; undefined when its processing stopped before the end. */
@@ -183,6 +218,7 @@ export class SftpPoller {
     await mkdir(this.options.spoolFolder, { recursive: true });
     const spooled = path.join(this.options.spoolFolder, localName);
     const partial = `${spooled}.part`;
+    this.enter(`download of ${name}`, true);
     await client.fastGet(remote, partial);
     await rename(partial, spooled);
     const arrival = {
@@ -191,6 +227,7 @@ export class SftpPoller {
       ...(fence ? { fence } : {}),
     };
     const options = { ...this.options.ingest, isStopped: () => this.stopped };
+    this.enter(`processing of ${name}`, false);
     const report = await ingestArrival(pool, arrival, options);
     if (!report.ok) throw new Error(`${name}: ${report.error.code}: ${report.error.message}`);
     // Stopped between two chunks: the remote file stays in the inbox; its receipt is found again.
@@ -198,6 +235,7 @@ export class SftpPoller {
     sftpFilesTaken.inc({ partner: partner.name });
     logger.info({ file: name, fileId: report.value.file_id, status: report.value.status, outcomes: report.value.outcomes }, "SFTP file ingested");
     // Only now, after the commit: archive (or delete) the remote file and its marker.
+    this.enter(`archive of ${name}`, true);
     const marker = source.doneMarkerSuffix ? `${remote}${source.doneMarkerSuffix}` : undefined;
     if (report.value.status === "rejected") {
       // A refused file is kept apart from the archive (never deleted): the partner finds it beside

@@ -6,6 +6,7 @@ import type { SftpPartnerSource } from "../../src/config/sources-config.ts";
 import { createLogger } from "../../src/observability/logger.ts";
 import { SftpPoller } from "../../src/sources/sftp.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
+import { eventually } from "../support/eventually.ts";
 import { startFaultProxy, type FaultProxy } from "../support/net/index.ts";
 import {
   fingerprintOf, newKeyPair, startSftpServer, type TestSftpServer,
@@ -97,5 +98,26 @@ describe("an SFTP poll cut by the network", () => {
     }
     while (readdirSync(path.join(root, "inbox")).length > 0) await sftp.poll();
     expect((await balances(db.pool, scene.tenantId))[settlementOf(scene)]).toBe(150_000n);
+  }, 120_000);
+
+  // The keepalive ends a poll on a silent server; had it not (a server that answers keepalives
+  // but nothing else), the soak's seed 7 saw /readyz say ready while the partner's files waited.
+  it("is not ready while a poll waits past its bound in a network step, and ready once it ends",
+    async () => {
+    writeFileSync(path.join(root, "inbox", "stuck.ach"), fixture("ach/original.ach"));
+    const sftp = new SftpPoller({
+      pool: db.pool, tenantId: scene.tenantId, partner: scene.partner, source,
+      spoolFolder: mkdtempSync(path.join(tmpdir(), "clearline-spool-")), logger: quiet,
+      timeouts: { operationMs: 600_000, keepaliveIntervalMs: 600_000, stepStallMs: 300 },
+    });
+    proxy.stall({ direction: "toClient", afterBytes: 1_500 });
+    sftp.start();
+    await eventually(() => /a poll is stuck in \w+ for \d+ s/.test(sftp.health().reason ?? ""));
+    await proxy.heal();
+    // Ready again once a poll ends; the file is taken at the next listing that finds it stable.
+    await eventually(() => sftp.health().ok);
+    await eventually(() => !readdirSync(path.join(root, "inbox")).includes("stuck.ach"));
+    expect(sftp.health()).toEqual({ ok: true });
+    await sftp.stop();
   }, 120_000);
 });

@@ -49,6 +49,11 @@ export const ingestLimits = {
   // about 20 s instead of holding it until TCP gives up (minutes, or never on an idle read).
   sftpKeepaliveIntervalMs: 5_000,
   sftpKeepaliveCountMax: 3,
+  // SFTP: a poll whose network step (connect, list, download, archive) has waited longer than this
+  // makes /readyz not ready, naming the step: past three operation timeouts, every bound the
+  // client sets has failed to end it, so the partner's files wait behind a hung poll (the soak's
+  // seed 7 found one). Processing a downloaded file is not a network step and is not judged.
+  sftpStepStallMs: 60_000,
   // SFTP: how often a partner's inbox is listed when things go well.
   sftpPollIntervalMs: 30_000,
   // SFTP: backoff after a failure doubles from the poll interval up to this bound (10 minutes).
