@@ -4,8 +4,8 @@
  */
 export const soakBounds = {
   minutesMax: 24 * 60,           // a day-long soak is one command; the bound only catches a typo
-  quietMinMs: 1_000,             // between a recovery and the next fault: the workload runs clean
-  quietMaxMs: 3_000,
+  quietMinMs: 500,               // between a recovery and the next fault: the workload runs clean
+  quietMaxMs: 2_000,             // (besides the steps during the checks before and after a fault)
   faultMinMs: 1_000,             // how long a fault stays before its heal
   faultMaxMs: 4_000,             // short enough that ten of each kind fit in 30 minutes (a cycle under 18 s)
   proxyDelayMinMs: 100,          // the fault proxy's delay per chunk toward and from PostgreSQL
