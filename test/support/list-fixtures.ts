@@ -1,4 +1,7 @@
 import type { Pool } from "../../src/db/pool.ts";
+import { withTransaction } from "../../src/db/transaction.ts";
+import { postTransfers, type Transfer } from "../../src/ledger/index.ts";
+import { transferOf } from "./ledger-fixtures.ts";
 
 /**
  * Many rows of one list at once, set-based (one statement each), for the tests that page through
@@ -89,6 +92,7 @@ export async function insertReviews(
   pool: Pool, rows: FixtureRows & { partnerId: string; fileId: string },
 ): Promise<string[]> {
   await pool.query(
+    // The items of one file take record indexes from 1, as a file's held records do.
     `INSERT INTO record_review (tenant_id, review_id, reason, natural_key, fingerprint, file_id,
                                 record_index, partner_id, record, created_at)
      SELECT $1, ${idOf(rows.prefix, "g")}, CASE WHEN g % 10 = 0 THEN 'suspect' ELSE 'conflict' END,
@@ -114,4 +118,23 @@ export async function insertDifferences(
        FROM generate_series(1, $2::int) g`,
     [rows.tenantId, rows.count, rows.accountId]);
   return fixtureIds(rows);
+}
+
+/**
+ * Transfers from `from` to `to` posted through the ledger's front door, `perTransaction` in each
+ * transaction (one batch of postTransfers each), keys `${prefix}00001`..: a list of them follows
+ * the posting transactions, then the keys.
+ */
+export async function postFixtureTransfers(
+  pool: Pool, rows: { tenantId: string; prefix: string; count: number; perTransaction: number },
+  extra: Partial<Transfer> = {},
+): Promise<string[]> {
+  const keys = fixtureIds(rows);
+  for (let start = 0; start < keys.length; start += rows.perTransaction) {
+    const batch = keys.slice(start, start + rows.perTransaction)
+      .map((key) => ({ transfer: transferOf(rows.tenantId, key, "bank-a", "bank-b", 100n, extra) }));
+    const posted = await withTransaction(pool, (tx) => postTransfers(tx, batch));
+    for (const { outcome } of posted) if (!outcome.ok) throw new Error(outcome.error.message);
+  }
+  return keys;
 }
