@@ -23,8 +23,11 @@ export function readListQuery<T extends { cursor?: string | undefined }>(
   const { cursor } = parsed.data;
   const after = cursor === undefined ? undefined : decodePlaceCursor(cursor);
   if (cursor !== undefined && after === undefined) {
-    return { ok: false, reply: problemReply("REQUEST_INVALID", "the cursor is not one this API gave out",
-      { errors: [{ field: "cursor", message: "unknown cursor" }] }) };
+    const errors = [{ field: "cursor", message: "unknown cursor" }];
+    return {
+      ok: false,
+      reply: problemReply("REQUEST_INVALID", "the cursor is not one this API gave out", { errors }),
+    };
   }
   return { ok: true, query: parsed.data, after };
 }
@@ -37,6 +40,8 @@ export function listReply<T>(page: ListPage<T>, view: (item: T) => unknown): Rep
     next_cursor: page.next === null ? null : encodePlaceCursor(page.next),
   });
 }
+
+const EXAMPLE_CURSOR = "djE6MTc2NDkwMDAwMDAwMDAwMC9leGFtcGxl";
 
 /** The OpenAPI answer of a list of `item`, with an example page of one. */
 export function listAnswer(
@@ -52,7 +57,7 @@ export function listAnswer(
         next_cursor: { type: ["string", "null"] },
       },
     },
-    example: { data: [example], has_more: true, next_cursor: "djE6MTc2NDkwMDAwMDAwMDAwMC9leGFtcGxl" },
+    example: { data: [example], has_more: true, next_cursor: EXAMPLE_CURSOR },
   };
 }
 

@@ -46,7 +46,8 @@ export const fileItem = {
 };
 export const fileExample = {
   file_id: "fil_0123456789abcdef0123", name: "original.ach", format: "ach", status: "done",
-  records: 2, outcomes: { applied: 2, duplicate: 0, conflict: 0, suspect: 0, rejected: 0, orphan: 0 },
+  records: 2,
+  outcomes: { applied: 2, duplicate: 0, conflict: 0, suspect: 0, rejected: 0, orphan: 0 },
   errors: [], warnings: [], partner: "acme-bank", source: "sftp", size_bytes: 1880,
   received_at: "2026-12-05T14:00:00.000Z", identity: null, correction_of: null,
   same_bytes_as: null, repeats_decided: 0,
@@ -58,7 +59,9 @@ export const fileRecordItem = {
   properties: {
     file_id: text, index: { type: "integer", description: "1 for the file's first record" },
     position: text, natural_key: maybeText,
-    outcome: { type: "string", enum: ["applied", "duplicate", "conflict", "suspect", "rejected", "orphan"] },
+    outcome: {
+      type: "string", enum: ["applied", "duplicate", "conflict", "suspect", "rejected", "orphan"],
+    },
     code: maybeText, detail: maybeText, kind: maybeText, amount_minor: maybeText,
     currency: maybeText, original_ref: maybeText, transfer_key: maybeText,
     review: { type: ["object", "null"], properties: { id: text, state: maybeText } },

@@ -256,7 +256,9 @@ export async function filesPage(
 }
 
 /** Whether the tenant received a file with this id. */
-export async function fileExists(db: Queryable, tenantId: string, fileId: string): Promise<boolean> {
+export async function fileExists(
+  db: Queryable, tenantId: string, fileId: string,
+): Promise<boolean> {
   const { rows } = await db.query(
     "SELECT 1 FROM received_file WHERE tenant_id = $1 AND file_id = $2", [tenantId, fileId]);
   return rows.length > 0;

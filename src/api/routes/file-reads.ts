@@ -20,7 +20,10 @@ const listSchema = routeSchema({
     + "received range)",
   tags: ["files"], auth: "api_key", query: fileListQuery,
   ok: { 200: listAnswer("file", fileItem, fileExample) },
-  problems: { 400: "request_invalid: a limit out of bounds, a cursor it did not give, or an unknown status or source" },
+  problems: {
+    400: "request_invalid: a limit out of bounds, a cursor it did not give, or an unknown "
+      + "status or source",
+  },
 });
 const recordsSchema = routeSchema({
   operationId: "listFileRecords",
@@ -60,7 +63,8 @@ export function registerFileReads(app: FastifyInstance, deps: { pool: Pool }): v
     return send(reply, listReply(page, (file) => file));
   });
 
-  app.get<{ Params: { id: string } }>("/v1/files/:id/records", { schema: recordsSchema }, async (request, reply) => {
+  const records = { schema: recordsSchema };
+  app.get<{ Params: { id: string } }>("/v1/files/:id/records", records, async (request, reply) => {
     const read = readListQuery(fileRecordListQuery, request.query, "file record list");
     if (!read.ok) return send(reply, read.reply);
     const tenantId = tenantOf(request).tenantId;
@@ -86,7 +90,8 @@ export function registerFileReads(app: FastifyInstance, deps: { pool: Pool }): v
   });
 
   const getOne = { schema: recordSchema };
-  app.get<{ Params: { id: string; index: string } }>("/v1/files/:id/records/:index", getOne, async (request, reply) => {
+  type RecordParams = { Params: { id: string; index: string } };
+  app.get<RecordParams>("/v1/files/:id/records/:index", getOne, async (request, reply) => {
     const tenantId = tenantOf(request).tenantId;
     const { id: fileId, index } = request.params;
     if (!(await fileExists(deps.pool, tenantId, fileId))) {
@@ -97,7 +102,8 @@ export function registerFileReads(app: FastifyInstance, deps: { pool: Pool }): v
       { afterIndex: wanted - 1, outcome: null, rowsMax: 1 });
     const row = rows[0];
     if (!row || row.index !== wanted) {
-      return send(reply, problemReply("FILE_RECORD_NOT_FOUND", `file ${fileId} has no record ${index}`));
+      const detail = `file ${fileId} has no record ${index}`;
+      return send(reply, problemReply("FILE_RECORD_NOT_FOUND", detail));
     }
     return send(reply, jsonReply(200, fileRecordView(fileId, row)));
   });

@@ -48,7 +48,10 @@ const differencesSchema = routeSchema({
     + "state, reason, account, found range)",
   tags, auth: "api_key", query: differenceListQuery,
   ok: { 200: listAnswer("difference", differenceItem, differenceExample) },
-  problems: { 400: "request_invalid: a limit out of bounds, a cursor it did not give, or an unknown state or reason" },
+  problems: {
+    400: "request_invalid: a limit out of bounds, a cursor it did not give, or an unknown state "
+      + "or reason",
+  },
 });
 const differenceSchema = routeSchema({
   operationId: "getReconciliationDifference", summary: "One difference, open or decided", tags,
@@ -195,7 +198,8 @@ function registerImportRoute(app: FastifyInstance, deps: { pool: Pool }): void {
 
 /** GET /v1/reconciliations/differences (a page) and GET /v1/reconciliations/differences/{id}. */
 function registerDifferenceReads(app: FastifyInstance, deps: { pool: Pool }): void {
-  app.get("/v1/reconciliations/differences", { schema: differencesSchema }, async (request, reply) => {
+  const list = { schema: differencesSchema };
+  app.get("/v1/reconciliations/differences", list, async (request, reply) => {
     const read = readListQuery(differenceListQuery, request.query, "difference list");
     if (!read.ok) return send(reply, read.reply);
     const { query } = read;
@@ -211,7 +215,9 @@ function registerDifferenceReads(app: FastifyInstance, deps: { pool: Pool }): vo
   app.get<{ Params: { id: string } }>("/v1/reconciliations/differences/:id", getOne, async (request, reply) => {
     const { id } = request.params;
     const difference = await findDifference(deps.pool, tenantOf(request).tenantId, id);
-    if (!difference) return send(reply, problemReply("RECON_DIFFERENCE_UNKNOWN", `no difference ${id}`));
+    if (!difference) {
+      return send(reply, problemReply("RECON_DIFFERENCE_UNKNOWN", `no difference ${id}`));
+    }
     return send(reply, jsonReply(200, differenceView(difference)));
   });
 }

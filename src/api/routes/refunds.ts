@@ -25,7 +25,9 @@ const listRefundsSchema = routeSchema({
     + "created range)",
   tags: ["payments"], auth: "api_key", query: refundListQuery,
   ok: { 200: listAnswer("refund", refundItem, refundExample) },
-  problems: { 400: "request_invalid: a limit out of bounds, a cursor it did not give, or an unknown status" },
+  problems: {
+    400: "request_invalid: a limit out of bounds, a cursor it did not give, or an unknown status",
+  },
 });
 const getRefundSchema = routeSchema({
   operationId: "getRefund", summary: "A refund", tags: ["payments"], auth: "api_key",
@@ -91,8 +93,9 @@ function registerRefundReads(app: FastifyInstance, deps: ApiDependencies): void 
 
   const getOne = { schema: getRefundSchema };
   app.get<{ Params: { id: string } }>("/v1/refunds/:id", getOne, async (request, reply) => {
-    const refund = await findRefundById(deps.pool, tenantOf(request).tenantId, request.params.id);
-    if (!refund) return send(reply, problemReply("REFUND_NOT_FOUND", `no refund ${request.params.id}`));
+    const { id } = request.params;
+    const refund = await findRefundById(deps.pool, tenantOf(request).tenantId, id);
+    if (!refund) return send(reply, problemReply("REFUND_NOT_FOUND", `no refund ${id}`));
     return send(reply, jsonReply(200, refundView(refund)));
   });
 }

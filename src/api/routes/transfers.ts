@@ -14,7 +14,9 @@ const listSchema = routeSchema({
     + "(filters: kind, value date range, posted range)",
   tags: ["accounts"], auth: "api_key", query: transferListQuery,
   ok: { 200: listAnswer("transfer", transferItem, transferExample) },
-  problems: { 400: "request_invalid: a limit out of bounds, a cursor it did not give, or a date that is none" },
+  problems: {
+    400: "request_invalid: a limit out of bounds, a cursor it did not give, or a date that is none",
+  },
 });
 const getSchema = routeSchema({
   operationId: "getTransfer", summary: "One ledger transfer by its key, with its legs",
@@ -40,7 +42,8 @@ export function registerTransferRoutes(app: FastifyInstance, deps: ApiDependenci
     return send(reply, listReply(page, transferView));
   });
 
-  app.get<{ Params: { key: string } }>("/v1/transfers/:key", { schema: getSchema }, async (request, reply) => {
+  const getOne = { schema: getSchema };
+  app.get<{ Params: { key: string } }>("/v1/transfers/:key", getOne, async (request, reply) => {
     const { key } = request.params;
     const transfer = await findTransfer(deps.pool, tenantOf(request).tenantId, key);
     if (!transfer) return send(reply, problemReply("TRANSFER_NOT_FOUND", `no transfer ${key}`));
