@@ -14,10 +14,11 @@ export interface TransferPageQuery {
 }
 
 /**
- * A page of the tenant's transfers with their legs, in the order their transactions began (the
- * transaction id each transfer row keeps, indexed since 0001) and then by key: a transaction that
- * begins later has a larger id, so transfers posted while a client pages come after the ones it
- * began with. The ledger's hot path gains no index for this.
+ * A page of the tenant's transfers with their legs, in the order of the transactions that posted
+ * them (the transaction id each transfer row keeps, indexed since 0001: given at a transaction's
+ * first write, growing within a cluster's history) and then by key, so transfers posted while a
+ * client pages come after the ones it began with (docs/decisions/0105, with the caveat of a
+ * logical restore). The ledger's hot path gains no index for this.
  */
 export async function transfersPage(
   db: Queryable, tenantId: string, query: TransferPageQuery,
