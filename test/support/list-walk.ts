@@ -38,3 +38,40 @@ export async function allIds(
 ): Promise<string[]> {
   return (await walkList(client, path, idOf, async () => {})).seen;
 }
+
+/** What arrives between the pages of a walk, each call returning the ids it added. */
+export interface Arrivals {
+  /** Items that sort after every existing one (created later): a walk sees them at its end. */
+  after(pageNumber: number): Promise<string[]>;
+  /** Items that sort before the walk's place (a late commit): the next walk sees them. */
+  before?(pageNumber: number): Promise<string[]>;
+  /** Items placed among the existing ones: seen once if ahead of the walk's place, else not. */
+  among?(pageNumber: number): Promise<string[]>;
+}
+
+/**
+ * Walks a list of `existing` items (at least ten pages of them) while items arrive between its
+ * pages, and holds it to the paging contract: no item twice, every existing one seen in its
+ * order, those added after them seen at the end in order (but for the last page's: they arrived
+ * after the walk ended), none of those that sort before the walk's place.
+ */
+export async function expectStablePagingWhileItemsArrive(
+  client: ApiClient, path: string, idOf: (item: Record<string, unknown>) => string,
+  existing: readonly string[], arrivals: Arrivals,
+): Promise<void> {
+  const afterByPage: string[][] = [];
+  const before: string[] = [];
+  const { seen, pages } = await walkList(client, path, idOf, async (pageNumber) => {
+    afterByPage.push(await arrivals.after(pageNumber));
+    if (arrivals.before) before.push(...await arrivals.before(pageNumber));
+    if (arrivals.among) await arrivals.among(pageNumber);
+  });
+  expectStableWalk(seen, existing);
+  const existingIds = new Set(existing);
+  expect(seen.filter((id) => existingIds.has(id))).toEqual(existing);
+  expect(pages).toBeGreaterThanOrEqual(10);
+  const afterIds = new Set(afterByPage.flat());
+  expect(seen.filter((id) => afterIds.has(id))).toEqual(afterByPage.slice(0, -1).flat());
+  const beforeIds = new Set(before);
+  expect(seen.filter((id) => beforeIds.has(id))).toEqual([]);
+}
