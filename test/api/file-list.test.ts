@@ -6,7 +6,9 @@ import { ApiClient } from "../support/api-client.ts";
 import { givenTenant, startTestApi, type TestApi } from "../support/api-server.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { insertFileRecords, insertFiles } from "../support/list-fixtures.ts";
-import { allIds, expectStablePagingWhileItemsArrive } from "../support/list-walk.ts";
+import {
+  allIds, expectNotFound, expectQueriesRefused, expectStablePagingWhileItemsArrive,
+} from "../support/list-walk.ts";
 
 /**
  * Browsing files over HTTP (issue 33 item 7): GET /v1/files pages by cursor, the oldest received
@@ -76,11 +78,7 @@ describe("the file list, a file's records and a record by index", () => {
 
   it("refuses a cursor it did not give out, a limit out of bounds and an unknown status or source, with 400", async () => {
     const { client } = await tenant("files-refusals");
-    for (const query of ["cursor=bm90LWEtY3Vyc29y", `limit=${limits.http.listPageItemsMax + 1}`, "status=lost", "source=fax"]) {
-      const answer = await client.get(`/v1/files?${query}`);
-      expect(answer.status, query).toBe(400);
-      expect(answer.json.code, query).toBe("request_invalid");
-    }
+    await expectQueriesRefused(client, "/v1/files", ["cursor=bm90LWEtY3Vyc29y", `limit=${limits.http.listPageItemsMax + 1}`, "status=lost", "source=fax"]);
   });
 
   it("reads one file with every field of its list item, and answers 404 for an unknown id and for another tenant's", async () => {
@@ -94,11 +92,7 @@ describe("the file list, a file's records and a record by index", () => {
     // The file's own document is its list item and more: its records' outcomes, a correction's drops.
     expect(read.json).toMatchObject(listed);
     expect(listed).toMatchObject({ file_id: "fil_m00001", partner: "files-mine-bank", status: "done" });
-    for (const id of ["fil_nobody", "fil_t00001"]) {
-      const missing = await mine.client.get(`/v1/files/${id}`);
-      expect(missing.status, id).toBe(404);
-      expect(missing.json.code, id).toBe("file_not_found");
-    }
+    await expectNotFound(mine.client, ["fil_nobody", "fil_t00001"].map((id) => `/v1/files/${id}`), "file_not_found");
   });
 
   it("pages through a file's 10,000 records in file order while more are recorded: none twice, none skipped", async () => {
@@ -149,11 +143,7 @@ describe("the file list, a file's records and a record by index", () => {
     expect(read.status).toBe(200);
     expect(read.json).toEqual(listed);
     expect(read.json).toMatchObject({ file_id: fileId, index: 2, position: "line 4", outcome: "applied", review: null });
-    for (const index of ["4", "0", "two"]) {
-      const missing = await mine.client.get(`/v1/files/${fileId}/records/${index}`);
-      expect(missing.status, index).toBe(404);
-      expect(missing.json.code, index).toBe("file_record_not_found");
-    }
+    await expectNotFound(mine.client, ["4", "0", "two"].map((index) => `/v1/files/${fileId}/records/${index}`), "file_record_not_found");
     const foreign = await mine.client.get(`/v1/files/${otherFile}/records/1`);
     expect(foreign.status).toBe(404);
     expect(foreign.json.code).toBe("file_not_found");

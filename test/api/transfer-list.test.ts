@@ -5,7 +5,9 @@ import { givenTenant, startTestApi, type TestApi } from "../support/api-server.t
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenAccounts } from "../support/ledger-fixtures.ts";
 import { postFixtureTransfers } from "../support/list-fixtures.ts";
-import { allIds, expectStablePagingWhileItemsArrive } from "../support/list-walk.ts";
+import {
+  allIds, expectNotFound, expectQueriesRefused, expectStablePagingWhileItemsArrive,
+} from "../support/list-walk.ts";
 
 /**
  * Browsing the ledger's transfers over HTTP (issue 33 item 7): GET /v1/transfers pages by cursor
@@ -70,11 +72,7 @@ describe("the transfer list and the transfer by key", () => {
 
   it("refuses a cursor it did not give out, a limit out of bounds and a value date that is none, with 400", async () => {
     const { client } = await tenant("transfers-refusals");
-    for (const query of ["cursor=bm90LWEtY3Vyc29y", `limit=${limits.http.listPageItemsMax + 1}`, "value_from=2026-13-01"]) {
-      const answer = await client.get(`/v1/transfers?${query}`);
-      expect(answer.status, query).toBe(400);
-      expect(answer.json.code, query).toBe("request_invalid");
-    }
+    await expectQueriesRefused(client, "/v1/transfers", ["cursor=bm90LWEtY3Vyc29y", `limit=${limits.http.listPageItemsMax + 1}`, "value_from=2026-13-01"]);
   });
 
   it("reads one transfer with its legs in the shape of its list item, and answers 404 for an unknown key and for another tenant's", async () => {
@@ -93,10 +91,6 @@ describe("the transfer list and the transfer by key", () => {
         { account: "bank-b", direction: "credit", amount: "1.00", currency: "USD" },
       ],
     });
-    for (const key of ["api:nobody:debit", "api:order-9:00001"]) {
-      const missing = await mine.client.get(`/v1/transfers/${encodeURIComponent(key)}`);
-      expect(missing.status, key).toBe(404);
-      expect(missing.json.code, key).toBe("transfer_not_found");
-    }
+    await expectNotFound(mine.client, ["api:nobody:debit", "api:order-9:00001"].map((key) => `/v1/transfers/${encodeURIComponent(key)}`), "transfer_not_found");
   });
 });

@@ -75,3 +75,25 @@ export async function expectStablePagingWhileItemsArrive(
   const beforeIds = new Set(before);
   expect(seen.filter((id) => beforeIds.has(id))).toEqual([]);
 }
+
+/** Each query of the list refused with 400 request_invalid, nothing listed. */
+export async function expectQueriesRefused(
+  client: ApiClient, path: string, queries: readonly string[],
+): Promise<void> {
+  for (const query of queries) {
+    const answer = await client.get(`${path}?${query}`);
+    expect(answer.status, query).toBe(400);
+    expect(answer.json.code, query).toBe("request_invalid");
+  }
+}
+
+/** Each path answered 404 with the catalog code. */
+export async function expectNotFound(
+  client: ApiClient, paths: readonly string[], code: string,
+): Promise<void> {
+  for (const path of paths) {
+    const missing = await client.get(path);
+    expect(missing.status, path).toBe(404);
+    expect(missing.json.code, path).toBe(code);
+  }
+}
