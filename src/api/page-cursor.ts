@@ -1,4 +1,5 @@
 import { limits } from "../config/limits.ts";
+import type { ListPlace } from "../db/list-place.ts";
 
 /**
  * Cursor paging of the HTTP API's lists: a page ends at an item, and the next page starts after
@@ -19,4 +20,23 @@ export function decodePageCursor(cursor: string): string | undefined {
   if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
   const text = Buffer.from(cursor, "base64url").toString("utf8");
   return text.startsWith(CURSOR_VERSION) ? text.slice(CURSOR_VERSION.length) : undefined;
+}
+
+/**
+ * A cursor naming the place of an item in a list ordered by a monotonic position and then its id
+ * (src/db/list-place.ts): the next page starts after it.
+ */
+const PLACE_PATTERN = /^(\d{1,19})\/([\s\S]+)$/;
+const POSITION_MAX = 2n ** 63n - 1n; // a bigint column, and every transaction id there will be
+
+export function encodePlaceCursor(place: ListPlace): string {
+  return encodePageCursor(`${place.position}/${place.id}`);
+}
+
+/** The place a cursor starts after, or undefined when it is not a place this API gave out. */
+export function decodePlaceCursor(cursor: string): ListPlace | undefined {
+  const key = decodePageCursor(cursor);
+  const match = key === undefined ? null : PLACE_PATTERN.exec(key);
+  if (!match?.[1] || match[2] === undefined || BigInt(match[1]) > POSITION_MAX) return undefined;
+  return { position: match[1], id: match[2] };
 }

@@ -17,7 +17,11 @@ export type RouteAuth = "api_key" | "session" | "session_csrf" | "public";
  * What the route answers: a description, or a description and the JSON Schema of the body, sent
  * as application/json unless a media type is named (the Prometheus text of /metrics).
  */
-export type Answer = string | { description: string; schema: JsonSchema; mediaType?: string };
+export type Answer = string | {
+  description: string; schema: JsonSchema; mediaType?: string;
+  /** An example body, shown by the reference page (it must match the schema: Redocly checks). */
+  example?: unknown;
+};
 
 /**
  * The document's tags, each with its description (the top-level `tags` list). A route names only
@@ -129,7 +133,11 @@ const withProblemContent = (description: string) => ({ description, content: { "
 function answerOf(status: string, answer: Answer): unknown {
   if (typeof answer !== "string") {
     const mediaType = answer.mediaType ?? "application/json";
-    return { description: answer.description, content: { [mediaType]: { schema: answer.schema } } };
+    const example = answer.example === undefined ? {} : { example: answer.example };
+    return {
+      description: answer.description,
+      content: { [mediaType]: { schema: answer.schema, ...example } },
+    };
   }
   if (status === "204") return { description: answer, type: "null" };
   return { description: answer, content: { "application/json": { schema: { type: "object" } } } };

@@ -51,8 +51,6 @@ export const balanceQuery = z.strictObject({
   kind: z.enum(["booked", "settled", "available"]).optional(),
 });
 
-export const paymentQuery = z.strictObject({ client_reference: clientReference });
-
 /** GET /v1/accounts: a page of accounts, optionally of one kind, after a cursor. */
 export const accountListQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(limits.ledger.accountsPageMax)

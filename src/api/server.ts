@@ -32,6 +32,7 @@ import { registerConsoleRoutes } from "./console/routes.ts";
 import { registerOperationsRoutes } from "./routes/operations.ts";
 import { registerReviewRoutes } from "./routes/reviews.ts";
 import { registerRecordRoutes } from "./routes/records.ts";
+import { registerTransferRoutes } from "./routes/transfers.ts";
 
 export interface HttpDependencies {
   pool: Pool;
@@ -129,6 +130,7 @@ export function buildHttpServer(deps: HttpDependencies): FastifyInstance {
     registerRefundRoutes(routes, deps);
     registerReviewRoutes(routes, deps);
     registerRecordRoutes(routes, deps);
+    registerTransferRoutes(routes, deps);
     registerOperationsRoutes(routes, deps);
     registerConsoleRoutes(routes, deps);
     for (const register of deps.extraRoutes ?? []) register(routes);

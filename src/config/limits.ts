@@ -60,6 +60,8 @@ assert(iso8583Limits.inboundSignOnTimeoutMs * 10 <= iso8583Limits.inboundIdleTim
   "the sign-on deadline is far below the idle timeout");
 // A stalled frame is closed long before an idle link would be.
 assert(iso8583Limits.inboundFrameStartedTimeoutMs * 10 <= iso8583Limits.inboundIdleTimeoutMs, "the started-frame deadline is far below the idle timeout");
+assert(httpLimits.listPageItemsDefault <= httpLimits.listPageItemsMax,
+  "a list's default page is within its bound");
 assert(httpLimits.paymentBatchRequestsMax <= httpLimits.paymentBatchQueueMax, "a full payment batch fits in the queue it is taken from");
 assert(iso8583Limits.inboundBatchMessagesMax <= iso8583Limits.inboundBatchQueueMax, "a full batch of originals fits in the queue it is taken from");
 

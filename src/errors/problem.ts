@@ -22,6 +22,10 @@ const statusByCode: Partial<Record<ErrorCode, number>> = {
   ACCOUNT_NOT_FOUND: 404,
   PAYMENT_NOT_FOUND: 404,
   NOT_FOUND: 404,
+  REFUND_NOT_FOUND: 404,
+  TRANSFER_NOT_FOUND: 404,
+  FILE_NOT_FOUND: 404,
+  FILE_RECORD_NOT_FOUND: 404,
   INTERNAL_ERROR: 500,
   SERVICE_UNAVAILABLE: 503,
   OUTCOME_UNKNOWN: 503,     // may have been stored: the retry with the same key finds out (0078)

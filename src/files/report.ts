@@ -6,6 +6,9 @@ import { assert } from "../assert.ts";
 import { limits } from "../config/limits.ts";
 import { currentCode } from "../errors/catalog.ts";
 import type { Queryable } from "../db/pool.ts";
+import {
+  instantOfMicrosSql, microsOfSql, pageOf, rowsToAsk, type ListPage, type ListPlace,
+} from "../db/list-place.ts";
 import type { Finding } from "../errors/finding.ts";
 import { settlementDatesOf } from "../ledger/index.ts";
 import { partnerNamesOf } from "../partners/partners.ts";
@@ -212,6 +215,53 @@ export async function listFiles(db: Queryable, tenantId: string, options: { stat
     [tenantId, options.status ?? null, Math.min(options.limit ?? limits.ingest.listRowsMax, limits.ingest.listRowsMax)]);
   const partnerOf = await partnersOf(db, tenantId, rows);
   return rows.map((row) => reportFromRow(row, partnerOf(row), []));
+}
+
+/** What a page of the tenant's files is filtered by (GET /v1/files). */
+export interface FilePageQuery {
+  after?: ListPlace | undefined;
+  status?: FileReport["status"] | undefined;
+  partnerId?: string | undefined;
+  source?: string | undefined;
+  receivedFrom?: string | undefined;     // an instant, inclusive
+  receivedBefore?: string | undefined;   // an instant, exclusive
+  limit: number;
+}
+
+/**
+ * A page of the tenant's files as listed (the report without its correction's dropped records),
+ * the oldest first by receipt time and then id (the index of migration 0038), after a place.
+ */
+export async function filesPage(
+  db: Queryable, tenantId: string, query: FilePageQuery,
+): Promise<ListPage<FileReport>> {
+  const { rows } = await db.query<FileRow & { place: string }>(
+    `SELECT ${FILE_COLUMNS}, ${microsOfSql("f.received_at")} AS place
+       FROM received_file f
+      WHERE f.tenant_id = $1
+        AND ($2::text IS NULL OR (f.received_at, f.file_id) > (${instantOfMicrosSql("$2")}, $3))
+        AND ($4::text IS NULL OR f.status = $4)
+        AND ($5::text IS NULL OR f.partner_id = $5)
+        AND ($6::text IS NULL OR f.source = $6)
+        AND ($7::timestamptz IS NULL OR f.received_at >= $7)
+        AND ($8::timestamptz IS NULL OR f.received_at < $8)
+      ORDER BY f.received_at, f.file_id
+      LIMIT $9`,
+    [tenantId, query.after?.position ?? null, query.after?.id ?? null, query.status ?? null,
+      query.partnerId ?? null, query.source ?? null, query.receivedFrom ?? null,
+      query.receivedBefore ?? null, rowsToAsk(query.limit)]);
+  const partnerOf = await partnersOf(db, tenantId, rows);
+  return pageOf(rows, query.limit, (row) => reportFromRow(row, partnerOf(row), []),
+    (row) => ({ position: row.place, id: row.file_id }));
+}
+
+/** Whether the tenant received a file with this id. */
+export async function fileExists(
+  db: Queryable, tenantId: string, fileId: string,
+): Promise<boolean> {
+  const { rows } = await db.query(
+    "SELECT 1 FROM received_file WHERE tenant_id = $1 AND file_id = $2", [tenantId, fileId]);
+  return rows.length > 0;
 }
 
 export interface ReportedOutcome {

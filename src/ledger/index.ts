@@ -28,6 +28,7 @@ export {
   settlementDatesOf, storedTransfers, transferLegs, transfersWithLegs, type ShownTransfer,
 } from "./stored-transfers.ts";
 export type { Direction, Leg, Transfer } from "./transfer.ts";
+export { findTransfer, transfersPage, type TransferPageQuery } from "./transfer-pages.ts";
 export {
   ledgerStats, verifyLedger, type VerifyMode, type VerifyOptions, type VerifyReport,
 } from "./verify.ts";

@@ -19,15 +19,15 @@ export interface RefundRequest {
 
 export type RefundOutcome = { kind: "created"; refund: Refund } | { kind: "refused"; refusal: Refusal };
 
-interface RefundRow {
+export interface RefundRow {
   refund_id: string; client_reference: string; payment_id: string; status: "succeeded" | "declined"; decline_code: string | null;
   amount_minor: bigint; currency: string; created_at: string;
 }
 
-const REFUND_COLUMNS = `refund_id, client_reference, payment_id, status, decline_code, amount_minor, currency,
+export const REFUND_COLUMNS = `refund_id, client_reference, payment_id, status, decline_code, amount_minor, currency,
   to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
-function toRefund(row: RefundRow): Refund {
+export function toRefund(row: RefundRow): Refund {
   return {
     refundId: row.refund_id, clientReference: row.client_reference, paymentId: row.payment_id, status: row.status, declineCode: row.decline_code,
     amountMinor: row.amount_minor, currency: row.currency, createdAt: row.created_at,

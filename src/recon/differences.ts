@@ -1,3 +1,6 @@
+import {
+  instantOfMicrosSql, microsOfSql, pageOf, rowsToAsk, type ListPage, type ListPlace,
+} from "../db/list-place.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
@@ -48,6 +51,44 @@ export async function listOpenDifferences(db: Queryable, tenantId: string, accou
     [tenantId, accountId ?? null, rowsMax],
   );
   return rows.map(differenceOf);
+}
+
+/** What a page of the tenant's differences is filtered by (GET /v1/reconciliations/differences). */
+export interface DifferencePageQuery {
+  after?: ListPlace | undefined;
+  state?: Difference["state"] | undefined;
+  reason?: string | undefined;
+  accountId?: string | undefined;
+  seenFrom?: string | undefined;     // an instant, inclusive
+  seenBefore?: string | undefined;   // an instant, exclusive
+  limit: number;
+}
+
+/**
+ * A page of the tenant's differences, the oldest first by the time a run first found them and
+ * then id (the index of migration 0038), after a place.
+ */
+export async function differencesPage(
+  db: Queryable, tenantId: string, query: DifferencePageQuery,
+): Promise<ListPage<Difference>> {
+  const { rows } = await db.query<DifferenceRow & { place: string }>(
+    `SELECT ${COLUMNS}, ${microsOfSql("d.first_seen_at")} AS place
+       FROM recon_difference d
+      WHERE d.tenant_id = $1
+        AND ($2::text IS NULL
+             OR (d.first_seen_at, d.difference_id) > (${instantOfMicrosSql("$2")}, $3))
+        AND ($4::text IS NULL OR d.state = $4)
+        AND ($5::text IS NULL OR d.reason = $5)
+        AND ($6::text IS NULL OR d.account_id = $6)
+        AND ($7::timestamptz IS NULL OR d.first_seen_at >= $7)
+        AND ($8::timestamptz IS NULL OR d.first_seen_at < $8)
+      ORDER BY d.first_seen_at, d.difference_id
+      LIMIT $9`,
+    [tenantId, query.after?.position ?? null, query.after?.id ?? null, query.state ?? null,
+      query.reason ?? null, query.accountId ?? null, query.seenFrom ?? null,
+      query.seenBefore ?? null, rowsToAsk(query.limit)]);
+  return pageOf(rows, query.limit, differenceOf,
+    (row) => ({ position: row.place, id: row.difference_id }));
 }
 
 export function reconSuspenseAccountOf(currency: string): string {

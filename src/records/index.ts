@@ -20,8 +20,8 @@ export {
   recordHistory, type HistoryEvent, type RecordHistory,
 } from "./record-history.ts";
 export {
-  listReviews, listSuspensePostings, reviewItemsById, reviewQueue,
-  type ReviewItem, type ReviewQueueItem, type StandingRecord,
+  listReviews, listSuspensePostings, reviewItemsById, reviewQueue, reviewsPage,
+  type ReviewItem, type ReviewPageQuery, type ReviewQueueItem, type StandingRecord,
 } from "./review-queue.ts";
 export {
   countCompensations, decideReviewInTransaction,

@@ -1,9 +1,10 @@
 import { limits } from "../config/limits.ts";
+import { pageOf, rowsToAsk, type ListPage, type ListPlace } from "../db/list-place.ts";
 import type { Queryable } from "../db/pool.ts";
 import { achFileCreationOfKey } from "../normalize/from-ach.ts";
 import type { ReviewReason, ReviewState } from "./record-states.ts";
 import {
-  selectReviewById, selectReviewContexts, selectReviews, selectSuspensePostings,
+  selectReviewById, selectReviewContexts, selectReviews, selectReviewsPage, selectSuspensePostings,
   type ReviewContextRow, type ReviewRow,
 } from "./store/reviews.ts";
 
@@ -70,6 +71,29 @@ function matchedFileOf(row: ReviewRow): MatchedFile | null {
 export async function listReviews(db: Queryable, options: { tenantId?: string; state?: ReviewState | "all" } = {}): Promise<ReviewItem[]> {
   const rows = await selectReviews(db, options.tenantId ?? null, options.state ?? "open", limits.ingest.listRowsMax);
   return rows.map(itemOf);
+}
+
+/** What a page of the review items is filtered by (GET /v1/reviews); `after` a place seen last. */
+export interface ReviewPageQuery {
+  after?: ListPlace | undefined;
+  state: ReviewState | "all" | "decided";
+  reason?: ReviewReason | undefined;
+  partnerId?: string | undefined;
+  createdFrom?: string | undefined;
+  createdBefore?: string | undefined;
+  limit: number;
+}
+
+/** A page of the tenant's review items, the oldest first (creation time, then id). */
+export async function reviewsPage(
+  db: Queryable, tenantId: string, query: ReviewPageQuery,
+): Promise<ListPage<ReviewItem>> {
+  const rows = await selectReviewsPage(db, tenantId, {
+    after: query.after ?? null, state: query.state, reason: query.reason ?? null,
+    partnerId: query.partnerId ?? null, createdFrom: query.createdFrom ?? null,
+    createdBefore: query.createdBefore ?? null,
+  }, rowsToAsk(query.limit));
+  return pageOf(rows, query.limit, itemOf, (row) => ({ position: row.place, id: row.review_id }));
 }
 
 /** What a held record was held against: the content its dedup mark stands for now, and where. */

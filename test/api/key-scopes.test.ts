@@ -58,6 +58,17 @@ describe("API key scopes on the routes", () => {
     expect(await payments()).toBe(before);
   });
 
+  it("lets a read_only key page through the lists and read their items (issue 33 item 7)", async () => {
+    const reader = await clientWith("browser", ["read_only"]);
+    for (const list of ["/v1/payments", "/v1/refunds", "/v1/reviews", "/v1/transfers", "/v1/accounts"]) {
+      const page = await reader.get(`${list}?limit=1`);
+      expect(page.status, list).toBe(200);
+      expect(page.json, list).toHaveProperty("next_cursor");
+    }
+    const [transfer] = (await reader.get("/v1/transfers")).json.data as Array<{ key: string }>;
+    expect((await reader.get(`/v1/transfers/${encodeURIComponent(transfer?.key ?? "")}`)).status).toBe(200);
+  });
+
   it("refuses a files key a payment and takes it from a payments key", async () => {
     const files = await clientWith("uploads", ["files"]);
     const paying = await clientWith("checkout", ["payments"]);

@@ -26,8 +26,8 @@ describe("the review queue over HTTP", () => {
   it("lists the tenant's open reviews, and none of another tenant's", async () => {
     const listed = await world.client.get("/v1/reviews?state=open");
     expect(listed.status).toBe(200);
-    expect(listed.json.reviews).toMatchObject([{ review_id: reviewId, reason: "conflict", state: "open", natural_key: PAYEE_TWO_KEY, amount_minor: "20500" }]);
-    expect((await other.client.get("/v1/reviews?state=open")).json).toEqual({ reviews: [] });
+    expect(listed.json.data).toMatchObject([{ review_id: reviewId, reason: "conflict", state: "open", natural_key: PAYEE_TWO_KEY, amount_minor: "20500" }]);
+    expect((await other.client.get("/v1/reviews?state=open")).json).toEqual({ data: [], has_more: false, next_cursor: null });
     expect((await other.client.post(`/v1/reviews/${reviewId}/decision`, { decision: "refuse", reason: "not mine", operator: "mallory" }, { "idempotency-key": randomUUID() })).status).toBe(404);
     expect((await world.client.get("/v1/reviews?state=closed")).status).toBe(400);
   });

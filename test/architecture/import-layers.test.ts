@@ -20,7 +20,8 @@ const allowedDuringMove: AllowedImport[] = [
  * What adapters may not import (docs/decisions/0056, 0069): they translate, and reach the
  * database, the ledger and the record core through services. Measured before the rules were
  * written: no adapter imports pg; api/ and sources/ import from db/ only the Pool or Queryable
- * type they pass to services, and api/ the test of a failure's kind (503 or 500); none reads
+ * type they pass to services (and the type of a list's page and place, src/db/list-place.ts),
+ * and api/ the test of a failure's kind (503 or 500); none reads
  * records/store/. api/ shows accounts, balances and statements and opens accounts: it may name
  * those of the ledger's front door, never a posting.
  */
@@ -31,11 +32,14 @@ const ledgerReadSide = [
   "statementDocument", "Account", "AccountKind", "Balance",
   // balances on a date (docs/decisions/0102): reads, like balanceOf
   "asOfDateOf", "balanceOfKind", "balancesOnDate", "BalanceKind",
+  // the transfers, a page at a time or one by key (issue 33 item 7): reads of what was posted
+  "findTransfer", "transfersPage", "ShownTransfer",
 ];
 const bans: ImportBan[] = [
   { rooms: adapters, target: "pg", why: "the database driver is db/'s" },
   {
-    rooms: adapters, target: "db/", except: ["db/failure-kind.ts"], typesFrom: ["db/pool.ts"],
+    rooms: adapters, target: "db/", except: ["db/failure-kind.ts"],
+    typesFrom: ["db/pool.ts", "db/list-place.ts"],
     why: "an adapter passes a handle through, it opens no transaction",
   },
   { rooms: adapters, target: "records/store/", why: "the record core's store is private" },

@@ -132,8 +132,9 @@ describe("files over HTTP", () => {
       note: "in the original, absent from the correction: not reversed automatically", original_file_id: payroll.file_id, count: 1,
       records: [{ position: "line 5", natural_key: "ach:23138010:231380100000003:1234567890:PPD:250305", amount_minor: "30000", currency: "USD" }],
     } });
-    const listed = await (await fetch(`${api.baseUrl}/v1/files?status=done`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { files: Array<{ name: string }> };
-    expect(listed.files.map((f) => f.name)).toEqual(["corrected.ach", "payroll.ach"]);
+    const listed = await (await fetch(`${api.baseUrl}/v1/files?status=done`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { data: Array<{ name: string }> };
+    // The oldest received first (issue 33 item 7: a list pages by its items' creation).
+    expect(listed.data.map((f) => f.name)).toEqual(["payroll.ach", "corrected.ach"]);
     const shown = await (await fetch(`${api.baseUrl}/v1/files/${corrected.file_id}`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { record_outcomes: Array<{ outcome: string }> };
     expect(shown.record_outcomes.map((r) => r.outcome)).toEqual(["duplicate", "conflict", "duplicate", "duplicate", "applied"]);
     expect((await fetch(`${api.baseUrl}/v1/files/fil_nope`, { headers: { authorization: `Bearer ${apiKey}` } })).status).toBe(404);
@@ -152,8 +153,8 @@ describe("clearline serve with zero configuration", () => {
       const apiKey = readFileSync(path.join(home, "default-tenant-api-key"), "utf8").trim();
       writeFileSync(path.join(home, "drop", "payroll.ach"), fixture("ach/original.ach"));
       await until(() => (existsSync(path.join(home, "drop", "processed", "payroll.ach")) ? true : undefined));
-      const listed = await (await fetch(`${serve.baseUrl}/v1/files`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { files: Array<{ name: string; partner: string; outcomes: unknown }> };
-      expect(listed.files).toMatchObject([{ name: "payroll.ach", partner: "default", outcomes: { ...noOutcomes, applied: 5 } }]);
+      const listed = await (await fetch(`${serve.baseUrl}/v1/files`, { headers: { authorization: `Bearer ${apiKey}` } })).json() as { data: Array<{ name: string; partner: string; outcomes: unknown }> };
+      expect(listed.data).toMatchObject([{ name: "payroll.ach", partner: "default", outcomes: { ...noOutcomes, applied: 5 } }]);
     } finally {
       await serve.stop();
     }

@@ -5,18 +5,17 @@ import type { Pool } from "../../db/pool.ts";
 import { partnerForIngest } from "../../partners/partners.ts";
 import { processFile } from "../../files/pipeline.ts";
 import { receiveSmallFileInTransaction, sanitizeFileName } from "../../files/receipt.ts";
-import { fileOutcomes, fileReport, listFiles } from "../../files/report.ts";
+import { fileOutcomes, fileReport } from "../../files/report.ts";
 import { send, tenantOf } from "../http-context.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { routeSchema } from "../route-schema.ts";
+import { registerFileReads } from "./file-reads.ts";
 
 export interface FileRouteDependencies {
   pool: Pool;
   suspectWindowHours?: number;
 }
-
-const STATUSES = new Set(["received", "processing", "done", "rejected"]);
 
 export const fileUploadQuery = {
   name: { type: "string", description: "the file's name (a plain file name); or the x-file-name header" },
@@ -29,13 +28,7 @@ const uploadSchema = routeSchema({
   ok: { 201: "the file's report; a repeat of the key answers the same (Idempotent-Replayed: true), finishing a file an earlier attempt left unfinished" },
   problems: { 400: "no name, an empty body or an unknown partner (request_invalid)", 413: "request_too_large: past httpUploadBytesMax", 422: "idempotency_key_reuse: the key was used for other bytes or another name" },
 });
-const listSchema = routeSchema({
-  operationId: "listFiles",
-  summary: "Received files, the newest first", tags: ["files"], auth: "api_key",
-  query: { status: { type: "string", enum: [...STATUSES] }, limit: { type: "integer", minimum: 1, maximum: limits.ingest.listRowsMax } },
-  ok: { 200: "{ files }" },
-});
-const showSchema = routeSchema({ operationId: "getFile", summary: "A file's report and per-record outcomes", tags: ["files"], auth: "api_key", params: ["id"], ok: { 200: "the report with record_outcomes" }, problems: { 404: "not_found: no such file" } });
+const showSchema = routeSchema({ operationId: "getFile", summary: "A file's report and per-record outcomes", tags: ["files"], auth: "api_key", params: ["id"], ok: { 200: "the report with record_outcomes" }, problems: { 404: "file_not_found: no such file" } });
 
 /**
  * Files over HTTP (ops uploads):
@@ -43,7 +36,8 @@ const showSchema = routeSchema({ operationId: "getFile", summary: "A file's repo
  *     with the key's claim; the file is then processed and its report returned (201). A repeat of
  *     the key answers the same: 201 and the file's report (Idempotent-Replayed);
  *     the key reused with other bytes or another name is 422.
- *   GET /v1/files[?status=S]  GET /v1/files/{id}  (report and per-record outcomes).
+ *   GET /v1/files (a page), GET /v1/files/{id} (report and per-record outcomes), and a file's
+ *     records a page at a time (file-reads.ts).
  * Uploads are buffered whole, so they are bounded by httpUploadBytesMax; big files go through
  * SFTP or the drop folder.
  */
@@ -83,19 +77,12 @@ export function registerFileRoutes(app: FastifyInstance, deps: FileRouteDependen
     });
   });
 
-  app.get<{ Querystring: { status?: string; limit?: string } }>("/v1/files", { schema: listSchema }, async (request, reply) => {
-    const status = request.query.status;
-    if (status !== undefined && !STATUSES.has(status)) return send(reply, problemReply("REQUEST_INVALID", "status is received, processing, done or rejected"));
-    const limit = request.query.limit === undefined ? limits.ingest.listRowsMax : Number(request.query.limit);
-    if (!Number.isInteger(limit) || limit < 1 || limit > limits.ingest.listRowsMax) return send(reply, problemReply("REQUEST_INVALID", `limit is 1..${limits.ingest.listRowsMax}`));
-    const files = await listFiles(deps.pool, tenantOf(request).tenantId, { limit, ...(status ? { status } : {}) });
-    return send(reply, jsonReply(200, { files }));
-  });
+  registerFileReads(app, deps);
 
   app.get<{ Params: { id: string } }>("/v1/files/:id", { schema: showSchema }, async (request, reply) => {
     const tenantId = tenantOf(request).tenantId;
     const report = await fileReport(deps.pool, tenantId, request.params.id);
-    if (!report) return send(reply, problemReply("NOT_FOUND", `no file ${request.params.id}`));
+    if (!report) return send(reply, problemReply("FILE_NOT_FOUND", `no file ${request.params.id}`));
     return send(reply, jsonReply(200, { ...report, record_outcomes: await fileOutcomes(deps.pool, tenantId, request.params.id) }));
   });
 }

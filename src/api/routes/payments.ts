@@ -1,18 +1,20 @@
 import type { FastifyInstance } from "fastify";
 import { findPayment } from "../../payments/payments.ts";
+import { paymentsPage } from "../../payments/payment-pages.ts";
 import { isIntentInProgress } from "../../payments/intent-lock.ts";
 import { paymentGroupCommitOf } from "../../payments/payment-group-commit.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
 import { applyPaymentRequest, paymentView } from "../../payments/payment-request.ts";
-import { jsonReply, problemReply } from "../../requests/reply.ts";
-import { describeIssues } from "../../errors/schema-issues.ts";
-import { paymentQuery } from "../schemas.ts";
+import { jsonReply, problemReply, type Reply } from "../../requests/reply.ts";
+import { instantOf, paymentListQuery } from "../list-queries.ts";
+import { listAnswer, listReply, readListQuery } from "../list-reply.ts";
+import { paymentExample, paymentItem } from "../list-resources.ts";
 import { paymentBody } from "../../payments/payment-request.ts";
 import { paymentResource } from "../resource-schemas.ts";
 import { routeSchema } from "../route-schema.ts";
 
 const ENDPOINT = "POST /v1/payments";
-const payment = { description: "the payment", schema: paymentResource };
+const payment = { description: "the payment", schema: paymentResource, example: paymentExample };
 
 const createPaymentSchema = routeSchema({
   operationId: "createPayment",
@@ -24,10 +26,18 @@ const createPaymentSchema = routeSchema({
   },
 });
 const paymentByIdSchema = routeSchema({ operationId: "getPayment", summary: "A payment", tags: ["payments"], auth: "api_key", params: ["id"], ok: { 200: payment }, problems: { 404: "payment_not_found" } });
-const paymentByReferenceSchema = routeSchema({
-  operationId: "getPaymentByClientReference",
-  summary: "Status of a payment intent by client_reference, including one in progress", tags: ["payments"], auth: "api_key", query: paymentQuery,
-  ok: { 200: { description: "the payment, or { client_reference, status: in_progress }", schema: paymentResource } }, problems: { 404: "payment_not_found: no such intent" },
+const listPaymentsSchema = routeSchema({
+  operationId: "listPayments",
+  summary: "The tenant's payments a page at a time, the oldest first (filters: status, created "
+    + "range); with client_reference instead, that one intent's status, including one in progress",
+  tags: ["payments"], auth: "api_key", query: paymentListQuery,
+  ok: { 200: listAnswer("payment", paymentItem, paymentExample) },
+  problems: {
+    400: "request_invalid: a limit out of bounds, a cursor it did not give, an unknown status, "
+      + "or list parameters beside client_reference",
+    404: "payment_not_found: with client_reference, no such intent (the answer is then the "
+      + "payment, or { client_reference, status: in_progress })",
+  },
 });
 
 export function registerPaymentRoutes(app: FastifyInstance, deps: ApiDependencies): void {
@@ -41,19 +51,38 @@ export function registerPaymentRoutes(app: FastifyInstance, deps: ApiDependencie
     return send(reply, jsonReply(200, paymentView(payment)));
   });
 
-  /**
-   * Status by the caller's own reference: a client that timed out asks here instead of retrying
-   * blind. An intent being processed right now answers 200 with status in_progress.
-   */
-  app.get("/v1/payments", { schema: paymentByReferenceSchema }, async (request, reply) => {
-    const query = paymentQuery.safeParse(request.query);
-    if (!query.success) return send(reply, problemReply("REQUEST_INVALID", "client_reference is required", { errors: describeIssues(query.error) }));
+  app.get("/v1/payments", { schema: listPaymentsSchema }, async (request, reply) => {
+    const read = readListQuery(paymentListQuery, request.query, "payment list");
+    if (!read.ok) return send(reply, read.reply);
     const tenantId = tenantOf(request).tenantId;
-    const payment = await findPayment(deps.pool, tenantId, { clientReference: query.data.client_reference });
-    if (payment) return send(reply, jsonReply(200, paymentView(payment)));
-    if (await isIntentInProgress(deps.pool, tenantId, query.data.client_reference)) {
-      return send(reply, jsonReply(200, { client_reference: query.data.client_reference, status: "in_progress" }));
+    const { query } = read;
+    if (query.client_reference !== undefined) {
+      return send(reply, await paymentStatusReply(deps, tenantId, query.client_reference, request.query));
     }
-    return send(reply, problemReply("PAYMENT_NOT_FOUND", `no payment with client_reference ${query.data.client_reference}`));
+    const page = await paymentsPage(deps.pool, tenantId, {
+      after: read.after, status: query.status, limit: query.limit,
+      createdFrom: instantOf(query.created_from), createdBefore: instantOf(query.created_before),
+    });
+    return send(reply, listReply(page, paymentView));
   });
+}
+
+/**
+ * Status by the caller's own reference: a client that timed out asks here instead of retrying
+ * blind. An intent being processed right now answers 200 with status in_progress.
+ */
+async function paymentStatusReply(
+  deps: ApiDependencies, tenantId: string, reference: string, raw: unknown,
+): Promise<Reply> {
+  const beside = Object.keys(raw as object).filter((name) => name !== "client_reference");
+  if (beside.length > 0) {
+    return problemReply("REQUEST_INVALID", "client_reference reads one intent: no list parameter beside it",
+      { errors: beside.map((field) => ({ field, message: "not with client_reference" })) });
+  }
+  const payment = await findPayment(deps.pool, tenantId, { clientReference: reference });
+  if (payment) return jsonReply(200, paymentView(payment));
+  if (await isIntentInProgress(deps.pool, tenantId, reference)) {
+    return jsonReply(200, { client_reference: reference, status: "in_progress" });
+  }
+  return problemReply("PAYMENT_NOT_FOUND", `no payment with client_reference ${reference}`);
 }

@@ -5,7 +5,7 @@ import type { Finding } from "../../errors/finding.ts";
 import {
   decideDifferenceByNamedOperatorInTransaction,
 } from "../../operators/difference-decision.ts";
-import { listOpenDifferences } from "../../recon/differences.ts";
+import { differencesPage, findDifference } from "../../recon/differences.ts";
 import { importExternalFileInTransaction } from "../../recon/external-items.ts";
 import type { ExternalFormat } from "../../recon/read-external-file.ts";
 import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
@@ -18,6 +18,10 @@ import { send, tenantOf } from "../http-context.ts";
 import { reconDecisionBody, reconRunBody } from "../schemas.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
 import { routeSchema } from "../route-schema.ts";
+import { differenceListQuery, instantOf } from "../list-queries.ts";
+import { itemAnswer, listAnswer, listReply, readListQuery } from "../list-reply.ts";
+import { differenceExample, differenceItem } from "../list-resources.ts";
+import { differenceView } from "../views.ts";
 
 const RESULT_ROWS_MAX = 10_000; // rows of a run returned at once; the counts cover the rest
 const formats = new Set(["camt053", "camt054", "ach", "csv"]);
@@ -38,7 +42,23 @@ const runSchema = routeSchema({
   problems: { 400: "bad period", 404: "no such account", 409: "request_in_progress", 422: "not a settlement account, too many items for one run, or idempotency_key_reuse" },
 });
 const showRunSchema = routeSchema({ operationId: "getReconciliationRun", summary: "A run: differences (theirs_only first) and matches, each with its reason or rule", tags, auth: "api_key", params: ["id"], ok: { 200: "the run" }, problems: { 404: "recon_run_unknown" } });
-const differencesSchema = routeSchema({ operationId: "listReconciliationDifferences", summary: "Open differences, theirs_only first, then the oldest", tags, auth: "api_key", query: { account: { type: "string" } }, ok: { 200: "{ differences }" } });
+const differencesSchema = routeSchema({
+  operationId: "listReconciliationDifferences",
+  summary: "Differences a page at a time, the oldest found first; open by default (filters: "
+    + "state, reason, account, found range)",
+  tags, auth: "api_key", query: differenceListQuery,
+  ok: { 200: listAnswer("difference", differenceItem, differenceExample) },
+  problems: {
+    400: "request_invalid: a limit out of bounds, a cursor it did not give, or an unknown state "
+      + "or reason",
+  },
+});
+const differenceSchema = routeSchema({
+  operationId: "getReconciliationDifference", summary: "One difference, open or decided", tags,
+  auth: "api_key", params: ["id"],
+  ok: { 200: itemAnswer("the difference", differenceItem, differenceExample) },
+  problems: { 404: "recon_difference_unknown" },
+});
 const decisionSchemas = {
   correct: routeSchema({
     operationId: "correctReconciliationDifference",
@@ -94,10 +114,7 @@ export function registerReconciliationRoutes(app: FastifyInstance, deps: { pool:
     return send(reply, jsonReply(200, detail));
   });
 
-  app.get<{ Querystring: { account?: string } }>("/v1/reconciliations/differences", { schema: differencesSchema }, async (request, reply) => {
-    const open = await listOpenDifferences(deps.pool, tenantOf(request).tenantId, request.query.account, RESULT_ROWS_MAX);
-    return send(reply, jsonReply(200, { differences: open }));
-  });
+  registerDifferenceReads(app, deps);
 
   for (const verb of ["correct", "explain"] as const) {
     app.post<{ Params: { id: string } }>(`/v1/reconciliations/differences/:id/${verb}`, { schema: decisionSchemas[verb] }, async (request, reply) => {
@@ -176,5 +193,31 @@ function registerImportRoute(app: FastifyInstance, deps: { pool: Pool }): void {
         return jsonReply(status, imported.value, imported.value.importId);
       }), deps.pool, tenantId);
     });
+  });
+}
+
+/** GET /v1/reconciliations/differences (a page) and GET /v1/reconciliations/differences/{id}. */
+function registerDifferenceReads(app: FastifyInstance, deps: { pool: Pool }): void {
+  const list = { schema: differencesSchema };
+  app.get("/v1/reconciliations/differences", list, async (request, reply) => {
+    const read = readListQuery(differenceListQuery, request.query, "difference list");
+    if (!read.ok) return send(reply, read.reply);
+    const { query } = read;
+    const page = await differencesPage(deps.pool, tenantOf(request).tenantId, {
+      after: read.after, state: query.state === "all" ? undefined : query.state,
+      reason: query.reason, accountId: query.account, limit: query.limit,
+      seenFrom: instantOf(query.created_from), seenBefore: instantOf(query.created_before),
+    });
+    return send(reply, listReply(page, differenceView));
+  });
+
+  const getOne = { schema: differenceSchema };
+  app.get<{ Params: { id: string } }>("/v1/reconciliations/differences/:id", getOne, async (request, reply) => {
+    const { id } = request.params;
+    const difference = await findDifference(deps.pool, tenantOf(request).tenantId, id);
+    if (!difference) {
+      return send(reply, problemReply("RECON_DIFFERENCE_UNKNOWN", `no difference ${id}`));
+    }
+    return send(reply, jsonReply(200, differenceView(difference)));
   });
 }

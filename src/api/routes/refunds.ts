@@ -1,5 +1,9 @@
 import type { FastifyInstance } from "fastify";
 import { createRefund } from "../../payments/refunds.ts";
+import { findRefundById, refundsPage } from "../../payments/payment-pages.ts";
+import { instantOf, refundListQuery } from "../list-queries.ts";
+import { itemAnswer, listAnswer, listReply, readListQuery } from "../list-reply.ts";
+import { refundExample, refundItem } from "../list-resources.ts";
 import { tenantOf, send, type ApiDependencies } from "../http-context.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
@@ -15,6 +19,21 @@ const createRefundSchema = routeSchema({
   ok: { 201: "the refund: created, or replayed with Idempotent-Replayed: true" },
   problems: { 404: "payment_not_found (stored)", 409: "request_in_progress or duplicate_client_reference", 422: "refund_exceeds_payment, payment_not_refundable, insufficient_funds or idempotency_key_reuse" },
 });
+const listRefundsSchema = routeSchema({
+  operationId: "listRefunds",
+  summary: "The tenant's refunds a page at a time, the oldest first (filters: status, payment, "
+    + "created range)",
+  tags: ["payments"], auth: "api_key", query: refundListQuery,
+  ok: { 200: listAnswer("refund", refundItem, refundExample) },
+  problems: {
+    400: "request_invalid: a limit out of bounds, a cursor it did not give, or an unknown status",
+  },
+});
+const getRefundSchema = routeSchema({
+  operationId: "getRefund", summary: "A refund", tags: ["payments"], auth: "api_key",
+  params: ["id"], ok: { 200: itemAnswer("the refund", refundItem, refundExample) },
+  problems: { 404: "refund_not_found" },
+});
 const AMOUNT_PATTERN = /^(\d+)(?:\.(\d+))?$/;
 
 /**
@@ -29,6 +48,7 @@ function normalizedAmount(text: string): { whole: string; fraction: string } {
 }
 
 export function registerRefundRoutes(app: FastifyInstance, deps: ApiDependencies): void {
+  registerRefundReads(app, deps);
   app.post("/v1/refunds", { schema: createRefundSchema }, async (request, reply) => {
     const tenant = tenantOf(request);
     const body = refundBody.safeParse(request.body);
@@ -55,5 +75,27 @@ export function registerRefundRoutes(app: FastifyInstance, deps: ApiDependencies
       },
     });
     return send(reply, result);
+  });
+}
+
+/** GET /v1/refunds (a page) and GET /v1/refunds/{id}. */
+function registerRefundReads(app: FastifyInstance, deps: ApiDependencies): void {
+  app.get("/v1/refunds", { schema: listRefundsSchema }, async (request, reply) => {
+    const read = readListQuery(refundListQuery, request.query, "refund list");
+    if (!read.ok) return send(reply, read.reply);
+    const { query } = read;
+    const page = await refundsPage(deps.pool, tenantOf(request).tenantId, {
+      after: read.after, status: query.status, paymentId: query.payment_id, limit: query.limit,
+      createdFrom: instantOf(query.created_from), createdBefore: instantOf(query.created_before),
+    });
+    return send(reply, listReply(page, refundView));
+  });
+
+  const getOne = { schema: getRefundSchema };
+  app.get<{ Params: { id: string } }>("/v1/refunds/:id", getOne, async (request, reply) => {
+    const { id } = request.params;
+    const refund = await findRefundById(deps.pool, tenantOf(request).tenantId, id);
+    if (!refund) return send(reply, problemReply("REFUND_NOT_FOUND", `no refund ${id}`));
+    return send(reply, jsonReply(200, refundView(refund)));
   });
 }

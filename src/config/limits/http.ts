@@ -10,6 +10,11 @@ export const httpLimits = {
   // A list's page cursor: opaque base64url of the last item's key (an account id is at most a
   // few hundred characters); longer is refused, never decoded.
   pageCursorCharsMax: 1_024,
+  // Items one page of a list of payments, refunds, files, a file's records, reviews, transfers or
+  // reconciliation differences holds (GET /v1/...): one indexed range of at most this many rows
+  // per request, a few hundred KiB of JSON; a client pages on with the cursor.
+  listPageItemsMax: 1_000,
+  listPageItemsDefault: 100,
   idempotencyKeyCharsMax: 255,          // as the IETF Idempotency-Key draft suggests; UUIDs are 36
   idempotencyWindowMs: 7 * 24 * 3_600_000, // responses replayed for 7 days; the intent protects the effect for ever
   idempotencyLeaseMs: 30_000,           // a claimed attempt that has not finished in 30 s is presumed dead

@@ -9,4 +9,6 @@ export const fileErrorCodes = {
     "The file name is empty or names a path; only a plain file name is accepted.",
   FILE_NOT_FOUND:
     "No received file has this id for this tenant.",
+  FILE_RECORD_NOT_FOUND:
+    "The file has no record at this index (records are numbered from 1 in file order).",
 } as const satisfies Record<string, string>;

@@ -39,6 +39,8 @@ export const httpErrorCodes = {
   PAYMENT_NOT_FOUND: "No payment with this id or client_reference exists for the tenant.",
   PAYMENT_NOT_REFUNDABLE: "Only a succeeded payment can be refunded.",
   REFUND_EXCEEDS_PAYMENT: "The refunds of a payment would exceed its amount.",
+  REFUND_NOT_FOUND: "No refund with this id exists for the tenant.",
+  TRANSFER_NOT_FOUND: "No ledger transfer with this key exists for the tenant.",
   NOT_FOUND: "No such resource.",
   INTERNAL_ERROR: "An unexpected failure; nothing was stored for the request. The `retryable` member says whether the same request can succeed when sent again (a transient database conflict) or fails the same way (report it).",
   SERVICE_UNAVAILABLE: "The database does not answer; nothing was stored; retry with the same key "

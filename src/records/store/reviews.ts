@@ -2,6 +2,7 @@
  * Review items and decisions (record_review, review_decision) and the dedup-mark reads and writes
  * a decision makes; the compensation a replace posts is linked by the ledger.
  */
+import { instantOfMicrosSql, microsOfSql, type ListPlace } from "../../db/list-place.ts";
 import type { Queryable } from "../../db/pool.ts";
 import { storedNamesOf } from "../../errors/catalog.ts";
 import type { ReviewRecord } from "../review-id.ts";
@@ -36,6 +37,39 @@ export async function selectReviews(
        AND ($2::text = 'all' OR r.state = $2 OR ($2 = 'decided' AND r.state <> 'open'))
       ORDER BY r.created_at, r.review_id LIMIT $3`,
     [tenantId, state, rowsMax]);
+  return rows;
+}
+
+/** What a page of review items is filtered by; `after` is the place of the last item seen. */
+export interface ReviewPageFilter {
+  after: ListPlace | null;
+  state: ReviewState | "all" | "decided";
+  reason: ReviewReason | null;
+  partnerId: string | null;
+  createdFrom: string | null;     // an instant, inclusive
+  createdBefore: string | null;   // an instant, exclusive
+}
+
+/**
+ * A page of the tenant's items, the oldest first by creation time and then id (the index of
+ * migration 0038), each with its place; `rowsMax` rows at most.
+ */
+export async function selectReviewsPage(
+  db: Queryable, tenantId: string, filter: ReviewPageFilter, rowsMax: number,
+): Promise<Array<ReviewRow & { place: string }>> {
+  const { rows } = await db.query<ReviewRow & { place: string }>(
+    `${SELECT_REVIEW.replace("SELECT ", `SELECT ${microsOfSql("r.created_at")} AS place, `)}
+      WHERE r.tenant_id = $1
+        AND ($2::text IS NULL OR (r.created_at, r.review_id) > (${instantOfMicrosSql("$2")}, $3))
+        AND ($4::text = 'all' OR r.state = $4 OR ($4 = 'decided' AND r.state <> 'open'))
+        AND ($5::text IS NULL OR r.reason = $5)
+        AND ($6::text IS NULL OR r.partner_id = $6)
+        AND ($7::timestamptz IS NULL OR r.created_at >= $7)
+        AND ($8::timestamptz IS NULL OR r.created_at < $8)
+      ORDER BY r.created_at, r.review_id
+      LIMIT $9`,
+    [tenantId, filter.after?.position ?? null, filter.after?.id ?? null, filter.state,
+      filter.reason, filter.partnerId, filter.createdFrom, filter.createdBefore, rowsMax]);
   return rows;
 }
 
