@@ -1,6 +1,7 @@
 import type { AddressInfo } from "node:net";
 import { buildHttpServer } from "./api/server.ts";
 import { serviceRoutes } from "./api/service-routes.ts";
+import { AbandonedFiles } from "./files/abandoned-files.ts";
 import { setProcessConfig, type Config } from "./config/config.ts";
 import { limits } from "./config/limits.ts";
 import { openDatabase, type Database } from "./db/database.ts";
@@ -96,14 +97,14 @@ async function startOnDatabase(
   const running: { sources?: IngestSources } = {};
   const linkHealth = leasedSchemeLinkHealth(fleet, cardGateway, schemeLinkLease);
   const checks = readinessChecks(database, health, linkHealth, () => running.sources);
+  // An uploaded file whose run the database cut short is taken up again here (not in a minute).
+  const abandonedFiles = retriesOfFailedFiles(config, logger, database, started);
   const http = buildHttpServer({
-    pool: database.pool,
-    logger,
-    readiness: () => evaluateReadiness(checks),
-    liveness: () => health.liveness(),
+    pool: database.pool, logger,
+    readiness: () => evaluateReadiness(checks), liveness: () => health.liveness(),
     extraRoutes: serviceRoutes({
       pool: database.pool, authorizer: cardGateway.authorizer,
-      suspectWindowHours: config.ingest.suspectWindowHours,
+      fileIngest: abandonedFiles.ingestOptions(),
       fleet: {
         holder: fleet.holder, leaseMs: config.fleetLeaseMs, takeoverBoundMs: fleet.takeoverBoundMs,
       },
@@ -139,6 +140,7 @@ async function startOnDatabase(
     stop() {
       stopping ??= (async () => {
         await http.close();
+        await abandonedFiles.stop();
         // No probe may take the database's orderly stop below for a death.
         await health.stop();
         // Every leased work stops, and its lease is let go for the other processes to take.
@@ -152,6 +154,16 @@ async function startOnDatabase(
       return stopping;
     },
   };
+}
+
+function retriesOfFailedFiles(
+  config: Config, logger: Logger, database: Database, started: Array<() => Promise<void>>,
+): AbandonedFiles {
+  const retries = new AbandonedFiles(database.pool, logger, {
+    suspectWindowHours: config.ingest.suspectWindowHours,
+  });
+  started.push(() => retries.stop());
+  return retries;
 }
 
 /** Checks the sessions, migrates, seals clear webhook secrets; the webhook keys for the outbox. */

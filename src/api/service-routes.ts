@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Pool } from "../db/pool.ts";
 import type { CardAuthorizationSender } from "../cards/index.ts";
+import type { IngestOptions } from "../files/pipeline.ts";
 import { registerCardAuthorizationRoutes } from "./routes/card-authorizations.ts";
 import { registerFileRoutes } from "./routes/files.ts";
 import { registerFleetRoutes, type FleetProcessView } from "./routes/fleet.ts";
@@ -13,7 +14,7 @@ import { registerReconciliationRoutes } from "./routes/reconciliations.ts";
  * /openapi.json against every registered route.
  */
 export function serviceRoutes(deps: {
-  pool: Pool; authorizer: CardAuthorizationSender; suspectWindowHours?: number;
+  pool: Pool; authorizer: CardAuthorizationSender; fileIngest?: IngestOptions;
   fleet?: FleetProcessView;
 }): Array<(app: FastifyInstance) => void> {
   return [
@@ -21,7 +22,9 @@ export function serviceRoutes(deps: {
       pool: deps.pool, ...(deps.fleet ? { fleet: deps.fleet } : {}),
     }),
     (app) => registerCardAuthorizationRoutes(app, { authorizer: deps.authorizer }),
-    (app) => registerFileRoutes(app, { pool: deps.pool, ...(deps.suspectWindowHours === undefined ? {} : { suspectWindowHours: deps.suspectWindowHours }) }),
+    (app) => registerFileRoutes(app, {
+      pool: deps.pool, ...(deps.fileIngest ? { fileIngest: deps.fileIngest } : {}),
+    }),
     (app) => registerReconciliationRoutes(app, { pool: deps.pool }),
     (app) => registerPaymentRequestRoutes(app, { pool: deps.pool }),
   ];

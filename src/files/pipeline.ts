@@ -36,6 +36,11 @@ export interface IngestOptions {
    * lost, the service stops). The file stays `processing` and is resumed where it stopped.
    */
   isStopped?: () => boolean;
+  /**
+   * Told when a run of the file fails (an error, not a stop): the file is left `processing` and
+   * the caller's process may take it up again (src/files/abandoned-files.ts).
+   */
+  onAbandoned?: (file: { tenantId: string; fileId: string }) => void;
 }
 
 /** Receives a file (stored before anything reads it), then processes it: the whole path of one arrival. */
@@ -62,7 +67,20 @@ interface FileRow {
  * finished file is returned as it is. Safe to run twice at once on one file: a chunk whose
  * progress moved on is fenced off.
  */
-export async function processFile(pool: Pool, tenantId: string, fileId: string, options: IngestOptions = {}): Promise<FileReport> {
+export async function processFile(
+  pool: Pool, tenantId: string, fileId: string, options: IngestOptions = {},
+): Promise<FileReport> {
+  try {
+    return await runFile(pool, tenantId, fileId, options);
+  } catch (error) {
+    options.onAbandoned?.({ tenantId, fileId });
+    throw error;
+  }
+}
+
+async function runFile(
+  pool: Pool, tenantId: string, fileId: string, options: IngestOptions,
+): Promise<FileReport> {
   const { rows } = await pool.query<FileRow>(
     `SELECT partner_id, original_name, status, records_done FROM received_file WHERE tenant_id = $1
        AND file_id = $2`, [tenantId, fileId]);

@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
 import { partnerForIngest } from "../../partners/partners.ts";
-import { processFile } from "../../files/pipeline.ts";
+import { processFile, type IngestOptions } from "../../files/pipeline.ts";
 import { receiveSmallFileInTransaction, sanitizeFileName } from "../../files/receipt.ts";
 import { fileOutcomes, fileReport } from "../../files/report.ts";
 import { send, tenantOf } from "../http-context.ts";
@@ -14,7 +14,8 @@ import { registerFileReads } from "./file-reads.ts";
 
 export interface FileRouteDependencies {
   pool: Pool;
-  suspectWindowHours?: number;
+  /** How its files are processed: the service's suspect window, and its retry of a failed run. */
+  fileIngest?: IngestOptions;
 }
 
 export const fileUploadQuery = {
@@ -69,7 +70,7 @@ export function registerFileRoutes(app: FastifyInstance, deps: FileRouteDependen
       const fileId = answer.effectRef;
       if (!fileId) return send(reply, answer);
       // Processing resumes where any earlier attempt stopped; a finished file is just reported.
-      const report = await processFile(deps.pool, tenantId, fileId, deps.suspectWindowHours ? { suspectWindowHours: deps.suspectWindowHours } : {});
+      const report = await processFile(deps.pool, tenantId, fileId, deps.fileIngest ?? {});
       if (answer.replayed) reply.header("idempotent-replayed", "true");
       // A repeat of the key answers as the first did: 201 and the file's report (a done file's
       // report does not change; one cut short by a crash is finished first).

@@ -22,6 +22,12 @@ export const ingestLimits = {
   // A `processing` file whose heartbeat is older than this is presumed abandoned (its worker died)
   // and resumed by the periodic job. A chunk takes well under a second, so 60 s is generous.
   staleProcessingMs: 60_000,
+  // A file whose run failed in this process (the database went away mid-file) is taken up again
+  // by it after 0.5 s, doubling to 5 s, until staleProcessingMs hands it to the periodic job;
+  // at most this many at once (more are left to that job).
+  abandonedFileFirstRetryMs: 500,
+  abandonedFileRetryMaxMs: 5_000,
+  abandonedFilesMax: 1_000,
   // How often `serve` looks for abandoned files and rescans drop folders (the watcher is a trigger,
   // the rescan the source of truth).
   rescanIntervalMs: 10_000,
