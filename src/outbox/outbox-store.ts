@@ -188,6 +188,23 @@ function toRow(row: ListedRow): OutboxRow {
   };
 }
 
+/** An outbox row as the operations API and `clearline outbox --json` show it (0107). */
+export interface OutboxMessageView {
+  id: string; tenant_id: string; destination: string; message_type: string; message_key: string;
+  state: OutboxState; attempts: number; next_attempt_at: string; last_error: string | null;
+  created_at: string; delivered_at: string | null; payload?: unknown;
+}
+
+export function outboxMessageView(row: OutboxRow): OutboxMessageView {
+  return {
+    id: row.id, tenant_id: row.tenantId, destination: row.destination,
+    message_type: row.messageType, message_key: row.messageKey, state: row.state,
+    attempts: row.attempts, next_attempt_at: row.nextAttemptAt, last_error: row.lastError,
+    created_at: row.createdAt, delivered_at: row.deliveredAt,
+    ...(row.payload === undefined ? {} : { payload: row.payload }),
+  };
+}
+
 /** Rows of a tenant, newest first, optionally in one state. */
 export async function listOutbox(db: Queryable, tenantId: string, filter: { state?: OutboxState }, rowsMax: number): Promise<OutboxRow[]> {
   const { rows } = await db.query<ListedRow>(

@@ -46,7 +46,7 @@ describe("clearline partner, ingest, files, file show and review", () => {
     const run = await runCliInProcess(["ingest", fixture("corrected.ach"), "--tenant", "acme", "--json"], env);
     expect(JSON.parse(run.stdout)).toMatchObject({ outcomes: { ...noOutcomes, applied: 1, duplicate: 3, conflict: 1 } });
     const listed = await runCliInProcess(["review", "list", "--tenant", "acme", "--json"], env);
-    const items = (JSON.parse(listed.stdout) as { items: Array<{ review_id: string; reason: string; amount_minor: string; position: string }> }).items;
+    const items = (JSON.parse(listed.stdout) as { reviews: Array<{ review_id: string; reason: string; amount_minor: string; position: string }> }).reviews;
     expect(items).toMatchObject([{ reason: "conflict", amount_minor: "20500", position: "line 4" }]);
   });
 
