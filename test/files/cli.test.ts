@@ -89,11 +89,11 @@ describe("clearline partner, ingest, files, file show and review", () => {
     const report = JSON.parse(run.stdout) as { file_id: string };
     expect(report).toMatchObject({ status: "rejected", errors: [{ code: "ACH_TRACE_NOT_ASCENDING", line: 5 }] });
     const files = await runCliInProcess(["files", "--status", "rejected", "--json"], env);
-    expect((JSON.parse(files.stdout) as Array<{ file_id: string }>).map((f) => f.file_id)).toEqual([report.file_id]);
+    expect((JSON.parse(files.stdout) as { files: Array<{ file_id: string }> }).files.map((f) => f.file_id)).toEqual([report.file_id]);
   });
 
   it("shows a file's per-record outcomes with their positions", async () => {
-    const files = JSON.parse((await runCliInProcess(["files", "--tenant", "acme", "--status", "done", "--json"], env)).stdout) as Array<{ file_id: string; name: string }>;
+    const { files } = JSON.parse((await runCliInProcess(["files", "--tenant", "acme", "--status", "done", "--json"], env)).stdout) as { files: Array<{ file_id: string; name: string }> };
     const corrected = files.find((f) => f.name === "corrected.ach");
     const shown = await runCliInProcess(["file", "show", corrected?.file_id ?? "", "--json"], env);
     const outcomes = (JSON.parse(shown.stdout) as { record_outcomes: Array<{ position: string; outcome: string }> }).record_outcomes;
