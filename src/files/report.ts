@@ -163,14 +163,21 @@ export type FileView = Omit<FileReport, "dropped_records">;
  * The file.processed event's data, read in the transaction that finishes the file: the file as
  * listed, its errors and warnings each cut at limits.outbox.eventFindingsMax.
  */
-export async function fileEventData(db: Queryable, tenantId: string, fileId: string): Promise<FileView> {
+export async function fileEventData(
+  db: Queryable, tenantId: string, fileId: string,
+): Promise<FileView> {
   const report = await fileSummary(db, tenantId, fileId);
   assert(report !== undefined, `file ${fileId} being finished exists`);
   const findingsMax = limits.outbox.eventFindingsMax;
-  return { ...report, errors: report.errors.slice(0, findingsMax), warnings: report.warnings.slice(0, findingsMax) };
+  return {
+    ...report, errors: report.errors.slice(0, findingsMax),
+    warnings: report.warnings.slice(0, findingsMax),
+  };
 }
 
-async function fileSummary(db: Queryable, tenantId: string, fileId: string): Promise<FileView | undefined> {
+async function fileSummary(
+  db: Queryable, tenantId: string, fileId: string,
+): Promise<FileView | undefined> {
   const { rows } = await db.query<FileRow>(
     `SELECT ${FILE_COLUMNS}
        FROM received_file f

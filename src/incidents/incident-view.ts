@@ -20,7 +20,8 @@ export function incidentSummaryView(i: IncidentSummary): IncidentSummaryView {
 function criteriaView(c: PerimeterCriteria): Record<string, string> {
   return {
     since: c.since, until: c.until, ...(c.channel ? { channel: c.channel } : {}),
-    ...(c.partner ? { partner: c.partner } : {}), ...(c.keyPrefix ? { key_prefix: c.keyPrefix } : {}),
+    ...(c.partner ? { partner: c.partner } : {}),
+    ...(c.keyPrefix ? { key_prefix: c.keyPrefix } : {}),
   };
 }
 

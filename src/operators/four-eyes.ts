@@ -6,7 +6,9 @@ import {
   type ReviewItem,
 } from "../records/index.ts";
 import { type Operator, needsSecondApprover } from "./operators.ts";
-import { correctDifferenceInTransaction, differenceView, type Difference } from "../recon/differences.ts";
+import {
+  correctDifferenceInTransaction, differenceView, type Difference,
+} from "../recon/differences.ts";
 import { decidedBy, markApproved, openProposalFor, propose, proposerNamed, refuseWhileProposed, type NamedOperator, type Proposal, type ProposalPath, type StoredProposal } from "./proposals.ts";
 import { moveOutOfSuspense, suspensePosting, type SuspenseMove } from "./suspense-move.ts";
 
@@ -28,7 +30,9 @@ export type ApprovedDecision = { kind: "review"; outcome: DecisionOutcome } | { 
  */
 export function approvedDecisionView(approved: ApprovedDecision): object {
   if (approved.kind === "suspense_move") return { suspense_move: approved.move };
-  if (approved.kind === "recon_difference") return { difference: differenceView(approved.difference) };
+  if (approved.kind === "recon_difference") {
+    return { difference: differenceView(approved.difference) };
+  }
   return approved.outcome.decided;
 }
 

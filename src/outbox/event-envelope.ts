@@ -8,7 +8,8 @@ export const EVENT_VERSION = 1;
  * `event_id` is the event's key (the Webhook-Id and the Nats-Msg-Id), the same on every retry;
  * `data` is the object in the shape the HTTP API answers with (version 1), or, for an event
  * stored before version 1 and sent now, as it was stored (version 0). `type` and `timestamp` are
- * the Standard Webhooks names of `event_type` and `occurred_at`, kept for receivers routing on them.
+ * the Standard Webhooks names of `event_type` and `occurred_at`, kept for receivers routing on
+ * them.
  */
 export interface EventEnvelope {
   event_id: string;
@@ -30,7 +31,8 @@ export interface EventEnvelope {
  * release before this one can still deliver what this one writes and the other way round.
  */
 export function storedEventVersion(payload: unknown): 0 | 1 {
-  if (payload === null || typeof payload !== "object" || Array.isArray(payload)) return EVENT_VERSION;
+  const isObject = payload !== null && typeof payload === "object" && !Array.isArray(payload);
+  if (!isObject) return EVENT_VERSION;
   return Object.keys(payload).some((key) => /[A-Z]/.test(key)) ? 0 : EVENT_VERSION;
 }
 

@@ -65,9 +65,12 @@ export function differenceView(d: Difference): DifferenceView {
 }
 
 /** Differences of a tenant by id (a run's, for their events), in no particular order. */
-export async function findDifferences(db: Queryable, tenantId: string, differenceIds: readonly string[]): Promise<Difference[]> {
+export async function findDifferences(
+  db: Queryable, tenantId: string, differenceIds: readonly string[],
+): Promise<Difference[]> {
   const { rows } = await db.query<DifferenceRow>(
-    `SELECT ${COLUMNS} FROM recon_difference WHERE tenant_id = $1 AND difference_id = ANY ($2::text[])`,
+    `SELECT ${COLUMNS} FROM recon_difference
+      WHERE tenant_id = $1 AND difference_id = ANY ($2::text[])`,
     [tenantId, differenceIds]);
   return rows.map(differenceOf);
 }

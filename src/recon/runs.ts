@@ -262,7 +262,8 @@ async function upsertDifferences(
   await enqueueEvents(tx, ids.map((id) => {
     const difference = found.get(id);
     assert(difference !== undefined, `difference ${id} was written in this transaction`);
-    return { tenantId, eventType: "recon.difference", eventKey: `${id}:open`, data: differenceView(difference) };
+    const data = differenceView(difference);
+    return { tenantId, eventType: "recon.difference", eventKey: `${id}:open`, data };
   }));
 }
 

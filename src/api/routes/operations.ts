@@ -5,7 +5,8 @@ import {
   countCompensations, listReviews, recordHistory, type DecisionOutcome,
 } from "../../records/index.ts";
 import {
-  approvedDecisionView, approveProposal, decideAsOperator, listProposals, cancelProposal, type ApprovedDecision,
+  approvedDecisionView, approveProposal, decideAsOperator, listProposals, cancelProposal,
+  type ApprovedDecision,
 } from "../../operators/four-eyes.ts";
 import { authenticateOperator, setFourEyesAboveMinor } from "../../operators/operators.ts";
 import { closeSession, openSession } from "../../operators/sessions.ts";

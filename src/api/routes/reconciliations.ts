@@ -9,7 +9,9 @@ import { differenceView, listOpenDifferences } from "../../recon/differences.ts"
 import { importExternalFileInTransaction, importSummaryView } from "../../recon/external-items.ts";
 import type { ExternalFormat } from "../../recon/read-external-file.ts";
 import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
-import { runDetailView, runReconciliationInTransaction, runSummaryView, showRun } from "../../recon/runs.ts";
+import {
+  runDetailView, runReconciliationInTransaction, runSummaryView, showRun,
+} from "../../recon/runs.ts";
 import {
   runIdempotent, type IdempotentCall, type IdempotentReply,
 } from "../../requests/idempotent-request.ts";

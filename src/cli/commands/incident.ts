@@ -22,7 +22,8 @@ async function sourceOrExit(db: Queryable, tenantId: string, text: string): Prom
 /** What was undone of a compensation's transfer, in the currency of its legs when it has any. */
 function undoneText(c: CompensationLine): string {
   const currency = c.legs[0]?.currency;
-  return currency === undefined ? `${c.undoneMinor} minor units` : moneyText(c.undoneMinor, currency);
+  if (currency === undefined) return `${c.undoneMinor} minor units`;
+  return moneyText(c.undoneMinor, currency);
 }
 
 function printIncident(incident: IncidentDetail): void {

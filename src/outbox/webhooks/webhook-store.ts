@@ -22,7 +22,8 @@ export interface ListedWebhookEndpoint extends WebhookEndpoint {
 /** An endpoint as the operations API and `clearline webhook list --json` show it (0107). */
 export interface WebhookEndpointView {
   endpoint_id: string; url: string; event_types: string[]; status: ListedWebhookEndpoint["status"];
-  disabled_at: string | null; disabled_reason: string | null; held_events: number; created_at: string;
+  disabled_at: string | null; disabled_reason: string | null; held_events: number;
+  created_at: string;
 }
 
 export function webhookEndpointView(e: ListedWebhookEndpoint): WebhookEndpointView {
