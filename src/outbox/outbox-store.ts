@@ -234,6 +234,29 @@ export async function retryDead(db: Queryable, tenantId: string, id: string): Pr
   return rowCount === 1;
 }
 
+/** A tenant's outbox messages written in one hour (UTC) and the longest any took to leave. */
+export interface OutboxLagOfHour { hour: string; messages: number; lagSecondsMax: number }
+
+/**
+ * Per hour of the last `hours` with messages: how many were written, and the most seconds one of
+ * them took from written to delivered (one not delivered yet counts until now), rounded up.
+ */
+export async function outboxLagPerHour(
+  db: Queryable, tenantId: string, hours: number,
+): Promise<OutboxLagOfHour[]> {
+  const { rows } = await db.query<{ hour: string; messages: number; lag_seconds_max: number }>(
+    `SELECT to_char(date_trunc('hour', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24":00Z"') AS hour,
+            count(*)::int AS messages,
+            ceil(max(extract(epoch FROM coalesce(delivered_at, now()) - created_at)))::int
+              AS lag_seconds_max
+       FROM outbox_message
+      WHERE tenant_id = $1 AND created_at >= now() - make_interval(hours => $2)
+      GROUP BY 1
+      ORDER BY 1`,
+    [tenantId, hours]);
+  return rows.map((r) => ({ hour: r.hour, messages: r.messages, lagSecondsMax: r.lag_seconds_max }));
+}
+
 /** Seconds since the oldest undelivered (pending or delivering) row was written; 0 when none. */
 export async function oldestUndeliveredAgeSeconds(db: Queryable): Promise<number> {
   const { rows } = await db.query<{ age: number | null }>(

@@ -90,6 +90,25 @@ export async function listOpenDifferences(db: Queryable, tenantId: string, accou
   return rows.map(differenceOf);
 }
 
+/**
+ * Open differences by age since first seen: younger than boundsSeconds[0], then between each
+ * bound and the next, then older than the last (bounds ascending).
+ */
+export async function openDifferenceAgeCounts(
+  db: Queryable, tenantId: string, boundsSeconds: readonly number[],
+): Promise<number[]> {
+  const { rows } = await db.query<{ bucket: number; items: number }>(
+    `SELECT width_bucket(extract(epoch FROM now() - first_seen_at)::float8, $2::float8[]) AS bucket,
+            count(*)::int AS items
+       FROM recon_difference
+      WHERE tenant_id = $1 AND state = 'open'
+      GROUP BY 1`,
+    [tenantId, boundsSeconds]);
+  const counts = Array.from({ length: boundsSeconds.length + 1 }, () => 0);
+  for (const row of rows) counts[row.bucket] = row.items;
+  return counts;
+}
+
 export function reconSuspenseAccountOf(currency: string): string {
   return `recon-suspense-${currency}`;
 }

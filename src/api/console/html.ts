@@ -45,6 +45,7 @@ export function page(title: string, body: Html, options: { operator?: string; sc
     <a href="/console/suspense">Suspense</a><a href="/console/accounts">Accounts</a>
     <a href="/console/differences">Differences</a><a href="/console/outbox">Outbox</a>
     <a href="/console/incidents">Incidents</a><a href="/console/fleet">Fleet</a>
+    <a href="/console/pictures">Pictures</a>
     <span style="color:#ccc;float:right">${options.operator}</span></nav>` : html``;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · clearline</title><style>${style}</style></head>
 <body>${nav.text}<main><h1>${escapeHtml(title)}</h1>${body.text}</main>${options.script ? `<script>${options.script}</script>` : ""}</body></html>`;
