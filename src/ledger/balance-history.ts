@@ -27,5 +27,7 @@ export async function suspenseBalancePerDay(
        FROM days d CROSS JOIN (SELECT DISTINCT currency FROM moves) AS c
       ORDER BY c.currency, d.day`,
     [tenantId, days]);
-  return rows.map((r) => ({ day: r.day, currency: r.currency, balanceMinor: BigInt(r.balance_minor) }));
+  return rows.map((r) => ({
+    day: r.day, currency: r.currency, balanceMinor: BigInt(r.balance_minor),
+  }));
 }

@@ -245,7 +245,8 @@ export async function outboxLagPerHour(
   db: Queryable, tenantId: string, hours: number,
 ): Promise<OutboxLagOfHour[]> {
   const { rows } = await db.query<{ hour: string; messages: number; lag_seconds_max: number }>(
-    `SELECT to_char(date_trunc('hour', created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD"T"HH24":00Z"') AS hour,
+    `SELECT to_char(date_trunc('hour', created_at AT TIME ZONE 'UTC'),
+                    'YYYY-MM-DD"T"HH24":00Z"') AS hour,
             count(*)::int AS messages,
             ceil(max(extract(epoch FROM coalesce(delivered_at, now()) - created_at)))::int
               AS lag_seconds_max
@@ -254,7 +255,9 @@ export async function outboxLagPerHour(
       GROUP BY 1
       ORDER BY 1`,
     [tenantId, hours]);
-  return rows.map((r) => ({ hour: r.hour, messages: r.messages, lagSecondsMax: r.lag_seconds_max }));
+  return rows.map((r) => ({
+    hour: r.hour, messages: r.messages, lagSecondsMax: r.lag_seconds_max,
+  }));
 }
 
 /** Seconds since the oldest undelivered (pending or delivering) row was written; 0 when none. */

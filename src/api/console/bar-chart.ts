@@ -4,7 +4,7 @@ import { html, type Html } from "./html.ts";
 export interface ChartSeries {
   name: string;
   color: string;
-  /** Per category, the value as people read it ("3", "2105.00"): drawn by its number, shown as is. */
+  /** Per category, the value as people read it ("3", "2105.00"): drawn by its number. */
   values: readonly string[];
 }
 
@@ -51,7 +51,8 @@ function bars(data: BarChartData): Html[] {
       const y = Number(text) >= 0 ? (up -= h) : down;
       if (Number(text) < 0) down += h;
       return html`<rect x="${x}" y="${y}" width="${PLOT.barWidth}" height="${h}" fill="${s.color}"
-        data-category="${category}" data-series="${s.name}" data-value="${text}"><title>${category} ${s.name}: ${text}</title></rect>`;
+        data-category="${category}" data-series="${s.name}" data-value="${text}">
+        <title>${category} ${s.name}: ${text}</title></rect>`;
     });
     const label = html`<text x="${x}" y="${PLOT.height + 12}" font-size="10">${category}</text>`;
     return html`${rects}${label}`;
@@ -65,17 +66,25 @@ function bars(data: BarChartData): Html[] {
  */
 export function barChart(data: BarChartData): Html {
   const width = Math.max(360, PLOT.left + data.categories.length * (PLOT.barWidth + PLOT.gap));
-  const legend = data.series.length < 2 ? html`` : html`<g transform="translate(0,${PLOT.height + 20})">${
-    data.series.map((s, i) => html`<rect x="${i * 90}" y="0" width="10" height="10" fill="${s.color}"></rect>
-      <text x="${i * 90 + 14}" y="10" font-size="11">${s.name}</text>`)}</g>`;
+  const keys = data.series.map((s, i) => html`<rect x="${i * 90}" y="0" width="10" height="10"
+    fill="${s.color}"></rect><text x="${i * 90 + 14}" y="10" font-size="11">${s.name}</text>`);
+  const legend = data.series.length < 2
+    ? html``
+    : html`<g transform="translate(0,${PLOT.height + 20})">${keys}</g>`;
   const head = html`<tr><th scope="col">${data.categoryName}</th>${
     data.series.map((s) => html`<th scope="col">${s.name}</th>`)}</tr>`;
-  const rows = data.categories.map((category, index) => html`<tr><th scope="row">${category}</th>${
-    data.series.map((s) => html`<td class="num" data-series="${s.name}">${s.values[index] ?? "0"}</td>`)}</tr>`);
-  const empty = data.categories.length === 0 ? html`<p class="muted">nothing to show yet</p>` : html``;
+  const cell = (s: ChartSeries, index: number) =>
+    html`<td class="num" data-series="${s.name}">${s.values[index] ?? "0"}</td>`;
+  const rows = data.categories.map((category, index) =>
+    html`<tr><th scope="row">${category}</th>${data.series.map((s) => cell(s, index))}</tr>`);
+  const empty = data.categories.length === 0
+    ? html`<p class="muted">nothing to show yet</p>`
+    : html``;
   return html`<figure id="${data.id}"><figcaption>${data.caption}</figcaption>${empty}
     <svg id="${data.id}-svg" width="${width}" height="${PLOT.height + 40}"
-      viewBox="0 0 ${width} ${PLOT.height + 40}" aria-hidden="true" focusable="false">${bars(data)}${legend}</svg>
-    <table id="${data.id}-table" class="chart-numbers"><caption>${data.caption}: the numbers</caption>
+      viewBox="0 0 ${width} ${PLOT.height + 40}" aria-hidden="true" focusable="false">
+      ${bars(data)}${legend}</svg>
+    <table id="${data.id}-table" class="chart-numbers">
+      <caption>${data.caption}: the numbers</caption>
       ${head}${rows}</table></figure>`;
 }

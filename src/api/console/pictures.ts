@@ -4,7 +4,7 @@ import type { OutcomesOfDay } from "../../records/index.ts";
 import type { SuspenseBalanceOfDay } from "../../ledger/index.ts";
 import type { BarChartData } from "./bar-chart.ts";
 
-/** The outcomes a file's records can have, in the order the files page counts them, with colours. */
+/** The outcomes of a file's records, in the order the files page counts them, with colours. */
 const outcomeColors: ReadonlyArray<[string, string]> = [
   ["applied", "#2a9d8f"], ["duplicate", "#8d99ae"], ["conflict", "#e63946"],
   ["suspect", "#f4a261"], ["rejected", "#6d597a"], ["orphan", "#e9c46a"],
@@ -18,11 +18,15 @@ export const AGE_BUCKET_NAMES: readonly string[] = ["< 1 h", "1 h - 1 d", "1 d -
 /** The days from `today` back `days - 1` days, oldest first, as YYYY-MM-DD. */
 export function lastDays(today: string, days: number): string[] {
   const end = Date.parse(`${today}T00:00:00Z`);
-  return Array.from({ length: days }, (_, i) => new Date(end - (days - 1 - i) * 86_400_000).toISOString().slice(0, 10));
+  const dayMs = 86_400_000;
+  return Array.from({ length: days }, (_, i) =>
+    new Date(end - (days - 1 - i) * dayMs).toISOString().slice(0, 10));
 }
 
 /** Records per day (every day of the window, none left out) by outcome, stacked. */
-export function recordsPerDayChart(rows: readonly OutcomesOfDay[], days: readonly string[]): BarChartData {
+export function recordsPerDayChart(
+  rows: readonly OutcomesOfDay[], days: readonly string[],
+): BarChartData {
   const count = (day: string, outcome: string) =>
     rows.find((r) => r.day === day && r.outcome === outcome)?.records ?? 0;
   return {
@@ -35,7 +39,9 @@ export function recordsPerDayChart(rows: readonly OutcomesOfDay[], days: readonl
 }
 
 /** Open review items and open differences side by side, per age bucket. */
-export function openItemsByAgeChart(reviews: readonly number[], differences: readonly number[]): BarChartData {
+export function openItemsByAgeChart(
+  reviews: readonly number[], differences: readonly number[],
+): BarChartData {
   return {
     id: "open-by-age", caption: "Open review items and reconciliation differences, by age",
     categoryName: "age", categories: AGE_BUCKET_NAMES,
@@ -52,7 +58,8 @@ export function suspenseBalanceCharts(rows: readonly SuspenseBalanceOfDay[]): Ba
   return currencies.map((currency) => {
     const ofCurrency = rows.filter((r) => r.currency === currency);
     return {
-      id: `suspense-balance-${currency}`, caption: `Suspense balance at the end of each day, ${currency}`,
+      id: `suspense-balance-${currency}`,
+      caption: `Suspense balance at the end of each day, ${currency}`,
       categoryName: "day", categories: ofCurrency.map((r) => r.day),
       series: [{
         name: `balance (${currency})`, color: "#f4a261",
@@ -65,8 +72,11 @@ export function suspenseBalanceCharts(rows: readonly SuspenseBalanceOfDay[]): Ba
 /** The longest time a message written in each hour took to leave, in seconds. */
 export function outboxLagHistoryChart(rows: readonly OutboxLagOfHour[]): BarChartData {
   return {
-    id: "outbox-lag-per-hour", caption: "Outbox lag per hour: the slowest message's seconds to delivery",
+    id: "outbox-lag-per-hour",
+    caption: "Outbox lag per hour: the slowest message's seconds to delivery",
     categoryName: "hour (UTC)", categories: rows.map((r) => r.hour.slice(5, 16).replace("T", " ")),
-    series: [{ name: "slowest (s)", color: "#1d3557", values: rows.map((r) => String(r.lagSecondsMax)) }],
+    series: [{
+      name: "slowest (s)", color: "#1d3557", values: rows.map((r) => String(r.lagSecondsMax)),
+    }],
   };
 }
