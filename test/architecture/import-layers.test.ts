@@ -31,6 +31,8 @@ const ledgerReadSide = [
   "statementDocument", "Account", "AccountKind", "Balance",
   // balances on a date (docs/decisions/0102): reads, like balanceOf
   "asOfDateOf", "balanceOfKind", "balancesOnDate", "BalanceKind",
+  // the suspense balance per day, for the console's pictures (issue 33 item 4): a read
+  "suspenseBalancePerDay", "SuspenseBalanceOfDay",
 ];
 const bans: ImportBan[] = [
   { rooms: adapters, target: "pg", why: "the database driver is db/'s" },
