@@ -36,13 +36,25 @@ function extent(data: BarChartData): { low: number; high: number } {
   return { low, high: high === low ? low + 1 : high };
 }
 
+/** A category as its axis label: a date by month and day (the table has the whole date). */
+function labelOf(category: string): string {
+  return /^\d{4}-\d{2}-\d{2}$/.test(category) ? category.slice(5) : category;
+}
+
+/** The width each category takes: its bar and gap, or its label's, if that is wider. */
+function slotWidthOf(data: BarChartData): number {
+  const labelChars = Math.max(0, ...data.categories.map((c) => labelOf(c).length));
+  return Math.max(PLOT.barWidth + PLOT.gap, labelChars * 6 + 8);
+}
+
 /** Each category's bars, stacked per sign from the zero line; every rect names its value. */
 function bars(data: BarChartData): Html[] {
   const { low, high } = extent(data);
   const scale = PLOT.height / (high - low);
   const zeroY = Math.round(high * scale);
+  const slot = slotWidthOf(data);
   return data.categories.map((category, index) => {
-    const x = PLOT.left + index * (PLOT.barWidth + PLOT.gap);
+    const x = PLOT.left + index * slot;
     let up = zeroY;
     let down = zeroY;
     const rects = data.series.map((s) => {
@@ -54,7 +66,8 @@ function bars(data: BarChartData): Html[] {
         data-category="${category}" data-series="${s.name}" data-value="${text}">
         <title>${category} ${s.name}: ${text}</title></rect>`;
     });
-    const label = html`<text x="${x}" y="${PLOT.height + 12}" font-size="10">${category}</text>`;
+    const label = html`<text x="${x}" y="${PLOT.height + 12}" font-size="10">
+      ${labelOf(category)}</text>`;
     return html`${rects}${label}`;
   });
 }
@@ -65,7 +78,7 @@ function bars(data: BarChartData): Html[] {
  * (the SVG is hidden from it), and it holds exactly the values the bars are drawn from.
  */
 export function barChart(data: BarChartData): Html {
-  const width = Math.max(360, PLOT.left + data.categories.length * (PLOT.barWidth + PLOT.gap));
+  const width = Math.max(360, PLOT.left + data.categories.length * slotWidthOf(data));
   const keys = data.series.map((s, i) => html`<rect x="${i * 90}" y="0" width="10" height="10"
     fill="${s.color}"></rect><text x="${i * 90 + 14}" y="10" font-size="11">${s.name}</text>`);
   const legend = data.series.length < 2
@@ -77,10 +90,11 @@ export function barChart(data: BarChartData): Html {
     html`<td class="num" data-series="${s.name}">${s.values[index] ?? "0"}</td>`;
   const rows = data.categories.map((category, index) =>
     html`<tr><th scope="row">${category}</th>${data.series.map((s) => cell(s, index))}</tr>`);
-  const empty = data.categories.length === 0
-    ? html`<p class="muted">nothing to show yet</p>`
-    : html``;
-  return html`<figure id="${data.id}"><figcaption>${data.caption}</figcaption>${empty}
+  if (data.categories.length === 0) {
+    return html`<figure id="${data.id}"><figcaption>${data.caption}</figcaption>
+      <p class="note">nothing to show yet</p></figure>`;
+  }
+  return html`<figure id="${data.id}"><figcaption>${data.caption}</figcaption>
     <svg id="${data.id}-svg" width="${width}" height="${PLOT.height + 40}"
       viewBox="0 0 ${width} ${PLOT.height + 40}" aria-hidden="true" focusable="false">
       ${bars(data)}${legend}</svg>
