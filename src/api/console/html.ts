@@ -26,7 +26,8 @@ form.inline{display:inline}` +
   // Fits 1,366 px and a phone (390 px) without scrolling sideways: long keys wrap anywhere, a
   // picture shrinks, and below 700 px a table.stack shows each row as a card of labelled cells.
   `*{box-sizing:border-box}td,th,p,h2,h3,li{overflow-wrap:anywhere}svg,input,select{max-width:100%}
-figure{margin:8px 0;max-width:100%;overflow-x:auto}.chart-numbers th,.chart-numbers td{padding:2px 6px}
+figure{margin:8px 0;max-width:100%;overflow-x:auto}
+.chart-numbers th,.chart-numbers td{padding:2px 6px}
 nav{display:flex;flex-wrap:wrap;gap:4px 16px}nav a{margin-right:0}
 :focus-visible{outline:3px solid #1d6fe0;outline-offset:2px}
 fieldset{border:1px solid #ccc;margin:4px 0;padding:4px 8px}label.choice{display:inline-block;
