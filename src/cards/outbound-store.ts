@@ -107,7 +107,7 @@ export async function persistReversal(tx: Tx, tenantId: string, idemKey: string,
   );
   if (result.rowCount !== 1) return false;
   // Told in the reversal's transaction; the key is the authorization's own idempotency key.
-  await enqueueEvent(tx, { tenantId, eventType: "authorization.reversed", eventKey: `${idemKey}:reversed`, data: { idempotencyKey: idemKey, reversalMatchKey } });
+  await enqueueEvent(tx, { tenantId, eventType: "authorization.reversed", eventKey: `${idemKey}:reversed`, data: { idempotency_key: idemKey, reversal_match_key: reversalMatchKey } });
   return true;
 }
 

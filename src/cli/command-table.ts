@@ -42,6 +42,11 @@ export const topLevelCommands: readonly TopLevelCommand[] = [
   { name: "file", summary: "one received file and its per-record outcomes", load: files },
   { name: "review", summary: "conflicts and suspects held for a person, and their decisions", load: async () => (await import("./commands/review.ts")).registerReviewCommands },
   { name: "proposal", summary: "decisions above the four-eyes amount: list, approve (a second approver), cancel", load: async () => (await import("./commands/proposal.ts")).registerProposalCommands },
+  {
+    name: "payment",
+    summary: "one payment of the HTTP API by id or client reference, as GET /v1/payments/{id}",
+    load: async () => (await import("./commands/payment.ts")).registerPaymentCommands,
+  },
   { name: "record", summary: "one payment's history across channels: every arrival, decision and transfer", load: async () => (await import("./commands/record.ts")).registerRecordCommands },
   { name: "statement", summary: "an account's entries, each with its origin; corrections marked as such", load: async () => (await import("./commands/statement.ts")).registerStatementCommand },
   { name: "recon", summary: "reconcile settlement accounts against statements: import, run, show, correct, explain", load: async () => (await import("./commands/recon.ts")).registerReconCommands },

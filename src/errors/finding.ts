@@ -58,3 +58,18 @@ export class FindingCollector {
     return this.errorCount > 0;
   }
 }
+
+/** A finding as JSON shows it to a machine (docs/decisions/0107): snake_case, position included. */
+export function findingView(f: Finding): Record<string, unknown> {
+  const p = f.position;
+  const position = {
+    file: p.file, line: p.line, column: p.column, record_type: p.recordType, field: p.field,
+    xml_path: p.xmlPath, field_path: p.fieldPath, byte_offset: p.byteOffset,
+    transaction_index: p.transactionIndex,
+  };
+  return {
+    code: f.code, severity: f.severity, message: f.message,
+    position: Object.fromEntries(Object.entries(position).filter(([, v]) => v !== undefined)),
+    ...(f.valueMasked === undefined ? {} : { value_masked: f.valueMasked }),
+  };
+}

@@ -65,7 +65,7 @@ async function dryRunIn(db: Tx, tenantId: string, content: ContentSource, option
   const report: DryRunReport = {
     name: options.name, format: scan.format ?? null, status: scan.rejected ? "would_reject" : "would_apply", records: scan.recordsTotal,
     verdicts: { new: 0, already_applied: 0, changed: 0, suspect: 0, rejected: 0 },
-    errors: scan.findings.filter((f) => f.severity === "error").map((f) => ({ ...(f.position.line !== undefined ? { line: f.position.line } : {}), ...(f.position.xmlPath !== undefined ? { xmlPath: f.position.xmlPath } : {}), ...(f.position.field !== undefined ? { field: f.position.field } : {}), code: f.code, message: f.message })),
+    errors: scan.findings.filter((f) => f.severity === "error").map((f) => ({ ...(f.position.line !== undefined ? { line: f.position.line } : {}), ...(f.position.xmlPath !== undefined ? { xml_path: f.position.xmlPath } : {}), ...(f.position.field !== undefined ? { field: f.position.field } : {}), code: f.code, message: f.message })),
     records_listed: [], correction_of: null, dropped_records: null, dropped_records_not_checked: false,
   };
   if (scan.rejected || !scan.format) return report;

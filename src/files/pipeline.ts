@@ -15,7 +15,7 @@ import { fileRecords, scanFile, type ContentSource, type FileScan } from "./file
 import { ensurePartnerAccounts, findPartner } from "../partners/partners.ts";
 import { receiveFile, storedContent, type IncomingFile } from "./receipt.ts";
 import { answerFromSameBytesFile, findSameBytesFile } from "./same-bytes-file.ts";
-import { fileReport, type FileReport } from "./report.ts";
+import { fileEventData, fileReport, type FileReport } from "./report.ts";
 import { reportFileRejection } from "./rejection-report.ts";
 import { noteReportNotSent } from "./report-not-sent.ts";
 import { reportFileStatus } from "./status-report.ts";
@@ -271,17 +271,16 @@ async function finish(
                                             AND c.natural_key IS NOT NULL)
                   ORDER BY count(*) DESC, k.file_id LIMIT 1))
         WHERE tenant_id = $1 AND file_id = $2 AND status = 'processing' AND records_done = $4
-       RETURNING partner_id, original_name, format, applied, duplicate, conflict, suspect, rejected, orphan, correction_of,
-                 repeats_decided`,
+       RETURNING file_id`,
       [
         tenantId, fileId, contentHash, recordsTotal, options.everyRecordRepeatsSameBytes === true,
         answerKinds,
       ],
     );
-    const row = updated.rows[0] as Record<string, unknown> | undefined;
-    if (!row) return false;
+    if (updated.rowCount !== 1) return false;
     // Told in the transaction that finishes the file; one event per file, for ever.
-    await enqueueEvent(tx, { tenantId, eventType: "file.processed", eventKey: `${fileId}:processed`, data: { fileId, recordsTotal, ...row } });
+    const data = await fileEventData(tx, tenantId, fileId);
+    await enqueueEvent(tx, { tenantId, eventType: "file.processed", eventKey: `${fileId}:processed`, data });
     // The partner's status report commits with the file's outcome, or neither does (docs/decisions/0025).
     if (file.format === "iso20022") {
       const report = await reportFileStatus(tx, { tenantId, fileId, partnerId: file.partnerId, contentHash, createdAt: new Date() });

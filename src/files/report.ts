@@ -14,10 +14,10 @@ import { settlementDatesOf } from "../ledger/index.ts";
 import { partnerNamesOf } from "../partners/partners.ts";
 import { zeroCounts, type Outcome, type OutcomeCounts } from "./chunk.ts";
 
-/** A finding as a report shows it: where (line or xmlPath), which field, the code and the message. */
+/** A finding as a report shows it: where (line or xml_path), which field, the code and the message. */
 export interface ReportedFinding {
   line?: number;
-  xmlPath?: string;
+  xml_path?: string;
   field?: string;
   code: string;
   message: string;
@@ -109,15 +109,15 @@ function reported(found: Finding): ReportedFinding {
   // A finding stored before its code was renamed reads as the code's name now (decision 0068).
   const out: ReportedFinding = { code: currentCode(found.code), message: found.message };
   if (found.position.line !== undefined) out.line = found.position.line;
-  if (found.position.xmlPath !== undefined) out.xmlPath = found.position.xmlPath;
+  if (found.position.xmlPath !== undefined) out.xml_path = found.position.xmlPath;
   if (found.position.field !== undefined) out.field = found.position.field;
   return out;
 }
 
-/** "line 12" -> { line: 12 }; an xmlPath stays an xmlPath. */
-export function positionOf(position: string): { line: number } | { xmlPath: string } {
+/** "line 12" -> { line: 12 }; an XML path stays one: { xml_path }. */
+export function positionOf(position: string): { line: number } | { xml_path: string } {
   const line = /^line (\d+)$/.exec(position);
-  return line ? { line: Number(line[1]) } : { xmlPath: position };
+  return line ? { line: Number(line[1]) } : { xml_path: position };
 }
 
 /** Each row's partner by name, from the partners' registry (a file's partner always exists). */
@@ -155,7 +155,32 @@ function reportFromRow(row: FileRow, partner: string, recordErrors: ReportedFind
   };
 }
 
-export async function fileReport(db: Queryable, tenantId: string, fileId: string): Promise<FileReport | undefined> {
+/**
+ * A file as listed and as told (docs/decisions/0107): the items of GET /v1/files and of
+ * `clearline files --json`, and the data of the file.processed event. A report (GET
+ * /v1/files/{id}, `clearline file show --json`) is this and, for a file, its dropped records.
+ */
+export type FileView = Omit<FileReport, "dropped_records">;
+
+/**
+ * The file.processed event's data, read in the transaction that finishes the file: the file as
+ * listed, its errors and warnings each cut at limits.outbox.eventFindingsMax.
+ */
+export async function fileEventData(
+  db: Queryable, tenantId: string, fileId: string,
+): Promise<FileView> {
+  const report = await fileSummary(db, tenantId, fileId);
+  assert(report !== undefined, `file ${fileId} being finished exists`);
+  const findingsMax = limits.outbox.eventFindingsMax;
+  return {
+    ...report, errors: report.errors.slice(0, findingsMax),
+    warnings: report.warnings.slice(0, findingsMax),
+  };
+}
+
+async function fileSummary(
+  db: Queryable, tenantId: string, fileId: string,
+): Promise<FileView | undefined> {
   const { rows } = await db.query<FileRow>(
     `SELECT ${FILE_COLUMNS}
        FROM received_file f
@@ -170,8 +195,14 @@ export async function fileReport(db: Queryable, tenantId: string, fileId: string
     ...positionOf(r.position), ...(r.field ? { field: r.field } : {}), code: r.code,
     message: r.detail ?? r.code,
   }));
-  const report = reportFromRow(row, partnerOf(row), recordErrors);
-  report.dropped_records = row.correction_of && row.status === "done" ? await droppedRecords(db, tenantId, row.correction_of, fileId) : null;
+  return reportFromRow(row, partnerOf(row), recordErrors);
+}
+
+export async function fileReport(db: Queryable, tenantId: string, fileId: string): Promise<FileReport | undefined> {
+  const report: FileReport | undefined = await fileSummary(db, tenantId, fileId);
+  if (!report) return undefined;
+  const original = report.status === "done" ? report.correction_of : null;
+  report.dropped_records = original ? await droppedRecords(db, tenantId, original, fileId) : null;
   return report;
 }
 
@@ -205,7 +236,7 @@ export async function tenantsWithFiles(db: Queryable): Promise<string[]> {
   return rows.map((r) => r.tenant_id);
 }
 
-export async function listFiles(db: Queryable, tenantId: string, options: { status?: string; limit?: number } = {}): Promise<FileReport[]> {
+export async function listFiles(db: Queryable, tenantId: string, options: { status?: string; limit?: number } = {}): Promise<FileView[]> {
   const { rows } = await db.query<FileRow>(
     `SELECT ${FILE_COLUMNS}
        FROM received_file f

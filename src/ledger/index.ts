@@ -5,6 +5,7 @@
  * written by its own files; other rooms call the functions below.
  */
 export { accountKinds, type AccountKind } from "./account-kinds.ts";
+export { suspenseBalancePerDay, type SuspenseBalanceOfDay } from "./balance-history.ts";
 export {
   accountsPage, findAccount, findAccounts, listAccounts, openAccount, type Account,
 } from "./accounts.ts";

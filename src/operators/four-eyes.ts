@@ -6,7 +6,9 @@ import {
   type ReviewItem,
 } from "../records/index.ts";
 import { type Operator, needsSecondApprover } from "./operators.ts";
-import { correctDifferenceInTransaction, type Difference } from "../recon/differences.ts";
+import {
+  correctDifferenceInTransaction, differenceView, type Difference,
+} from "../recon/differences.ts";
 import { decidedBy, markApproved, openProposalFor, propose, proposerNamed, refuseWhileProposed, type NamedOperator, type Proposal, type ProposalPath, type StoredProposal } from "./proposals.ts";
 import { moveOutOfSuspense, suspensePosting, type SuspenseMove } from "./suspense-move.ts";
 
@@ -21,6 +23,18 @@ export { cancelProposal, listProposals, type Proposal } from "./proposals.ts";
 export type OperatorDecision = { kind: "decided"; outcome: DecisionOutcome } | { kind: "proposed"; proposal: Proposal };
 export type OperatorMove = { kind: "moved"; move: SuspenseMove } | { kind: "proposed"; proposal: Proposal };
 export type ApprovedDecision = { kind: "review"; outcome: DecisionOutcome } | { kind: "suspense_move"; move: SuspenseMove } | { kind: "recon_difference"; difference: Difference };
+
+/**
+ * An approval as the operations API and `clearline proposal approve --json` answer it (docs/
+ * decisions/0107): the review's decision, { suspense_move } or { difference }.
+ */
+export function approvedDecisionView(approved: ApprovedDecision): object {
+  if (approved.kind === "suspense_move") return { suspense_move: approved.move };
+  if (approved.kind === "recon_difference") {
+    return { difference: differenceView(approved.difference) };
+  }
+  return approved.outcome.decided;
+}
 
 async function reviewOf(db: Queryable, tenantId: string | undefined, reviewId: string): Promise<Result<ReviewItem | undefined, Finding>> {
   const items = await reviewItemsById(db, reviewId, tenantId);

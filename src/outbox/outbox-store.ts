@@ -188,6 +188,23 @@ function toRow(row: ListedRow): OutboxRow {
   };
 }
 
+/** An outbox row as the operations API and `clearline outbox --json` show it (0107). */
+export interface OutboxMessageView {
+  id: string; tenant_id: string; destination: string; message_type: string; message_key: string;
+  state: OutboxState; attempts: number; next_attempt_at: string; last_error: string | null;
+  created_at: string; delivered_at: string | null; payload?: unknown;
+}
+
+export function outboxMessageView(row: OutboxRow): OutboxMessageView {
+  return {
+    id: row.id, tenant_id: row.tenantId, destination: row.destination,
+    message_type: row.messageType, message_key: row.messageKey, state: row.state,
+    attempts: row.attempts, next_attempt_at: row.nextAttemptAt, last_error: row.lastError,
+    created_at: row.createdAt, delivered_at: row.deliveredAt,
+    ...(row.payload === undefined ? {} : { payload: row.payload }),
+  };
+}
+
 /** Rows of a tenant, newest first, optionally in one state. */
 export async function listOutbox(db: Queryable, tenantId: string, filter: { state?: OutboxState }, rowsMax: number): Promise<OutboxRow[]> {
   const { rows } = await db.query<ListedRow>(
@@ -215,6 +232,32 @@ export async function retryDead(db: Queryable, tenantId: string, id: string): Pr
     [tenantId, id],
   );
   return rowCount === 1;
+}
+
+/** A tenant's outbox messages written in one hour (UTC) and the longest any took to leave. */
+export interface OutboxLagOfHour { hour: string; messages: number; lagSecondsMax: number }
+
+/**
+ * Per hour of the last `hours` with messages: how many were written, and the most seconds one of
+ * them took from written to delivered (one not delivered yet counts until now), rounded up.
+ */
+export async function outboxLagPerHour(
+  db: Queryable, tenantId: string, hours: number,
+): Promise<OutboxLagOfHour[]> {
+  const { rows } = await db.query<{ hour: string; messages: number; lag_seconds_max: number }>(
+    `SELECT to_char(date_trunc('hour', created_at AT TIME ZONE 'UTC'),
+                    'YYYY-MM-DD"T"HH24":00Z"') AS hour,
+            count(*)::int AS messages,
+            ceil(max(extract(epoch FROM coalesce(delivered_at, now()) - created_at)))::int
+              AS lag_seconds_max
+       FROM outbox_message
+      WHERE tenant_id = $1 AND created_at >= now() - make_interval(hours => $2)
+      GROUP BY 1
+      ORDER BY 1`,
+    [tenantId, hours]);
+  return rows.map((r) => ({
+    hour: r.hour, messages: r.messages, lagSecondsMax: r.lag_seconds_max,
+  }));
 }
 
 /** Seconds since the oldest undelivered (pending or delivering) row was written; 0 when none. */

@@ -6,6 +6,7 @@ import {
 import { StatementParams } from "../db/statement-parts.ts";
 import { enqueueEventsPart, type OutboxEvent } from "../outbox/outbox-store.ts";
 import { lockIntents } from "./intent-lock.ts";
+import { paymentView } from "./payment-view.ts";
 import { intentId, paymentTransferKeyOf, type Payment } from "./payment.ts";
 import {
   declinedPayment, invalidPaymentRefusal, isOtherChannel, paymentRecordOf, repeatRefusal, PAYMENT_COLUMNS, toPayment,
@@ -87,7 +88,8 @@ export async function decidePayments(tx: Tx, tenantId: string, scope: string, pa
   const events = rows.filter((row) => row.status === "succeeded")
     .map((payment) => ({
       tenantId, eventType: "payment.applied",
-      eventKey: `${paymentTransferKeyOf(payment.clientReference, "debit")}:applied`, data: payment,
+      eventKey: `${paymentTransferKeyOf(payment.clientReference, "debit")}:applied`,
+      data: paymentView(payment),
     }));
   const outcomes = decided.map((d) => outcomeOf(d.request, d.outcome, inserted, existing));
   return { outcomes, rows, events };

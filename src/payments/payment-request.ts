@@ -4,11 +4,13 @@ import type { Pool } from "../db/pool.ts";
 import { describeIssues } from "../errors/schema-issues.ts";
 import { runIdempotent, screenIdempotent, type IdempotentCall, type IdempotentReply } from "../requests/idempotent-request.ts";
 import { jsonReply, problemReply, type Reply } from "../requests/reply.ts";
-import { decimalToMinor, minorToDecimal } from "../protocols/iso4217/currency.ts";
-import type { Payment } from "./payment.ts";
+import { decimalToMinor } from "../protocols/iso4217/currency.ts";
+import { paymentView } from "./payment-view.ts";
 import type { PaymentGroupCommit } from "./payment-group-commit.ts";
 import { createPayment } from "./payment-batch.ts";
 import type { PaymentOutcome } from "./payments.ts";
+
+export { paymentView, type PaymentView } from "./payment-view.ts";
 
 /**
  * The payment instruction as published (POST /v1/payments, the HTTP and JetStream inboxes): one
@@ -30,23 +32,6 @@ export const paymentBody = z.strictObject({
   creditor_account: accountId,
   description: z.string().max(limits.http.descriptionCharsMax).optional(),
 });
-
-/** The payment resource as published: snake_case, amounts as decimal strings. */
-export function paymentView(payment: Payment): Record<string, unknown> {
-  return {
-    id: payment.paymentId,
-    client_reference: payment.clientReference,
-    status: payment.status,
-    amount: minorToDecimal(payment.amountMinor, payment.currency),
-    currency: payment.currency,
-    debtor_account: payment.debtorAccount,
-    creditor_account: payment.creditorAccount,
-    description: payment.description,
-    refunded_amount: minorToDecimal(payment.refundedMinor, payment.currency),
-    decline_code: payment.declineCode,
-    created_at: payment.createdAt,
-  };
-}
 
 /**
  * One payment instruction, whatever carried it: POST /v1/payments (keyed by Idempotency-Key),

@@ -38,6 +38,46 @@ function differenceOf(row: DifferenceRow): Difference {
   };
 }
 
+/** A difference as every channel shows it to a machine (docs/decisions/0107). */
+export interface DifferenceView {
+  difference_id: string;
+  account_id: string;
+  reason: string;
+  state: Difference["state"];
+  item_keys: string[];
+  transfer_keys: string[];
+  delta_minor: string;
+  currency: string;
+  decided_by: string | null;
+  decision_reason: string | null;
+  correction_key: string | null;
+  first_seen_at: string;
+}
+
+/**
+ * The one shape of a difference: the HTTP answers, `clearline recon ... --json` and the
+ * recon.difference event's data. The delta in minor units as a string, as a review's amount.
+ */
+export function differenceView(d: Difference): DifferenceView {
+  return {
+    difference_id: d.differenceId, account_id: d.accountId, reason: d.reason, state: d.state,
+    item_keys: d.itemKeys, transfer_keys: d.transferKeys, delta_minor: d.deltaMinor.toString(),
+    currency: d.currency, decided_by: d.decidedBy, decision_reason: d.decisionReason,
+    correction_key: d.correctionKey, first_seen_at: d.firstSeenAt,
+  };
+}
+
+/** Differences of a tenant by id (a run's, for their events), in no particular order. */
+export async function findDifferences(
+  db: Queryable, tenantId: string, differenceIds: readonly string[],
+): Promise<Difference[]> {
+  const { rows } = await db.query<DifferenceRow>(
+    `SELECT ${COLUMNS} FROM recon_difference
+      WHERE tenant_id = $1 AND difference_id = ANY ($2::text[])`,
+    [tenantId, differenceIds]);
+  return rows.map(differenceOf);
+}
+
 export async function findDifference(db: Queryable, tenantId: string, differenceId: string, options: { forUpdate?: boolean } = {}): Promise<Difference | undefined> {
   const { rows } = await db.query<DifferenceRow>(`SELECT ${COLUMNS} FROM recon_difference WHERE tenant_id = $1 AND difference_id = $2${options.forUpdate ? " FOR UPDATE" : ""}`, [tenantId, differenceId]);
   return rows[0] ? differenceOf(rows[0]) : undefined;
@@ -89,6 +129,25 @@ export async function differencesPage(
       query.seenBefore ?? null, rowsToAsk(query.limit)]);
   return pageOf(rows, query.limit, differenceOf,
     (row) => ({ position: row.place, id: row.difference_id }));
+}
+
+/**
+ * Open differences by age since first seen: younger than boundsSeconds[0], then between each
+ * bound and the next, then older than the last (bounds ascending).
+ */
+export async function openDifferenceAgeCounts(
+  db: Queryable, tenantId: string, boundsSeconds: readonly number[],
+): Promise<number[]> {
+  const { rows } = await db.query<{ bucket: number; items: number }>(
+    `SELECT width_bucket(extract(epoch FROM now() - first_seen_at)::float8, $2::float8[]) AS bucket,
+            count(*)::int AS items
+       FROM recon_difference
+      WHERE tenant_id = $1 AND state = 'open'
+      GROUP BY 1`,
+    [tenantId, boundsSeconds]);
+  const counts = Array.from({ length: boundsSeconds.length + 1 }, () => 0);
+  for (const row of rows) counts[row.bucket] = row.items;
+  return counts;
 }
 
 export function reconSuspenseAccountOf(currency: string): string {

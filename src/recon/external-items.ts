@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
-import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
+import { fail, finding, findingView, ok, type Finding, type Result } from "../errors/finding.ts";
 import type { Position } from "../errors/position.ts";
 import { minorToDecimal } from "../protocols/iso4217/currency.ts";
 import { findAccount } from "../ledger/index.ts";
@@ -26,6 +26,24 @@ export interface ImportSummary {
   alreadyImported: boolean;   // the same bytes were imported before: nothing changed
   statement: ExternalStatementHead;
   warnings: Finding[];
+}
+
+/**
+ * An import as the HTTP API and `clearline recon import --json` show it (docs/decisions/0107):
+ * snake_case; the statement's opening and closing balances in minor units as strings.
+ */
+export function importSummaryView(s: ImportSummary): Record<string, unknown> {
+  const head = s.statement;
+  return {
+    import_id: s.importId, account: s.accountId, format: s.format, items: s.items,
+    seen_before: s.seenBefore, duplicates: s.duplicates, already_imported: s.alreadyImported,
+    statement: {
+      statement_ref: head.statementRef ?? null, account_identifier: head.accountIdentifier ?? null,
+      currency: head.currency ?? null, opening_minor: head.openingMinor?.toString() ?? null,
+      closing_minor: head.closingMinor?.toString() ?? null,
+    },
+    warnings: s.warnings.map(findingView),
+  };
 }
 
 const formatUnknownMessage =

@@ -1,10 +1,12 @@
 import { createHash } from "node:crypto";
+import { assert } from "../assert.ts";
 import { enqueueEvents } from "../outbox/outbox-store.ts";
 import { limits } from "../config/limits.ts";
 import type { Pool, Queryable } from "../db/pool.ts";
 import { withTransaction, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { findAccount } from "../ledger/index.ts";
+import { differenceView, findDifferences } from "./differences.ts";
 import { reconcile, type MatchResult, type MatchOutcome } from "./matching.ts";
 import { matchingRules, widestWindowDays, type MatchingRules } from "./matching-rules.ts";
 import { refreshReconMetrics } from "./recon-metrics.ts";
@@ -254,20 +256,15 @@ async function upsertDifferences(
       results.map((r) => (r.theirsMinor - r.oursMinor).toString()),
     ],
   );
-  // Told in the run's transaction, once per difference (a later run finding it again adds nothing).
-  await enqueueEvents(
-    tx,
-    results.map((r, i) => ({
-      tenantId,
-      eventType: "recon.difference",
-      eventKey: `${ids[i] ?? ""}:open`,
-      data: {
-        differenceId: ids[i], accountId: summary.accountId, runId: summary.runId, reason: r.outcome,
-        itemKeys: r.itemKeys, transferKeys: r.transferKeys, deltaMinor: r.theirsMinor - r.oursMinor,
-        currency,
-      },
-    })),
-  );
+  // Told in the run's transaction, once per difference (a later run finding it again adds
+  // nothing), with the difference as the HTTP API shows it (docs/decisions/0107).
+  const found = new Map((await findDifferences(tx, tenantId, ids)).map((d) => [d.differenceId, d]));
+  await enqueueEvents(tx, ids.map((id) => {
+    const difference = found.get(id);
+    assert(difference !== undefined, `difference ${id} was written in this transaction`);
+    const data = differenceView(difference);
+    return { tenantId, eventType: "recon.difference", eventKey: `${id}:open`, data };
+  }));
 }
 
 /**
@@ -288,6 +285,7 @@ async function resolveVanishedDifferences(
 }
 
 export interface RunDetail extends RunSummary {
+  currency: string;          // the account's: every amount of the run is in it
   results: Array<{
     outcome: MatchOutcome; rule: string | null; itemKeys: string[]; transferKeys: string[];
     theirsMinor: string; oursMinor: string; differenceId: string | null; state: string | null;
@@ -333,9 +331,12 @@ export async function showRun(
      LIMIT $3`,
     [tenantId, runId, rowsMax + 1],
   );
+  const account = await findAccount(db, tenantId, head.account_id);
+  assert(account !== undefined, `run ${runId}'s account ${head.account_id} exists`);
   return {
     runId,
     accountId: head.account_id,
+    currency: account.currency,
     from: head.from,
     to: head.to,
     matched: head.matched,
@@ -350,5 +351,29 @@ export async function showRun(
         state: r.state,
       })),
     resultsTruncated: rows.length > rowsMax,
+  };
+}
+
+/** A run as the HTTP API and `clearline recon run --json` answer it (docs/decisions/0107). */
+export function runSummaryView(v: RunSummary): Record<string, unknown> {
+  return {
+    run_id: v.runId, account: v.accountId, from: v.from, to: v.to, matched: v.matched,
+    differences: v.differences, dry_run: v.dryRun, already_run: v.alreadyRun,
+  };
+}
+
+/**
+ * A stored run as the HTTP API and `clearline recon show --json` show it (docs/decisions/0107):
+ * snake_case, amounts in minor units as strings with the account's currency.
+ */
+export function runDetailView(d: RunDetail): Record<string, unknown> {
+  return {
+    ...runSummaryView(d), currency: d.currency,
+    results: d.results.map((r) => ({
+      outcome: r.outcome, rule: r.rule, item_keys: r.itemKeys, transfer_keys: r.transferKeys,
+      theirs_minor: r.theirsMinor, ours_minor: r.oursMinor, difference_id: r.differenceId,
+      state: r.state,
+    })),
+    results_truncated: d.resultsTruncated,
   };
 }

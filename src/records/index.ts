@@ -35,4 +35,6 @@ export {
 } from "./store/arrivals.ts";
 export { fileRecordsPage, type FileRecordRow } from "./store/arrivals.ts";
 export { tenantsHoldingKey } from "./store/history.ts";
+// For the console's pictures: outcomes per day, open items by age.
+export { openReviewAgeCounts, outcomesPerDay, type OutcomesOfDay } from "./store/charts.ts";
 export { keyStatesByLinkId, storedKeysOf } from "./store/keys.ts";

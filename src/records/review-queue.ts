@@ -4,7 +4,8 @@ import type { Queryable } from "../db/pool.ts";
 import { achFileCreationOfKey } from "../normalize/from-ach.ts";
 import type { ReviewReason, ReviewState } from "./record-states.ts";
 import {
-  selectReviewById, selectReviewContexts, selectReviews, selectReviewsPage, selectSuspensePostings,
+  selectReviewById, selectReviewContexts, selectReviews, selectReviewsByIds, selectReviewsPage,
+  selectSuspensePostings,
   type ReviewContextRow, type ReviewRow,
 } from "./store/reviews.ts";
 
@@ -65,6 +66,18 @@ function matchedFileOf(row: ReviewRow): MatchedFile | null {
     file_id: row.matched_file_id, name: row.matched_file_name, created: achFileCreationOfKey(row.matched_file_identity ?? "") ?? null,
     received_at: row.matched_file_received_at.toISOString(), record_index: row.matched_record_index,
   };
+}
+
+/**
+ * The review items of these ids as the HTTP API lists them: the data of the record.conflict and
+ * record.suspect events, read in the transaction that holds them (docs/decisions/0107).
+ */
+export async function reviewItemsByIds(
+  db: Queryable, tenantId: string, reviewIds: readonly string[],
+): Promise<Map<string, ReviewItem>> {
+  if (reviewIds.length === 0) return new Map();
+  const rows = await selectReviewsByIds(db, tenantId, [...new Set(reviewIds)]);
+  return new Map(rows.map((row) => [row.review_id, itemOf(row)]));
 }
 
 /** Open items (or all, with `state`), oldest first; without a tenant, every tenant's. */

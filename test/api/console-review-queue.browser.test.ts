@@ -199,7 +199,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
     expect(await page.locator("#differences tr[data-difference]").count()).toBe(2);
   }, 180_000);
 
-  it("fits the files list, a file page, the review queue and the differences at 1,366 px and 390 px without scrolling sideways", async () => {
+  it("fits the files list, a file page, the review queue, the differences and the pictures at 1,366 px and 390 px without scrolling sideways", async () => {
     const overflowing: string[] = [];
     for (const widthPx of [1_366, 390]) {
       const page = await signIn(browser, held.api.baseUrl, { tenant: "queue-held", name: "ada", secret: secrets.ada ?? "", widthPx });
@@ -210,6 +210,7 @@ describe("the console's review queue is safe by default (a real headless Chromiu
         ["file-page", page, `${held.api.baseUrl}${fileHref}`],
         ["reviews", page, `${held.api.baseUrl}/console/reviews?state=all`],
         ["differences", reconPage, `${recon.api.baseUrl}/console/differences`],
+        ["pictures", page, `${held.api.baseUrl}/console/pictures`],
       ];
       for (const [name, on, url] of shots) {
         await on.goto(url);

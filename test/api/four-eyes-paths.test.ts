@@ -202,7 +202,7 @@ describe("four eyes on the API-key and CLI paths", () => {
     expect((await client.post(`/v1/reconciliations/differences/${differenceId}/correct`, request, { "idempotency-key": `again-${differenceId}` })).json).toEqual(proposed.json);
     expect((await client.post(`/v1/reconciliations/differences/${differenceId}/correct`, { ...request, operator: "nobody" }, { "idempotency-key": `nobody-${differenceId}` })).json).toMatchObject({ status: 422, code: "four_eyes_proposer_unknown" });
     expect(await corrections()).toBe(before);
-    expect((await approveAs("paths", "tom", proposed.json.proposal.proposal_id)).json.difference).toMatchObject({ state: "corrected", correctionKey: `recon:${differenceId}`, decidedBy: "sam approved by tom" });
+    expect((await approveAs("paths", "tom", proposed.json.proposal.proposal_id)).json.difference).toMatchObject({ state: "corrected", correction_key: `recon:${differenceId}`, decided_by: "sam approved by tom" });
     expect(await corrections()).toBe(before + 1);
   });
 

@@ -59,21 +59,21 @@ describe("the operations API: reconciliation differences, outbox dead letters, i
   });
 
   const as = (world: ApiWorld, name: string): Promise<OpsClient> => signIn(world.api.baseUrl, world === plain ? "rec-plain" : "rec-strict", name, secrets[name] ?? "");
-  const openDifferences = async (client: OpsClient) => (await client.get("/v1/ops/differences")).json.differences as Array<{ differenceId: string; reason: string; deltaMinor: string; state: string }>;
+  const openDifferences = async (client: OpsClient) => (await client.get("/v1/ops/differences")).json.differences as Array<{ difference_id: string; reason: string; delta_minor: string; state: string }>;
 
   it("lists the tenant's open differences by reason, theirs_only first, and none of another tenant's", async () => {
     const ann = await as(plain, "ann");
     expect((await ann.get("/v1/ops/differences")).json.by_reason).toEqual({ theirs_only: 1, ours_only: 1 });
     const mine = await openDifferences(ann);
-    expect(mine.map((d) => [d.reason, d.deltaMinor])).toEqual([["theirs_only", "900"], ["ours_only", "-5000"]]);
+    expect(mine.map((d) => [d.reason, d.delta_minor])).toEqual([["theirs_only", "900"], ["ours_only", "-5000"]]);
     const theirs = await openDifferences(await as(strict, "sam"));
-    expect(theirs.map((d) => d.differenceId).filter((id) => mine.some((m) => m.differenceId === id))).toEqual([]);
+    expect(theirs.map((d) => d.difference_id).filter((id) => mine.some((m) => m.difference_id === id))).toEqual([]);
   });
 
   it("lets a viewer read the differences but not decide them", async () => {
     const vera = await as(plain, "vera");
     const [first] = await openDifferences(vera);
-    const response = await vera.mutate("POST", `/v1/ops/differences/${first?.differenceId}/correct`, { reason: "viewer tries" });
+    const response = await vera.mutate("POST", `/v1/ops/differences/${first?.difference_id}/correct`, { reason: "viewer tries" });
     expect(response.status).toBe(403);
     expect(response.json).toMatchObject({ code: "operator_role_forbidden" });
     expect(await transfersOfKind(db, plain.tenantId, "recon_correction")).toBe(0);
@@ -82,27 +82,27 @@ describe("the operations API: reconciliation differences, outbox dead letters, i
   it("refuses a correction without the CSRF token or without an Idempotency-Key, and posts nothing", async () => {
     const ann = await as(plain, "ann");
     const [first] = await openDifferences(ann);
-    const noToken = await ann.mutate("POST", `/v1/ops/differences/${first?.differenceId}/correct`, { reason: "no token" }, { "x-csrf-token": "" });
+    const noToken = await ann.mutate("POST", `/v1/ops/differences/${first?.difference_id}/correct`, { reason: "no token" }, { "x-csrf-token": "" });
     expect(noToken.json).toMatchObject({ status: 403, code: "operator_csrf_refused" });
-    const noKey = await ann.mutate("POST", `/v1/ops/differences/${first?.differenceId}/correct`, { reason: "no key" }, { "idempotency-key": "" });
+    const noKey = await ann.mutate("POST", `/v1/ops/differences/${first?.difference_id}/correct`, { reason: "no key" }, { "idempotency-key": "" });
     expect(noKey.json).toMatchObject({ status: 400, code: "idempotency_key_invalid" });
     expect(await transfersOfKind(db, plain.tenantId, "recon_correction")).toBe(0);
   });
 
   it("refuses another tenant's difference as unknown", async () => {
     const [strictFirst] = await openDifferences(await as(strict, "sam"));
-    const response = await (await as(plain, "ann")).mutate("POST", `/v1/ops/differences/${strictFirst?.differenceId}/explain`, { reason: "not mine" });
+    const response = await (await as(plain, "ann")).mutate("POST", `/v1/ops/differences/${strictFirst?.difference_id}/explain`, { reason: "not mine" });
     expect(response.json).toMatchObject({ status: 404, code: "recon_difference_unknown" });
   });
 
   it("corrects a difference with the operator as decider, once: the same key replays the same answer and posts one transfer", async () => {
     const ann = await as(plain, "ann");
     const [theirsOnly] = await openDifferences(ann);
-    const headers = { "idempotency-key": `correct-${theirsOnly?.differenceId}` };
-    const first = await ann.mutate("POST", `/v1/ops/differences/${theirsOnly?.differenceId}/correct`, { reason: "bank fee refund without advice" }, headers);
-    const again = await ann.mutate("POST", `/v1/ops/differences/${theirsOnly?.differenceId}/correct`, { reason: "bank fee refund without advice" }, headers);
+    const headers = { "idempotency-key": `correct-${theirsOnly?.difference_id}` };
+    const first = await ann.mutate("POST", `/v1/ops/differences/${theirsOnly?.difference_id}/correct`, { reason: "bank fee refund without advice" }, headers);
+    const again = await ann.mutate("POST", `/v1/ops/differences/${theirsOnly?.difference_id}/correct`, { reason: "bank fee refund without advice" }, headers);
     expect(first.status).toBe(200);
-    expect(first.json).toMatchObject({ state: "corrected", decidedBy: "ann", decisionReason: "bank fee refund without advice", correctionKey: `recon:${theirsOnly?.differenceId}` });
+    expect(first.json).toMatchObject({ state: "corrected", decided_by: "ann", decision_reason: "bank fee refund without advice", correction_key: `recon:${theirsOnly?.difference_id}` });
     expect(again.text).toBe(first.text);
     expect(await transfersOfKind(db, plain.tenantId, "recon_correction")).toBe(1);
   });
@@ -110,16 +110,16 @@ describe("the operations API: reconciliation differences, outbox dead letters, i
   it("explains a difference with the operator as decider and moves no money", async () => {
     const ann = await as(plain, "ann");
     const [oursOnly] = await openDifferences(ann);
-    const response = await ann.mutate("POST", `/v1/ops/differences/${oursOnly?.differenceId}/explain`, { reason: "funding booked before the bank's cut-off" });
-    expect(response.json).toMatchObject({ reason: "ours_only", state: "explained", decidedBy: "ann", correctionKey: null });
+    const response = await ann.mutate("POST", `/v1/ops/differences/${oursOnly?.difference_id}/explain`, { reason: "funding booked before the bank's cut-off" });
+    expect(response.json).toMatchObject({ reason: "ours_only", state: "explained", decided_by: "ann", correction_key: null });
     expect(await transfersOfKind(db, plain.tenantId, "recon_correction")).toBe(1);
     expect(await openDifferences(ann)).toEqual([]);
   });
 
   const strictTheirsOnly = async () => {
     const [theirsOnly] = await openDifferences(await as(strict, "sam"));
-    expect(theirsOnly).toMatchObject({ reason: "theirs_only", deltaMinor: "25000" });
-    return theirsOnly?.differenceId ?? "";
+    expect(theirsOnly).toMatchObject({ reason: "theirs_only", delta_minor: "25000" });
+    return theirsOnly?.difference_id ?? "";
   };
 
   it("above the tenant's four-eyes amount, proposes the correction (202) and posts nothing; the difference stays open", async () => {
@@ -128,7 +128,7 @@ describe("the operations API: reconciliation differences, outbox dead letters, i
     expect(proposed.status).toBe(202);
     expect(proposed.json.proposal).toMatchObject({ subject_kind: "recon_difference", subject_id: differenceId, decision: "correct", amount_minor: "25000", currency: "USD", proposed_by: "sam", proposed_via: "console", state: "open" });
     expect(await transfersOfKind(db, strict.tenantId, "recon_correction")).toBe(0);
-    expect((await openDifferences(await as(strict, "sam")))[0]).toMatchObject({ differenceId, state: "open" });
+    expect((await openDifferences(await as(strict, "sam")))[0]).toMatchObject({ difference_id: differenceId, state: "open" });
   });
 
   it("refuses the proposer's own approval of the correction, and posts nothing", async () => {
@@ -143,7 +143,7 @@ describe("the operations API: reconciliation differences, outbox dead letters, i
     const differenceId = await strictTheirsOnly();
     const explained = await (await as(strict, "tim")).mutate("POST", `/v1/ops/differences/${differenceId}/explain`, { reason: "explain it away" });
     expect(explained.json).toMatchObject({ status: 409, code: "proposal_open" });
-    expect((await openDifferences(await as(strict, "sam")))[0]).toMatchObject({ differenceId, state: "open" });
+    expect((await openDifferences(await as(strict, "sam")))[0]).toMatchObject({ difference_id: differenceId, state: "open" });
   });
 
   it("lets a second approver approve: the correction recon:<difference> posts once, recording both; the same key replays, another key is refused", async () => {
@@ -153,7 +153,7 @@ describe("the operations API: reconciliation differences, outbox dead letters, i
     const headers = { "idempotency-key": `approve-${proposal?.proposal_id}` };
     const approved = await tim.mutate("POST", `/v1/ops/proposals/${proposal?.proposal_id}/approval`, {}, headers);
     expect(approved.status).toBe(200);
-    expect(approved.json.difference).toMatchObject({ differenceId, state: "corrected", decidedBy: "sam approved by tim", decisionReason: "large unknown credit", correctionKey: `recon:${differenceId}` });
+    expect(approved.json.difference).toMatchObject({ difference_id: differenceId, state: "corrected", decided_by: "sam approved by tim", decision_reason: "large unknown credit", correction_key: `recon:${differenceId}` });
     const replayed = await tim.mutate("POST", `/v1/ops/proposals/${proposal?.proposal_id}/approval`, {}, headers);
     expect(replayed.headers.get("idempotent-replayed")).toBe("true");
     expect(replayed.text).toBe(approved.text);
@@ -167,17 +167,17 @@ describe("the operations API: reconciliation differences, outbox dead letters, i
   it("cancels a proposed correction with a reason: nothing moves, the difference stays open, and it can be proposed again", async () => {
     const sam = await as(strict, "sam");
     const [oursOnly] = await openDifferences(sam);
-    expect(oursOnly).toMatchObject({ reason: "ours_only", deltaMinor: "-5000" });
+    expect(oursOnly).toMatchObject({ reason: "ours_only", delta_minor: "-5000" });
     await db.pool.query("UPDATE tenant_four_eyes SET above_amount_minor = 1000 WHERE tenant_id = $1", [strict.tenantId]);
     try {
-      const proposed = await sam.mutate("POST", `/v1/ops/differences/${oursOnly?.differenceId}/correct`, { reason: "funding never reached the bank" });
+      const proposed = await sam.mutate("POST", `/v1/ops/differences/${oursOnly?.difference_id}/correct`, { reason: "funding never reached the bank" });
       expect(proposed.status).toBe(202);
       const cancelled = await (await as(strict, "tim")).mutate("POST", `/v1/ops/proposals/${proposed.json.proposal.proposal_id}/cancellation`, { reason: "the bank's file was late" });
       expect(cancelled.json.proposal).toMatchObject({ state: "cancelled", cancelled_by: "tim", cancel_reason: "the bank's file was late" });
       expect((await sam.mutate("POST", `/v1/ops/proposals/${proposed.json.proposal.proposal_id}/approval`, {})).json).toMatchObject({ status: 409, code: "proposal_decided" });
       expect(await transfersOfKind(db, strict.tenantId, "recon_correction")).toBe(1);
-      expect((await openDifferences(sam))[0]).toMatchObject({ differenceId: oursOnly?.differenceId, state: "open" });
-      const again = await sam.mutate("POST", `/v1/ops/differences/${oursOnly?.differenceId}/correct`, { reason: "funding never reached the bank" });
+      expect((await openDifferences(sam))[0]).toMatchObject({ difference_id: oursOnly?.difference_id, state: "open" });
+      const again = await sam.mutate("POST", `/v1/ops/differences/${oursOnly?.difference_id}/correct`, { reason: "funding never reached the bank" });
       expect(again.status).toBe(202);
       expect(again.json.proposal.proposal_id).not.toBe(proposed.json.proposal.proposal_id);
     } finally {
@@ -187,7 +187,7 @@ describe("the operations API: reconciliation differences, outbox dead letters, i
 
   it("lists the tenant's dead letters with the outbox lag, and another tenant sees none of them", async () => {
     const listed = (await (await as(plain, "vera")).get("/v1/ops/outbox/dead-letters")).json;
-    expect(listed.dead_letters).toMatchObject([{ id: deadLetter, state: "dead", messageKey: "dead-1", lastError: "HTTP 500 from the receiver" }]);
+    expect(listed.dead_letters).toMatchObject([{ id: deadLetter, state: "dead", message_key: "dead-1", last_error: "HTTP 500 from the receiver" }]);
     expect(listed.oldest_undelivered_age_seconds).toEqual(expect.any(Number));
     expect((await (await as(strict, "sam")).get("/v1/ops/outbox/dead-letters")).json.dead_letters).toEqual([]);
   });
@@ -212,8 +212,8 @@ describe("the operations API: reconciliation differences, outbox dead letters, i
     const opened = await openIncident(db.pool, plain.tenantId, "fundings to check", { since, until, channel: "http" }, "ann");
     if (!opened.ok) throw new Error(opened.error.message);
     const ann = await as(plain, "ann");
-    expect((await ann.get("/v1/ops/incidents")).json.incidents).toMatchObject([{ incidentId: opened.value.incidentId, title: "fundings to check", openedBy: "ann", records: 1, compensations: 0 }]);
-    expect((await ann.get(`/v1/ops/incidents/${opened.value.incidentId}`)).json).toMatchObject({ incidentId: opened.value.incidentId, records: [{ channel: "http", amountMinor: "5000" }] });
+    expect((await ann.get("/v1/ops/incidents")).json.incidents).toMatchObject([{ incident_id: opened.value.incidentId, title: "fundings to check", opened_by: "ann", records: 1, compensations: 0 }]);
+    expect((await ann.get(`/v1/ops/incidents/${opened.value.incidentId}`)).json).toMatchObject({ incident_id: opened.value.incidentId, records: [{ channel: "http", amount_minor: "5000" }] });
     const sam = await as(strict, "sam");
     expect((await sam.get("/v1/ops/incidents")).json.incidents).toEqual([]);
     expect((await sam.get(`/v1/ops/incidents/${opened.value.incidentId}`)).json).toMatchObject({ status: 404, code: "incident_unknown" });

@@ -34,6 +34,8 @@ const ledgerReadSide = [
   "asOfDateOf", "balanceOfKind", "balancesOnDate", "BalanceKind",
   // the transfers, a page at a time or one by key (issue 33 item 7): reads of what was posted
   "findTransfer", "transfersPage", "ShownTransfer",
+  // the suspense balance per day, for the console's pictures (issue 33 item 4): a read
+  "suspenseBalancePerDay", "SuspenseBalanceOfDay",
 ];
 const bans: ImportBan[] = [
   { rooms: adapters, target: "pg", why: "the database driver is db/'s" },

@@ -7,14 +7,14 @@ describe("clearline inspect", () => {
     expect(run.exitCode).toBe(0);
     const report = JSON.parse(run.stdout);
     expect(report.format).toBe("ach");
-    expect(report.identity.immediateOrigin).toBe("231380104");
-    expect(report.records[0]).toMatchObject({ kind: "credit", amountMinor: "125000", naturalKey: "ach:23138010:231380100000001:1234567890:PPD:250305" });
+    expect(report.identity.immediate_origin).toBe("231380104");
+    expect(report.records[0]).toMatchObject({ kind: "credit", amount_minor: "125000", natural_key: "ach:23138010:231380100000001:1234567890:PPD:250305" });
   });
 
   it("reads an ISO 20022 message with its type from the namespace", async () => {
     const run = await runCliInProcess(["inspect", "fixtures/iso20022/pacs008-chain-a-b.xml", "--json"]);
     expect(run.exitCode).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ format: "iso20022", messageType: "pacs.008.001.08", recordCount: 1 });
+    expect(JSON.parse(run.stdout)).toMatchObject({ format: "iso20022", message_type: "pacs.008.001.08", record_count: 1 });
   });
 
   it("exits 2 and names the finding and its line for a malformed file", async () => {

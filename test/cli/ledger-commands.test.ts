@@ -22,7 +22,7 @@ describe("clearline ledger commands", () => {
   it("prints a balance as a decimal string in the account's currency", async () => {
     const run = await runCliInProcess(["balance", "--tenant", "acme", "--account", "alice", "--json"], env);
     expect(run.exitCode).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ account: "alice", currency: "USD", balance: "12.34", balanceMinor: "1234" });
+    expect(JSON.parse(run.stdout)).toEqual({ account: "alice", currency: "USD", balance: "12.34" });
   });
 
   it("takes the tenant's name as well as its id", async () => {
@@ -44,7 +44,7 @@ describe("clearline ledger commands", () => {
 
   it("counts transfers by kind", async () => {
     const run = await runCliInProcess(["ledger", "stats", "--json"], env);
-    expect(JSON.parse(run.stdout)).toEqual({ transfersByKind: { payment: 1 }, accountsByKind: { customer: 1, settlement: 1 }, entries: 2 });
+    expect(JSON.parse(run.stdout)).toEqual({ transfers_by_kind: { payment: 1 }, accounts_by_kind: { customer: 1, settlement: 1 }, entries: 2 });
   });
 
   it("verifies ok, then exits non-zero naming the account after the projection is tampered with", async () => {
@@ -57,6 +57,6 @@ describe("clearline ledger commands", () => {
                          ON CONFLICT (tenant_id, account_id) DO UPDATE SET debits_minor = account_balance.debits_minor + 100`);
     const tampered = await runCliInProcess(["ledger", "verify", "--json"], env);
     expect(tampered.exitCode).toBe(1);
-    expect(JSON.parse(tampered.stdout).problems).toEqual([expect.objectContaining({ code: "LEDGER_PROJECTION_MISMATCH", accountId: "settlement" })]);
+    expect(JSON.parse(tampered.stdout).problems).toEqual([expect.objectContaining({ code: "LEDGER_PROJECTION_MISMATCH", account_id: "settlement" })]);
   });
 });

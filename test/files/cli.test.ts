@@ -46,7 +46,7 @@ describe("clearline partner, ingest, files, file show and review", () => {
     const run = await runCliInProcess(["ingest", fixture("corrected.ach"), "--tenant", "acme", "--json"], env);
     expect(JSON.parse(run.stdout)).toMatchObject({ outcomes: { ...noOutcomes, applied: 1, duplicate: 3, conflict: 1 } });
     const listed = await runCliInProcess(["review", "list", "--tenant", "acme", "--json"], env);
-    const items = (JSON.parse(listed.stdout) as { items: Array<{ review_id: string; reason: string; amount_minor: string; position: string }> }).items;
+    const items = (JSON.parse(listed.stdout) as { reviews: Array<{ review_id: string; reason: string; amount_minor: string; position: string }> }).reviews;
     expect(items).toMatchObject([{ reason: "conflict", amount_minor: "20500", position: "line 4" }]);
   });
 
@@ -89,11 +89,11 @@ describe("clearline partner, ingest, files, file show and review", () => {
     const report = JSON.parse(run.stdout) as { file_id: string };
     expect(report).toMatchObject({ status: "rejected", errors: [{ code: "ACH_TRACE_NOT_ASCENDING", line: 5 }] });
     const files = await runCliInProcess(["files", "--status", "rejected", "--json"], env);
-    expect((JSON.parse(files.stdout) as Array<{ file_id: string }>).map((f) => f.file_id)).toEqual([report.file_id]);
+    expect((JSON.parse(files.stdout) as { files: Array<{ file_id: string }> }).files.map((f) => f.file_id)).toEqual([report.file_id]);
   });
 
   it("shows a file's per-record outcomes with their positions", async () => {
-    const files = JSON.parse((await runCliInProcess(["files", "--tenant", "acme", "--status", "done", "--json"], env)).stdout) as Array<{ file_id: string; name: string }>;
+    const { files } = JSON.parse((await runCliInProcess(["files", "--tenant", "acme", "--status", "done", "--json"], env)).stdout) as { files: Array<{ file_id: string; name: string }> };
     const corrected = files.find((f) => f.name === "corrected.ach");
     const shown = await runCliInProcess(["file", "show", corrected?.file_id ?? "", "--json"], env);
     const outcomes = (JSON.parse(shown.stdout) as { record_outcomes: Array<{ position: string; outcome: string }> }).record_outcomes;

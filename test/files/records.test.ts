@@ -70,9 +70,9 @@ describe("records: counterparties, funds, record-level rejections, ISO 20022, re
   it("rejects a whole ISO 20022 file whose header miscounts its transactions, and only the bad transaction otherwise", async () => {
     const scene = await givenScene(db.pool, "isobad");
     const miscounted = await ingest(db.pool, scene, fixture("iso20022/bad/pacs008-nboftxs-7-of-8.xml"), "nboftxs.xml");
-    expect(miscounted).toMatchObject({ status: "rejected", outcomes: noOutcomes, errors: [{ code: "ISO20022_NBOFTXS_MISMATCH", xmlPath: "/Document/FIToFICstmrCdtTrf/GrpHdr/NbOfTxs" }] });
+    expect(miscounted).toMatchObject({ status: "rejected", outcomes: noOutcomes, errors: [{ code: "ISO20022_NBOFTXS_MISMATCH", xml_path: "/Document/FIToFICstmrCdtTrf/GrpHdr/NbOfTxs" }] });
     const oneBad = await ingest(db.pool, scene, fixture("iso20022/bad/pacs008-uetr-uppercase.xml"), "uetr.xml");
-    expect(oneBad).toMatchObject({ status: "done", outcomes: { ...noOutcomes, applied: 1, rejected: 1 }, errors: [{ code: "ISO20022_UETR_INVALID", xmlPath: "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[2]" }] });
+    expect(oneBad).toMatchObject({ status: "done", outcomes: { ...noOutcomes, applied: 1, rejected: 1 }, errors: [{ code: "ISO20022_UETR_INVALID", xml_path: "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf[2]" }] });
   });
 
   it("leaves one outcome row per duplicate, conflict and suspect of a file, with its reason, position and original effect, and no dedup_event", async () => {

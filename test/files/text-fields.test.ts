@@ -36,6 +36,6 @@ describe("ingest: text PostgreSQL cannot store is a finding, never a failure", (
     const xml = fixture("iso20022/pacs008-multi.xml").toString("utf8").replace("<EndToEndId>E2E-0001", "<EndToEndId>E2E-0001&#0;");
     const report = await ingest(db.pool, scene, Buffer.from(xml), "nul.xml");
     expect(report).toMatchObject({ status: "rejected", outcomes: noOutcomes });
-    expect(report.errors[0]).toMatchObject({ code: "ISO20022_XML_MALFORMED", xmlPath: "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf/PmtId/EndToEndId" });
+    expect(report.errors[0]).toMatchObject({ code: "ISO20022_XML_MALFORMED", xml_path: "/Document/FIToFICstmrCdtTrf/CdtTrfTxInf/PmtId/EndToEndId" });
   });
 });

@@ -31,9 +31,10 @@ describe("clearline webhook and outbox commands", () => {
   it("webhook add prints the signing secret once and stores it sealed, never in clear (regression: secrets were stored in clear); webhook list never shows it", async () => {
     const added = await runCli(["webhook", "add", "--tenant", "hooked", "http://127.0.0.1:9/hooks", "--events", "payment.applied,file.processed", "--json"], env);
     expect(added.exitCode).toBe(0);
-    const endpoint = JSON.parse(added.stdout) as { endpointId: string; signingSecret: string; eventTypes: string[] };
+    const printed = JSON.parse(added.stdout) as { endpoint_id: string; signing_secret: string; event_types: string[] };
+    const endpoint = { endpointId: printed.endpoint_id, signingSecret: printed.signing_secret };
     expect(endpoint.signingSecret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
-    expect(endpoint.eventTypes).toEqual(["payment.applied", "file.processed"]);
+    expect(printed.event_types).toEqual(["payment.applied", "file.processed"]);
     const { rows } = await db.pool.query<{ row: string }>("SELECT row_to_json(w)::text AS row FROM webhook_endpoint w WHERE tenant_id = $1 AND endpoint_id = $2", [tenantId, endpoint.endpointId]);
     expect(rows).toHaveLength(1);
     expect(rows[0]?.row).not.toContain(endpoint.signingSecret.slice("whsec_".length, "whsec_".length + 16));
@@ -51,25 +52,26 @@ describe("clearline webhook and outbox commands", () => {
     await db.pool.query("INSERT INTO webhook_endpoint (tenant_id, endpoint_id, url, event_types, signing_secret) VALUES ($1, 'ep_old', 'http://127.0.0.1:9/old', '{record.suspect}', $2)", [tenantId, secret]);
     const migrated = await runCli(["migrate", "--json"], env);
     expect(migrated.exitCode).toBe(0);
-    expect(JSON.parse(migrated.stdout)).toMatchObject({ webhookSecretsSealed: 1 });
+    expect(JSON.parse(migrated.stdout)).toMatchObject({ webhook_secrets_sealed: 1 });
     const { rows } = await db.pool.query<{ row: string; clear: string | null }>("SELECT row_to_json(w)::text AS row, signing_secret AS clear FROM webhook_endpoint w WHERE tenant_id = $1 AND endpoint_id = 'ep_old'", [tenantId]);
     expect(rows[0]?.clear).toBeNull();
     expect(rows[0]?.row).not.toContain(secret.slice("whsec_".length, "whsec_".length + 16));
     expect((await findWebhookTarget(db.pool, tenantId, "ep_old", loadWebhookSecretKeys({ home })))?.signingSecret).toBe(secret);
-    expect(JSON.parse((await runCli(["migrate", "--json"], env)).stdout)).toMatchObject({ webhookSecretsSealed: 0 });
+    expect(JSON.parse((await runCli(["migrate", "--json"], env)).stdout)).toMatchObject({ webhook_secrets_sealed: 0 });
   });
 
   it("webhook list shows an endpoint disabled after 410 Gone with why and its held events; webhook enable makes them due again", async () => {
-    const added = JSON.parse((await runCli(["webhook", "add", "--tenant", "hooked", "http://127.0.0.1:9/gone", "--events", "record.conflict", "--json"], env)).stdout) as { endpointId: string };
+    const added = JSON.parse((await runCli(["webhook", "add", "--tenant", "hooked", "http://127.0.0.1:9/gone", "--events", "record.conflict", "--json"], env)).stdout) as { endpoint_id: string };
+    const endpointId = added.endpoint_id;
     await withTransaction(db.pool, (tx) => enqueueEvent(tx, { tenantId, eventType: "record.conflict", eventKey: "cli:gone:applied", data: {} }, { nats: false }));
-    await disableWebhookEndpoint(db.pool, tenantId, added.endpointId, "http://127.0.0.1:9/gone answered 410 Gone");
+    await disableWebhookEndpoint(db.pool, tenantId, endpointId, "http://127.0.0.1:9/gone answered 410 Gone");
     const listed = await runCli(["webhook", "list", "--tenant", "hooked"], env);
-    expect(listed.stdout).toMatch(new RegExp(`${added.endpointId} .* disabled since \\S+: http://127.0.0.1:9/gone answered 410 Gone; 1 events held`));
-    const enabled = await runCli(["webhook", "enable", added.endpointId, "--tenant", "hooked"], env);
-    expect(enabled.stdout).toContain(`${added.endpointId}: enabled; 1 held events due again`);
-    const { rows } = await db.pool.query("SELECT state FROM outbox_message WHERE tenant_id = $1 AND message_key = 'cli:gone:applied' AND destination = $2", [tenantId, `webhook:${added.endpointId}`]);
+    expect(listed.stdout).toMatch(new RegExp(`${endpointId} .* disabled since \\S+: http://127.0.0.1:9/gone answered 410 Gone; 1 events held`));
+    const enabled = await runCli(["webhook", "enable", endpointId, "--tenant", "hooked"], env);
+    expect(enabled.stdout).toContain(`${endpointId}: enabled; 1 held events due again`);
+    const { rows } = await db.pool.query("SELECT state FROM outbox_message WHERE tenant_id = $1 AND message_key = 'cli:gone:applied' AND destination = $2", [tenantId, `webhook:${endpointId}`]);
     expect(rows).toEqual([{ state: "pending" }]);
-    expect((await runCli(["webhook", "list", "--tenant", "hooked"], env)).stdout).toMatch(new RegExp(`${added.endpointId} .* active`));
+    expect((await runCli(["webhook", "list", "--tenant", "hooked"], env)).stdout).toMatch(new RegExp(`${endpointId} .* active`));
     const unknown = await runCli(["webhook", "enable", "ep_none", "--tenant", "hooked"], env);
     expect([unknown.exitCode, unknown.stderr.includes("WEBHOOK_ENDPOINT_UNKNOWN")]).toEqual([2, true]);
   });
@@ -83,8 +85,8 @@ describe("clearline webhook and outbox commands", () => {
   it("outbox list, show and retry: a dead letter is listed, shown with its payload and made due again; a row that is not dead is not", async () => {
     await withTransaction(db.pool, (tx) => enqueueEvent(tx, { tenantId, eventType: "payment.applied", eventKey: "cli:1:applied", data: { n: 1 } }, { nats: false }));
     await db.pool.query("UPDATE outbox_message SET state = 'dead', attempts = 16, last_error = 'refused' WHERE tenant_id = $1 AND message_key = 'cli:1:applied'", [tenantId]);
-    const listed = JSON.parse((await runCli(["outbox", "list", "--tenant", "hooked", "--state", "dead", "--json"], env)).stdout) as Array<{ id: string; messageKey: string; lastError: string }>;
-    expect(listed).toMatchObject([{ messageKey: "cli:1:applied", lastError: "refused" }]);
+    const listed = (JSON.parse((await runCli(["outbox", "list", "--tenant", "hooked", "--state", "dead", "--json"], env)).stdout) as { messages: Array<{ id: string; message_key: string; last_error: string }> }).messages;
+    expect(listed).toMatchObject([{ message_key: "cli:1:applied", last_error: "refused" }]);
     const id = listed[0]?.id ?? "";
     const shown = JSON.parse((await runCli(["outbox", "show", id, "--tenant", "hooked", "--json"], env)).stdout) as { payload: unknown; state: string };
     expect(shown).toMatchObject({ state: "dead", payload: { n: 1 } });

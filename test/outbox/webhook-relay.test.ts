@@ -57,9 +57,29 @@ describe("webhooks delivered by the outbox relay", () => {
     await receiver.until(() => receiver.posts.has(id));
     const effect = receiver.effects.find((e) => e.id === id);
     expect(effect?.type).toBe("payment.applied");
-    expect(effect?.body).toMatchObject({ type: "payment.applied", data: { clientReference: "hook-1", amountMinor: "500", status: "succeeded" } });
+    // The versioned envelope (docs/decisions/0107), the payment as GET /v1/payments/{id} shows it.
+    expect(effect?.body).toMatchObject({
+      event_id: id, event_type: "payment.applied", event_version: 1, tenant_id: tenant.tenantId,
+      type: "payment.applied", data: { client_reference: "hook-1", amount: "5.00", currency: "USD", status: "succeeded" },
+    });
+    const shown = await new ApiClient(api.baseUrl, tenant.apiKey).get("/v1/payments?client_reference=hook-1");
+    expect((effect?.body as { data: unknown }).data).toEqual(shown.json);
     expect(receiver.refusedSignatures).toBe(0);
     await untilRow(db.pool, "SELECT state FROM outbox_message WHERE tenant_id = $1 AND message_key = $2", [tenant.tenantId, id], (rows: Array<{ state: string }>) => rows[0]?.state === "delivered");
+  });
+
+  it("an event stored before the versioned envelope (camelCase data) is sent as it was stored, marked event_version 0 (docs/decisions/0107)", async () => {
+    // As a process of the release before 0107 wrote payment.applied: the Payment object itself.
+    const legacy = { paymentId: "pay_old", clientReference: "old-1", amountMinor: "500", currency: "USD", status: "succeeded" };
+    await withTransaction(db.pool, (tx) => enqueueEvent(tx, { tenantId: tenant.tenantId, eventType: "payment.applied", eventKey: "api:old-1:debit:applied", data: legacy }, { nats: false }));
+    await event("current-1");
+    relay = startRelay(db.pool, [webhookDeliverer(db.pool, { keys: webhookKeys })], logger);
+    await receiver.until(() => receiver.posts.has("api:old-1:debit:applied") && receiver.posts.has("current-1"));
+    const old = receiver.effects.find((e) => e.id === "api:old-1:debit:applied");
+    expect(old?.body).toMatchObject({ event_id: "api:old-1:debit:applied", event_type: "payment.applied", event_version: 0, type: "payment.applied" });
+    expect((old?.body as { data: unknown }).data).toEqual(legacy);
+    const current = receiver.effects.find((e) => e.id === "current-1");
+    expect(current?.body).toMatchObject({ event_version: 1, data: { key: "current-1" } });
   });
 
   it("the same event enqueued twice (a replayed decision) is one row and one delivery", async () => {

@@ -37,7 +37,7 @@ describe("clearline partner returns list|cut", () => {
   it("cuts it into a return file at the cut-off, then has nothing left to cut", async () => {
     const cut = await runCli(["partner", "returns", "cut", "--tenant", "acme", "--partner", "fedach", "--cutoff", "2099-01-01T15:00:00Z", "--json"], env);
     expect(cut.exitCode).toBe(0);
-    expect(JSON.parse(cut.stdout)).toMatchObject({ kind: "cut", entries: 1, fileName: "returns-20990101T150000Z.ach" });
+    expect(JSON.parse(cut.stdout)).toMatchObject({ kind: "cut", entries: 1, file_name: "returns-20990101T150000Z.ach" });
     const { rows } = await db.pool.query<{ content: Buffer }>("SELECT content FROM partner_outbound_file WHERE kind = 'ach.return-file'");
     expect(parseAch(rows[0]?.content ?? "").batches.flatMap((b) => b.entries.map((e) => e.addenda[0]?.fields.returnReasonCode))).toEqual(["R01"]);
     const again = await runCli(["partner", "returns", "cut", "--tenant", "acme", "--partner", "fedach", "--json"], env);

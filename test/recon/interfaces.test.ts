@@ -34,16 +34,16 @@ describe("reconciliation through the CLI and the HTTP API", () => {
     const xml = { "content-type": "application/xml" };
     const imported = await client.send("POST", "/v1/reconciliations/imports?account=settlement&name=h1.xml", statement.toString("utf8"), { ...xml, "idempotency-key": "import-h1" });
     expect(imported.status, imported.text + api.logs.join("")).toBe(201);
-    expect(imported.json).toMatchObject({ items: 2, alreadyImported: false });
+    expect(imported.json).toMatchObject({ items: 2, already_imported: false });
     expect((await client.send("POST", "/v1/reconciliations/imports?account=settlement", statement.toString("utf8"), { ...xml, "idempotency-key": "import-h1-again" })).status).toBe(200);
 
     const run = await client.post("/v1/reconciliations/runs", { account: "settlement", from: "2026-12-01", to: "2026-12-01" }, { "idempotency-key": "run-1" });
     expect(run.status).toBe(201);
     expect(run.json).toMatchObject({ matched: 1, differences: { theirs_only: 1, ours_only: 0 } });
     const shown = await client.get(`/v1/reconciliations/runs/${run.json.run_id}`);
-    expect(shown.json.results[0]).toMatchObject({ outcome: "theirs_only", itemKeys: ["svcr:B2"] });
+    expect(shown.json.results[0]).toMatchObject({ outcome: "theirs_only", item_keys: ["svcr:B2"] });
 
-    const differenceId = shown.json.results[0].differenceId;
+    const differenceId = shown.json.results[0].difference_id;
     const decision = { reason: "bank fee refund without advice", operator: "ops-2" };
     const path = `/v1/reconciliations/differences/${differenceId}`;
     const first = await client.post(`${path}/correct`, decision, { "idempotency-key": "correct-1" });
@@ -82,7 +82,7 @@ describe("reconciliation through the CLI and the HTTP API", () => {
     expect((await once.post("/v1/reconciliations/runs", { ...body, to: "2026-12-05" }, { "idempotency-key": "run-h2" })).json.code).toBe("idempotency_key_reuse");
     expect((await once.post("/v1/reconciliations/runs", body)).status).toBe(400);
 
-    const differenceId = (await client.get(`/v1/reconciliations/runs/${runs[0]?.json.run_id}`)).json.results[0].differenceId;
+    const differenceId = (await client.get(`/v1/reconciliations/runs/${runs[0]?.json.run_id}`)).json.results[0].difference_id;
     const decision = { reason: "bank interest", operator: "ops-2" };
     const explained = [];
     for (const key of ["explain-h2", "explain-h2"]) {

@@ -26,6 +26,8 @@ form.inline{display:inline}` +
   // Fits 1,366 px and a phone (390 px) without scrolling sideways: long keys wrap anywhere, a
   // picture shrinks, and below 700 px a table.stack shows each row as a card of labelled cells.
   `*{box-sizing:border-box}td,th,p,h2,h3,li{overflow-wrap:anywhere}svg,input,select{max-width:100%}
+figure{margin:8px 0;max-width:100%;overflow-x:auto}
+.chart-numbers th,.chart-numbers td{padding:2px 6px}
 nav{display:flex;flex-wrap:wrap;gap:4px 16px}nav a{margin-right:0}
 :focus-visible{outline:3px solid #1d6fe0;outline-offset:2px}
 fieldset{border:1px solid #ccc;margin:4px 0;padding:4px 8px}label.choice{display:inline-block;
@@ -45,6 +47,7 @@ export function page(title: string, body: Html, options: { operator?: string; sc
     <a href="/console/suspense">Suspense</a><a href="/console/accounts">Accounts</a>
     <a href="/console/differences">Differences</a><a href="/console/outbox">Outbox</a>
     <a href="/console/incidents">Incidents</a><a href="/console/fleet">Fleet</a>
+    <a href="/console/pictures">Pictures</a>
     <span style="color:#ccc;float:right">${options.operator}</span></nav>` : html``;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · clearline</title><style>${style}</style></head>
 <body>${nav.text}<main><h1>${escapeHtml(title)}</h1>${body.text}</main>${options.script ? `<script>${options.script}</script>` : ""}</body></html>`;

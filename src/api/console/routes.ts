@@ -20,6 +20,7 @@ import {
 import { registerProposalPages } from "./proposal-forms.ts";
 import { registerRecordPages } from "./record-pages.ts";
 import { registerFleetPage } from "./fleet-page.ts";
+import { registerPicturesPage } from "./pictures-page.ts";
 import { registerRecoveryPages } from "./recovery-pages.ts";
 import { form, outcomePage, refusedPage, render, shell } from "./shell.ts";
 import { registerReviewQueuePage } from "./review-queue.ts";
@@ -78,6 +79,7 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: { pool: Pool }
       registerRecordPages(pages, deps);
       registerProposalPages(pages, deps);
       registerFleetPage(pages, deps);
+      registerPicturesPage(pages, deps);
     });
   });
 }

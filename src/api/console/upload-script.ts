@@ -43,7 +43,7 @@ export const uploadScript = String.raw`
       cell(row, r.verdict === "changed" ? (r.original_amount || "") : "", "num old-amount");
       cell(row, (r.amount || ""), "num new-amount"); cell(row, r.detail || "");
     });
-    (p.errors || []).forEach(function (e) { const row = table.insertRow(); row.className = "rejected"; cell(row, ""); cell(row, e.line != null ? "line " + e.line : (e.xmlPath || "")); cell(row, ""); cell(row, "rejected"); cell(row, ""); cell(row, ""); cell(row, e.code + ": " + e.message); });
+    (p.errors || []).forEach(function (e) { const row = table.insertRow(); row.className = "rejected"; cell(row, ""); cell(row, e.line != null ? "line " + e.line : (e.xml_path || "")); cell(row, ""); cell(row, "rejected"); cell(row, ""); cell(row, ""); cell(row, e.code + ": " + e.message); });
     const dropped = (p.dropped_records && p.dropped_records.records) || [];
     dropped.forEach(function (d) { const row = table.insertRow(); row.className = "dropped"; cell(row, ""); cell(row, d.position || ""); cell(row, d.natural_key); cell(row, "dropped"); cell(row, (d.amount || ""), "num"); cell(row, ""); cell(row, "in the original, absent from the correction: not reversed automatically"); });
     out.appendChild(table);

@@ -3,12 +3,13 @@ import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
 import { listIncidents } from "../../incidents/list-incidents.ts";
 import { showIncident } from "../../incidents/perimeter.ts";
+import { incidentSummaryView, incidentView } from "../../incidents/incident-view.ts";
 import { countByReason, decideDifferenceAsOperator } from "../../operators/difference-decision.ts";
 import {
-  findOutbox, listOutbox, oldestUndeliveredAgeSeconds, retryDead,
+  findOutbox, listOutbox, oldestUndeliveredAgeSeconds, outboxMessageView, retryDead,
 } from "../../outbox/outbox-store.ts";
-import { listWebhookEndpoints } from "../../outbox/webhooks/webhook-store.ts";
-import { listOpenDifferences } from "../../recon/differences.ts";
+import { listWebhookEndpoints, webhookEndpointView } from "../../outbox/webhooks/webhook-store.ts";
+import { differenceView, listOpenDifferences } from "../../recon/differences.ts";
 import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
 import { send } from "../http-context.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
@@ -130,7 +131,9 @@ function registerDifferenceOperations(scope: FastifyInstance, deps: { pool: Pool
       const differences = await listOpenDifferences(
         deps.pool, operatorOf(request).tenantId, request.query.account, limits.ingest.listRowsMax,
       );
-      return send(reply, jsonReply(200, { by_reason: countByReason(differences), differences }));
+      return send(reply, jsonReply(200, {
+        by_reason: countByReason(differences), differences: differences.map(differenceView),
+      }));
     },
   );
 
@@ -170,7 +173,8 @@ function registerDifferenceOperations(scope: FastifyInstance, deps: { pool: Pool
             );
           }
           return jsonReply(
-            200, decided.value.difference, decided.value.difference.correctionKey ?? differenceId,
+            200, differenceView(decided.value.difference),
+            decided.value.difference.correctionKey ?? differenceId,
           );
         },
       });
@@ -190,9 +194,9 @@ function registerOutboxOperations(scope: FastifyInstance, deps: { pool: Pool }):
       send(
         reply,
         jsonReply(200, {
-          dead_letters: await listOutbox(
+          dead_letters: (await listOutbox(
             deps.pool, operatorOf(request).tenantId, { state: "dead" }, limits.outbox.listRowsMax,
-          ),
+          )).map(outboxMessageView),
           oldest_undelivered_age_seconds: await oldestUndeliveredAgeSeconds(deps.pool),
         }),
       ),
@@ -240,11 +244,7 @@ function registerWebhookOperations(scope: FastifyInstance, deps: { pool: Pool })
     return send(
       reply,
       jsonReply(200, {
-        webhooks: endpoints.map((e) => ({
-          endpoint_id: e.endpointId, url: e.url, event_types: e.eventTypes, status: e.status,
-          disabled_at: e.disabledAt, disabled_reason: e.disabledReason, held_events: e.heldEvents,
-          created_at: e.createdAt,
-        })),
+        webhooks: endpoints.map(webhookEndpointView),
       }),
     );
   });
@@ -255,9 +255,9 @@ function registerIncidentOperations(scope: FastifyInstance, deps: { pool: Pool }
     send(
       reply,
       jsonReply(200, {
-        incidents: await listIncidents(
+        incidents: (await listIncidents(
           deps.pool, operatorOf(request).tenantId, limits.ingest.listRowsMax,
-        ),
+        )).map(incidentSummaryView),
       }),
     ),
   );
@@ -272,7 +272,7 @@ function registerIncidentOperations(scope: FastifyInstance, deps: { pool: Pool }
       return send(
         reply,
         incident
-          ? jsonReply(200, incident)
+          ? jsonReply(200, incidentView(incident))
           : problemReply("INCIDENT_UNKNOWN", `no incident ${request.params.id}`),
       );
     },

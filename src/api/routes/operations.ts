@@ -5,7 +5,8 @@ import {
   countCompensations, listReviews, recordHistory, type DecisionOutcome,
 } from "../../records/index.ts";
 import {
-  approveProposal, decideAsOperator, listProposals, cancelProposal, type ApprovedDecision,
+  approvedDecisionView, approveProposal, decideAsOperator, listProposals, cancelProposal,
+  type ApprovedDecision,
 } from "../../operators/four-eyes.ts";
 import { authenticateOperator, setFourEyesAboveMinor } from "../../operators/operators.ts";
 import { closeSession, openSession } from "../../operators/sessions.ts";
@@ -379,13 +380,7 @@ function registerProposalOperations(scope: FastifyInstance, deps: { pool: Pool }
           const outcome = await approveProposal(tx, operator, proposalId);
           if (!outcome.ok) return refusal(outcome.error);
           approved = outcome.value;
-          if (approved.kind === "suspense_move") {
-            return jsonReply(200, { suspense_move: approved.move }, proposalId);
-          }
-          if (approved.kind === "recon_difference") {
-            return jsonReply(200, { difference: approved.difference }, proposalId);
-          }
-          return jsonReply(200, approved.outcome.decided, proposalId);
+          return jsonReply(200, approvedDecisionView(approved), proposalId);
         },
       });
       if (approved && !result.replayed && result.status === 200) {

@@ -6,10 +6,12 @@ import {
   decideDifferenceByNamedOperatorInTransaction,
 } from "../../operators/difference-decision.ts";
 import { differencesPage, findDifference } from "../../recon/differences.ts";
-import { importExternalFileInTransaction } from "../../recon/external-items.ts";
+import { importExternalFileInTransaction, importSummaryView } from "../../recon/external-items.ts";
 import type { ExternalFormat } from "../../recon/read-external-file.ts";
 import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
-import { runReconciliationInTransaction, showRun } from "../../recon/runs.ts";
+import {
+  runDetailView, runReconciliationInTransaction, runSummaryView, showRun,
+} from "../../recon/runs.ts";
 import {
   runIdempotent, type IdempotentCall, type IdempotentReply,
 } from "../../requests/idempotent-request.ts";
@@ -101,17 +103,14 @@ export function registerReconciliationRoutes(app: FastifyInstance, deps: { pool:
         tx, { tenantId, accountId: account, from, to, dryRun });
       if (!run.ok) return refused([run.error]);
       const v = run.value;
-      return jsonReply(v.dryRun || v.alreadyRun ? 200 : 201, {
-        run_id: v.runId, account: v.accountId, from: v.from, to: v.to, matched: v.matched,
-        differences: v.differences, dry_run: v.dryRun, already_run: v.alreadyRun,
-      }, v.runId);
+      return jsonReply(v.dryRun || v.alreadyRun ? 200 : 201, runSummaryView(v), v.runId);
     }), deps.pool, tenantId);
   });
 
   app.get<{ Params: { id: string } }>("/v1/reconciliations/runs/:id", { schema: showRunSchema }, async (request, reply) => {
     const detail = await showRun(deps.pool, tenantOf(request).tenantId, request.params.id, RESULT_ROWS_MAX);
     if (!detail) return send(reply, problemReply("RECON_RUN_UNKNOWN", `no run ${request.params.id}`));
-    return send(reply, jsonReply(200, detail));
+    return send(reply, jsonReply(200, runDetailView(detail)));
   });
 
   registerDifferenceReads(app, deps);
@@ -135,7 +134,7 @@ export function registerReconciliationRoutes(app: FastifyInstance, deps: { pool:
           const { proposal } = decided.value;
           return jsonReply(202, { proposal }, proposal.proposal_id);
         }
-        return jsonReply(200, decided.value.difference, differenceId);
+        return jsonReply(200, differenceView(decided.value.difference), differenceId);
       }), deps.pool, tenantId);
     });
   }
@@ -190,7 +189,7 @@ function registerImportRoute(app: FastifyInstance, deps: { pool: Pool }): void {
         });
         if (!imported.ok) return refused(imported.error);
         const status = imported.value.alreadyImported ? 200 : 201;
-        return jsonReply(status, imported.value, imported.value.importId);
+        return jsonReply(status, importSummaryView(imported.value), imported.value.importId);
       }), deps.pool, tenantId);
     });
   });

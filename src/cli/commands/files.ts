@@ -6,7 +6,7 @@ import {
 import { withDatabase } from "../context.ts";
 import { printDropped } from "./ingest.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
-import { printJson, printLine } from "../output.ts";
+import { moneyText, printJson, printLine } from "../output.ts";
 import { tenantOrExit } from "../context.ts";
 
 const STATUSES = ["received", "processing", "done", "rejected"];
@@ -37,7 +37,7 @@ export function registerFilesCommands(program: Command): void {
         for (const tenantId of tenants) all.push(...(await listFiles(db.pool, tenantId, options.status === undefined ? {} : { status: options.status })));
         return all.sort((a, b) => b.received_at.localeCompare(a.received_at));
       });
-      if (options.json) printJson(files);
+      if (options.json) printJson({ files });
       else for (const f of files) {
         const o = f.outcomes;
         printLine(`${f.file_id}  ${f.received_at}  ${f.status.padEnd(10)} ${f.source.padEnd(11)} ${f.partner}  ${f.name}  records=${f.records} applied=${o.applied} duplicate=${o.duplicate} conflict=${o.conflict} suspect=${o.suspect} rejected=${o.rejected} orphan=${o.orphan}`);
@@ -65,12 +65,12 @@ export function registerFilesCommands(program: Command): void {
       printLine(`  ${o.applied} applied, ${o.duplicate} duplicate, ${o.conflict} conflict, ${o.suspect} suspect, ${o.rejected} rejected, ${o.orphan} orphan`);
       const decided = repeatsDecidedNote(shown);
       if (decided) printLine(`  ${decided}`);
-      for (const e of shown.errors) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xmlPath ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
-      for (const w of shown.warnings) printLine(`  warning ${w.code} ${w.line !== undefined ? `line ${w.line}` : w.xmlPath ?? ""}: ${w.message}`);
+      for (const e of shown.errors) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xml_path ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
+      for (const w of shown.warnings) printLine(`  warning ${w.code} ${w.line !== undefined ? `line ${w.line}` : w.xml_path ?? ""}: ${w.message}`);
       printDropped(shown.dropped_records);
       for (const r of shown.record_outcomes) {
         const settles = r.settlement_date === null ? "" : `  settles ${r.settlement_date}`;
-        printLine(`  #${r.index} ${r.position}  ${r.outcome.padEnd(9)} ${r.kind ?? ""} ${r.amount_minor ?? ""} ${r.currency ?? ""}  ${r.natural_key ?? ""}${settles}${r.code ? `  ${r.code}` : ""}${r.original_ref ? `  original=${r.original_ref}` : ""}${r.detail ? `  (${r.detail})` : ""}`);
+        printLine(`  #${r.index} ${r.position}  ${r.outcome.padEnd(9)} ${r.kind ?? ""} ${moneyText(r.amount_minor, r.currency)}  ${r.natural_key ?? ""}${settles}${r.code ? `  ${r.code}` : ""}${r.original_ref ? `  original=${r.original_ref}` : ""}${r.detail ? `  (${r.detail})` : ""}`);
       }
     });
 }

@@ -1,13 +1,14 @@
 import { userInfo } from "node:os";
 import type { Command } from "commander";
-import { compensateIncident } from "../../incidents/compensate.ts";
+import { compensateIncident, type CompensationLine } from "../../incidents/compensate.ts";
 import { incidentChannels, openIncident, showIncident, type IncidentChannel, type IncidentDetail, type PerimeterCriteria } from "../../incidents/perimeter.ts";
+import { incidentView } from "../../incidents/incident-view.ts";
 import { listPausedSources, pauseSource, resumeSource, type SourceName } from "../../incidents/source-pause.ts";
 import { findPartner } from "../../partners/partners.ts";
 import type { Queryable } from "../../db/pool.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
-import { printJson, printLine } from "../output.ts";
+import { moneyText, printJson, printLine } from "../output.ts";
 
 /** "partner:NAME" (or id) or "iso8583", as the operator types it, to the stored source name. */
 async function sourceOrExit(db: Queryable, tenantId: string, text: string): Promise<SourceName> {
@@ -18,10 +19,17 @@ async function sourceOrExit(db: Queryable, tenantId: string, text: string): Prom
   return `partner:${partner.partnerId}`;
 }
 
+/** What was undone of a compensation's transfer, in the currency of its legs when it has any. */
+function undoneText(c: CompensationLine): string {
+  const currency = c.legs[0]?.currency;
+  if (currency === undefined) return `${c.undoneMinor} minor units`;
+  return moneyText(c.undoneMinor, currency);
+}
+
 function printIncident(incident: IncidentDetail): void {
-  printLine(`${incident.incidentId}  "${incident.title}"  opened by ${incident.openedBy}  ${incident.records.length} records  totals ${Object.entries(incident.totals).map(([c, t]) => `${t} ${c}`).join(", ") || "none"}`);
+  printLine(`${incident.incidentId}  "${incident.title}"  opened by ${incident.openedBy}  ${incident.records.length} records  totals ${Object.entries(incident.totals).map(([c, t]) => moneyText(t, c)).join(", ") || "none"}`);
   for (const r of incident.records) {
-    printLine(`  ${r.occurredAt}  ${r.channel.padEnd(8)} ${r.naturalKey}  ${r.amountMinor} ${r.currency}  ${r.transferKey ?? "-"}${r.compensated ? "  (compensated)" : ""}${r.undoneMinor > 0n ? `  (undone ${r.undoneMinor})` : ""}  ${r.sourceRef ?? ""}`);
+    printLine(`  ${r.occurredAt}  ${r.channel.padEnd(8)} ${r.naturalKey}  ${moneyText(r.amountMinor, r.currency)}  ${r.transferKey ?? "-"}${r.compensated ? "  (compensated)" : ""}${r.undoneMinor > 0n ? `  (undone ${moneyText(r.undoneMinor, r.currency)})` : ""}  ${r.sourceRef ?? ""}`);
   }
   for (const c of incident.compensations) printLine(`  compensation ${c.compensationKey}: ${c.outcome}${c.detail ? ` (${c.detail})` : ""} by ${c.decidedBy}: ${c.reason}`);
 }
@@ -90,7 +98,7 @@ export function registerIncidentCommands(program: Command): void {
         return openIncident(db.pool, tenantId, options.title, criteria, options.operator ?? userInfo().username);
       });
       if (!opened.ok) throw new CliError(`${opened.error.code}: ${opened.error.message}`, exitCodes.usage);
-      if (options.json) return printJson(opened.value);
+      if (options.json) return printJson(incidentView(opened.value));
       printIncident(opened.value);
     });
   incident
@@ -101,7 +109,7 @@ export function registerIncidentCommands(program: Command): void {
     .action(async (incidentId: string, options: { tenant: string; json?: boolean }) => {
       const shown = await withDatabase(async (db) => showIncident(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, incidentId));
       if (!shown) throw new CliError(`INCIDENT_UNKNOWN: no incident ${incidentId}`, exitCodes.usage);
-      if (options.json) return printJson(shown);
+      if (options.json) return printJson(incidentView(shown));
       printIncident(shown);
     });
   incident
@@ -119,7 +127,7 @@ export function registerIncidentCommands(program: Command): void {
       }));
       if (!plan.ok) throw new CliError(`${plan.error.code}: ${plan.error.message}`, exitCodes.usage);
       if (options.json) return printJson(plan.value);
-      for (const c of plan.value.compensations) printLine(`${c.compensationKey}: ${c.outcome}${c.undoneMinor > 0n ? ` (already undone ${c.undoneMinor}${c.legs[0] ? `, compensates ${c.legs[0].amountMinor}` : ""})` : ""}${c.detail ? ` (${c.detail})` : ""}`);
+      for (const c of plan.value.compensations) printLine(`${c.compensationKey}: ${c.outcome}${c.undoneMinor > 0n ? ` (already undone ${undoneText(c)}${c.legs[0] ? `, compensates ${moneyText(c.legs[0].amountMinor, c.legs[0].currency)}` : ""})` : ""}${c.detail ? ` (${c.detail})` : ""}`);
       if (plan.value.compensations.some((c) => c.outcome === "refused")) process.exitCode = exitCodes.failure;
     });
 }

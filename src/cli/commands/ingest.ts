@@ -66,7 +66,7 @@ function printDryRun(report: DryRunReport, json: boolean | undefined): void {
   if (json) return printJson(report);
   const v = report.verdicts;
   printLine(`${report.name}: dry run, ${report.status === "would_reject" ? "the file would be REJECTED" : "would apply"} (${report.format ?? "unknown format"}, ${report.records} records): ${v.new} new, ${v.already_applied} already applied, ${v.changed} changed, ${v.suspect} suspect, ${v.rejected} rejected${report.correction_of ? `  a correction of ${report.correction_of}` : ""}`);
-  for (const e of report.errors) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xmlPath ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
+  for (const e of report.errors) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xml_path ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
   for (const r of report.records_listed) if (r.verdict !== "already_applied") printLine(`  ${r.position}: ${r.verdict}${r.natural_key ? ` ${r.natural_key}` : ""}${r.detail ? ` (${r.detail})` : ""}`);
   printDropped(report.dropped_records);
   if (report.dropped_records_not_checked) printLine(`  records absent from the correction were not looked for: the file has more than ${limits.ingest.dropCheckRecordsMax} records (ingest it: its report names them)`);
@@ -120,7 +120,7 @@ export function registerIngestCommand(program: Command): void {
             printLine(summaryLine(report.value));
             const decided = repeatsDecidedNote(report.value);
             if (decided) printLine(`  ${decided}`);
-            for (const e of report.value.errors.slice(0, 20)) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xmlPath ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
+            for (const e of report.value.errors.slice(0, 20)) printLine(`  error ${e.code} ${e.line !== undefined ? `line ${e.line}` : e.xml_path ?? ""}${e.field ? ` ${e.field}` : ""}: ${e.message}`);
             printDropped(report.value.dropped_records);
           }
         }

@@ -22,13 +22,13 @@ export function registerLedgerCommands(program: Command): void {
       if (options.asOf !== undefined || options.kind !== undefined) return balanceOnDate(options);
       const balance = await withDatabase(async (db) => balanceOf(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, options.account));
       if (!balance) throw new CliError(`no account ${options.account} for tenant ${options.tenant}`, exitCodes.usage);
+      // As GET /v1/accounts/{id}/balance answers (docs/decisions/0107).
       const view = {
-        tenant: options.tenant, account: balance.accountId, kind: balance.kind, currency: balance.currency,
-        balance: minorToDecimal(balance.balanceMinor, balance.currency), balanceMinor: balance.balanceMinor,
-        debitsMinor: balance.debitsMinor, creditsMinor: balance.creditsMinor,
+        account: balance.accountId, currency: balance.currency,
+        balance: minorToDecimal(balance.balanceMinor, balance.currency),
       };
       if (options.json) printJson(view);
-      else printLine(`${view.account} (${view.kind}): ${view.balance} ${view.currency}`);
+      else printLine(`${view.account} (${balance.kind}): ${view.balance} ${view.currency}`);
     });
 
   const ledger = program.command("ledger").description("ledger checks and statistics");

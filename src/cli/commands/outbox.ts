@@ -1,11 +1,14 @@
 import type { Command } from "commander";
 import { limits } from "../../config/limits.ts";
 import type { OutboxErrorCode } from "../../errors/codes/outbox.ts";
-import { findOutbox, listOutbox, retryDead, type OutboxRow, type OutboxState } from "../../outbox/outbox-store.ts";
+import {
+  findOutbox, listOutbox, outboxMessageView, retryDead, type OutboxRow, type OutboxState,
+} from "../../outbox/outbox-store.ts";
 import { loadWebhookSecretKeys } from "../../outbox/webhooks/secret-box.ts";
 import { newSigningSecret } from "../../outbox/webhooks/signature.ts";
 import {
-  addWebhookEndpoint, countWebhookEndpoints, enableWebhookEndpoint, listWebhookEndpoints, type ListedWebhookEndpoint,
+  addWebhookEndpoint, countWebhookEndpoints, enableWebhookEndpoint, listWebhookEndpoints,
+  webhookEndpointView, type ListedWebhookEndpoint,
 } from "../../outbox/webhooks/webhook-store.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
@@ -36,7 +39,7 @@ export function registerOutboxCommands(program: Command): void {
         const tenant = await tenantOrExit(db.pool, options.tenant);
         return listOutbox(db.pool, tenant.tenantId, options.state === undefined ? {} : { state: options.state as OutboxState }, limits.outbox.listRowsMax);
       });
-      if (options.json) return printJson(rows);
+      if (options.json) return printJson({ messages: rows.map(outboxMessageView) });
       for (const row of rows) printLine(rowLine(row));
     });
   outbox
@@ -48,7 +51,7 @@ export function registerOutboxCommands(program: Command): void {
       if (!/^\d{1,18}$/.test(id)) throw usageError("OUTBOX_ID_INVALID", `${id} is not an outbox row id`);
       const row = await withDatabase(async (db) => findOutbox(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, id));
       if (!row) throw usageError("OUTBOX_MESSAGE_UNKNOWN", `no outbox row ${id}`);
-      if (options.json) return printJson(row);
+      if (options.json) return printJson(outboxMessageView(row));
       printLine(rowLine(row));
       printLine(`created ${row.createdAt}${row.deliveredAt ? `, delivered ${row.deliveredAt}` : `, next attempt ${row.nextAttemptAt}`}`);
       printLine(JSON.stringify(row.payload, null, 2));
@@ -91,7 +94,10 @@ export function registerWebhookCommands(program: Command): void {
         const keys = loadWebhookSecretKeys({ home: config.home, secretHex: config.webhookSecretKey });
         return addWebhookEndpoint(db.pool, tenant.tenantId, url, events, secret, keys);
       });
-      if (options.json) return printJson({ ...endpoint, signingSecret: secret });
+      if (options.json) {
+        const listed = { ...endpoint, status: "active" as const, disabledAt: null, disabledReason: null, heldEvents: 0 };
+        return printJson({ ...webhookEndpointView(listed), signing_secret: secret });
+      }
       printLine(`${endpoint.endpointId}  ${url}  ${events.join(",")}`);
       printLine(`signing secret (shown once; keep it with the receiver): ${secret}`);
     });
@@ -102,7 +108,7 @@ export function registerWebhookCommands(program: Command): void {
     .option("--json", "machine-readable output")
     .action(async (options: { tenant: string; json?: boolean }) => {
       const endpoints = await withDatabase(async (db) => listWebhookEndpoints(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId));
-      if (options.json) return printJson(endpoints);
+      if (options.json) return printJson({ webhooks: endpoints.map(webhookEndpointView) });
       for (const e of endpoints) printLine(`${e.endpointId}  ${e.url}  ${e.eventTypes.join(",")}  ${statusText(e)}`);
     });
   webhook
@@ -116,7 +122,7 @@ export function registerWebhookCommands(program: Command): void {
         return enableWebhookEndpoint(db.pool, tenant.tenantId, id);
       });
       if (!enabled) throw usageError("WEBHOOK_ENDPOINT_UNKNOWN", `no webhook endpoint ${id}`);
-      if (options.json) return printJson({ endpointId: id, status: "active", ...enabled });
+      if (options.json) return printJson({ endpoint_id: id, status: "active", ...enabled });
       printLine(enabled.wasDisabled ? `${id}: enabled; ${enabled.released} held events due again` : `${id}: was not disabled`);
     });
 }

@@ -1,13 +1,13 @@
 import type { Command } from "commander";
 import { limits } from "../../config/limits.ts";
 import { withTransaction } from "../../db/transaction.ts";
-import { approveProposal, cancelProposal, listProposals, type ApprovedDecision, type Proposal } from "../../operators/four-eyes.ts";
+import { approvedDecisionView, approveProposal, cancelProposal, listProposals, type ApprovedDecision, type Proposal } from "../../operators/four-eyes.ts";
 import { proposerNamed } from "../../operators/proposals.ts";
 import { countCompensations } from "../../records/index.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { withOperatorSecret } from "../operator-secret.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
-import { printJson, printLine } from "../output.ts";
+import { moneyText, printJson, printLine } from "../output.ts";
 import { decisionLine } from "./review.ts";
 
 /**
@@ -19,7 +19,7 @@ import { decisionLine } from "./review.ts";
  */
 function proposalRow(p: Proposal): string {
   const decided = p.state === "approved" ? `  approved by ${p.approved_by ?? "?"}` : p.state === "cancelled" ? `  cancelled by ${p.cancelled_by ?? "?"} (${p.cancel_reason ?? ""})` : "";
-  return `${p.proposal_id}  ${p.state.padEnd(9)} ${p.decision} of ${p.subject_kind} ${p.subject_id}  ${p.amount_minor} ${p.currency}  proposed by ${p.proposed_by} (${p.proposed_via}): ${p.reason}${decided}`;
+  return `${p.proposal_id}  ${p.state.padEnd(9)} ${p.decision} of ${p.subject_kind} ${p.subject_id}  ${moneyText(p.amount_minor, p.currency)}  proposed by ${p.proposed_by} (${p.proposed_via}): ${p.reason}${decided}`;
 }
 
 function approvedLine(proposalId: string, approved: ApprovedDecision): string {
@@ -57,7 +57,7 @@ export function registerProposalCommands(program: Command): void {
       });
       if (!approved.ok) throw new CliError(`${approved.error.code}: ${approved.error.message}`, exitCodes.usage);
       if (approved.value.kind === "review") countCompensations(approved.value.outcome);
-      if (options.json) printJson(approved.value);
+      if (options.json) printJson(approvedDecisionView(approved.value));
       else printLine(approvedLine(id, approved.value));
     });
   proposal

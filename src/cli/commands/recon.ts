@@ -3,21 +3,21 @@ import { basename } from "node:path";
 import type { Command } from "commander";
 import { decideDifferenceByNamedOperator } from "../../operators/difference-decision.ts";
 import { withOperatorSecret } from "../operator-secret.ts";
-import { listOpenDifferences, type Difference } from "../../recon/differences.ts";
-import { importExternalFile } from "../../recon/external-items.ts";
+import { differenceView, listOpenDifferences, type Difference } from "../../recon/differences.ts";
+import { importExternalFile, importSummaryView } from "../../recon/external-items.ts";
 import { fileSource } from "../../recon/statement-source.ts";
 import type { ExternalFormat } from "../../recon/read-external-file.ts";
-import { runReconciliation, showRun } from "../../recon/runs.ts";
+import { runDetailView, runReconciliation, runSummaryView, showRun } from "../../recon/runs.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
-import { printJson, printLine } from "../output.ts";
+import { moneyText, printJson, printLine } from "../output.ts";
 import { proposalLine } from "./review.ts";
 
 const formats: readonly ExternalFormat[] = ["camt053", "camt054", "ach", "csv"];
 const SHOW_ROWS_MAX = 10_000; // rows `recon show` prints; the counts cover the rest
 
 function differenceLine(d: Difference): string {
-  return `${d.differenceId}  ${d.reason.padEnd(23)} ${d.state.padEnd(9)} delta ${d.deltaMinor} ${d.currency}  theirs [${d.itemKeys.join(" ")}]  ours [${d.transferKeys.join(" ")}]`;
+  return `${d.differenceId}  ${d.reason.padEnd(23)} ${d.state.padEnd(9)} delta ${moneyText(d.deltaMinor, d.currency)}  theirs [${d.itemKeys.join(" ")}]  ours [${d.transferKeys.join(" ")}]`;
 }
 
 function countsLine(differences: Record<string, number>): string {
@@ -49,7 +49,7 @@ function registerImportCommand(recon: Command): void {
         ...(options.format ? { format: options.format as ExternalFormat } : {}),
       }));
       if (!imported.ok) throw new CliError(imported.error.map((f) => `${f.code}: ${f.message}`).join("; "), exitCodes.usage);
-      if (options.json) return printJson(imported.value);
+      if (options.json) return printJson(importSummaryView(imported.value));
       const v = imported.value;
       printLine(`${basename(file)}: ${v.alreadyImported ? "imported before, nothing changed" : "imported"} (${v.format}) ${v.items} items, ${v.seenBefore} seen before, ${v.duplicates} listed twice  [${v.importId}]`);
       for (const warning of v.warnings) printLine(`  warning ${warning.code}: ${warning.message}`);
@@ -73,7 +73,7 @@ function registerRunCommands(recon: Command): void {
       }));
       if (!run.ok) throw new CliError(`${run.error.code}: ${run.error.message}`, exitCodes.usage);
       const v = run.value;
-      if (options.json) return printJson({ run_id: v.runId, matched: v.matched, differences: v.differences, dry_run: v.dryRun, already_run: v.alreadyRun });
+      if (options.json) return printJson(runSummaryView(v));
       printLine(`${v.runId}${v.dryRun ? " (dry run)" : v.alreadyRun ? " (same inputs as before)" : ""}: ${v.matched} matched; ${countsLine(v.differences)}`);
     });
   recon
@@ -84,10 +84,10 @@ function registerRunCommands(recon: Command): void {
     .action(async (runId: string, options: { tenant: string; json?: boolean }) => {
       const detail = await withDatabase(async (db) => showRun(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, runId, SHOW_ROWS_MAX));
       if (!detail) throw new CliError(`RECON_RUN_UNKNOWN: no run ${runId}`, exitCodes.usage);
-      if (options.json) return printJson(detail);
+      if (options.json) return printJson(runDetailView(detail));
       printLine(`${detail.runId}: account ${detail.accountId} ${detail.from}..${detail.to}: ${detail.matched} matched; ${countsLine(detail.differences)}`);
       for (const r of detail.results) {
-        printLine(`  ${r.outcome.padEnd(23)} ${r.rule ?? ""}  theirs ${r.theirsMinor} [${r.itemKeys.join(" ")}]  ours ${r.oursMinor} [${r.transferKeys.join(" ")}]${r.differenceId ? `  ${r.differenceId} ${r.state}` : ""}`);
+        printLine(`  ${r.outcome.padEnd(23)} ${r.rule ?? ""}  theirs ${moneyText(r.theirsMinor, detail.currency)} [${r.itemKeys.join(" ")}]  ours ${moneyText(r.oursMinor, detail.currency)} [${r.transferKeys.join(" ")}]${r.differenceId ? `  ${r.differenceId} ${r.state}` : ""}`);
       }
       if (detail.resultsTruncated) printLine(`  ... more rows than ${SHOW_ROWS_MAX}: use --json or the HTTP API`);
     });
@@ -103,7 +103,7 @@ function registerDifferenceCommands(recon: Command): void {
     .option("--json", "machine-readable output")
     .action(async (options: { tenant: string; account?: string; json?: boolean }) => {
       const open = await withDatabase(async (db) => listOpenDifferences(db.pool, (await tenantOrExit(db.pool, options.tenant)).tenantId, options.account, SHOW_ROWS_MAX));
-      if (options.json) return printJson(open);
+      if (options.json) return printJson({ differences: open.map(differenceView) });
       for (const d of open) printLine(differenceLine(d));
     });
   for (const verb of ["correct", "explain"] as const) {
@@ -128,7 +128,7 @@ function registerDifferenceCommands(recon: Command): void {
         if (!decided.ok) throw new CliError(`${decided.error.code}: ${decided.error.message}`, exitCodes.usage);
         if (decided.value.kind === "proposed") return options.json ? printJson({ proposal: decided.value.proposal }) : printLine(proposalLine(decided.value.proposal));
         const difference = decided.value.difference;
-        if (options.json) return printJson(difference);
+        if (options.json) return printJson(differenceView(difference));
         printLine(differenceLine(difference) + (difference.correctionKey ? `  posted ${difference.correctionKey}` : ""));
       });
   }

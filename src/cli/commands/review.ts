@@ -9,7 +9,7 @@ import { decideByNamedOperator, type Proposal } from "../../operators/four-eyes.
 import { withDatabase } from "../context.ts";
 import { withOperatorSecret } from "../operator-secret.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
-import { printJson, printLine } from "../output.ts";
+import { moneyText, printJson, printLine } from "../output.ts";
 import { tenantOrExit } from "../context.ts";
 
 /** The three decisions (docs/decisions/0011): verb, decision, what it does to the ledger. */
@@ -55,14 +55,14 @@ export function registerReviewCommands(program: Command): void {
       const listed = await withDatabase(async (db) => {
         const tenantId = options.tenant === undefined ? undefined : (await tenantOrExit(db.pool, options.tenant)).tenantId;
         const scope = tenantId === undefined ? {} : { tenantId };
-        return { items: await listReviews(db.pool, { ...scope, state: options.all ? "all" : "open" }), suspense: await listSuspensePostings(db.pool, scope) };
+        return { reviews: await listReviews(db.pool, { ...scope, state: options.all ? "all" : "open" }), suspense: await listSuspensePostings(db.pool, scope) };
       });
       if (options.json) return printJson(listed);
-      for (const item of listed.items) {
-        printLine(`${item.review_id}  ${item.reason.padEnd(8)} ${item.state.padEnd(8)} ${item.kind} ${item.amount_minor} ${item.currency}  ${item.natural_key}  file ${item.file_id} ${item.position ?? `#${item.record_index}`}${item.matched_ref ? `  matches ${item.matched_ref}` : ""}${item.matched_file ? `  other file ${item.matched_file.name}${item.matched_file.created ? ` created ${item.matched_file.created}` : ""}` : ""}${item.decision_reason ? `  reason: ${item.decision_reason}` : ""}${item.operator ? ` (${item.operator})` : ""}`);
+      for (const item of listed.reviews) {
+        printLine(`${item.review_id}  ${item.reason.padEnd(8)} ${item.state.padEnd(8)} ${item.kind} ${moneyText(item.amount_minor, item.currency)}  ${item.natural_key}  file ${item.file_id} ${item.position ?? `#${item.record_index}`}${item.matched_ref ? `  matches ${item.matched_ref}` : ""}${item.matched_file ? `  other file ${item.matched_file.name}${item.matched_file.created ? ` created ${item.matched_file.created}` : ""}` : ""}${item.decision_reason ? `  reason: ${item.decision_reason}` : ""}${item.operator ? ` (${item.operator})` : ""}`);
       }
       if (listed.suspense.length > 0) printLine(`posted to suspense (counterparty unresolved): ${listed.suspense.length}`);
-      for (const s of listed.suspense) printLine(`  ${s.file_id} ${s.position}  ${s.amount_minor} ${s.currency}  ${s.natural_key}  ${s.detail}`);
+      for (const s of listed.suspense) printLine(`  ${s.file_id} ${s.position}  ${moneyText(s.amount_minor, s.currency)}  ${s.natural_key}  ${s.detail}`);
     });
   for (const [verb, decision, description] of decisionCommands) {
     review

@@ -26,6 +26,10 @@ export const outboxLimits = {
   // A webhook body we sign and send, and a last_error kept on a row.
   webhookBodyBytesMax: 262_144,
   lastErrorCharsMax: 1_000,
+  // Errors, and warnings, a file.processed event carries (each kept under 1,000 characters by
+  // its reader, so 2 x 100 of them stay far below webhookBodyBytesMax); the file's whole list
+  // is GET /v1/files/{id} (docs/decisions/0107).
+  eventFindingsMax: 100,
   // Webhook secrets stored in clear (before migration 0027) sealed per statement by migrate or
   // serve: a tenant has at most 100 endpoints; a short statement each, however many tenants.
   webhookSecretsSealedPerStatementMax: 100,

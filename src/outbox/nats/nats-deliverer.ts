@@ -9,7 +9,7 @@ export const NATS_DESTINATION = "nats";
  * Delivers `nats` rows: a JetStream publish to `clearline.<tenant>.<event>` with Nats-Msg-Id =
  * the derived key, so the stream's duplicate window drops a republish (the relay died between
  * the publish ack and the mark). Delivered means the stream acknowledged it (stored).
- * The body is the same envelope as a webhook's: { type, timestamp, data }.
+ * The body is the same envelope as a webhook's (docs/decisions/0107).
  */
 export function natsDeliverer(stream: EventStream): OutboxDeliverer {
   return {

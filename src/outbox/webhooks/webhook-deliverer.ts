@@ -2,15 +2,19 @@ import type { Pool } from "../../db/pool.ts";
 import { limits } from "../../config/limits.ts";
 import type { Logger } from "../../observability/logger.ts";
 import { OutboxDestinationDisabled, OutboxPermanentError, type OutboxDeliverer, type OutboxMessage } from "../deliverer.ts";
+import { eventEnvelope } from "../event-envelope.ts";
 import type { WebhookSecretKeys } from "./secret-box.ts";
 import { signWebhook } from "./signature.ts";
 import { disableWebhookEndpoint, findWebhookTarget } from "./webhook-store.ts";
 
 export const WEBHOOK_DESTINATION_PREFIX = "webhook:";
 
-/** The JSON body of an event: the Standard Webhooks envelope (type, timestamp, data). */
+/**
+ * The JSON body of an event: the versioned envelope (docs/decisions/0107), which keeps the
+ * Standard Webhooks fields (type, timestamp, data).
+ */
 export function webhookBody(message: OutboxMessage): string {
-  return JSON.stringify({ type: message.messageType, timestamp: message.createdAt.toISOString(), data: message.payload });
+  return JSON.stringify(eventEnvelope(message));
 }
 
 /**

@@ -19,6 +19,21 @@ export interface ListedWebhookEndpoint extends WebhookEndpoint {
   heldEvents: number;     // undelivered events waiting for `webhook enable`
 }
 
+/** An endpoint as the operations API and `clearline webhook list --json` show it (0107). */
+export interface WebhookEndpointView {
+  endpoint_id: string; url: string; event_types: string[]; status: ListedWebhookEndpoint["status"];
+  disabled_at: string | null; disabled_reason: string | null; held_events: number;
+  created_at: string;
+}
+
+export function webhookEndpointView(e: ListedWebhookEndpoint): WebhookEndpointView {
+  return {
+    endpoint_id: e.endpointId, url: e.url, event_types: e.eventTypes, status: e.status,
+    disabled_at: e.disabledAt, disabled_reason: e.disabledReason, held_events: e.heldEvents,
+    created_at: e.createdAt,
+  };
+}
+
 /** Where and with what to sign a delivery, and why the endpoint takes nothing now (when it is disabled). */
 export interface WebhookTarget { url: string; signingSecret: string; disabledReason: string | undefined }
 

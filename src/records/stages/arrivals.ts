@@ -14,6 +14,7 @@ import {
 import type { ReviewReason } from "../record-states.ts";
 import { insertOutcomes, insertReviews } from "../store/arrivals.ts";
 import { reviewIdOf, type ReviewRecord } from "../review-id.ts";
+import { reviewItemsByIds } from "../review-queue.ts";
 
 /**
  * What an arrival leaves behind, in the decisions' own transaction (every dedup leaves a record).
@@ -86,18 +87,15 @@ async function writeReviews(
       matchedRef: h.review.matchedRef,
     };
   }));
-  // Held for review: told in the same transaction, keyed by the review item (one per key and content).
-  await enqueueEvents(tx, held.map((h) => {
-    const record = h.record;
-    const reviewId = reviewIdFor(arrival, h);
-    return {
-      tenantId, eventType: `record.${h.kind}`, eventKey: `${reviewId}:held`,
-      data: {
-        reviewId, reason: h.reason, naturalKey: record.naturalKey, fileId: arrival.fileId,
-        recordIndex: h.index, matchedRef: h.review.matchedRef, amountMinor: record.amount,
-        currency: record.currency,
-      },
-    };
+  // Held for review: told in the same transaction, keyed by the review item (one per key and
+  // content), with the item as the HTTP API lists it (docs/decisions/0107).
+  const reviewIds = held.map((h) => reviewIdFor(arrival, h));
+  const items = await reviewItemsByIds(tx, tenantId, reviewIds);
+  await enqueueEvents(tx, held.map((h, i) => {
+    const reviewId = reviewIds[i] ?? "";
+    const item = items.get(reviewId);
+    assert(item !== undefined, `review item ${reviewId} was written in this transaction`);
+    return { tenantId, eventType: `record.${h.kind}`, eventKey: `${reviewId}:held`, data: item };
   }));
 }
 

@@ -115,6 +115,16 @@ export async function selectReviewById(db: Queryable, reviewId: string, tenantId
   return rows;
 }
 
+/** Items of one tenant by id, in no particular order (a chunk's held records, for their events). */
+export async function selectReviewsByIds(
+  db: Queryable, tenantId: string, reviewIds: readonly string[],
+): Promise<ReviewRow[]> {
+  const { rows } = await db.query<ReviewRow>(
+    `${SELECT_REVIEW} WHERE r.tenant_id = $1 AND r.review_id = ANY ($2::text[])`,
+    [tenantId, reviewIds]);
+  return rows;
+}
+
 /** Locks the item's row (a concurrent decision waits, then sees ours) and reads its state. */
 export async function lockReview(tx: Queryable, tenantId: string, reviewId: string): Promise<ReviewState | undefined> {
   const { rows } = await tx.query<{ state: ReviewState }>(
