@@ -115,19 +115,19 @@ export const differenceItem = {
   type: "object",
   description: "A difference a reconciliation run found between their side and ours",
   properties: {
-    id: text, account: text,
+    difference_id: text, account_id: text,
     reason: { type: "string", enum: ["theirs_only", "ours_only", "amount_differs",
       "date_outside_window", "duplicate_on_their_side", "foreign_currency"] },
     state: { type: "string", enum: ["open", "corrected", "explained", "resolved"] },
-    delta: { type: "string", description: "theirs minus ours, a decimal of the currency" },
-    currency: text, item_keys: { type: "array", items: text },
-    transfer_keys: { type: "array", items: text }, decided_by: maybeText,
-    decision_reason: maybeText, correction_key: maybeText, first_seen_at: text,
+    item_keys: { type: "array", items: text }, transfer_keys: { type: "array", items: text },
+    delta_minor: { type: "string", description: "theirs minus ours, in minor units" },
+    currency: text, decided_by: maybeText, decision_reason: maybeText,
+    correction_key: maybeText, first_seen_at: text,
   },
 };
 export const differenceExample = {
-  id: "dif_1a2b3c4d5e6f", account: "settlement-usd", reason: "theirs_only", state: "open",
-  delta: "12.00", currency: "USD", item_keys: ["camt053:STMT-1:3"], transfer_keys: [],
-  decided_by: null, decision_reason: null, correction_key: null,
+  difference_id: "dif_1a2b3c4d5e6f", account_id: "settlement-usd", reason: "theirs_only",
+  state: "open", item_keys: ["camt053:STMT-1:3"], transfer_keys: [], delta_minor: "1200",
+  currency: "USD", decided_by: null, decision_reason: null, correction_key: null,
   first_seen_at: "2026-12-05T15:00:00.000Z",
 };

@@ -1,6 +1,5 @@
 import type { ShownTransfer } from "../ledger/index.ts";
 import type { Refund } from "../payments/payment.ts";
-import type { Difference } from "../recon/differences.ts";
 import type { FileRecordRow } from "../records/index.ts";
 import { minorToDecimal } from "../protocols/iso4217/currency.ts";
 
@@ -33,24 +32,6 @@ export function transferView(transfer: ShownTransfer): Record<string, unknown> {
       amount: minorToDecimal(leg.amountMinor, leg.currency),
       currency: leg.currency,
     })),
-  };
-}
-
-/** A reconciliation difference: delta is theirs minus ours, a decimal of its currency. */
-export function differenceView(difference: Difference): Record<string, unknown> {
-  return {
-    id: difference.differenceId,
-    account: difference.accountId,
-    reason: difference.reason,
-    state: difference.state,
-    delta: minorToDecimal(difference.deltaMinor, difference.currency),
-    currency: difference.currency,
-    item_keys: difference.itemKeys,
-    transfer_keys: difference.transferKeys,
-    decided_by: difference.decidedBy,
-    decision_reason: difference.decisionReason,
-    correction_key: difference.correctionKey,
-    first_seen_at: difference.firstSeenAt,
   };
 }
 

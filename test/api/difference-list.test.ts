@@ -19,7 +19,7 @@ describe("the difference list and the difference by id", () => {
   let db: TestDatabase;
   let api: TestApi;
   const path = "/v1/reconciliations/differences";
-  const idOf = (item: Record<string, unknown>) => String(item.id);
+  const idOf = (item: Record<string, unknown>) => String(item.difference_id);
   const tenant = async (name: string) => {
     const given = await givenTenant(db.pool, name);
     await givenAccounts(db.pool, given.tenantId, [["bank-usd", "settlement"], ["bank-two", "settlement"]]);
@@ -91,7 +91,7 @@ describe("the difference list and the difference by id", () => {
     const read = await mine.client.get(`${path}/dif_m00001`);
     expect(read.status).toBe(200);
     expect(read.json).toEqual(listed);
-    expect(read.json).toMatchObject({ id: "dif_m00001", account: "bank-usd", reason: "theirs_only", state: "open", delta: "0.01", currency: "USD" });
+    expect(read.json).toMatchObject({ difference_id: "dif_m00001", account_id: "bank-usd", reason: "theirs_only", state: "open", delta_minor: "1", currency: "USD" });
     await expectNotFound(mine.client, ["dif_nobody", "dif_t00001"].map((id) => `${path}/${id}`), "recon_difference_unknown");
   });
 });

@@ -122,8 +122,11 @@ describe("the CLI, the HTTP API and the events show one object in one shape", ()
         { "idempotency-key": randomUUID(), "content-type": "application/octet-stream" });
       expect(uploaded.status, uploaded.text).toBe(201);
     }
-    const httpFiles = (await world.client.get("/v1/files")).json.files as Array<{ file_id: string; name: string }>;
-    const printedFiles = (await cli(["files"]) as { files: Array<{ file_id: string; name: string }> }).files;
+    // The HTTP list pages oldest first; the CLI lists newest first: compared by name.
+    type Listed = Array<{ file_id: string; name: string }>;
+    const byName = (files: Listed) => [...files].sort((a, b) => a.name.localeCompare(b.name));
+    const httpFiles = byName((await world.client.get("/v1/files")).json.data as Listed);
+    const printedFiles = byName((await cli(["files"]) as { files: Listed }).files);
     expect(printedFiles).toHaveLength(2);
     expect(shapeOf(printedFiles)).toEqual(shapeOf(httpFiles));
     expect(printedFiles).toEqual(httpFiles);
@@ -140,7 +143,7 @@ describe("the CLI, the HTTP API and the events show one object in one shape", ()
   });
 
   it("a review item: `review list --json` and GET /v1/reviews, record.conflict's data", async () => {
-    const http = (await world.client.get("/v1/reviews?state=open")).json.reviews as Array<{ review_id: string }>;
+    const http = (await world.client.get("/v1/reviews?state=open")).json.data as Array<{ review_id: string }>;
     const printed = (await cli(["review", "list"]) as { reviews: unknown[] }).reviews;
     expect(http).toHaveLength(1);
     expect(shapeOf(printed)).toEqual(shapeOf(http));

@@ -5,7 +5,7 @@ import type { Finding } from "../../errors/finding.ts";
 import {
   decideDifferenceByNamedOperatorInTransaction,
 } from "../../operators/difference-decision.ts";
-import { differencesPage, findDifference } from "../../recon/differences.ts";
+import { differenceView, differencesPage, findDifference } from "../../recon/differences.ts";
 import { importExternalFileInTransaction, importSummaryView } from "../../recon/external-items.ts";
 import type { ExternalFormat } from "../../recon/read-external-file.ts";
 import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
@@ -23,7 +23,6 @@ import { routeSchema } from "../route-schema.ts";
 import { differenceListQuery, instantOf } from "../list-queries.ts";
 import { itemAnswer, listAnswer, listReply, readListQuery } from "../list-reply.ts";
 import { differenceExample, differenceItem } from "../list-resources.ts";
-import { differenceView } from "../views.ts";
 
 const RESULT_ROWS_MAX = 10_000; // rows of a run returned at once; the counts cover the rest
 const formats = new Set(["camt053", "camt054", "ach", "csv"]);
