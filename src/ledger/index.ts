@@ -25,6 +25,9 @@ export {
   accountStatement, postedTransfer, statementDocument,
 } from "./statement.ts";
 export {
+  settlementTotals, type SettlementAccountTotals, type SettlementBucket, type SettlementBucketName,
+} from "./settlement-totals.ts";
+export {
   settlementDatesOf, storedTransfers, transferLegs, transfersWithLegs, type ShownTransfer,
 } from "./stored-transfers.ts";
 export type { Direction, Leg, Transfer } from "./transfer.ts";
