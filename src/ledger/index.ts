@@ -19,6 +19,9 @@ export {
   compensationsOf, linkCompensations, type CompensationLink,
 } from "./compensation.ts";
 export {
+  dayStatement, dayStatementCamt053, type DayStatement,
+} from "./day-statement.ts";
+export {
   postTransfer, postTransfers, type Posted, type PostResult,
 } from "./post-transfers.ts";
 export {

@@ -5,7 +5,7 @@ import { runCliInProcess } from "../support/cli.ts";
 import { createTestDatabase, type TestDatabase } from "../support/database.ts";
 import { givenOperator, signIn } from "../support/ops-client.ts";
 import {
-  achFixtureDated, fixture, givenScene, ingest, noOutcomes, type Scene,
+  achFixtureDated, fixture, givenScene, ingest, noOutcomes, ppdCreditsDebitsDated, type Scene,
 } from "../files/support.ts";
 
 /**
@@ -20,22 +20,6 @@ const days = ["2026-12-03", "2026-12-04", "2026-12-05", "2026-12-06", "2026-12-0
 function pacs008SettlingOn(date: string): Buffer {
   const xml = fixture("iso20022/pacs008-v07.xml").toString("utf8");
   return Buffer.from(xml.replace(/<IntrBkSttlmDt>[^<]*</, `<IntrBkSttlmDt>${date}<`), "utf8");
-}
-
-/**
- * The fixture's two batches reuse traces 1 and 2 (held as a trace reused in the file): its first
- * batch from another company (9876543210 in its header and control) makes them other entries.
- */
-function otherCompany(content: Buffer): Buffer {
-  let batch = 0;
-  const lines = content.toString("latin1").split("\n").map((line) => {
-    if (line.startsWith("5")) batch += 1;
-    if (batch !== 1) return line;
-    if (line.startsWith("5")) return `${line.slice(0, 40)}9876543210${line.slice(50)}`;
-    if (line.startsWith("8")) return `${line.slice(0, 44)}9876543210${line.slice(54)}`;
-    return line;
-  });
-  return Buffer.from(lines.join("\n"), "latin1");
 }
 
 interface HandSum {
@@ -53,7 +37,7 @@ describe("a partner's expected settlement totals on a date, from our side", () =
       "friday.ach");
     expect(friday.outcomes).toEqual({ ...noOutcomes, applied: 5 });
     const saturday = await ingest(db.pool, scene,
-      otherCompany(achFixtureDated("ach/ppd-credits-debits.ach", "261205")), "saturday.ach");
+      ppdCreditsDebitsDated("261205"), "saturday.ach");
     expect(saturday.outcomes).toEqual({ ...noOutcomes, applied: 6 });
     const returns = await ingest(db.pool, scene,
       achFixtureDated("ach/payroll-returns.ach", "261207"), "returns.ach");
