@@ -43,3 +43,10 @@ export const opsDifferenceDecisionBody = z.strictObject({
 export const opsRetryBody = z.strictObject({
   csrf_token: z.string().optional(),
 }).optional();
+
+/** GET /v1/ops/settlements: a partner's expected settlement totals on a date (issue 30 item 5). */
+export const settlementTotalsQuery = z.strictObject({
+  partner: z.string().min(1).max(100).describe("partner name or id"),
+  date: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, "a date written YYYY-MM-DD")
+    .describe("the settlement date"),
+});

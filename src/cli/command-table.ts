@@ -49,6 +49,10 @@ export const topLevelCommands: readonly TopLevelCommand[] = [
   },
   { name: "record", summary: "one payment's history across channels: every arrival, decision and transfer", load: async () => (await import("./commands/record.ts")).registerRecordCommands },
   { name: "statement", summary: "an account's entries, each with its origin; corrections marked as such", load: async () => (await import("./commands/statement.ts")).registerStatementCommand },
+  {
+    name: "settlement", summary: "what settles with a partner on a date: credits, debits, returns",
+    load: async () => (await import("./commands/settlement.ts")).registerSettlementCommands,
+  },
   { name: "recon", summary: "reconcile settlement accounts against statements: import, run, show, correct, explain", load: async () => (await import("./commands/recon.ts")).registerReconCommands },
   { name: "source", summary: "pause and resume a partner's file sources or the ISO 8583 endpoint (incidents)", load: async () => (await import("./commands/incident.ts")).registerSourceCommands },
   { name: "incident", summary: "incident perimeter, keyed compensation batch, the incident record", load: async () => (await import("./commands/incident.ts")).registerIncidentCommands },

@@ -10,7 +10,9 @@ import type { AchRecord, SeverityOverrides } from "../protocols/ach/types.ts";
 import type { BusinessCalendar } from "../protocols/calendars/index.ts";
 import { detectFormat, type FileFormat } from "../protocols/detect-format.ts";
 import { readIso20022 } from "../protocols/iso20022/index.ts";
-import type { Iso20022Header } from "../protocols/iso20022/types.ts";
+import type { Iso20022Header, Iso20022Transaction } from "../protocols/iso20022/types.ts";
+import { normalizeIso20022Transaction } from "../normalize/from-iso20022.ts";
+import { settlementDayFinding } from "../normalize/settlement-day-finding.ts";
 
 /** Opens the file's content again from the start: each pass reads it as a stream. */
 export type ContentSource = () => AsyncIterable<Uint8Array>;
@@ -84,12 +86,17 @@ function isoIdentity(header: Iso20022Header): string {
 
 /** ISO 20022: a file-scope error (NbOfTxs, CtrlSum, bad XML) rejects the file; a transaction's own error that transaction only. */
 async function scanIso20022(content: ContentSource, scan: FileScan, options: { fileName?: string }): Promise<FileScan> {
+  let header: Iso20022Header | undefined;
   for await (const event of readIso20022(content(), options.fileName ? { fileName: options.fileName } : {})) {
-    if (event.type === "header") scan.identityKey = isoIdentity(event.header);
-    else if (event.type === "transaction") {
+    if (event.type === "header") {
+      header = event.header;
+      scan.identityKey = isoIdentity(event.header);
+    } else if (event.type === "transaction") {
       scan.recordsTotal++;
       if (event.transaction.findings.some((found) => found.severity === "error")) scan.recordsRejected++;
       for (const found of event.transaction.findings) if (found.severity === "warning") keep(scan, found);
+      const closed = header && closedSettlementDay(header, event.transaction);
+      if (closed) keep(scan, closed);
     }
     else if (event.type === "finding") {
       keep(scan, event.finding);
@@ -100,6 +107,19 @@ async function scanIso20022(content: ContentSource, scan: FileScan, options: { f
     }
   }
   return scan;
+}
+
+/**
+ * The warning `inspect` gives a transaction settling on a day its currency's clearing system is
+ * closed (a TARGET2 closing day for EUR), so that ingestion reports it too (issue 30). Read from
+ * the record the normalizer makes of it; a transaction it refuses is reported as refused.
+ */
+function closedSettlementDay(
+  header: Iso20022Header, transaction: Iso20022Transaction,
+): Finding | undefined {
+  if (transaction.findings.some((found) => found.severity === "error")) return undefined;
+  const normalized = normalizeIso20022Transaction(header, transaction, { tenantId: "" });
+  return normalized.ok ? settlementDayFinding(normalized.value, transaction.xmlPath) : undefined;
 }
 
 export interface RecordStream {

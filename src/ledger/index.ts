@@ -20,11 +20,17 @@ export {
   compensationsOf, linkCompensations, type CompensationLink,
 } from "./compensation.ts";
 export {
+  dayStatement, dayStatementCamt053, type DayStatement,
+} from "./day-statement.ts";
+export {
   postTransfer, postTransfers, type Posted, type PostResult,
 } from "./post-transfers.ts";
 export {
   accountStatement, postedTransfer, statementDocument,
 } from "./statement.ts";
+export {
+  settlementTotals, type SettlementAccountTotals, type SettlementBucket, type SettlementBucketName,
+} from "./settlement-totals.ts";
 export {
   settlementDatesOf, storedTransfers, transferLegs, transfersWithLegs, type ShownTransfer,
 } from "./stored-transfers.ts";

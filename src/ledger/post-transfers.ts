@@ -4,6 +4,7 @@ import { sqlState, type Tx } from "../db/transaction.ts";
 import { fail, finding, ok, type Finding, type Result } from "../errors/finding.ts";
 import { ledgerEntryUniqueHits, ledgerTransfers } from "../observability/metrics.ts";
 import { accountKinds, type AccountKind } from "./account-kinds.ts";
+import { balancesOnDate, type AvailableRule } from "./balance-on-date.ts";
 import { balancesOfLocked, LOCKED_ACCOUNT_IDS, lockedAccountsCondition, lockedAccountsParams, type LockedAccounts } from "./balance.ts";
 import { sentTogether } from "../db/pipeline.ts";
 import { LedgerUniqueIndexHit, type PostOutcome } from "./post-outcome.ts";
@@ -96,6 +97,7 @@ interface AccountRow {
   kind: AccountKind;
   currency: string;
   locked: boolean;   // row-locked by this statement: a leg of the batch could spend it
+  availableRule: AvailableRule;
 }
 
 /**
@@ -119,9 +121,13 @@ const ACCOUNTS_AND_LOCKS_SQL = `
          WHERE s.tenant_id = $1 AND s.account_id = w.account_id AND ${lockedAccountsCondition("s")}
            FOR UPDATE) s
   )
-  SELECT a.account_id, a.kind, a.currency, s.account_id IS NOT NULL AS locked
+  SELECT a.account_id, a.kind, a.currency, a.available_rule, s.account_id IS NOT NULL AS locked
     FROM (SELECT DISTINCT unnest($6::text[])) AS w(account_id)
-   CROSS JOIN LATERAL (SELECT account_id, kind, currency FROM account a WHERE a.tenant_id = $1 AND a.account_id = w.account_id OFFSET 0) a
+   CROSS JOIN LATERAL (
+     SELECT account_id, kind, currency, available_rule
+       FROM account a
+      WHERE a.tenant_id = $1 AND a.account_id = w.account_id
+     OFFSET 0) a
     LEFT JOIN spendable s ON s.account_id = a.account_id`;
 
 const guardedKinds = (normalSide: "D" | "C") =>
@@ -139,10 +145,15 @@ async function accountsOf(tx: Tx, tenantId: string, transfers: readonly Transfer
     credited: [...new Set(legs.filter((l) => l.direction === "C").map((l) => l.accountId))], creditGuardedKinds: guardedKinds("D"),
   };
   const [{ rows }, lockedBalances] = await sentTogether(tx,
-    () => tx.query<{ account_id: string; kind: AccountKind; currency: string; locked: boolean }>(
+    () => tx.query<{
+      account_id: string; kind: AccountKind; currency: string; locked: boolean;
+      available_rule: AvailableRule;
+    }>(
       { name: "clearline.ledger.accounts-and-locks", text: ACCOUNTS_AND_LOCKS_SQL }, [...lockedAccountsParams(tenantId, locked), ids]),
     () => balancesOfLocked(tx, tenantId, locked));
-  const accounts = new Map(rows.map((r) => [r.account_id, { kind: r.kind, currency: r.currency, locked: r.locked }]));
+  const accounts = new Map(rows.map((r) => [r.account_id, {
+    kind: r.kind, currency: r.currency, locked: r.locked, availableRule: r.available_rule,
+  }]));
   // Accounts are never deleted and never change kind: every account the first statement locked is read by the second.
   for (const [accountId, row] of accounts) if (row.locked) assert(lockedBalances.has(accountId), `account ${accountId} was locked and its balance read`);
   return { accounts, lockedBalances };
@@ -209,14 +220,38 @@ async function checkFunds(
   });
   for (const accountId of reduced) assert(accounts.get(accountId)?.locked === true && lockedBalances.has(accountId), `account ${accountId} is spent, was locked and its balance read after the lock`);
   const available = new Map([...new Set(reduced)].map((accountId) => [accountId, lockedBalances.get(accountId) as bigint]));
-  let plan = planFunds(transfers, results, deltasByIndex, available, new Set());
+  const creditsWait = await spendAvailableBalances(tx, tenantId, accounts, available);
+  let plan = planFunds(transfers, results, deltasByIndex, available, new Set(), creditsWait);
   if (plan.refused.size > 0 || fundsWithinBatch(deltasByIndex)) {
     const spent = new Set(reduced);
     const funds = [...deltasByIndex].filter(([, deltas]) => [...deltas.keys()].some((accountId) => spent.has(accountId))).map(([index]) => index);
-    plan = planFunds(transfers, results, deltasByIndex, available, await existingKeys(tx, tenantId, funds.map((i) => (transfers[i] as Transfer).transferKey)));
+    const existing = await existingKeys(tx, tenantId,
+      funds.map((i) => (transfers[i] as Transfer).transferKey));
+    plan = planFunds(transfers, results, deltasByIndex, available, existing, creditsWait);
   }
   for (const [index, accountId] of plan.refused) results[index] = fail(finding("LEDGER_INSUFFICIENT_FUNDS", `account ${accountId} has insufficient funds`, { field: "amount" }));
   return { toInsert: plan.toInsert, compareLater: plan.compareLater };
+}
+
+/**
+ * The spent accounts whose rule is settled-credits spend the smaller of their exact balance and
+ * their available balance today (docs/decisions/0109), read after the row locks; they are
+ * returned, since a credit of the batch does not fund them.
+ */
+async function spendAvailableBalances(
+  tx: Tx, tenantId: string, accounts: ReadonlyMap<string, AccountRow>,
+  available: Map<string, bigint>,
+): Promise<Set<string>> {
+  const waiting = [...available.keys()]
+    .filter((accountId) => accounts.get(accountId)?.availableRule === "settled-credits");
+  const today = new Date().toISOString().slice(0, 10);
+  for (const accountId of waiting) {
+    const onDate = await balancesOnDate(tx, tenantId, accountId, today);
+    assert(onDate !== undefined, `account ${accountId} was locked, so it exists`);
+    const exact = available.get(accountId) as bigint;
+    available.set(accountId, onDate.availableMinor < exact ? onDate.availableMinor : exact);
+  }
+  return new Set(waiting);
 }
 
 /** Whether a guarded account gains in one transfer of the batch and is spent in a later one. */
@@ -231,7 +266,7 @@ function fundsWithinBatch(deltasByIndex: Map<number, Map<string, bigint>>): bool
 
 function planFunds(
   transfers: readonly Transfer[], results: Array<Outcome | undefined>, deltasByIndex: Map<number, Map<string, bigint>>,
-  balances: ReadonlyMap<string, bigint>, existing: Set<string>,
+  balances: ReadonlyMap<string, bigint>, existing: Set<string>, creditsWait: ReadonlySet<string>,
 ): FundsPlan {
   const available = new Map(balances);
   const plan: FundsPlan = { toInsert: [], compareLater: [], refused: new Map() };
@@ -248,7 +283,11 @@ function planFunds(
       plan.refused.set(index, short[0]);
       return;
     }
-    for (const [accountId, delta] of deltas) if (available.has(accountId)) available.set(accountId, (available.get(accountId) ?? 0n) + delta);
+    for (const [accountId, delta] of deltas) {
+      // A settled-credits account's credit waits for its settlement (0109): it funds nothing now.
+      if (!available.has(accountId) || (delta > 0n && creditsWait.has(accountId))) continue;
+      available.set(accountId, (available.get(accountId) ?? 0n) + delta);
+    }
     firstInBatch.add(transfer.transferKey);
     plan.toInsert.push(index);
   });

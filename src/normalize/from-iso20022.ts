@@ -53,6 +53,36 @@ function usable(value: string | undefined): string | undefined {
   return trimmed === "" || trimmed === notProvided ? undefined : value;
 }
 
+/**
+ * A pacs.008 leg's instructed amount (InstdAmt) and the sum of the charges its agents deducted
+ * (ChrgsInf/Amt), in minor units, for relating legs of one payment (docs/decisions/0108). The
+ * charges are summed only when every one is in the settlement amount's currency; otherwise
+ * `chargesMinor` is absent and the leg's amounts cannot be shown to add up.
+ */
+function legAmountsOf(view: View): Record<string, string> {
+  const settlementCurrency = view.get("IntrBkSttlmAmt@Ccy", "transaction");
+  const instructed = view.get("InstdAmt", "transaction");
+  const instructedCurrency = view.get("InstdAmt@Ccy", "transaction");
+  if (instructed === undefined || instructedCurrency === undefined) return {};
+  const instructedMinor = decimalToMinor(instructed, instructedCurrency);
+  if (!instructedMinor.ok) return {};
+  const amounts: Record<string, string> = {
+    instructedAmountMinor: String(instructedMinor.value), instructedCurrency,
+  };
+  let chargesMinor = 0n;
+  for (let n = 1; ; n++) {
+    const name = n === 1 ? "ChrgsInfAmt" : `ChrgsInfAmt.${n}`;
+    const charge = view.get(name, "transaction");
+    if (charge === undefined) break;
+    const currency = view.get(`${name}@Ccy`, "transaction");
+    const minor = currency === settlementCurrency && currency !== undefined
+      ? decimalToMinor(charge, currency) : undefined;
+    if (minor === undefined || !minor.ok) return amounts;
+    chargesMinor += minor.value;
+  }
+  return { ...amounts, chargesMinor: String(chargesMinor) };
+}
+
 function makeView(header: Iso20022Header, transaction: Iso20022Transaction): View {
   const blocks: Record<string, FieldValues | undefined> = {
     transaction, context: transaction.context, header,
@@ -174,6 +204,7 @@ const shapers: Record<string, Shaper> = {
         messageId: view.get("MsgId", "header"),
         debtorAccount: view.get("DbtrAcctIBAN") ?? view.get("DbtrAcctOthrId"),
         creditorAccount: view.get("CdtrAcctIBAN") ?? view.get("CdtrAcctOthrId"),
+        ...legAmountsOf(view),
       },
     });
   },

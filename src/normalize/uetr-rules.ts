@@ -9,10 +9,19 @@ import { assert } from "../assert.ts";
  */
 export type PaymentField = "endToEndId" | "amountMinor" | "currency";
 
+/** What a finding names as different: a compared field, or the amounts of 0108. */
+export type DifferingField = PaymentField | "instructedAmount" | "charges";
+
 export interface UetrRules {
   kinds: readonly string[];
   samePayment: readonly PaymentField[];
   posted: "first-seen";
+  /**
+   * docs/decisions/0108: legs that both state an instructed amount in the settlement currency
+   * compare it instead of their settlement amounts, each leg's settlement amount plus charges
+   * making its instructed amount.
+   */
+  instructedAmountWithCharges: boolean;
 }
 
 /** What one record with a UETR says about its payment, for comparison. */
@@ -21,29 +30,69 @@ export interface PaymentContent {
   endToEndId: string | undefined;
   amountMinor: bigint;
   currency: string;
+  instructedAmountMinor?: bigint | undefined;   // InstdAmt, in instructedCurrency
+  instructedCurrency?: string | undefined;
+  chargesMinor?: bigint | undefined;            // Σ ChrgsInf/Amt; absent: not summable
 }
 
 const paymentFields: readonly PaymentField[] = ["endToEndId", "amountMinor", "currency"];
 
-export function loadUetrRules(raw: { kinds: unknown; samePayment: unknown; posted: unknown }): UetrRules {
+export function loadUetrRules(raw: {
+  kinds: unknown; samePayment: unknown; posted: unknown; instructedAmountWithCharges?: unknown;
+}): UetrRules {
   assert(Array.isArray(raw.kinds) && raw.kinds.length > 0 && raw.kinds.every((kind) => typeof kind === "string"), "uetr rules name the kinds they apply to");
   assert(Array.isArray(raw.samePayment) && raw.samePayment.length > 0 && raw.samePayment.every((field) => paymentFields.includes(field as PaymentField)),
     `uetr rules compare ${paymentFields.join(", ")}`);
   assert(raw.posted === "first-seen", "the posted leg is the first seen");
-  return { kinds: raw.kinds as string[], samePayment: raw.samePayment as PaymentField[], posted: "first-seen" };
+  const withCharges = raw.instructedAmountWithCharges ?? false;
+  assert(typeof withCharges === "boolean", "instructedAmountWithCharges is true or false");
+  return {
+    kinds: raw.kinds as string[], samePayment: raw.samePayment as PaymentField[],
+    posted: "first-seen", instructedAmountWithCharges: withCharges,
+  };
 }
 
 export const uetrRules: UetrRules = loadUetrRules(uetrRulesJson);
 
-export type UetrRelation = { kind: "leg" } | { kind: "reused"; differing: PaymentField[] };
+export type UetrRelation = { kind: "leg" } | { kind: "reused"; differing: DifferingField[] };
 
-/** Two records under one UETR: legs of one payment, or the UETR reused for another payment (naming the fields that differ). */
+/** The leg states an instructed amount in its settlement currency (0108). */
+function instructedInSettlementCurrency(content: PaymentContent): boolean {
+  return content.instructedAmountMinor !== undefined
+    && content.instructedCurrency === content.currency;
+}
+
+/** Its settlement amount plus the charges its agents deducted make its instructed amount. */
+function addsUp(content: PaymentContent): boolean {
+  return content.chargesMinor !== undefined
+    && content.amountMinor + content.chargesMinor === content.instructedAmountMinor;
+}
+
+/**
+ * Two records under one UETR: legs of one payment, or the UETR reused for another payment
+ * (naming the fields that differ). When both state an instructed amount in the settlement
+ * currency, the settlement amounts may differ by the charges (docs/decisions/0108).
+ */
 export function relateByUetr(first: PaymentContent, later: PaymentContent, rules: UetrRules = uetrRules): UetrRelation {
-  const differing = rules.samePayment.filter((field) => first[field] !== later[field]);
+  const byInstructed = rules.instructedAmountWithCharges
+    && instructedInSettlementCurrency(first) && instructedInSettlementCurrency(later);
+  const compared = byInstructed
+    ? rules.samePayment.filter((field) => field !== "amountMinor") : rules.samePayment;
+  const differing: DifferingField[] = compared.filter((field) => first[field] !== later[field]);
+  if (byInstructed) {
+    if (first.instructedAmountMinor !== later.instructedAmountMinor) {
+      differing.push("instructedAmount");
+    }
+    if (!addsUp(first) || !addsUp(later)) differing.push("charges");
+  }
   return differing.length === 0 ? { kind: "leg" } : { kind: "reused", differing };
 }
 
 /** "E2E-1, 2500.00 EUR" as people read a payment in a finding. */
 export function describePayment(content: PaymentContent): string {
-  return `${content.naturalKey} (EndToEndId ${content.endToEndId ?? "none"}, ${content.amountMinor} minor units ${content.currency})`;
+  const instructed = content.instructedAmountMinor === undefined ? ""
+    : `, instructed ${content.instructedAmountMinor} ${content.instructedCurrency ?? ""}, charges `
+      + `${content.chargesMinor === undefined ? "not summable" : String(content.chargesMinor)}`;
+  return `${content.naturalKey} (EndToEndId ${content.endToEndId ?? "none"}, `
+    + `${content.amountMinor} minor units ${content.currency}${instructed})`;
 }

@@ -26,6 +26,24 @@ export function achFixtureDated(relative: string, yymmdd: string): Buffer {
   return Buffer.from(dated.join("\n"), "latin1");
 }
 
+/**
+ * ppd-credits-debits.ach (credits, debits, a zero-dollar entry) effective on another date: its
+ * two batches reuse traces 1 and 2 (held as a trace reused in the file), so its first batch
+ * comes from another company (9876543210 in its header and control), making them other entries.
+ */
+export function ppdCreditsDebitsDated(yymmdd: string): Buffer {
+  let batch = 0;
+  const content = achFixtureDated("ach/ppd-credits-debits.ach", yymmdd).toString("latin1");
+  const lines = content.split("\n").map((line) => {
+    if (line.startsWith("5")) batch += 1;
+    if (batch !== 1) return line;
+    if (line.startsWith("5")) return `${line.slice(0, 40)}9876543210${line.slice(50)}`;
+    if (line.startsWith("8")) return `${line.slice(0, 44)}9876543210${line.slice(54)}`;
+    return line;
+  });
+  return Buffer.from(lines.join("\n"), "latin1");
+}
+
 export interface Scene {
   tenantId: string;
   partner: Partner;

@@ -14,6 +14,7 @@ import { send } from "../http-context.ts";
 import { registerFileOperations } from "./operations-files.ts";
 import { registerLedgerOperations, refusal } from "./operations-ledger.ts";
 import { registerRecoveryOperations } from "./operations-recovery.ts";
+import { registerSettlementOperations } from "./operations-settlements.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import {
   operatorOf, operatorWithRole, requireSession, sessionCookie,
@@ -205,6 +206,7 @@ export function registerOperationsRoutes(app: FastifyInstance, deps: { pool: Poo
     registerLedgerOperations(scope, deps);
     registerFileOperations(scope, deps);
     registerRecoveryOperations(scope, deps);
+    registerSettlementOperations(scope, deps);
   });
 }
 

@@ -3,6 +3,7 @@ import { limits } from "../../config/limits.ts";
 import {
   accountKinds, accountStatement, balanceOf, statementDocument,
 } from "../../ledger/index.ts";
+import { registerCamt053Command } from "./statement-camt053.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { tenantOrExit, withDatabase } from "../context.ts";
 import { CliError, exitCodes } from "../exit-codes.ts";
@@ -12,7 +13,7 @@ import { printJson, printLine } from "../output.ts";
 const categoryLabel = { technical_correction: "technical correction", reconciliation_correction: "reconciliation correction", refund: "refund", return: "return", posting: "" } as const;
 
 export function registerStatementCommand(program: Command): void {
-  program
+  const statement = program
     .command("statement")
     .description(`an account's latest entries (up to ${limits.ledger.statementEntriesMax}), oldest first: transfer key, kind, origin; corrections marked`)
     .requiredOption("--tenant <tenant>", "tenant name or id")
@@ -36,4 +37,5 @@ export function registerStatementCommand(program: Command): void {
         printLine(`  ${line.valueDate}  ${amount.padStart(14)} ${line.currency}  ${line.kind.padEnd(24)}${label ? ` [${label}]` : ""}  ${line.transferKey}  from ${line.sourceRef ?? "-"}`);
       }
     });
+  registerCamt053Command(statement);
 }

@@ -23,6 +23,9 @@ export const iso20022Limits = {
   findingsMax: 1_000,
   // Bytes handed to the XML tokenizer at once: slicing large buffers bounds its internal buffers.
   chunkBytes: 65_536,
+  // Occurrences of a repeated field read per transaction (ChrgsInf: one per agent that deducted
+  // charges; a cross-border chain rarely passes ten agents). A mapping may ask for fewer.
+  fieldRepeatsMax: 32,
   // Records `inspect` lists in full; the rest are counted only (the report stays readable).
   inspectRecordsMax: 10_000,
 } as const;

@@ -6,6 +6,9 @@ export const ledgerLimits = {
   // Entries one statement read lists (the latest ones): a settlement account takes every
   // record's entry, so a statement is a window, never the whole history in one answer.
   statementEntriesMax: 1_000,
+  // Entries one end-of-day camt.053 holds (issue 30 item 5): read in one statement and written
+  // as one document of about 1 KB an entry; a day past it is refused (pages are not written).
+  dayStatementEntriesMax: 50_000,
   // Accounts one listing shows (the operations API and the console), first by id: a page for
   // people, never a walk of the table.
   accountsListedMax: 1_000,

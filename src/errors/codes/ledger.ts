@@ -14,5 +14,7 @@ export const ledgerErrorCodes = {
     + "(docs/decisions/0102).",
   LEDGER_BALANCE_KIND_UNKNOWN: "A balance on a date is booked, settled or available "
     + "(docs/decisions/0102).",
+  LEDGER_STATEMENT_TOO_LARGE: "An account's end-of-day statement would hold more entries than "
+    + "limits.ledger.dayStatementEntriesMax; a statement in pages is not written.",
   LEDGER_SETTLEMENT_NET_MISMATCH: "The net per transfer kept for a settlement account (what reconciliation reads) disagrees with its entries.",
 } as const satisfies Record<string, string>;

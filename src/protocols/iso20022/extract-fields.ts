@@ -108,6 +108,10 @@ export function extractFields(node: XmlNode, table: FieldTable, basePath: string
   const fields: FieldValues = { values: {}, xmlPaths: {} };
   const findings: Iso20022Finding[] = [];
   for (const [name, spec] of Object.entries(table)) {
+    if (spec.repeats !== undefined) {
+      extractRepeated(node, name, spec, basePath, where, fields, findings);
+      continue;
+    }
     let resolved: Resolved | undefined;
     for (const path of spec.paths) {
       resolved = resolvePath(node, path);
@@ -124,6 +128,34 @@ export function extractFields(node: XmlNode, table: FieldTable, basePath: string
     checkValue(name, spec, resolved.value, xmlPath, resolved.node, where, fields, findings);
   }
   return { fields, findings };
+}
+
+/**
+ * A field below a repeated element (ChrgsInf/Amt): the first occurrence as `<name>`, the n-th as
+ * `<name>.<n>`, each checked as its type says; more occurrences than the mapping reads is an
+ * error at the first one past it.
+ */
+function extractRepeated(
+  node: XmlNode, name: string, spec: Iso20022FieldSpec, basePath: string, where: Where,
+  fields: FieldValues, findings: Iso20022Finding[],
+): void {
+  const [element, ...rest] = (spec.paths[0] ?? "").split("/");
+  const occurrences = (node.children ?? []).filter((child) => child.name === element);
+  const repeatsMax = spec.repeats ?? 1;
+  occurrences.slice(0, repeatsMax).forEach((occurrence, i) => {
+    const resolved = resolvePath(occurrence, rest.join("/"));
+    if (resolved === undefined || resolved.value === "") return;
+    const key = i === 0 ? name : `${name}.${i + 1}`;
+    const xmlPath = `${basePath}/${element}[${i + 1}]/${resolved.path}`;
+    fields.values[key] = resolved.value;
+    fields.xmlPaths[key] = xmlPath;
+    checkValue(key, spec, resolved.value, xmlPath, resolved.node, where, fields, findings);
+  });
+  if (occurrences.length > repeatsMax) {
+    findings.push(issue("ISO20022_FIELD_INVALID",
+      `${element} occurs ${occurrences.length} times, at most ${repeatsMax} are read`,
+      `${basePath}/${element}[${repeatsMax + 1}]`, where));
+  }
 }
 
 export function fileFinding(code: ErrorCode, message: string, position: Iso20022Finding["position"], severity: "error" | "warning" = "error", valueMasked?: string): Iso20022Finding {

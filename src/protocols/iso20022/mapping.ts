@@ -11,6 +11,7 @@ import pain001 from "../../../protocols/iso20022/pain.001.json" with { type: "js
 import pain002 from "../../../protocols/iso20022/pain.002.json" with { type: "json" };
 import pain008 from "../../../protocols/iso20022/pain.008.json" with { type: "json" };
 import { assert } from "../../assert.ts";
+import { limits } from "../../config/limits.ts";
 
 /**
  * Where each field of a message family lives, as data (protocols/iso20022/*.json). The reader
@@ -25,6 +26,11 @@ export interface Iso20022FieldSpec {
   required: boolean;
   maxLength?: number;
   identifier: boolean;    // listed among a transaction's identifiers (inspect, conformance)
+  /**
+   * The path's first element may repeat (ChrgsInf): each occurrence up to this many is read, the
+   * first as `<name>`, the n-th as `<name>.<n>`; one more is a finding. One path only.
+   */
+  repeats?: number;
 }
 
 export type FieldTable = Record<string, Iso20022FieldSpec>;
@@ -62,7 +68,10 @@ export interface MessageMapping {
   totals: TotalControl[];
 }
 
-interface RawField { paths: string[]; type?: string; required?: boolean; maxLength?: number; identifier?: boolean }
+interface RawField {
+  paths: string[]; type?: string; required?: boolean; maxLength?: number; identifier?: boolean;
+  repeats?: number;
+}
 type RawTable = Record<string, RawField>;
 interface RawMapping {
   family: string; name: string; kind: string; versions: string[]; messageRoot: string;
@@ -95,6 +104,15 @@ function loadTable(raw: RawTable | undefined, where: string, firstSteps?: readon
       identifier: field.identifier ?? false,
     };
     if (field.maxLength !== undefined) spec.maxLength = field.maxLength;
+    if (field.repeats !== undefined) {
+      assert(Number.isInteger(field.repeats) && field.repeats > 1
+        && field.repeats <= limits.iso20022.fieldRepeatsMax,
+        `${where}.${name}: repeats is 2..${limits.iso20022.fieldRepeatsMax}`);
+      assert(field.paths.length === 1 && (field.paths[0] ?? "").includes("/")
+        && field.required !== true,
+        `${where}.${name}: a repeated field has one optional path below its repeated element`);
+      spec.repeats = field.repeats;
+    }
     table[name] = spec;
   }
   return table;

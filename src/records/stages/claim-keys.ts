@@ -115,6 +115,19 @@ function keyClaimOf(
     linkId1: d.item.linkIds[0] ?? null, linkId2: d.item.linkIds[1] ?? null,
     originalRef: r.original ?? null, originalId1: d.item.originalIds[0] ?? null, originalId2: d.item.originalIds[1] ?? null,
     identityKey: d.identityKey ?? null, namedAccounts, identity,
+    ...instructedAmountsOf(r.attributes),
+  };
+}
+
+/** A pacs.008's InstdAmt and charges as the normalizer read them (docs/decisions/0108). */
+function instructedAmountsOf(attributes: Record<string, string>): Pick<KeyClaim,
+  "instructedAmountMinor" | "instructedCurrency" | "chargesMinor"> {
+  const instructed = attributes.instructedAmountMinor;
+  const charges = attributes.chargesMinor;
+  return {
+    instructedAmountMinor: instructed === undefined ? null : BigInt(instructed),
+    instructedCurrency: attributes.instructedCurrency ?? null,
+    chargesMinor: charges === undefined ? null : BigInt(charges),
   };
 }
 

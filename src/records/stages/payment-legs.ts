@@ -9,13 +9,30 @@ function uetrOf(candidate: Candidate): string | undefined {
   return first?.startsWith("uetr:") ? first : undefined;
 }
 
+const bigintOrUndefined = (text: string | null | undefined): bigint | undefined =>
+  text === null || text === undefined ? undefined : BigInt(text);
+
 function contentOfCandidate(candidate: Candidate): PaymentContent {
   const record = candidate.record;
-  return { naturalKey: record.naturalKey, endToEndId: record.attributes.endToEndId, amountMinor: record.amount, currency: record.currency };
+  const attributes = record.attributes;
+  return {
+    naturalKey: record.naturalKey, endToEndId: attributes.endToEndId,
+    amountMinor: record.amount, currency: record.currency,
+    instructedAmountMinor: bigintOrUndefined(attributes.instructedAmountMinor),
+    instructedCurrency: attributes.instructedCurrency,
+    chargesMinor: bigintOrUndefined(attributes.chargesMinor),
+  };
 }
 
 function contentOfRow(row: UetrRow): PaymentContent {
-  return { naturalKey: row.natural_key, endToEndId: row.link_id2?.startsWith("e2e:") ? row.link_id2.slice(4) : undefined, amountMinor: BigInt(row.amount_minor), currency: row.currency };
+  return {
+    naturalKey: row.natural_key,
+    endToEndId: row.link_id2?.startsWith("e2e:") ? row.link_id2.slice(4) : undefined,
+    amountMinor: BigInt(row.amount_minor), currency: row.currency,
+    instructedAmountMinor: bigintOrUndefined(row.instructed_amount_minor),
+    instructedCurrency: row.instructed_currency ?? undefined,
+    chargesMinor: bigintOrUndefined(row.charges_minor),
+  };
 }
 
 /**
@@ -57,7 +74,10 @@ export async function relatePaymentLegs(
       decided.set(candidate, {
         kind: "linked", code: "RECORD_PAYMENT_LEG_LINKED", originalRef,
         legOf: first.content.naturalKey,
-        detail: `a later leg of ${firstPayment}: recorded and linked, not posted again`,
+        detail: `a later leg of ${firstPayment}: recorded and linked, not posted again`
+          + (content.amountMinor === first.content.amountMinor ? ""
+            : `; this leg settles ${content.amountMinor} minor units, charges `
+              + `${content.chargesMinor ?? 0n} (docs/decisions/0108)`),
       });
     } else {
       const differing = relation.differing.join(", ");

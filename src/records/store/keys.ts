@@ -15,6 +15,9 @@ export interface KeyRow {
   recordIndex: number | null; position: string; amountMinor: bigint; currency: string; valueDate: string;
   transferKey: string | null; linkId1: string | null; linkId2: string | null;
   originalRef: string | null; originalId1: string | null; originalId2: string | null; identityKey: string | null;
+  /** A pacs.008's InstdAmt and the sum of its ChrgsInf (docs/decisions/0108); null otherwise. */
+  instructedAmountMinor: bigint | null; instructedCurrency: string | null;
+  chargesMinor: bigint | null;
 }
 
 
@@ -60,13 +63,21 @@ export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fi
      ), k AS (
        INSERT INTO record_key (tenant_id, natural_key, fingerprint, channel, kind, state, file_id,
                                       record_index, position,
-                                      amount_minor, currency, value_date, transfer_key, link_id1, link_id2, original_ref, original_id1, original_id2, identity_key)
+                                      amount_minor, currency, value_date, transfer_key, link_id1, link_id2,
+                                      original_ref, original_id1, original_id2, identity_key,
+                                      instructed_amount_minor, instructed_currency, charges_minor)
        SELECT $1, k.natural_key, k.fingerprint, k.channel, k.kind, k.state, $2, k.record_index, k.position,
-              k.amount_minor, k.currency, k.value_date::date, k.transfer_key, k.link_id1, k.link_id2, k.original_ref, k.original_id1, k.original_id2, k.identity_key
+              k.amount_minor, k.currency, k.value_date::date, k.transfer_key, k.link_id1, k.link_id2,
+              k.original_ref, k.original_id1, k.original_id2, k.identity_key,
+              k.instructed_amount_minor, k.instructed_currency, k.charges_minor
          FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::bigint[], $11::text[], $12::text[],
-                     $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[])
+                     $13::text[], $14::text[], $15::text[], $16::text[], $17::text[], $18::text[],
+                     $19::text[], $20::text[], $21::text[],
+                     $24::bigint[], $25::text[], $26::bigint[])
               AS k(natural_key, fingerprint, channel, kind, state, record_index, position, amount_minor, currency, value_date,
-                   transfer_key, link_id1, link_id2, original_ref, original_id1, original_id2, identity_key, named1, named2)
+                   transfer_key, link_id1, link_id2, original_ref, original_id1, original_id2,
+                   identity_key, named1, named2,
+                   instructed_amount_minor, instructed_currency, charges_minor)
         WHERE (k.named1 IS NULL OR EXISTS (SELECT 1 FROM named n WHERE n.account_id = k.named1 AND n.currency = k.currency))
           AND (k.named2 IS NULL OR EXISTS (SELECT 1 FROM named n WHERE n.account_id = k.named2 AND n.currency = k.currency))
        ON CONFLICT (tenant_id, natural_key) DO NOTHING
@@ -96,6 +107,9 @@ export async function claimKeysAndIdentities(tx: Queryable, tenantId: string, fi
       column(rows, (r) => r.originalId1), column(rows, (r) => r.originalId2), column(rows, (r) => r.identityKey),
       column(rows, (r) => r.namedAccounts[0] ?? null), column(rows, (r) => r.namedAccounts[1] ?? null),
       column(rows, (r) => r.identity?.fingerprint ?? null), column(rows, (r) => r.identity?.transferKey ?? null),
+      column(rows, (r) => r.instructedAmountMinor?.toString() ?? null),
+      column(rows, (r) => r.instructedCurrency),
+      column(rows, (r) => r.chargesMinor?.toString() ?? null),
     ],
   });
   for (const row of claimed) {
@@ -153,15 +167,23 @@ export async function selectFileNames(tx: Queryable, tenantId: string, fileIds: 
   return new Map(rows.map((r) => [r.file_id, r]));
 }
 
-export interface UetrRow { natural_key: string; link_id1: string; link_id2: string | null; amount_minor: bigint; currency: string; transfer_key: string | null }
+export interface UetrRow {
+  natural_key: string; link_id1: string; link_id2: string | null; amount_minor: bigint;
+  currency: string;
+  transfer_key: string | null;
+  instructed_amount_minor: string | null; instructed_currency: string | null;
+  charges_minor: string | null;
+}
 
 /** Applied records carrying these UETRs under other keys, oldest first. */
 export async function selectAppliedByUetr(tx: Queryable, tenantId: string, uetrs: readonly string[], kinds: readonly string[], exceptKeys: readonly string[]): Promise<UetrRow[]> {
   const { rows } = await tx.query<UetrRow>(
-    `SELECT k.natural_key, k.link_id1, k.link_id2, k.amount_minor, k.currency, k.transfer_key
+    `SELECT k.natural_key, k.link_id1, k.link_id2, k.amount_minor, k.currency, k.transfer_key,
+            k.instructed_amount_minor::text, k.instructed_currency, k.charges_minor::text
        FROM unnest($2::text[]) AS w(link_id1)
       CROSS JOIN LATERAL (
-        SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key, created_at
+        SELECT natural_key, link_id1, link_id2, amount_minor, currency, transfer_key, created_at,
+               instructed_amount_minor, instructed_currency, charges_minor
           FROM record_key
          WHERE tenant_id = $1 AND link_id1 = w.link_id1 AND kind = ANY($3::text[]) AND state = 'applied' AND NOT natural_key = ANY($4::text[])
         OFFSET 0) k
