@@ -97,8 +97,7 @@ async function startOnDatabase(
   const linkHealth = leasedSchemeLinkHealth(fleet, cardGateway, schemeLinkLease);
   const checks = readinessChecks(database, health, linkHealth, () => running.sources);
   const http = buildHttpServer({
-    pool: database.pool,
-    logger,
+    pool: database.pool, logger, webhookKeys,
     readiness: () => evaluateReadiness(checks),
     liveness: () => health.liveness(),
     extraRoutes: serviceRoutes({

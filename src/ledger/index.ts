@@ -25,6 +25,9 @@ export {
   accountStatement, postedTransfer, statementDocument,
 } from "./statement.ts";
 export {
+  runningBalances, statementWithRunningBalance, type StatementWithBalances,
+} from "./running-balance.ts";
+export {
   settlementDatesOf, storedTransfers, transferLegs, transfersWithLegs, type ShownTransfer,
 } from "./stored-transfers.ts";
 export type { Direction, Leg, Transfer } from "./transfer.ts";
