@@ -63,7 +63,8 @@ export async function rotateSecretAsAdmin(
   }
   const rotated = await rotateOperatorSecret(tx, admin.tenantId, input.operatorId);
   if (!rotated.ok) return rotated;
-  return ok({ kind: "secret_rotated", operatorName: rotated.value.name, secret: rotated.value.secret });
+  const { name, secret } = rotated.value;
+  return ok({ kind: "secret_rotated", operatorName: name, secret });
 }
 
 async function addWebhookNow(
@@ -71,7 +72,8 @@ async function addWebhookNow(
 ): Promise<Result<AccessGrant, Finding>> {
   const max = limits.outbox.webhookEndpointsPerTenantMax;
   if ((await countWebhookEndpoints(tx, tenantId)) >= max) {
-    return fail(finding("WEBHOOK_ENDPOINTS_FULL", `the tenant has ${max} endpoints`, { field: "url" }));
+    const detail = `the tenant has ${max} endpoints`;
+    return fail(finding("WEBHOOK_ENDPOINTS_FULL", detail, { field: "url" }));
   }
   const signingSecret = newSigningSecret();
   const endpoint = await addWebhookEndpoint(
@@ -108,16 +110,20 @@ export async function approveAccessProposal(
   if (!open.ok) return open;
   const proposal = open.value;
   if (approver.role !== "admin") {
-    const detail = `${approver.name} is a ${approver.role}; ${proposalId} grants access and needs another admin`;
+    const detail = `${approver.name} is a ${approver.role}; ${proposalId} grants access ` +
+      "and needs another admin";
     return fail(finding("FOUR_EYES_APPROVER_NOT_ADMIN", detail, { field: "proposal_id" }));
   }
   if (proposal.proposer_id === approver.operatorId) {
-    const detail = `${approver.name} proposed ${proposalId} and cannot approve it; another admin must`;
+    const detail = `${approver.name} proposed ${proposalId} and cannot approve it; ` +
+      "another admin must";
     return fail(finding("FOUR_EYES_SELF_APPROVAL", detail, { field: "proposal_id" }));
   }
   const granted = proposal.subject_kind === "operator"
     ? await rotateOperatorSecret(tx, approver.tenantId, proposal.subject_id).then((r) => r.ok
-      ? ok<AccessGrant>({ kind: "secret_rotated", operatorName: r.value.name, secret: r.value.secret })
+      ? ok<AccessGrant>({
+        kind: "secret_rotated", operatorName: r.value.name, secret: r.value.secret,
+      })
       : r)
     : await addWebhookNow(tx, approver.tenantId, {
       url: proposal.subject_id, eventTypes: proposal.detail?.event_types ?? [],
@@ -127,10 +133,13 @@ export async function approveAccessProposal(
   return granted;
 }
 
+export type ConsoleApproval =
+  | { kind: "access"; grant: AccessGrant } | { kind: "decision"; approved: ApprovedDecision };
+
 /** The console's approval of any proposal: an access grant here, a money decision by four-eyes. */
 export async function approveInConsole(
   tx: Tx, approver: Operator, proposalId: string, keys: () => WebhookSecretKeys,
-): Promise<Result<{ kind: "access"; grant: AccessGrant } | { kind: "decision"; approved: ApprovedDecision }, Finding>> {
+): Promise<Result<ConsoleApproval, Finding>> {
   const stored = await proposalOf(tx, approver.tenantId, proposalId);
   if (stored && isAccessProposal(stored)) {
     const granted = await approveAccessProposal(tx, approver, proposalId, keys);

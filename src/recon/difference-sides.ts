@@ -27,7 +27,8 @@ export async function differenceSides(
   db: Queryable, tenantId: string, differences: readonly Difference[],
 ): Promise<DifferenceSides> {
   // An item key is its identity within its account (the primary key): probe by both.
-  const pairs = [...new Set(differences.flatMap((d) => d.itemKeys.map((k) => `${d.accountId}\u0000${k}`)))]
+  const joined = differences.flatMap((d) => d.itemKeys.map((k) => `${d.accountId}\u0000${k}`));
+  const pairs = [...new Set(joined)]
     .map((pair) => pair.split("\u0000") as [string, string]);
   const transferKeys = [...new Set(differences.flatMap((d) => d.transferKeys))];
   const { rows } = pairs.length === 0 ? { rows: [] } : await db.query<{

@@ -31,6 +31,8 @@ const ledgerReadSide = [
   "statementDocument", "Account", "AccountKind", "Balance",
   // balances on a date (docs/decisions/0102): reads, like balanceOf
   "asOfDateOf", "balanceOfKind", "balancesOnDate", "BalanceKind",
+  // a statement with the balance after each line, read in one snapshot (issue 33): a read
+  "statementWithRunningBalance",
 ];
 const bans: ImportBan[] = [
   { rooms: adapters, target: "pg", why: "the database driver is db/'s" },

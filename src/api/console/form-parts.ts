@@ -2,9 +2,10 @@ import { randomUUID } from "node:crypto";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Pool } from "../../db/pool.ts";
 import type { Finding } from "../../errors/finding.ts";
-import { runIdempotent, type IdempotentReply } from "../../requests/idempotent-request.ts";
+import {
+  runIdempotent, type IdempotentCall, type IdempotentReply,
+} from "../../requests/idempotent-request.ts";
 import { jsonReply, problemReply, type Reply } from "../../requests/reply.ts";
-import type { Tx } from "../../db/transaction.ts";
 import type { ErrorCode } from "../../errors/catalog.ts";
 import type { Operator } from "../../operators/operators.ts";
 import type { WebhookSecretKeys } from "../../outbox/webhooks/secret-box.ts";
@@ -18,6 +19,9 @@ import { form, outcomePage, render } from "./shell.ts";
  * outcome page with its way back.
  */
 export type Back = { href: string; label: string };
+
+/** The transaction a form's effect runs in, as runIdempotent hands it over. */
+export type FormTx = Parameters<IdempotentCall["effect"]>[0];
 
 /** What the console's pages are built on: the pool, and the key webhook secrets are sealed with. */
 export interface ConsoleDeps { pool: Pool; webhookKeys: () => WebhookSecretKeys }
@@ -33,8 +37,8 @@ export function messageOf(body: string): string {
   return parsed.message ?? parsed.detail ?? "";
 }
 
-/** A refusal of the service as the stored answer: its code's status, code and message. */
-export function refusal(error: Finding): Reply {
+/** A serviceRefusal of the service as the stored answer: its code's status, code and message. */
+export function serviceRefusal(error: Finding): Reply {
   return problemReply(error.code as ErrorCode, `${error.code}: ${error.message}`);
 }
 
@@ -49,7 +53,8 @@ export function allowed(
   const operator = operatorOf(request);
   if (roles.includes(operator.role)) return operator;
   void outcomePage(request, reply, 403,
-    `OPERATOR_ROLE_FORBIDDEN: ${operator.name} is a ${operator.role}; this needs ${roles.join(" or ")}`,
+    `OPERATOR_ROLE_FORBIDDEN: ${operator.name} is a ${operator.role}; ` +
+    `this needs ${roles.join(" or ")}`,
     back);
   return undefined;
 }
@@ -57,11 +62,12 @@ export function allowed(
 /** Runs a form's effect once per its Idempotency-Key, under the console endpoint's name. */
 export function runForm(
   pool: Pool, request: FastifyRequest, endpoint: string, canonical: Record<string, string>,
-  effect: (tx: Tx) => Promise<Reply>,
+  effect: (tx: FormTx) => Promise<Reply>,
 ): Promise<IdempotentReply> {
   const operator = operatorOf(request);
   return runIdempotent({
-    pool, tenantId: operator.tenantId, endpoint, idempotencyKeyHeader: form(request).idempotency_key,
+    pool, tenantId: operator.tenantId, endpoint,
+    idempotencyKeyHeader: form(request).idempotency_key,
     canonical: { ...canonical, operator_id: operator.operatorId }, effect,
   });
 }

@@ -5,7 +5,7 @@ import { rotateSecretAsAdmin } from "../../operators/access-grants.ts";
 import { listProposals } from "../../operators/four-eyes.ts";
 import { disableOperator, listOperators, type ListedOperator } from "../../operators/operator-admin.ts";
 import {
-  allowed, done, hiddenFields, messageOf, refusal, runForm, secretPage, type Back,
+  allowed, done, hiddenFields, messageOf, serviceRefusal, runForm, secretPage, type Back,
 } from "./form-parts.ts";
 import { html, type Html } from "./html.ts";
 import { proposalForms } from "./proposal-forms.ts";
@@ -74,7 +74,7 @@ function registerDisable(pages: FastifyInstance, deps: { pool: Pool }): void {
     const answer = await runForm(deps.pool, request, "POST /console/operators/{id}/disable",
       { operator_id_disabled: operatorId, reason }, async (tx) => {
         const disabled = await disableOperator(tx, admin, { operatorId, reason });
-        if (!disabled.ok) return refusal(disabled.error);
+        if (!disabled.ok) return serviceRefusal(disabled.error);
         return done(200, `${disabled.value.name} disabled by ${admin.name}: ${reason} (${disabled.value.sessionsEnded} sessions ended)`, operatorId);
       });
     return outcomePage(request, reply, answer.status, messageOf(answer.body), operatorsBack);
@@ -91,7 +91,7 @@ function registerRotate(pages: FastifyInstance, deps: { pool: Pool }): void {
     const answer = await runForm(deps.pool, request, "POST /console/operators/{id}/secret",
       { operator_id_rotated: operatorId, reason }, async (tx) => {
         const rotated = await rotateSecretAsAdmin(tx, admin, { operatorId, reason });
-        if (!rotated.ok) return refusal(rotated.error);
+        if (!rotated.ok) return serviceRefusal(rotated.error);
         const v = rotated.value;
         if (v.kind === "proposed") {
           return done(202, `proposed ${v.proposal.proposal_id}: the new secret waits for a second admin`);

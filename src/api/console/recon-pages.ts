@@ -9,7 +9,7 @@ import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
 import { runReconciliationInTransaction } from "../../recon/runs.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf } from "../operator-session.ts";
-import { allowed, done, hiddenFields, messageOf, refusal, runForm, type Back } from "./form-parts.ts";
+import { allowed, done, hiddenFields, messageOf, serviceRefusal, runForm, type Back } from "./form-parts.ts";
 import { html } from "./html.ts";
 import { reconImportScript } from "./recon-script.ts";
 import { form, outcomePage, shell } from "./shell.ts";
@@ -66,7 +66,7 @@ function registerRunForm(pages: FastifyInstance, deps: { pool: Pool }): void {
       { account, from, to, dry_run: "false" }, async (tx) => {
         const run = await runReconciliationInTransaction(
           tx, { tenantId: operator.tenantId, accountId: account, from, to, dryRun: false });
-        if (!run.ok) return refusal(run.error);
+        if (!run.ok) return serviceRefusal(run.error);
         const v = run.value;
         const counts = Object.entries(v.differences).filter(([, n]) => n > 0)
           .map(([reason, n]) => `${n} ${reason}`).join(", ") || "no differences";
@@ -111,7 +111,7 @@ function registerImportUpload(pages: FastifyInstance, deps: { pool: Pool }): voi
               ...(format ? { format } : {}),
             });
             const first = imported.ok ? undefined : imported.error[0];
-            if (first) return refusal(first);
+            if (first) return serviceRefusal(first);
             if (!imported.ok) return done(400, "refused");
             const v = imported.value;
             return done(v.alreadyImported ? 200 : 201,

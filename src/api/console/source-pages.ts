@@ -24,7 +24,9 @@ export function registerSourcePages(pages: FastifyInstance, deps: { pool: Pool }
       .map((p) => [p.source, p]));
     const partners = await listPartners(deps.pool, operator.tenantId);
     const sources: Array<{ source: SourceName; label: string }> = [
-      ...partners.map((p) => ({ source: `partner:${p.partnerId}` as const, label: `partner ${p.name}` })),
+      ...partners.map((p) => ({
+        source: `partner:${p.partnerId}` as const, label: `partner ${p.name}`,
+      })),
       { source: "iso8583", label: "ISO 8583 endpoint" },
     ];
     const canAct = operator.role !== "viewer";
@@ -53,7 +55,8 @@ function actionForm(
   request: Parameters<typeof hiddenFields>[0], source: string, label: string,
   pause: SourcePause | undefined,
 ): Html {
-  const fields = html`${hiddenFields(request)}<input type="hidden" name="source" value="${source}">`;
+  const fields = html`${hiddenFields(request)}<input type="hidden" name="source"
+    value="${source}">`;
   if (pause) {
     return html`<form class="inline resume" method="post" action="/console/sources/resume">
       ${fields}<button aria-label="Resume ${label}">Resume</button></form>`;
@@ -88,7 +91,8 @@ function registerSourceAction(
           return done(200, `${source} ${was ? "resumed" : "was not paused"} by ${operator.name}`);
         }
         const paused = await pauseSource(tx, operator.tenantId, source, operator.name, reason);
-        return done(200, `${source} paused by ${paused.pausedBy} at ${paused.pausedAt}: ${paused.reason}`);
+        return done(200,
+          `${source} paused by ${paused.pausedBy} at ${paused.pausedAt}: ${paused.reason}`);
       });
     return outcomePage(request, reply, answer.status, messageOf(answer.body), back);
   });

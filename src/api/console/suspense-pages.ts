@@ -5,11 +5,10 @@ import { suspenseMovesOf, type SuspenseMove } from "../../operators/suspense-mov
 import { addAccountAlias } from "../../partners/partners.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { listSuspensePostings } from "../../records/index.ts";
-import type { Tx } from "../../db/transaction.ts";
 import type { Operator } from "../../operators/operators.ts";
 import type { Reply } from "../../requests/reply.ts";
 import { operatorOf } from "../operator-session.ts";
-import { allowed, done, hiddenFields, messageOf, refusal, runForm, type Back } from "./form-parts.ts";
+import { allowed, done, hiddenFields, messageOf, serviceRefusal, runForm, type Back, type FormTx } from "./form-parts.ts";
 import { html, type Html } from "./html.ts";
 import { form, outcomePage, shell } from "./shell.ts";
 
@@ -73,11 +72,11 @@ export function registerSuspensePages(pages: FastifyInstance, deps: { pool: Pool
 }
 
 async function moveReply(
-  tx: Tx, operator: Operator, request: { postingKey: string; targetAccount: string; reason: string },
+  tx: FormTx, operator: Operator, request: { postingKey: string; targetAccount: string; reason: string },
   before = "",
 ): Promise<Reply> {
   const outcome = await moveAsOperator(tx, operator, request);
-  if (!outcome.ok) return refusal(outcome.error);
+  if (!outcome.ok) return serviceRefusal(outcome.error);
   if (outcome.value.kind === "proposed") {
     return done(202, `${before}proposed ${outcome.value.proposal.proposal_id}: waits for a second approver; nothing posted`);
   }
@@ -119,7 +118,7 @@ function registerAliasMove(pages: FastifyInstance, deps: { pool: Pool }): void {
     const answer = await runForm(deps.pool, request, "POST /console/suspense/aliases",
       { posting_key: postingKey, alias, to_account: targetAccount, reason }, async (tx) => {
         const added = await addAccountAlias(tx, operator.tenantId, alias, targetAccount);
-        if (!added.ok) return refusal(added.error);
+        if (!added.ok) return serviceRefusal(added.error);
         const moved = await moveReply(tx, operator, { postingKey, targetAccount, reason },
           `alias ${alias} -> ${targetAccount} ${added.value}; `);
         // A refused move takes the alias back with it: the effect's transaction rolls back.
@@ -133,7 +132,7 @@ function registerAliasMove(pages: FastifyInstance, deps: { pool: Pool }): void {
   });
 }
 
-/** Thrown to roll the alias back when the move is refused; caught and shown as the refusal. */
+/** Thrown to roll the alias back when the move is refused; caught and shown as the serviceRefusal. */
 class AliasMoveRefused extends Error {
   constructor(readonly reply: Reply) { super("the move was refused"); }
 }

@@ -9,14 +9,13 @@ import {
 } from "../../outbox/webhooks/webhook-store.ts";
 import { sendWebhookTestEvent } from "../../outbox/webhooks/webhook-test-event.ts";
 import {
-  allowed, done, hiddenFields, messageOf, refusal, runForm, secretPage, type Back,
+  allowed, done, hiddenFields, messageOf, serviceRefusal, runForm, secretPage, type Back, type FormTx,
   type ConsoleDeps,
 } from "./form-parts.ts";
 import { html, type Html } from "./html.ts";
 import { proposalForms } from "./proposal-forms.ts";
 import { form, outcomePage, shell } from "./shell.ts";
 import type { Reply } from "../../requests/reply.ts";
-import type { Tx } from "../../db/transaction.ts";
 import type { Operator } from "../../operators/operators.ts";
 
 const back: Back = { href: "/console/webhooks", label: "the webhook endpoints" };
@@ -99,7 +98,7 @@ function registerAdd(pages: FastifyInstance, deps: ConsoleDeps): void {
       { url: read.value.url, events: read.value.eventTypes.join(","), reason }, async (tx) => {
         const added = await addWebhookAsAdmin(tx, admin, { ...read.value, reason },
           deps.webhookKeys);
-        if (!added.ok) return refusal(added.error);
+        if (!added.ok) return serviceRefusal(added.error);
         const v = added.value;
         if (v.kind === "proposed") {
           return done(202, `proposed ${v.proposal.proposal_id}: the endpoint waits for a second admin`);
@@ -114,15 +113,15 @@ function registerAdd(pages: FastifyInstance, deps: ConsoleDeps): void {
 }
 
 async function endpointEffect(
-  tx: Tx, admin: Operator, verb: Verb, input: { endpointId: string; reason: string; key: string },
+  tx: FormTx, admin: Operator, verb: Verb, input: { endpointId: string; reason: string; key: string },
 ): Promise<Reply> {
   const { endpointId, reason } = input;
-  const unknown = () => refusal({ code: "WEBHOOK_ENDPOINT_UNKNOWN", message: `no webhook endpoint ${endpointId}`, position: { field: "endpoint_id" }, severity: "error" });
+  const unknown = () => serviceRefusal({ code: "WEBHOOK_ENDPOINT_UNKNOWN", message: `no webhook endpoint ${endpointId}`, position: { field: "endpoint_id" }, severity: "error" });
   if (verb === "test") {
     const sent = await sendWebhookTestEvent(tx, {
       tenantId: admin.tenantId, endpointId, requestKey: input.key, sentBy: admin.name,
     });
-    if (!sent.ok) return refusal(sent.error);
+    if (!sent.ok) return serviceRefusal(sent.error);
     return done(200, `test event ${sent.value.messageKey} queued for ${endpointId} by ${admin.name}`);
   }
   if (verb === "enable") {

@@ -8,11 +8,14 @@ export interface WebhookRequest { url: string; eventTypes: string[] }
  * Reads an endpoint request as the CLI's `webhook add` and the console's form take it: an
  * http(s) URL and 1 to webhookEventTypesMax event types like payment.applied, comma-separated.
  */
-export function readWebhookRequest(url: string, eventsText: string): Result<WebhookRequest, Finding> {
+export function readWebhookRequest(
+  url: string, eventsText: string,
+): Result<WebhookRequest, Finding> {
   if (!/^https?:\/\/[^\s]+$/.test(url)) {
     return fail(finding("WEBHOOK_URL_INVALID", `${url} is not an http(s) URL`, { field: "url" }));
   }
-  const eventTypes = [...new Set(eventsText.split(",").map((e) => e.trim()).filter((e) => e !== ""))];
+  const named = eventsText.split(",").map((e) => e.trim()).filter((e) => e !== "");
+  const eventTypes = [...new Set(named)];
   const max = limits.outbox.webhookEventTypesMax;
   if (eventTypes.length === 0 || eventTypes.length > max
     || eventTypes.some((e) => !/^[a-z0-9]+(\.[a-z0-9-]+)+$/.test(e))) {

@@ -13,7 +13,8 @@ export const WEBHOOK_TEST_EVENT_TYPE = "webhook.test";
  * takes one.
  */
 export async function sendWebhookTestEvent(
-  db: Queryable, input: { tenantId: string; endpointId: string; requestKey: string; sentBy: string },
+  db: Queryable,
+  input: { tenantId: string; endpointId: string; requestKey: string; sentBy: string },
 ): Promise<Result<{ messageKey: string }, Finding>> {
   const state = await webhookEndpointState(db, input.tenantId, input.endpointId);
   if (state === undefined) {
