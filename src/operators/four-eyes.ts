@@ -101,7 +101,9 @@ export async function approveProposal(tx: Tx, approver: Operator, proposalId: st
   const open = await openProposalFor(tx, approver, proposalId);
   if (!open.ok) return open;
   if (open.value.subject_kind === "operator" || open.value.subject_kind === "webhook_endpoint") {
-    return fail(finding("PROPOSAL_CONSOLE_ONLY", `${proposalId} grants access: an admin approves it in the console, where its secret is shown once`, { field: "proposal_id" }));
+    const detail = `${proposalId} grants access: an admin approves it in the console, ` +
+      "where its secret is shown once";
+    return fail(finding("PROPOSAL_CONSOLE_ONLY", detail, { field: "proposal_id" }));
   }
   if (open.value.proposer_id === approver.operatorId) {
     return fail(finding("FOUR_EYES_SELF_APPROVAL", `${approver.name} proposed ${proposalId} and cannot approve it; another approver must`, { field: "proposal_id" }));

@@ -3,7 +3,9 @@ import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
 import { rotateSecretAsAdmin } from "../../operators/access-grants.ts";
 import { listProposals } from "../../operators/four-eyes.ts";
-import { disableOperator, listOperators, type ListedOperator } from "../../operators/operator-admin.ts";
+import {
+  disableOperator, listOperators, type ListedOperator,
+} from "../../operators/operator-admin.ts";
 import {
   allowed, done, hiddenFields, messageOf, serviceRefusal, runForm, secretPage, type Back,
 } from "./form-parts.ts";
@@ -16,7 +18,8 @@ const admins = ["admin"] as const;
 
 function operatorActions(request: FastifyRequest, listed: ListedOperator): Html {
   if (listed.disabledAt !== null) return html``;
-  const action = (verb: string) => `/console/operators/${encodeURIComponent(listed.operatorId)}/${verb}`;
+  const id = encodeURIComponent(listed.operatorId);
+  const action = (verb: string) => `/console/operators/${id}/${verb}`;
   return html`<form class="inline disable" method="post" action="${action("disable")}">
     ${hiddenFields(request)}<label>Why disable ${listed.name} <input name="reason" required></label>
     <button>Disable</button></form>
@@ -27,7 +30,8 @@ function operatorActions(request: FastifyRequest, listed: ListedOperator): Html 
 
 function stateOf(listed: ListedOperator): string {
   return listed.disabledAt === null ? "active"
-    : `disabled by ${listed.disabledBy ?? "?"} at ${listed.disabledAt}: ${listed.disabledReason ?? ""}`;
+    : `disabled by ${listed.disabledBy ?? "?"} at ${listed.disabledAt}: ` +
+      (listed.disabledReason ?? "");
 }
 
 /**
@@ -66,7 +70,8 @@ export function registerOperatorPages(pages: FastifyInstance, deps: { pool: Pool
 }
 
 function registerDisable(pages: FastifyInstance, deps: { pool: Pool }): void {
-  pages.post<{ Params: { id: string } }>("/console/operators/:id/disable", async (request, reply) => {
+  const path = "/console/operators/:id/disable";
+  pages.post<{ Params: { id: string } }>(path, async (request, reply) => {
     const admin = allowed(request, reply, admins, operatorsBack);
     if (!admin) return reply;
     const reason = form(request).reason?.trim() ?? "";
@@ -75,14 +80,18 @@ function registerDisable(pages: FastifyInstance, deps: { pool: Pool }): void {
       { operator_id_disabled: operatorId, reason }, async (tx) => {
         const disabled = await disableOperator(tx, admin, { operatorId, reason });
         if (!disabled.ok) return serviceRefusal(disabled.error);
-        return done(200, `${disabled.value.name} disabled by ${admin.name}: ${reason} (${disabled.value.sessionsEnded} sessions ended)`, operatorId);
+        const { name, sessionsEnded } = disabled.value;
+        return done(200,
+          `${name} disabled by ${admin.name}: ${reason} (${sessionsEnded} sessions ended)`,
+          operatorId);
       });
     return outcomePage(request, reply, answer.status, messageOf(answer.body), operatorsBack);
   });
 }
 
 function registerRotate(pages: FastifyInstance, deps: { pool: Pool }): void {
-  pages.post<{ Params: { id: string } }>("/console/operators/:id/secret", async (request, reply) => {
+  const path = "/console/operators/:id/secret";
+  pages.post<{ Params: { id: string } }>(path, async (request, reply) => {
     const admin = allowed(request, reply, admins, operatorsBack);
     if (!admin) return reply;
     const reason = form(request).reason?.trim() ?? "";
@@ -94,11 +103,13 @@ function registerRotate(pages: FastifyInstance, deps: { pool: Pool }): void {
         if (!rotated.ok) return serviceRefusal(rotated.error);
         const v = rotated.value;
         if (v.kind === "proposed") {
-          return done(202, `proposed ${v.proposal.proposal_id}: the new secret waits for a second admin`);
+          return done(202,
+            `proposed ${v.proposal.proposal_id}: the new secret waits for a second admin`);
         }
         if (v.kind !== "secret_rotated") throw new Error("a rotation answered another grant");
         secret = v.secret;   // shown below, never stored with the answer
-        return done(200, `new secret for ${v.operatorName} by ${admin.name}; the old one and its sessions ended`);
+        return done(200, `new secret for ${v.operatorName} by ${admin.name}; ` +
+          "the old one and its sessions ended");
       });
     const shown = secret === undefined ? undefined : { label: "New secret", value: secret };
     return secretPage(request, reply, answer.status, messageOf(answer.body), shown, operatorsBack);

@@ -6,7 +6,8 @@ import type { Operator } from "../../operators/operators.ts";
 import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf } from "../operator-session.ts";
-import { jsonReply, problemReply } from "../../requests/reply.ts";
+import { jsonReply, problemReply, type Reply } from "../../requests/reply.ts";
+import type { Finding } from "../../errors/finding.ts";
 import { html, type Html } from "./html.ts";
 import { form, outcomePage } from "./shell.ts";
 import { secretPage, type ConsoleDeps } from "./form-parts.ts";
@@ -41,9 +42,17 @@ function approvalMessage(proposalId: string, approver: string, approved: Approve
   return `approved ${proposalId} by ${approver}`;
 }
 
+/** Who may not approve is told so with the code's status; anything else is the request's fault. */
+function approvalRefusal(error: Finding): Reply {
+  const code = error.code === "FOUR_EYES_SELF_APPROVAL" || error.code === "FOUR_EYES_APPROVER_NOT_ADMIN"
+    ? error.code : "REQUEST_INVALID";
+  return problemReply(code, `${error.code}: ${error.message}`);
+}
+
 function grantMessage(proposalId: string, approver: string, grant: AccessGrant): string {
-  if (grant.kind === "secret_rotated") return `approved ${proposalId} by ${approver}: new secret for ${grant.operatorName}`;
-  return `approved ${proposalId} by ${approver}: webhook endpoint ${grant.endpoint.endpointId} added for ${grant.endpoint.url}`;
+  const by = `approved ${proposalId} by ${approver}`;
+  if (grant.kind === "secret_rotated") return `${by}: new secret for ${grant.operatorName}`;
+  return `${by}: webhook endpoint ${grant.endpoint.endpointId} added for ${grant.endpoint.url}`;
 }
 
 /** The console's approval and cancellation of proposals, over the same functions and idempotency endpoints as /v1/ops. */
@@ -60,22 +69,26 @@ export function registerProposalPages(pages: FastifyInstance, deps: ConsoleDeps)
       canonical: { proposal_id: proposalId, operator_id: operator.operatorId },
       effect: async (tx) => {
         const outcome = await approveInConsole(tx, operator, proposalId, deps.webhookKeys);
-        if (!outcome.ok) return problemReply(outcome.error.code === "FOUR_EYES_SELF_APPROVAL" || outcome.error.code === "FOUR_EYES_APPROVER_NOT_ADMIN" ? outcome.error.code : "REQUEST_INVALID", `${outcome.error.code}: ${outcome.error.message}`);
+        if (!outcome.ok) return approvalRefusal(outcome.error);
         if (outcome.value.kind === "access") {
           // The secret is shown on this page once and kept in no table or stored answer (0106).
           const grant = outcome.value.grant;
           secret = grant.kind === "secret_rotated"
             ? { label: `New secret of ${grant.operatorName}`, value: grant.secret }
-            : { label: `Signing secret of ${grant.endpoint.endpointId}`, value: grant.signingSecret };
+            : {
+              label: `Signing secret of ${grant.endpoint.endpointId}`, value: grant.signingSecret,
+            };
           return jsonReply(200, { message: grantMessage(proposalId, operator.name, grant) });
         }
         approved = outcome.value.approved;
-        return jsonReply(200, { message: approvalMessage(proposalId, operator.name, outcome.value.approved) });
+        const message = approvalMessage(proposalId, operator.name, outcome.value.approved);
+        return jsonReply(200, { message });
       },
     });
     if (approved?.kind === "recon_difference" && !answer.replayed) await refreshReconMetrics(deps.pool, operator.tenantId);
     const body = JSON.parse(answer.body) as { message?: string; detail?: string };
-    return secretPage(request, reply, answer.status, body.message ?? body.detail ?? "", secret, back);
+    const shown = body.message ?? body.detail ?? "";
+    return secretPage(request, reply, answer.status, shown, secret, back);
   });
 
   pages.post<{ Params: { id: string } }>("/console/proposals/:id/cancellation", async (request, reply) => {

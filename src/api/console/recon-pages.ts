@@ -9,7 +9,9 @@ import { refreshReconMetrics } from "../../recon/recon-metrics.ts";
 import { runReconciliationInTransaction } from "../../recon/runs.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf } from "../operator-session.ts";
-import { allowed, done, hiddenFields, messageOf, serviceRefusal, runForm, type Back } from "./form-parts.ts";
+import {
+  allowed, done, hiddenFields, messageOf, serviceRefusal, runForm, type Back,
+} from "./form-parts.ts";
 import { html } from "./html.ts";
 import { reconImportScript } from "./recon-script.ts";
 import { form, outcomePage, shell } from "./shell.ts";
@@ -29,17 +31,20 @@ export function registerReconPages(pages: FastifyInstance, deps: { pool: Pool })
     const operator = operatorOf(request);
     const accounts = (await listAccounts(deps.pool, operator.tenantId))
       .filter((a) => a.kind === "settlement");
-    const options = accounts.map((a) => html`<option value="${a.accountId}">${a.accountId}</option>`);
+    const options = accounts.map((a) =>
+      html`<option value="${a.accountId}">${a.accountId}</option>`);
     const today = new Date().toISOString().slice(0, 10);
     if (operator.role === "viewer") {
       return shell(request, reply, "Reconciliation", html`<p class="note">A viewer reads the
-        <a href="/console/differences">differences</a>; importing and running need an approver.</p>`);
+        <a href="/console/differences">differences</a>; importing and running need an
+        approver.</p>`);
     }
     return shell(request, reply, "Reconciliation", html`
       <h2>Import their statement</h2>
       <form id="import-form" class="stacked"><label>Settlement account
         <select id="import-account" name="account" required>${options}</select></label>
-        <label>Statement file (camt.053, camt.054, CSV id,date,amount,currency,reference,description)
+        <label>Statement file (camt.053, camt.054, CSV
+          id,date,amount,currency,reference,description)
           <input type="file" id="statement" required></label>
         <label>Format <select id="import-format"><option value="">detect</option>
           <option value="camt053">camt.053</option><option value="camt054">camt.054</option>
@@ -71,7 +76,8 @@ function registerRunForm(pages: FastifyInstance, deps: { pool: Pool }): void {
         const counts = Object.entries(v.differences).filter(([, n]) => n > 0)
           .map(([reason, n]) => `${n} ${reason}`).join(", ") || "no differences";
         return done(v.alreadyRun ? 200 : 201,
-          `run ${v.runId}${v.alreadyRun ? " (the same inputs as before)" : ""}: ${v.matched} matched; ${counts}`,
+          `run ${v.runId}${v.alreadyRun ? " (the same inputs as before)" : ""}: ` +
+          `${v.matched} matched; ${counts}`,
           v.runId);
       });
     if (!answer.replayed && answer.status < 300) {
@@ -82,11 +88,12 @@ function registerRunForm(pages: FastifyInstance, deps: { pool: Pool }): void {
   });
 }
 
-/** The statement's bytes as the body (the script sends them), as POST /v1/reconciliations/imports. */
+/** Their statement as the raw body (the script sends it), as POST /v1/reconciliations/imports. */
 function registerImportUpload(pages: FastifyInstance, deps: { pool: Pool }): void {
   void pages.register(async (uploads) => {
     uploads.removeAllContentTypeParsers();
-    uploads.addContentTypeParser("*", { parseAs: "buffer", bodyLimit: limits.ingest.httpUploadBytesMax },
+    const bodyLimit = limits.ingest.httpUploadBytesMax;
+    uploads.addContentTypeParser("*", { parseAs: "buffer", bodyLimit },
       (_request, body, done) => done(null, body));
     uploads.post<{ Querystring: { account?: string; format?: string; name?: string } }>(
       "/console/reconciliation/imports", { bodyLimit: limits.ingest.httpUploadBytesMax },
@@ -102,7 +109,8 @@ function registerImportUpload(pages: FastifyInstance, deps: { pool: Pool }): voi
         const content = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
         const sha256 = createHash("sha256").update(content).digest("hex");
         const answer = await runIdempotent({
-          pool: deps.pool, tenantId: operator.tenantId, endpoint: "POST /v1/reconciliations/imports",
+          pool: deps.pool, tenantId: operator.tenantId,
+          endpoint: "POST /v1/reconciliations/imports",
           idempotencyKeyHeader: request.headers["idempotency-key"],
           canonical: { account, format: format ?? null, name, sha256 },
           effect: async (tx) => {
@@ -115,14 +123,17 @@ function registerImportUpload(pages: FastifyInstance, deps: { pool: Pool }): voi
             if (!imported.ok) return done(400, "refused");
             const v = imported.value;
             return done(v.alreadyImported ? 200 : 201,
-              `${name}: ${v.alreadyImported ? "imported before, nothing changed" : "imported"} (${v.format}) ${v.items} items, ${v.seenBefore} seen before, ${v.duplicates} listed twice`,
+              `${name}: ${v.alreadyImported ? "imported before, nothing changed" : "imported"}` +
+              ` (${v.format}) ${v.items} items, ${v.seenBefore} seen before, ` +
+              `${v.duplicates} listed twice`,
               v.importId);
           },
         });
         if (!answer.replayed && answer.status < 300) {
           await refreshReconMetrics(deps.pool, operator.tenantId);
         }
-        return reply.code(answer.status).header("content-type", answer.contentType).send(answer.body);
+        return reply.code(answer.status).header("content-type", answer.contentType)
+          .send(answer.body);
       },
     );
   });

@@ -69,7 +69,7 @@ function registerDifferencePages(pages: FastifyInstance, deps: { pool: Pool }): 
     });
     return shell(request, reply, "Reconciliation differences", html`<p class="note">Open differences, theirs_only first, then the oldest first. Correct posts transfer recon:&lt;difference&gt; between the account and recon suspense by the delta (theirs minus ours); explain closes it with the reason and moves no money. Above the four-eyes amount a correction is proposed: another approver approves it (then it posts, once) or anyone who may decide cancels it (nothing moves).</p>
       <p>By reason: <span id="by-reason">${Object.entries(countByReason(differences)).map(([reason, n]) => `${reason} ${n}`).join(", ") || "none open"}</span></p>
-      <table id="differences" class="stack"><tr><th>reason</th><th>first seen</th><th>account</th><th>delta</th><th>their lines (bank)</th><th>our transfers</th><th>decide</th></tr>${rows}</table>`);
+      <table id="differences" class="stack"><tr><th>reason</th><th>first seen</th><th>account</th><th>delta</th><th>their lines</th><th>our transfers</th><th>decide</th></tr>${rows}</table>`);
   });
 }
 
@@ -82,7 +82,8 @@ function theirCell(sides: DifferenceSides, d: Difference): Html[] {
     return html`<div class="bank-line" data-item="${key}"><span class="key">${key}</span>:
       booked <span class="booking-date">${line.bookingDate}</span>${line.valueDate
         ? `, value ${line.valueDate}` : ""},
-      <span class="num">${sign}${minorToDecimal(line.amountMinor, line.currency)} ${line.currency}</span>,
+      <span class="num">${sign}${minorToDecimal(line.amountMinor, line.currency)}
+        ${line.currency}</span>,
       ref <span class="refs">${line.refs.join(" ") || "none"}</span>,
       text <span class="text">${line.description ?? ""}</span></div>`;
   });
@@ -94,7 +95,8 @@ function ourCell(sides: DifferenceSides, d: Difference): Html[] {
     const transfer = sides.ours.get(key);
     if (!transfer) return html`<div class="our-line key">${key}</div>`;
     const legs = transfer.legs.filter((l) => l.accountId === d.accountId)
-      .map((l) => `${l.direction === "D" ? "debit" : "credit"} ${minorToDecimal(l.amountMinor, l.currency)} ${l.currency}`);
+      .map((l) => `${l.direction === "D" ? "debit" : "credit"} ` +
+        `${minorToDecimal(l.amountMinor, l.currency)} ${l.currency}`);
     return html`<div class="our-line" data-transfer="${key}"><span class="key">${key}</span>:
       ${transfer.kind}, value ${transfer.valueDate}, ${legs.join(", ")}</div>`;
   });

@@ -8,7 +8,9 @@ import { listSuspensePostings } from "../../records/index.ts";
 import type { Operator } from "../../operators/operators.ts";
 import type { Reply } from "../../requests/reply.ts";
 import { operatorOf } from "../operator-session.ts";
-import { allowed, done, hiddenFields, messageOf, serviceRefusal, runForm, type Back, type FormTx } from "./form-parts.ts";
+import {
+  allowed, done, hiddenFields, messageOf, serviceRefusal, runForm, type Back, type FormTx,
+} from "./form-parts.ts";
 import { html, type Html } from "./html.ts";
 import { form, outcomePage, shell } from "./shell.ts";
 
@@ -34,7 +36,8 @@ function moveForms(request: FastifyRequest, postingKey: string, detail: string):
 }
 
 function movedText(move: SuspenseMove): string {
-  return `moved to ${move.target_account} by ${move.decided_by} at ${move.decided_at}: ${move.reason}`;
+  return `moved to ${move.target_account} by ${move.decided_by} at ${move.decided_at}: ` +
+    move.reason;
 }
 
 /**
@@ -57,7 +60,8 @@ export function registerSuspensePages(pages: FastifyInstance, deps: { pool: Pool
         data-moved-to="${move?.target_account ?? ""}"><td data-label="file">${p.file_id}</td>
         <td data-label="position">${p.position}</td>
         <td data-label="natural key" class="key">${p.natural_key}</td>
-        <td class="num" data-label="amount">${minorToDecimal(BigInt(p.amount_minor), p.currency)} ${p.currency}</td>
+        <td class="num" data-label="amount">${minorToDecimal(BigInt(p.amount_minor), p.currency)}
+          ${p.currency}</td>
         <td data-label="why">${p.detail}</td><td>${action}</td></tr>`;
     });
     return shell(request, reply, "Suspense", html`<p class="note">A move posts one transfer,
@@ -72,16 +76,19 @@ export function registerSuspensePages(pages: FastifyInstance, deps: { pool: Pool
 }
 
 async function moveReply(
-  tx: FormTx, operator: Operator, request: { postingKey: string; targetAccount: string; reason: string },
+  tx: FormTx, operator: Operator,
+  request: { postingKey: string; targetAccount: string; reason: string },
   before = "",
 ): Promise<Reply> {
   const outcome = await moveAsOperator(tx, operator, request);
   if (!outcome.ok) return serviceRefusal(outcome.error);
   if (outcome.value.kind === "proposed") {
-    return done(202, `${before}proposed ${outcome.value.proposal.proposal_id}: waits for a second approver; nothing posted`);
+    return done(202, `${before}proposed ${outcome.value.proposal.proposal_id}: ` +
+      "waits for a second approver; nothing posted");
   }
   const move = outcome.value.move;
-  return done(200, `${before}moved to ${move.target_account} by ${move.decided_by}: ${move.move_key}`);
+  return done(200,
+    `${before}moved to ${move.target_account} by ${move.decided_by}: ${move.move_key}`);
 }
 
 function registerMove(pages: FastifyInstance, deps: { pool: Pool }): void {
@@ -113,7 +120,8 @@ function registerAliasMove(pages: FastifyInstance, deps: { pool: Pool }): void {
     const targetAccount = fields.alias_account?.trim() ?? "";
     const reason = fields.alias_reason?.trim() ?? "";
     if (!postingKey || !alias || !targetAccount || !reason) {
-      return outcomePage(request, reply, 400, "name the alias and its account, and give a reason", back);
+      return outcomePage(request, reply, 400,
+        "name the alias and its account, and give a reason", back);
     }
     const answer = await runForm(deps.pool, request, "POST /console/suspense/aliases",
       { posting_key: postingKey, alias, to_account: targetAccount, reason }, async (tx) => {
@@ -132,7 +140,7 @@ function registerAliasMove(pages: FastifyInstance, deps: { pool: Pool }): void {
   });
 }
 
-/** Thrown to roll the alias back when the move is refused; caught and shown as the serviceRefusal. */
+/** Thrown to roll the alias back when the move is refused; caught and shown as the refusal. */
 class AliasMoveRefused extends Error {
   constructor(readonly reply: Reply) { super("the move was refused"); }
 }

@@ -9,7 +9,8 @@ import {
 } from "../../outbox/webhooks/webhook-store.ts";
 import { sendWebhookTestEvent } from "../../outbox/webhooks/webhook-test-event.ts";
 import {
-  allowed, done, hiddenFields, messageOf, serviceRefusal, runForm, secretPage, type Back, type FormTx,
+  allowed, done, hiddenFields, messageOf, serviceRefusal, runForm, secretPage, type Back,
+  type FormTx,
   type ConsoleDeps,
 } from "./form-parts.ts";
 import { html, type Html } from "./html.ts";
@@ -17,6 +18,7 @@ import { proposalForms } from "./proposal-forms.ts";
 import { form, outcomePage, shell } from "./shell.ts";
 import type { Reply } from "../../requests/reply.ts";
 import type { Operator } from "../../operators/operators.ts";
+import { finding } from "../../errors/finding.ts";
 
 const back: Back = { href: "/console/webhooks", label: "the webhook endpoints" };
 const admins = ["admin"] as const;
@@ -101,11 +103,15 @@ function registerAdd(pages: FastifyInstance, deps: ConsoleDeps): void {
         if (!added.ok) return serviceRefusal(added.error);
         const v = added.value;
         if (v.kind === "proposed") {
-          return done(202, `proposed ${v.proposal.proposal_id}: the endpoint waits for a second admin`);
+          return done(202,
+            `proposed ${v.proposal.proposal_id}: the endpoint waits for a second admin`);
         }
-        if (v.kind !== "webhook_added") throw new Error("an endpoint's addition answered another grant");
+        if (v.kind !== "webhook_added") {
+          throw new Error("an endpoint's addition answered another grant");
+        }
         secret = { label: `Signing secret of ${v.endpoint.endpointId}`, value: v.signingSecret };
-        return done(201, `webhook endpoint ${v.endpoint.endpointId} added for ${v.endpoint.url} by ${admin.name}`,
+        const { endpointId, url } = v.endpoint;
+        return done(201, `webhook endpoint ${endpointId} added for ${url} by ${admin.name}`,
           v.endpoint.endpointId);
       });
     return secretPage(request, reply, answer.status, messageOf(answer.body), secret, back);
@@ -113,21 +119,26 @@ function registerAdd(pages: FastifyInstance, deps: ConsoleDeps): void {
 }
 
 async function endpointEffect(
-  tx: FormTx, admin: Operator, verb: Verb, input: { endpointId: string; reason: string; key: string },
+  tx: FormTx, admin: Operator, verb: Verb,
+  input: { endpointId: string; reason: string; key: string },
 ): Promise<Reply> {
   const { endpointId, reason } = input;
-  const unknown = () => serviceRefusal({ code: "WEBHOOK_ENDPOINT_UNKNOWN", message: `no webhook endpoint ${endpointId}`, position: { field: "endpoint_id" }, severity: "error" });
+  const unknown = () => serviceRefusal(finding("WEBHOOK_ENDPOINT_UNKNOWN",
+    `no webhook endpoint ${endpointId}`, { field: "endpoint_id" }));
   if (verb === "test") {
     const sent = await sendWebhookTestEvent(tx, {
       tenantId: admin.tenantId, endpointId, requestKey: input.key, sentBy: admin.name,
     });
     if (!sent.ok) return serviceRefusal(sent.error);
-    return done(200, `test event ${sent.value.messageKey} queued for ${endpointId} by ${admin.name}`);
+    return done(200,
+      `test event ${sent.value.messageKey} queued for ${endpointId} by ${admin.name}`);
   }
   if (verb === "enable") {
     const enabled = await enableWebhookEndpoint(tx, admin.tenantId, endpointId);
     if (!enabled) return unknown();
-    return done(200, `${endpointId} ${enabled.wasDisabled ? "enabled" : "was not disabled"} by ${admin.name}; ${enabled.released} held events due again`);
+    const was = enabled.wasDisabled ? "enabled" : "was not disabled";
+    return done(200,
+      `${endpointId} ${was} by ${admin.name}; ${enabled.released} held events due again`);
   }
   if (verb === "remove") {
     return await removeWebhookEndpoint(tx, admin.tenantId, endpointId)
@@ -136,11 +147,13 @@ async function endpointEffect(
   const disabled = await disableWebhookEndpoint(tx, admin.tenantId, endpointId,
     `disabled by ${admin.name}: ${reason}`);
   if (!disabled.disabledNow) return unknown();
-  return done(200, `${endpointId} disabled by ${admin.name}: ${reason}; ${disabled.held} events held`);
+  return done(200,
+    `${endpointId} disabled by ${admin.name}: ${reason}; ${disabled.held} events held`);
 }
 
 function registerEndpointAction(pages: FastifyInstance, deps: ConsoleDeps, verb: Verb): void {
-  pages.post<{ Params: { id: string } }>(`/console/webhooks/:id/${verb}`, async (request, reply) => {
+  const path = `/console/webhooks/:id/${verb}`;
+  pages.post<{ Params: { id: string } }>(path, async (request, reply) => {
     const admin = allowed(request, reply, admins, back);
     if (!admin) return reply;
     const fields = form(request);
