@@ -73,6 +73,9 @@ function registerDifferencePages(pages: FastifyInstance, deps: { pool: Pool }): 
   });
 }
 
+const decimal = (amountMinor: bigint, currency: string): string =>
+  `${minorToDecimal(amountMinor, currency)} ${currency}`;
+
 /** Their side of a difference: each bank line's own dates, amount, references and text. */
 function theirCell(sides: DifferenceSides, d: Difference): Html[] {
   return d.itemKeys.map((key) => {
@@ -82,8 +85,7 @@ function theirCell(sides: DifferenceSides, d: Difference): Html[] {
     return html`<div class="bank-line" data-item="${key}"><span class="key">${key}</span>:
       booked <span class="booking-date">${line.bookingDate}</span>${line.valueDate
         ? `, value ${line.valueDate}` : ""},
-      <span class="num">${sign}${minorToDecimal(line.amountMinor, line.currency)}
-        ${line.currency}</span>,
+      <span class="num">${sign}${decimal(line.amountMinor, line.currency)}</span>,
       ref <span class="refs">${line.refs.join(" ") || "none"}</span>,
       text <span class="text">${line.description ?? ""}</span></div>`;
   });

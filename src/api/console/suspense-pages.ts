@@ -35,6 +35,10 @@ function moveForms(request: FastifyRequest, postingKey: string, detail: string):
     <button>Create alias and move</button></form>`;
 }
 
+function amountOf(p: { amount_minor: string; currency: string }): string {
+  return `${minorToDecimal(BigInt(p.amount_minor), p.currency)} ${p.currency}`;
+}
+
 function movedText(move: SuspenseMove): string {
   return `moved to ${move.target_account} by ${move.decided_by} at ${move.decided_at}: ` +
     move.reason;
@@ -60,8 +64,7 @@ export function registerSuspensePages(pages: FastifyInstance, deps: { pool: Pool
         data-moved-to="${move?.target_account ?? ""}"><td data-label="file">${p.file_id}</td>
         <td data-label="position">${p.position}</td>
         <td data-label="natural key" class="key">${p.natural_key}</td>
-        <td class="num" data-label="amount">${minorToDecimal(BigInt(p.amount_minor), p.currency)}
-          ${p.currency}</td>
+        <td class="num" data-label="amount">${amountOf(p)}</td>
         <td data-label="why">${p.detail}</td><td>${action}</td></tr>`;
     });
     return shell(request, reply, "Suspense", html`<p class="note">A move posts one transfer,
