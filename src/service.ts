@@ -100,7 +100,7 @@ async function startOnDatabase(
   // An uploaded file whose run the database cut short is taken up again here (not in a minute).
   const abandonedFiles = retriesOfFailedFiles(config, logger, database, started);
   const http = buildHttpServer({
-    pool: database.pool, logger,
+    pool: database.pool, logger, webhookKeys,
     readiness: () => evaluateReadiness(checks), liveness: () => health.liveness(),
     extraRoutes: serviceRoutes({
       pool: database.pool, authorizer: cardGateway.authorizer,

@@ -29,6 +29,7 @@ import { registerAccountRoutes } from "./routes/accounts.ts";
 import { registerPaymentRoutes } from "./routes/payments.ts";
 import { registerRefundRoutes } from "./routes/refunds.ts";
 import { registerConsoleRoutes } from "./console/routes.ts";
+import type { WebhookSecretKeys } from "../outbox/webhooks/secret-box.ts";
 import { registerOperationsRoutes } from "./routes/operations.ts";
 import { registerReviewRoutes } from "./routes/reviews.ts";
 import { registerRecordRoutes } from "./routes/records.ts";
@@ -41,6 +42,8 @@ export interface HttpDependencies {
   readiness?: () => Promise<ReadinessReport>;
   /** Whether the process should be left running (/livez); absent: always. Asks no database. */
   liveness?: () => CheckResult;
+  /** The key webhook signing secrets are sealed with (serve's); absent: read on first use. */
+  webhookKeys?: WebhookSecretKeys;
   /** Further routes from other adapters (file uploads, card authorizations), added by the composition root. */
   extraRoutes?: Array<(app: FastifyInstance) => void>;
 }

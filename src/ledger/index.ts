@@ -32,6 +32,9 @@ export {
   settlementTotals, type SettlementAccountTotals, type SettlementBucket, type SettlementBucketName,
 } from "./settlement-totals.ts";
 export {
+  runningBalances, statementWithRunningBalance, type StatementWithBalances,
+} from "./running-balance.ts";
+export {
   settlementDatesOf, storedTransfers, transferLegs, transfersWithLegs, type ShownTransfer,
 } from "./stored-transfers.ts";
 export type { Direction, Leg, Transfer } from "./transfer.ts";

@@ -114,6 +114,11 @@ export async function moveAsOperator(tx: Tx, operator: Operator, request: { post
 export async function approveProposal(tx: Tx, approver: Operator, proposalId: string): Promise<Result<ApprovedDecision, Finding>> {
   const open = await openProposalFor(tx, approver, proposalId);
   if (!open.ok) return open;
+  if (open.value.subject_kind === "operator" || open.value.subject_kind === "webhook_endpoint") {
+    const detail = `${proposalId} grants access: an admin approves it in the console, ` +
+      "where its secret is shown once";
+    return fail(finding("PROPOSAL_CONSOLE_ONLY", detail, { field: "proposal_id" }));
+  }
   if (open.value.proposer_id === approver.operatorId) {
     return fail(finding("FOUR_EYES_SELF_APPROVAL", `${approver.name} proposed ${proposalId} and cannot approve it; another approver must`, { field: "proposal_id" }));
   }

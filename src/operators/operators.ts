@@ -44,13 +44,17 @@ export async function createOperator(db: Queryable, input: { tenantId: string; n
   return ok({ operatorId, tenantId: input.tenantId, name: input.name, role: input.role, secret });
 }
 
-/** The operator whose tenant (name or id), name and secret match; undefined for any mismatch, without saying which. */
+/**
+ * The operator whose tenant (name or id), name and secret match and who is not disabled (0106);
+ * undefined for any mismatch, without saying which.
+ */
 export async function authenticateOperator(db: Queryable, input: { tenant: string; name: string; secret: string }): Promise<Operator | undefined> {
   const tenantIds = await tenantIdsNamed(db, input.tenant);
   const { rows } = await db.query<OperatorRow>(
     `SELECT operator_id, tenant_id, name, role, secret_hash
        FROM operator
-      WHERE tenant_id = ANY($1::text[]) AND name = $2`, [tenantIds, input.name]);
+      WHERE tenant_id = ANY($1::text[]) AND name = $2
+        AND disabled_at IS NULL`, [tenantIds, input.name]);
   const row = rows[0];
   if (!row || !(await secretMatches(input.secret, row.secret_hash))) return undefined;
   return operatorOf(row);

@@ -13,7 +13,10 @@ import { secretMatches } from "./secret.ts";
  * (CHECK approved_by <> proposed_by) and keeps one open proposal per subject (a partial unique
  * index).
  */
-export type ProposalSubject = "review" | "suspense_move" | "recon_difference";
+export type ProposalSubject =
+  | "review" | "suspense_move" | "recon_difference"
+  // access grants (docs/decisions/0106): an operator's new secret, a new webhook endpoint
+  | "operator" | "webhook_endpoint";
 export type ProposalPath = "console" | "api_key" | "cli";
 
 /**
@@ -29,8 +32,10 @@ export interface Proposal {
   subject_kind: ProposalSubject;
   // the review id, the suspense posting's transfer key, or the difference id
   subject_id: string;
-  decision: ReviewDecisionKind | "move" | "correct";
+  decision: ReviewDecisionKind | "move" | "correct" | "rotate_secret" | "add";
   target_account: string | null;
+  // an access grant's parameters (a webhook endpoint's event types); null for money decisions
+  detail: { event_types?: string[] } | null;
   reason: string;
   amount_minor: string;
   currency: string;
@@ -50,6 +55,7 @@ export interface ProposalInput {
   amountMinor: string;
   currency: string;
   targetAccount: string | null;
+  detail?: { event_types?: string[] };
 }
 
 export type StoredProposal = Proposal & { proposer_id: string };
@@ -91,12 +97,12 @@ export async function propose(
     await tx.query("SAVEPOINT propose");
     await tx.query(
       `INSERT INTO decision_proposal ( tenant_id, proposal_id, subject_kind, subject_id, decision,
-         target_account, reason, amount_minor, currency, proposed_by, proposed_via)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+         target_account, reason, amount_minor, currency, proposed_by, proposed_via, detail)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [
         proposer.tenantId, proposalId, input.subjectKind, input.subjectId, input.decision,
         input.targetAccount, input.reason, input.amountMinor, input.currency, proposer.operatorId,
-        via,
+        via, input.detail === undefined ? null : JSON.stringify(input.detail),
       ],
     );
     await tx.query("RELEASE SAVEPOINT propose");
@@ -180,7 +186,8 @@ export async function refuseWhileProposed(
 }
 
 const SELECT_PROPOSAL = `SELECT p.proposal_id, p.tenant_id, p.subject_kind, p.subject_id,
-                           p.decision, p.target_account, p.reason, p.amount_minor::text,
+                           p.decision, p.target_account, p.detail, p.reason,
+                           p.amount_minor::text,
                            p.currency, p.state, p.proposed_via, proposer.name AS proposed_by,
                            approver.name AS approved_by, canceller.name AS cancelled_by,
                            p.cancel_reason, p.proposed_by AS proposer_id

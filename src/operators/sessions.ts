@@ -23,11 +23,15 @@ export async function openSession(db: Queryable, operator: Operator, now: Date =
   return { token, csrfToken, expiresAt };
 }
 
-/** The live session of a cookie token; an expired one is as good as none (and is deleted). */
+/**
+ * The live session of a cookie token; an expired one is as good as none (and is deleted), and so
+ * is one of a disabled operator (docs/decisions/0106).
+ */
 export async function findSession(db: Queryable, token: string): Promise<OperatorSession | undefined> {
   const { rows } = await db.query<{ operator_id: string; tenant_id: string; name: string; role: OperatorRole; csrf_token: string; expires_at: Date; live: boolean }>(
     `SELECT o.operator_id, o.tenant_id, o.name, o.role, s.csrf_token, s.expires_at, s.expires_at > now() AS live
-      FROM operator_session s JOIN operator o ON o.operator_id = s.operator_id WHERE s.session_hash = $1`, [hashOf(token)]);
+      FROM operator_session s JOIN operator o ON o.operator_id = s.operator_id
+     WHERE s.session_hash = $1 AND o.disabled_at IS NULL`, [hashOf(token)]);
   const row = rows[0];
   if (!row) return undefined;
   if (!row.live) {

@@ -74,3 +74,19 @@ export async function moveOutOfSuspense(tx: Tx, input: { tenantId: string; posti
   if (!move) throw new Error(`suspense move of ${posting.transferKey} vanished inside its own transaction`);
   return ok(move);
 }
+
+/** The moves of these suspense postings, by posting key (a moved line shows where it went). */
+export async function suspenseMovesOf(
+  db: Queryable, tenantId: string, postingKeys: readonly string[],
+): Promise<Map<string, SuspenseMove>> {
+  if (postingKeys.length === 0) return new Map();
+  const { rows } = await db.query<SuspenseMove>(
+    `SELECT posting_key, move_key, target_account, amount_minor::text, currency, reason,
+            decided_by,
+            to_char(decided_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS decided_at
+       FROM suspense_move
+      WHERE tenant_id = $1 AND posting_key = ANY($2::text[])`,
+    [tenantId, [...new Set(postingKeys)]],
+  );
+  return new Map(rows.map((r) => [r.posting_key, r]));
+}

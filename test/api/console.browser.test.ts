@@ -110,7 +110,7 @@ describe("the console in a real headless Chromium", () => {
     const amount = (await posting.locator("td.num").textContent())?.split(" ")[0];
     await posting.locator("input[name=to_account]").fill("bob");
     await posting.locator("input[name=reason]").fill("alias for bob was missing");
-    await Promise.all([page.waitForURL(/\/suspense\/moves$/), posting.locator("button").click()]);
+    await Promise.all([page.waitForURL(/\/suspense\/moves$/), posting.locator("form.move button").click()]);
     expect(await page.textContent("#outcome")).toMatch(/^moved to bob by ann: .*:suspense-move$/);
     expect((await world.client.get("/v1/accounts/bob/balance")).json).toMatchObject({ balance: amount });
     await page.goto(`${world.api.baseUrl}/console/accounts`);

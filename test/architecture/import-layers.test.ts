@@ -36,6 +36,8 @@ const ledgerReadSide = [
   "findTransfer", "transfersPage", "ShownTransfer",
   // the suspense balance per day, for the console's pictures (issue 33 item 4): a read
   "suspenseBalancePerDay", "SuspenseBalanceOfDay",
+  // a statement with the balance after each line, read in one snapshot (issue 33): a read
+  "statementWithRunningBalance",
 ];
 const bans: ImportBan[] = [
   { rooms: adapters, target: "pg", why: "the database driver is db/'s" },

@@ -38,16 +38,26 @@ article.review{border:1px solid #ddd;border-radius:4px;padding:8px;margin:8px 0}
 @media (max-width:700px){main{padding:8px}table.stack,table.stack tbody,table.stack tr,
 table.stack td{display:block;width:100%}table.stack tr:first-child{display:none}
 table.stack tr{border-bottom:2px solid #ccc;padding:4px 0}table.stack td{border:0;text-align:left}
-table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}`;
+table.stack td[data-label]::before{content:attr(data-label) ": ";font-weight:600}}
+table.fixed{table-layout:fixed}table.fixed td,table.fixed th{overflow:hidden;text-overflow:ellipsis}
+.key{font-family:ui-monospace,monospace;font-size:12px}.secret{background:#d4edda;padding:4px 8px}
+form.stacked label{display:block;margin:4px 0}tr.moved{color:#555}.bank-line,.our-line{margin:2px 0}
+tr.disabled{color:#777}`;
 
 /** The page frame: no external asset (works offline); the one script, when given, is inline. */
-export function page(title: string, body: Html, options: { operator?: string; script?: string } = {}): string {
+export function page(
+  title: string, body: Html, options: { operator?: string; script?: string; admin?: boolean } = {},
+): string {
+  const admin = options.admin ? html`<a href="/console/operators">Operators</a>
+    <a href="/console/webhooks">Webhooks</a>` : html``;
   const nav = options.operator ? html`<nav><a href="/console/files">Files</a>
     <a href="/console/reviews">Reviews</a><a href="/console/records">Records</a>
     <a href="/console/suspense">Suspense</a><a href="/console/accounts">Accounts</a>
-    <a href="/console/differences">Differences</a><a href="/console/outbox">Outbox</a>
+    <a href="/console/reconciliation">Reconciliation</a>
+    <a href="/console/differences">Differences</a><a href="/console/sources">Sources</a>
+    <a href="/console/outbox">Outbox</a>
     <a href="/console/incidents">Incidents</a><a href="/console/fleet">Fleet</a>
-    <a href="/console/pictures">Pictures</a>
+    <a href="/console/pictures">Pictures</a>${admin}
     <span style="color:#ccc;float:right">${options.operator}</span></nav>` : html``;
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)} · clearline</title><style>${style}</style></head>
 <body>${nav.text}<main><h1>${escapeHtml(title)}</h1>${body.text}</main>${options.script ? `<script>${options.script}</script>` : ""}</body></html>`;

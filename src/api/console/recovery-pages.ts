@@ -9,7 +9,10 @@ import {
   findOutbox, listOutbox, oldestUndeliveredAgeSeconds, retryDead,
 } from "../../outbox/outbox-store.ts";
 import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
-import { listOpenDifferences } from "../../recon/differences.ts";
+import { listOpenDifferences, type Difference } from "../../recon/differences.ts";
+import {
+  differenceSides, theirLineOf, type DifferenceSides,
+} from "../../recon/difference-sides.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
 import { operatorOf } from "../operator-session.ts";
 import { jsonReply, problemReply } from "../../requests/reply.ts";
@@ -50,6 +53,7 @@ function registerDifferencePages(pages: FastifyInstance, deps: { pool: Pool }): 
         .filter((p) => p.subject_kind === "recon_difference" && p.state === "open")
         .map((p) => [p.subject_id, p]),
     );
+    const sides = await differenceSides(deps.pool, operator.tenantId, differences);
     const decideForm = (id: string) => operator.role === "viewer"
       ? html`<span class="note">viewers cannot decide</span>`
       : differenceForm(id, csrf);
@@ -60,12 +64,43 @@ function registerDifferencePages(pages: FastifyInstance, deps: { pool: Pool }): 
       <td data-label="reason">${d.reason}</td><td data-label="first seen">${d.firstSeenAt}</td>
       <td data-label="account">${d.accountId}</td>
       <td class="num" data-label="delta">${minorToDecimal(d.deltaMinor, d.currency)} ${d.currency}</td>
-      <td data-label="their items">${d.itemKeys.join(", ")}</td>
-      <td data-label="our transfers">${d.transferKeys.join(", ")}</td><td>${decide}</td></tr>`;
+      <td data-label="their lines">${theirCell(sides, d)}</td>
+      <td data-label="our transfers">${ourCell(sides, d)}</td><td>${decide}</td></tr>`;
     });
     return shell(request, reply, "Reconciliation differences", html`<p class="note">Open differences, theirs_only first, then the oldest first. Correct posts transfer recon:&lt;difference&gt; between the account and recon suspense by the delta (theirs minus ours); explain closes it with the reason and moves no money. Above the four-eyes amount a correction is proposed: another approver approves it (then it posts, once) or anyone who may decide cancels it (nothing moves).</p>
       <p>By reason: <span id="by-reason">${Object.entries(countByReason(differences)).map(([reason, n]) => `${reason} ${n}`).join(", ") || "none open"}</span></p>
-      <table id="differences" class="stack"><tr><th>reason</th><th>first seen</th><th>account</th><th>delta</th><th>their items</th><th>our transfers</th><th>decide</th></tr>${rows}</table>`);
+      <table id="differences" class="stack"><tr><th>reason</th><th>first seen</th><th>account</th><th>delta</th><th>their lines</th><th>our transfers</th><th>decide</th></tr>${rows}</table>`);
+  });
+}
+
+const decimal = (amountMinor: bigint, currency: string): string =>
+  `${minorToDecimal(amountMinor, currency)} ${currency}`;
+
+/** Their side of a difference: each bank line's own dates, amount, references and text. */
+function theirCell(sides: DifferenceSides, d: Difference): Html[] {
+  return d.itemKeys.map((key) => {
+    const line = theirLineOf(sides, d.accountId, key);
+    if (!line) return html`<div class="bank-line key">${key}</div>`;
+    const sign = line.direction === "D" ? "-" : "";
+    return html`<div class="bank-line" data-item="${key}"><span class="key">${key}</span>:
+      booked <span class="booking-date">${line.bookingDate}</span>${line.valueDate
+        ? `, value ${line.valueDate}` : ""},
+      <span class="num">${sign}${decimal(line.amountMinor, line.currency)}</span>,
+      ref <span class="refs">${line.refs.join(" ") || "none"}</span>,
+      text <span class="text">${line.description ?? ""}</span></div>`;
+  });
+}
+
+/** Our side: each transfer's kind, value date and legs on the account. */
+function ourCell(sides: DifferenceSides, d: Difference): Html[] {
+  return d.transferKeys.map((key) => {
+    const transfer = sides.ours.get(key);
+    if (!transfer) return html`<div class="our-line key">${key}</div>`;
+    const legs = transfer.legs.filter((l) => l.accountId === d.accountId)
+      .map((l) => `${l.direction === "D" ? "debit" : "credit"} ` +
+        `${minorToDecimal(l.amountMinor, l.currency)} ${l.currency}`);
+    return html`<div class="our-line" data-transfer="${key}"><span class="key">${key}</span>:
+      ${transfer.kind}, value ${transfer.valueDate}, ${legs.join(", ")}</div>`;
   });
 }
 

@@ -1,14 +1,13 @@
-import { randomUUID } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import { limits } from "../../config/limits.ts";
 import type { Pool } from "../../db/pool.ts";
-import { listSuspensePostings } from "../../records/index.ts";
 import { listFiles } from "../../files/report.ts";
 import {
-  accountStatement, balanceOf, listAccounts, projectionLag, statementDocument,
+  balanceOf, listAccounts, projectionLag, statementDocument, statementWithRunningBalance,
 } from "../../ledger/index.ts";
+import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 import { oldestUndeliveredAgeSeconds } from "../../outbox/outbox-store.ts";
-import { decideAsOperator, moveAsOperator } from "../../operators/four-eyes.ts";
+import { decideAsOperator } from "../../operators/four-eyes.ts";
 import { authenticateOperator } from "../../operators/operators.ts";
 import { openSession } from "../../operators/sessions.ts";
 import { runIdempotent } from "../../requests/idempotent-request.ts";
@@ -25,9 +24,18 @@ import { registerRecoveryPages } from "./recovery-pages.ts";
 import { form, outcomePage, refusedPage, render, shell } from "./shell.ts";
 import { registerReviewQueuePage } from "./review-queue.ts";
 import { registerFilePage } from "./file-page.ts";
+import { registerSourcePages } from "./source-pages.ts";
+import { registerOperatorPages } from "./operator-pages.ts";
+import { registerWebhookPages } from "./webhook-pages.ts";
+import type { ConsoleDeps } from "./form-parts.ts";
+import { currentConfig } from "../../config/config.ts";
+import {
+  loadWebhookSecretKeys, type WebhookSecretKeys,
+} from "../../outbox/webhooks/secret-box.ts";
+import { registerReconPages } from "./recon-pages.ts";
+import { registerSuspensePages } from "./suspense-pages.ts";
 import { html, page, type Html } from "./html.ts";
 import { uploadScript } from "./upload-script.ts";
-import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
 
 
 
@@ -36,7 +44,16 @@ import { minorToDecimal } from "../../protocols/iso4217/currency.ts";
  * /v1/ops, plain forms carrying the session's CSRF token and a per-render Idempotency-Key, and
  * one inline script for the re-upload preview. No asset from elsewhere: it works offline.
  */
-export function registerConsoleRoutes(app: FastifyInstance, deps: { pool: Pool }): void {
+export function registerConsoleRoutes(
+  app: FastifyInstance, given: { pool: Pool; webhookKeys?: WebhookSecretKeys },
+): void {
+  let loaded = given.webhookKeys;
+  // The key `clearline serve` delivers with; read (or made) on first use, as the CLI's
+  // `webhook add` does (docs/decisions/0065).
+  const webhookKeys = (): WebhookSecretKeys => loaded ??= loadWebhookSecretKeys({
+    home: currentConfig().home, secretHex: currentConfig().webhookSecretKey,
+  });
+  const deps: ConsoleDeps = { pool: given.pool, webhookKeys };
   void app.register(async (scope) => {
     // HTML pages and forms, not the API: left out of /openapi.json (their JSON twins are under
     // /v1/ops).
@@ -80,6 +97,8 @@ export function registerConsoleRoutes(app: FastifyInstance, deps: { pool: Pool }
       registerProposalPages(pages, deps);
       registerFleetPage(pages, deps);
       registerPicturesPage(pages, deps);
+      registerOperatorPages(pages, deps);
+      registerWebhookPages(pages, deps);
     });
   });
 }
@@ -97,6 +116,8 @@ function registerPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   registerFilePage(pages, deps);
   registerReviewDecision(pages, deps);
   registerSuspensePages(pages, deps);
+  registerSourcePages(pages, deps);
+  registerReconPages(pages, deps);
   registerAccountPages(pages, deps);
 }
 
@@ -187,61 +208,6 @@ function registerReviewDecision(pages: FastifyInstance, deps: { pool: Pool }): v
   );
 }
 
-/** Records posted to suspense (no alias matched) and moving them out. */
-function registerSuspensePages(pages: FastifyInstance, deps: { pool: Pool }): void {
-  pages.get("/console/suspense", async (request, reply) => {
-    const operator = operatorOf(request);
-    const csrf = request.operatorSession?.csrfToken ?? "";
-    const postings = await listSuspensePostings(deps.pool, { tenantId: operator.tenantId });
-    const moveForm = (postingKey: string) => operator.role === "viewer" ? html`` : html`<form class="inline move" method="post" action="/console/suspense/moves">
-      <input type="hidden" name="csrf_token" value="${csrf}"><input type="hidden" name="idempotency_key" value="${randomUUID()}"><input type="hidden" name="posting_key" value="${postingKey}">
-      <input name="to_account" placeholder="to account" required> <input name="reason" placeholder="reason" required> <button>Move</button></form>`;
-    const rows = postings.map((p) => html`<tr data-posting="${p.transfer_key}"><td>${p.file_id}</td><td>${p.position}</td><td>${p.natural_key}</td><td class="num">${minorToDecimal(BigInt(p.amount_minor), p.currency)} ${p.currency}</td><td>${p.detail}</td><td>${moveForm(p.transfer_key)}</td></tr>`);
-    return shell(request, reply, "Suspense", html`<p class="note">A move posts one transfer, &lt;posting key&gt;:suspense-move, from suspense to the account (docs/decisions/0026); above the four-eyes amount it waits for a second approver.</p>
-      <table id="suspense"><tr><th>file</th><th>position</th><th>natural key</th><th>amount</th><th>why</th><th>move out</th></tr>${rows}</table>`);
-  });
-
-  pages.post("/console/suspense/moves", async (request, reply) => {
-    const operator = operatorOf(request);
-    const fields = form(request);
-    if (operator.role === "viewer") {
-      return outcomePage(request, reply, 403, "a viewer cannot move money");
-    }
-    const postingKey = fields.posting_key ?? "";
-    const targetAccount = fields.to_account?.trim() ?? "";
-    const reason = fields.reason?.trim() ?? "";
-    if (!postingKey || !targetAccount || !reason) {
-      return outcomePage(request, reply, 400, "name the account and give a reason");
-    }
-    const answer = await runIdempotent({
-      pool: deps.pool,
-      tenantId: operator.tenantId,
-      endpoint: "POST /v1/ops/suspense/moves",
-      idempotencyKeyHeader: fields.idempotency_key,
-      canonical: {
-        posting_key: postingKey, to_account: targetAccount, reason,
-        operator_id: operator.operatorId,
-      },
-      effect: async (tx) => {
-        const outcome = await moveAsOperator(tx, operator, { postingKey, targetAccount, reason });
-        if (!outcome.ok) {
-          return problemReply("REQUEST_INVALID", `${outcome.error.code}: ${outcome.error.message}`);
-        }
-        if (outcome.value.kind === "proposed") {
-          return jsonReply(202, {
-            message: `proposed ${outcome.value.proposal.proposal_id}: waits for a second approver; nothing posted`,
-          });
-        }
-        return jsonReply(200, {
-          message: `moved to ${outcome.value.move.target_account} by ${outcome.value.move.decided_by}: ${outcome.value.move.move_key}`,
-        });
-      },
-    });
-    const body = JSON.parse(answer.body) as { message?: string; detail?: string };
-    return outcomePage(request, reply, answer.status, body.message ?? body.detail ?? "");
-  });
-}
-
 /** Balances with the projection and outbox lag, and each account's statement. */
 function registerAccountPages(pages: FastifyInstance, deps: { pool: Pool }): void {
   pages.get("/console/accounts", async (request, reply) => {
@@ -263,15 +229,26 @@ function registerAccountPages(pages: FastifyInstance, deps: { pool: Pool }): voi
 
   pages.get<{ Params: { id: string } }>("/console/accounts/:id", async (request, reply) => {
     const tenantId = operatorOf(request).tenantId;
-    const balance = await balanceOf(deps.pool, tenantId, request.params.id);
-    if (!balance) return outcomePage(request, reply, 404, `no account ${request.params.id}`);
-    const doc = statementDocument(
-      balance,
-      await accountStatement(deps.pool, tenantId, request.params.id, limits.ingest.listRowsMax),
-    ) as { balance: string; entries: Array<Record<string, string>> };
-    const rows = doc.entries.map((e) => html`<tr class="${e.category === "technical_correction" ? "changed" : ""}"><td>${e.created_at}</td><td>${e.kind}</td><td>${e.category}</td><td>${e.origin}</td><td>${e.transfer_key}</td><td>${e.direction}</td><td class="num">${e.amount}</td></tr>`);
-    return shell(request, reply, `Statement of ${request.params.id}`, html`<p>Balance <strong id="balance">${doc.balance}</strong> ${balance.currency}</p>
-      <table id="statement"><tr><th>time</th><th>kind</th><th>category</th><th>origin</th><th>transfer</th><th>direction</th><th>amount</th></tr>${rows}</table>`);
+    const read = await statementWithRunningBalance(
+      deps.pool, tenantId, request.params.id, limits.ingest.listRowsMax);
+    if (!read) return outcomePage(request, reply, 404, `no account ${request.params.id}`);
+    const { balance, statement, balanceAfterMinor } = read;
+    const doc = statementDocument(balance, statement) as {
+      balance: string; entries: Array<Record<string, string>>;
+    };
+    const rows = doc.entries.map((e, index) => html`<tr class="${e.category === "technical_correction" ? "changed" : ""}">
+      <td data-label="time">${e.created_at}</td><td data-label="kind">${e.kind}</td>
+      <td data-label="category">${e.category}</td><td data-label="origin">${e.origin}</td>
+      <td data-label="transfer" class="key">${e.transfer_key}</td>
+      <td data-label="direction">${e.direction}</td><td class="num" data-label="amount">${e.amount}</td>
+      <td class="num running-balance" data-label="balance after">${minorToDecimal(
+        balanceAfterMinor[index] ?? 0n, balance.currency)}</td></tr>`);
+    const truncated = statement.truncated
+      ? html`<p class="note">The last ${statement.lines.length} entries; the running balance counts back from the balance.</p>`
+      : html``;
+    return shell(request, reply, `Statement of ${request.params.id}`, html`<p>Balance <strong id="balance">${doc.balance}</strong> ${balance.currency}</p>${truncated}
+      <table id="statement" class="stack"><tr><th>time</th><th>kind</th><th>category</th><th>origin</th><th>transfer</th><th>direction</th><th>amount</th><th>balance after</th></tr>${rows}</table>`);
   });
+
 }
 

@@ -12,7 +12,10 @@ export const form = (request: FastifyRequest): Record<string, string> => (reques
 
 export function shell(request: FastifyRequest, reply: FastifyReply, title: string, body: Html, script?: string): FastifyReply {
   const session = request.operatorSession;
-  const text = page(title, body, { operator: `${session?.operator.name ?? ""} (${session?.operator.role ?? ""})`, ...(script ? { script } : {}) })
+  const text = page(title, body, {
+    operator: `${session?.operator.name ?? ""} (${session?.operator.role ?? ""})`,
+    admin: session?.operator.role === "admin", ...(script ? { script } : {}),
+  })
     .replace("<body>", `<body data-csrf="${session?.csrfToken ?? ""}">`);
   return render(reply, 200, text);
 }

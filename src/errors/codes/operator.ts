@@ -17,4 +17,22 @@ export const operatorErrorCodes = {
   FOUR_EYES_PROPOSER_UNKNOWN: "The operator named as proposer is no approver of the tenant (no such operator, or a viewer); nothing was stored (docs/decisions/0035).",
   SUSPENSE_POSTING_NOT_FOUND: "No record of the tenant was posted to suspense under this transfer key.",
   SUSPENSE_MOVED: "This suspense posting was moved out already, to another account; nothing was posted.",
+  // The console's admin pages (docs/decisions/0106).
+  OPERATOR_UNKNOWN: "The tenant has no operator with this id.",
+  OPERATOR_DISABLED:
+    "The operator was disabled already (by whom and why is on the operators page); " +
+    "nothing changed.",
+  OPERATOR_SELF_DISABLE:
+    "An admin cannot disable their own operator: another admin must, so a tenant is " +
+    "never left without an admin by a slip.",
+  OPERATOR_REASON_MISSING:
+    "Disabling an operator or rotating a secret needs a reason; nothing was done.",
+  PROPOSAL_CONSOLE_ONLY:
+    "An access grant's proposal (a new operator secret, a new webhook endpoint) is " +
+    "approved by an admin in the console, which shows its secret once; the CLI and " +
+    "/v1/ops do not. Nothing was done.",
+  FOUR_EYES_APPROVER_NOT_ADMIN:
+    "An access grant (a new operator secret, a new webhook endpoint) is approved by " +
+    "an admin other than its proposer; an approver cannot. Nothing was done " +
+    "(docs/decisions/0106).",
 } as const satisfies Record<string, string>;

@@ -14,6 +14,9 @@ export const outboxErrorCodes = {
   WEBHOOK_ENDPOINT_GONE: "The webhook endpoint was removed: the event is dead-lettered.",
   // A destination that takes nothing for now: the row is held, neither retried nor dead-lettered.
   WEBHOOK_ENDPOINT_DISABLED: "The webhook endpoint answered 410 Gone and was disabled (once, logged, shown by `clearline webhook list` and GET /v1/ops/webhooks): its undelivered events are held until `clearline webhook enable` makes them due again; events decided meanwhile are not written for it.",
+  WEBHOOK_ENDPOINT_NOT_ACTIVE:
+    "A test event goes only to an active endpoint: this one is disabled (enable it " +
+    "first); nothing was sent.",
   WEBHOOK_BODY_TOO_LARGE: "A webhook body exceeds limits.outbox.webhookBodyBytesMax: the event is dead-lettered.",
   NATS_SUBJECT_INVALID: "The tenant id cannot be a NATS subject token (letters, digits, '_' and '-' only): the event is dead-lettered.",
 } as const;

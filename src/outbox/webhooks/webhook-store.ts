@@ -168,3 +168,33 @@ export async function enableWebhookEndpoint(db: Queryable, tenantId: string, end
   if (!row || row.found === 0) return undefined;
   return { wasDisabled: row.enabled > 0, released: row.released };
 }
+
+/** Whether the tenant's endpoint takes events now; undefined when it has no such endpoint. */
+export async function webhookEndpointState(
+  db: Queryable, tenantId: string, endpointId: string,
+): Promise<"active" | "disabled" | undefined> {
+  const { rows } = await db.query<{ disabled: boolean }>(
+    `SELECT disabled_at IS NOT NULL AS disabled
+       FROM webhook_endpoint
+      WHERE tenant_id = $1 AND endpoint_id = $2`,
+    [tenantId, endpointId],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return row.disabled ? "disabled" : "active";
+}
+
+/**
+ * Removes an endpoint (docs/decisions/0106): no event is written for it any more, and its
+ * undelivered rows are dead letters when the relay reaches them (WEBHOOK_ENDPOINT_GONE), kept for
+ * the record. True when it existed.
+ */
+export async function removeWebhookEndpoint(
+  db: Queryable, tenantId: string, endpointId: string,
+): Promise<boolean> {
+  const { rowCount } = await db.query(
+    "DELETE FROM webhook_endpoint WHERE tenant_id = $1 AND endpoint_id = $2",
+    [tenantId, endpointId],
+  );
+  return rowCount === 1;
+}
