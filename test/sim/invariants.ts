@@ -1,5 +1,5 @@
 import type { Pool } from "../../src/db/pool.ts";
-import { signedBalance, type AccountKind } from "../../src/ledger/account-kinds.ts";
+import { accountKinds, signedBalance, type AccountKind } from "../../src/ledger/account-kinds.ts";
 import { balanceOf } from "../../src/ledger/balance.ts";
 import { verifyLedger } from "../../src/ledger/verify.ts";
 import { calendarDateOf } from "../../src/protocols/calendars/calendar-date.ts";
@@ -246,13 +246,27 @@ async function everyCardRequestAnswered({ world }: InvariantInput): Promise<Viol
 /** Dates balances are read on, one per check in turn: before, inside and after the drawn span. */
 const asOfDates = ["2026-11-21", "2026-11-27", "2026-12-05", "2026-12-24", "2026-12-28", "2027-01-04"];
 
-interface OnDateRow { account_id: string; kind: AccountKind; bd: string; bc: string; sd: string; sc: string }
+interface OnDateRow {
+  account_id: string; kind: AccountKind; available_rule: string;
+  bd: string; bc: string; sd: string; sc: string; ld: string; lc: string; ed: string; ec: string;
+}
+
+/** Available by the account's rule (decision 0102), from the hand sums: late = booked and settled, early = either. */
+function expectedAvailable(row: OnDateRow, booked: bigint): bigint {
+  if (row.available_rule === "booked") return booked;
+  const creditNormal = accountKinds[row.kind].normalSide === "C";
+  return creditNormal ? BigInt(row.lc) - BigInt(row.ed) : BigInt(row.ld) - BigInt(row.ec);
+}
 
 // Guards: a balance read on a date (booked by value date, settled by the transfers' settlement dates, decision 0102) is the hand sum of exactly those entries.
 async function balancesOnDateEqualEntries({ world, pool, baseUrl }: InvariantInput): Promise<Violation[]> {
   const asOf = asOfDates[world.step % asOfDates.length] as string;
   const { rows } = await pool.query<OnDateRow>(
-    `SELECT a.account_id, a.kind,
+    `SELECT a.account_id, a.kind, a.available_rule,
+            coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D' AND greatest(e.value_date, coalesce(t.settlement_date, t.value_date)) <= $2), 0)::text AS ld,
+            coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C' AND greatest(e.value_date, coalesce(t.settlement_date, t.value_date)) <= $2), 0)::text AS lc,
+            coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D' AND least(e.value_date, coalesce(t.settlement_date, t.value_date)) <= $2), 0)::text AS ed,
+            coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C' AND least(e.value_date, coalesce(t.settlement_date, t.value_date)) <= $2), 0)::text AS ec,
             coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D' AND e.value_date <= $2), 0)::text AS bd,
             coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'C' AND e.value_date <= $2), 0)::text AS bc,
             coalesce(sum(e.amount_minor) FILTER (WHERE e.direction = 'D' AND coalesce(t.settlement_date, t.value_date) <= $2), 0)::text AS sd,
@@ -260,7 +274,7 @@ async function balancesOnDateEqualEntries({ world, pool, baseUrl }: InvariantInp
        FROM account a
        LEFT JOIN ledger_entry e ON e.tenant_id = a.tenant_id AND e.account_id = a.account_id
        LEFT JOIN transfer t ON t.tenant_id = e.tenant_id AND t.transfer_key = e.transfer_key
-      WHERE a.tenant_id = $1 GROUP BY a.account_id, a.kind ORDER BY a.account_id`, [world.tenantId, asOf]);
+      WHERE a.tenant_id = $1 GROUP BY a.account_id, a.kind, a.available_rule ORDER BY a.account_id`, [world.tenantId, asOf]);
   const violations: Violation[] = [];
   // One read per account of the world (a handful), all at once: a check waits for the slowest.
   const answers = await Promise.all(rows.map((row) => httpCall(baseUrl, world.apiKey, "GET",
@@ -269,11 +283,12 @@ async function balancesOnDateEqualEntries({ world, pool, baseUrl }: InvariantInp
     const api = answers[i];
     if (api === undefined) throw new Error(`no balance read for ${row.account_id}`);
     const read = api.kind === "answer" && api.status === 200 ? api.json : undefined;
+    const booked = signedBalance(row.kind, BigInt(row.bd), BigInt(row.bc));
     const expected = {
-      booked: signedBalance(row.kind, BigInt(row.bd), BigInt(row.bc)),
-      settled: signedBalance(row.kind, BigInt(row.sd), BigInt(row.sc)),
+      booked, settled: signedBalance(row.kind, BigInt(row.sd), BigInt(row.sc)),
+      available: expectedAvailable(row, booked),
     };
-    for (const kind of ["booked", "settled"] as const) {
+    for (const kind of ["booked", "settled", "available"] as const) {
       const text = read?.[kind];
       const found = typeof text === "string" ? minorOf(text) : undefined;
       if (found !== expected[kind]) {
