@@ -1,3 +1,4 @@
+import { openAgeCounts } from "../db/age-buckets.ts";
 import {
   instantOfMicrosSql, microsOfSql, pageOf, rowsToAsk, type ListPage, type ListPlace,
 } from "../db/list-place.ts";
@@ -138,16 +139,8 @@ export async function differencesPage(
 export async function openDifferenceAgeCounts(
   db: Queryable, tenantId: string, boundsSeconds: readonly number[],
 ): Promise<number[]> {
-  const { rows } = await db.query<{ bucket: number; items: number }>(
-    `SELECT width_bucket(extract(epoch FROM now() - first_seen_at)::float8, $2::float8[]) AS bucket,
-            count(*)::int AS items
-       FROM recon_difference
-      WHERE tenant_id = $1 AND state = 'open'
-      GROUP BY 1`,
-    [tenantId, boundsSeconds]);
-  const counts = Array.from({ length: boundsSeconds.length + 1 }, () => 0);
-  for (const row of rows) counts[row.bucket] = row.items;
-  return counts;
+  return openAgeCounts(db, { table: "recon_difference", since: "first_seen_at", where: "state = 'open'" },
+    { tenantId, boundsSeconds });
 }
 
 export function reconSuspenseAccountOf(currency: string): string {

@@ -1,3 +1,4 @@
+import { openAgeCounts } from "../../db/age-buckets.ts";
 import type { Queryable } from "../../db/pool.ts";
 
 /** Records of a tenant's files per day (UTC, of their decision) and outcome. */
@@ -27,14 +28,6 @@ export async function outcomesPerDay(
 export async function openReviewAgeCounts(
   db: Queryable, tenantId: string, boundsSeconds: readonly number[],
 ): Promise<number[]> {
-  const { rows } = await db.query<{ bucket: number; items: number }>(
-    `SELECT width_bucket(extract(epoch FROM now() - created_at)::float8, $2::float8[]) AS bucket,
-            count(*)::int AS items
-       FROM record_review
-      WHERE tenant_id = $1 AND state = 'open'
-      GROUP BY 1`,
-    [tenantId, boundsSeconds]);
-  const counts = Array.from({ length: boundsSeconds.length + 1 }, () => 0);
-  for (const row of rows) counts[row.bucket] = row.items;
-  return counts;
+  return openAgeCounts(db, { table: "record_review", since: "created_at", where: "state = 'open'" },
+    { tenantId, boundsSeconds });
 }
